@@ -1,0 +1,66 @@
+# ptgo — two commands: `make demo` and `make test` (both run `make setup` first).
+SHELL := /bin/bash
+PY ?= /usr/bin/python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+export PATH := $(dir $(GO)):$(PATH)
+DEBS := python3-torch python3-numpy python3-pytest python3-venv python3-dev python3-setuptools \
+        python3-wheel python3-pip python3-matplotlib gcc make
+GO_SRC := $(shell find . -name '*.go' -not -path './.venv/*' -not -name '*_test.go') go.mod go.sum \
+          pybridge/include/ptgo_abi.h
+SHIM_SRC := pybridge/shim/ptgo_C.c pybridge/include/ptgo_abi.h
+LIB := python/ptgo/libptgo.so
+SHIM_STAMP := python/ptgo/.shim-built
+
+.PHONY: setup deps demo test test-go test-py bench wheel clean
+
+setup: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
+
+# Debian packages, installed only when missing (fast when nothing is).
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+	@command -v $(GO) >/dev/null || { echo "ptgo needs Go (1.22+) on PATH: https://go.dev/dl/"; exit 1; }
+
+$(VENV)/bin/python:
+	$(PY) -m venv --system-site-packages $(VENV)
+
+$(VENV)/.installed: $(VENV)/bin/python pyproject.toml setup.py
+	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
+	touch $@
+
+$(LIB): $(GO_SRC)
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -o $(LIB) ./pybridge
+	rm -f python/ptgo/libptgo.h
+
+$(SHIM_STAMP): $(SHIM_SRC) $(VENV)/.installed
+	PTGO_SKIP_GO_BUILD=1 $(VPY) setup.py -q build_ext --inplace >/dev/null
+	touch $@
+
+demo: setup
+	$(VPY) examples/demo.py
+
+test: setup
+	$(GO) vet ./...
+	$(GO) test ./...
+	$(VPY) -m pytest -q tests/
+
+test-go:
+	$(GO) test ./...
+
+test-py: setup
+	$(VPY) -m pytest -q tests/
+
+bench: setup
+	$(VPY) bench/run.py
+
+wheel: setup
+	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .
+
+clean:
+	rm -rf $(VENV) build dist python/ptgo/*.so python/ptgo/.shim-built python/*.egg-info

@@ -1,0 +1,810 @@
+package bytecode
+
+import (
+	"strings"
+
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+)
+
+// Attribute access, subscripts, nn.Module internals, context managers and imports.
+
+// getAttr is getattr(obj, name).
+func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
+	obj, err := t.realize(f, obj)
+	if err != nil {
+		return nil, err
+	}
+	switch o := obj.(type) {
+	case *TensorV:
+		return t.tensorAttr(f, o, name)
+	case *ObjV:
+		switch o.Kind {
+		case py.KNNModule:
+			return t.moduleAttr(f, o, name)
+		case py.KModule:
+			return t.pyModuleAttr(f, o, name)
+		}
+		return t.objAttr(f, o, name)
+	case *TupleV, *ListV, *DictV, *SetV, *ConstV:
+		if c, ok := obj.(*ConstV); ok && c.Kind == py.KOther {
+			break
+		}
+		if tv, ok := obj.(*TupleV); ok && tv.Class != 0 {
+			if v, found := t.structField(tv, name); found {
+				return v, nil
+			}
+		}
+		if name == "shape" || name == "dtype" {
+			break
+		}
+		return &BoundV{Self: obj, Name: name}, nil
+	case *FuncV:
+		switch name {
+		case "__name__":
+			return strV(o.Name), nil
+		case "__qualname__":
+			return strV(o.QualName), nil
+		case "__code__":
+			return &ConstV{Kind: py.KCode, obj: o.Code}, nil
+		case "__globals__":
+			return t.objValue(o.Globals, nil), nil
+		}
+		if o.Obj != 0 {
+			v, err := t.api.GetAttr(o.Obj, name)
+			if err != nil {
+				return nil, f.unsupported("", "attribute %s of function %s: %v", name, o.QualName, err)
+			}
+			return t.wrapLive(f, v, childSource(o.Source, name))
+		}
+	case *BoundV:
+		switch name {
+		case "__self__":
+			return o.Self, nil
+		case "__func__":
+			if o.Fn != nil {
+				return o.Fn, nil
+			}
+		case "__name__":
+			if fn, ok := o.Fn.(*FuncV); ok {
+				return strV(fn.Name), nil
+			}
+			return strV(o.Name), nil
+		}
+	case *GradModeV:
+		if name == "clone" || name == "__enter__" || name == "__exit__" {
+			return &BoundV{Self: o, Name: name}, nil
+		}
+	case *SuperV:
+		return t.superAttr(f, o, name)
+	case *SliceV:
+		switch name {
+		case "start":
+			return o.Start, nil
+		case "stop":
+			return o.Stop, nil
+		case "step":
+			return o.Step, nil
+		}
+	case *RangeV:
+		switch name {
+		case "start":
+			return intV(o.Start), nil
+		case "stop":
+			return intV(o.Stop), nil
+		case "step":
+			return intV(o.Step), nil
+		}
+	}
+	return nil, f.unsupported("", "attribute %q of %s", name, obj.Describe())
+}
+
+func childSource(s Source, attr string) Source {
+	if s == nil {
+		return nil
+	}
+	return &AttrSource{Base: s, Attr: attr}
+}
+
+// libraryModules are Python modules whose attributes ptgo treats as constant (no guards): their
+// functions are not replaced at run time in practice, and guarding every torch.* read would make
+// every call slower.
+var libraryModules = []string{"torch", "math", "operator", "builtins", "functools", "itertools",
+	"collections", "warnings", "typing", "numbers", "enum", "abc", "copy", "types", "numpy", "ptgo"}
+
+func isLibraryModuleName(name string) bool {
+	for _, m := range libraryModules {
+		if name == m || strings.HasPrefix(name, m+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// pyModuleAttr reads an attribute of a Python module (torch.relu, math.pi, F.gelu).
+func (t *Tracer) pyModuleAttr(f *frame, m *ObjV, name string) (Value, error) {
+	v, err := t.api.GetAttr(m.Obj, name)
+	if err != nil {
+		return nil, f.unsupported("", "module attribute %s: %v", name, err)
+	}
+	modName := ""
+	if n, err := t.api.GetAttr(m.Obj, "__name__"); err == nil {
+		modName, _ = t.api.Str(n)
+	}
+	if isLibraryModuleName(modName) || m.Source == nil {
+		return t.wrapLive(f, v, nil)
+	}
+	return t.lazy(v, &AttrSource{Base: m.Source, Attr: name}), nil
+}
+
+// objAttr reads an attribute of an arbitrary object following Python's lookup: data descriptors
+// on the type, the instance dict, then other class attributes (functions become bound methods,
+// properties run their getter).
+func (t *Tracer) objAttr(f *frame, o *ObjV, name string) (Value, error) {
+	api := t.api
+	if o.Kind == py.KType {
+		return t.classAttr(f, o, name)
+	}
+	if o.Kind == py.KDType || o.Kind == py.KDevice {
+		v, err := api.GetAttr(o.Obj, name)
+		if err != nil {
+			return nil, f.unsupported("", "attribute %s of %s: %v", name, t.shortRepr(o.Obj), err)
+		}
+		return t.wrapLive(f, v, nil)
+	}
+	typ := api.TypeOf(o.Obj)
+	cls, onType, _, found, err := api.GetAttrStatic(typ, name)
+	if err != nil {
+		return nil, err
+	}
+	if found && onType {
+		switch api.Kind(cls) {
+		case py.KProperty:
+			return t.callProperty(f, cls, o)
+		case py.KFunction:
+			if _, inInst, _, instFound, _ := api.GetAttrStatic(o.Obj, name); !(instFound && !inInst) {
+				fn, err := t.funcFromObj(f, cls, nil)
+				if err != nil {
+					return nil, err
+				}
+				return &BoundV{Self: o, Fn: fn}, nil
+			}
+		case py.KClassMethod:
+			inner, err := api.GetAttr(cls, "__func__")
+			if err != nil {
+				return nil, err
+			}
+			fn, err := t.wrapLive(f, inner, nil)
+			if err != nil {
+				return nil, err
+			}
+			return &BoundV{Self: t.objValue(typ, nil), Fn: fn}, nil
+		case py.KStaticMethod:
+			inner, err := api.GetAttr(cls, "__func__")
+			if err != nil {
+				return nil, err
+			}
+			return t.wrapLive(f, inner, nil)
+		}
+	}
+	v, err := api.GetAttr(o.Obj, name)
+	if err != nil {
+		return nil, f.unsupported("", "attribute %s of %s: %v", name, t.typeName(o.Obj), err)
+	}
+	if inst, inInst, _, instFound, _ := api.GetAttrStatic(o.Obj, name); instFound && !inInst && inst == v {
+		return t.lazy(v, childSource(o.Source, name)), nil
+	}
+	if found && onType && api.Kind(cls) != py.KFunction && api.Kind(cls) != py.KOther {
+		// A plain class attribute (a constant of the class).
+		return t.wrapLive(f, v, nil)
+	}
+	if api.Kind(v) == py.KBuiltin || api.Kind(v) == py.KMethodDescriptor {
+		// A C method bound to the object (e.g. a dict's .get): call it live, by name.
+		return &BoundV{Self: o, Name: name}, nil
+	}
+	return t.lazy(v, childSource(o.Source, name)), nil
+}
+
+// classAttr reads an attribute of a class (a class constant, a method, a static method).
+func (t *Tracer) classAttr(f *frame, o *ObjV, name string) (Value, error) {
+	api := t.api
+	raw, _, _, found, err := api.GetAttrStatic(o.Obj, name)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		switch api.Kind(raw) {
+		case py.KFunction:
+			return t.wrapLive(f, raw, nil)
+		case py.KStaticMethod:
+			inner, err := api.GetAttr(raw, "__func__")
+			if err != nil {
+				return nil, err
+			}
+			return t.wrapLive(f, inner, nil)
+		case py.KClassMethod:
+			inner, err := api.GetAttr(raw, "__func__")
+			if err != nil {
+				return nil, err
+			}
+			fn, err := t.wrapLive(f, inner, nil)
+			if err != nil {
+				return nil, err
+			}
+			return &BoundV{Self: o, Fn: fn}, nil
+		}
+	}
+	v, err := api.GetAttr(o.Obj, name)
+	if err != nil {
+		return nil, f.unsupported("", "attribute %s of class %s: %v", name, t.qualName(o.Obj), err)
+	}
+	return t.wrapLive(f, v, nil)
+}
+
+func (t *Tracer) callProperty(f *frame, prop py.Obj, self Value) (Value, error) {
+	getter, err := t.api.GetAttr(prop, "fget")
+	if err != nil {
+		return nil, err
+	}
+	if t.api.Kind(getter) != py.KFunction {
+		return nil, f.unsupported("", "a property whose getter is not a Python function")
+	}
+	fn, err := t.funcFromObj(f, getter, nil)
+	if err != nil {
+		return nil, err
+	}
+	return t.inline(f, fn, []Value{self}, nil)
+}
+
+func (t *Tracer) superAttr(f *frame, s *SuperV, name string) (Value, error) {
+	api := t.api
+	selfObj, err := t.toObj(f, s.Self)
+	if err != nil {
+		return nil, err
+	}
+	mro, err := api.GetAttr(api.TypeOf(selfObj), "__mro__")
+	if err != nil {
+		return nil, err
+	}
+	n, _ := api.Len(mro)
+	start := -1
+	for i := 0; i < n; i++ {
+		c, _ := api.Index(mro, i)
+		if c == s.Class {
+			start = i + 1
+			break
+		}
+	}
+	if start < 0 {
+		return nil, f.unsupported("", "super(): class not in the MRO")
+	}
+	for i := start; i < n; i++ {
+		c, _ := api.Index(mro, i)
+		v, onType, _, found, err := api.GetAttrStatic(c, name)
+		if err != nil {
+			return nil, err
+		}
+		if !found || !onType {
+			continue
+		}
+		// GetAttrStatic on a class looks through its MRO; only accept what c itself defines.
+		d, err := api.GetAttr(c, "__dict__")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := api.GetItem(d, api.NewStr(name)); err != nil {
+			continue
+		}
+		switch api.Kind(v) {
+		case py.KFunction:
+			fn, err := t.funcFromObj(f, v, nil)
+			if err != nil {
+				return nil, err
+			}
+			return &BoundV{Self: s.Self, Fn: fn}, nil
+		case py.KProperty:
+			return t.callProperty(f, v, s.Self)
+		case py.KMethodDescriptor, py.KBuiltin:
+			if name == "__init__" {
+				return &BoundV{Self: s.Self, Name: "__object_init__"}, nil
+			}
+			return &BoundV{Self: s.Self, Name: name}, nil
+		}
+		return t.wrapLive(f, v, nil)
+	}
+	return nil, f.unsupported("", "super().%s not found", name)
+}
+
+// ---- nn.Module --------------------------------------------------------------------------------
+
+// modulePath is the dotted name of a module for get_attr targets and messages.
+func (t *Tracer) modulePath(m *ObjV) string {
+	if p, ok := t.modulePaths[m.Obj]; ok {
+		return p
+	}
+	p := ""
+	if m.Source != nil {
+		p = placeholderName(m.Source)
+	}
+	t.modulePaths[m.Obj] = p
+	return p
+}
+
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+// moduleAttr reads an attribute of an nn.Module the way Module.__getattr__ does, without running
+// it: instance attributes, parameters, buffers and submodules by name, then class attributes.
+func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
+	api := t.api
+	if m.Source == nil {
+		return nil, f.unsupported("", "attribute %s of a module created while tracing", name)
+	}
+	if v, onType, _, found, err := api.GetAttrStatic(m.Obj, name); err != nil {
+		return nil, err
+	} else if found && !onType {
+		src := &AttrSource{Base: m.Source, Attr: name}
+		if api.Kind(v) == py.KTensor {
+			// A tensor kept as a plain attribute (not a parameter or buffer): a graph input.
+			return t.lazy(v, src), nil
+		}
+		return t.lazy(v, src), nil
+	}
+	for _, table := range []string{"_parameters", "_buffers", "_modules"} {
+		d, err := api.GetAttr(m.Obj, table)
+		if err != nil || api.Kind(d) != py.KDict {
+			continue
+		}
+		v, err := api.GetItem(d, api.NewStr(name))
+		if err != nil {
+			continue
+		}
+		src := &DictItemSource{Base: &AttrSource{Base: m.Source, Attr: table}, Key: name}
+		path := joinPath(t.modulePath(m), name)
+		if api.Kind(v) == py.KNone {
+			t.guards.ID(src, v, "None")
+			return noneV, nil
+		}
+		switch table {
+		case "_modules":
+			sub, err := t.wrapLive(f, v, src)
+			if err != nil {
+				return nil, err
+			}
+			if so, ok := sub.(*ObjV); ok {
+				if _, named := t.modulePaths[so.Obj]; !named {
+					t.modulePaths[so.Obj] = path
+				}
+			}
+			return sub, nil
+		default:
+			t.guards.ID(src, v, "the tensor at "+path)
+			return t.paramAttr(f, v, path)
+		}
+	}
+	// Class attributes: methods, properties, constants.
+	cls, onType, _, found, err := api.GetAttrStatic(m.Obj, name)
+	if err != nil {
+		return nil, err
+	}
+	if found && onType {
+		switch api.Kind(cls) {
+		case py.KFunction:
+			fn, err := t.funcFromObj(f, cls, nil)
+			if err != nil {
+				return nil, err
+			}
+			return &BoundV{Self: m, Fn: fn}, nil
+		case py.KProperty:
+			return t.callProperty(f, cls, m)
+		case py.KStaticMethod, py.KClassMethod:
+			return t.objAttr(f, m, name)
+		}
+		return t.wrapLive(f, cls, nil)
+	}
+	return nil, f.unsupported("", "'%s' object has no attribute '%s'", t.typeName(m.Obj), name)
+}
+
+// iterModule lists the children of container modules (Sequential, ModuleList, ModuleDict
+// iterates keys, ParameterList parameters).
+func (t *Tracer) iterModule(f *frame, m *ObjV) ([]Value, error) {
+	api := t.api
+	typ := api.TypeOf(m.Obj)
+	isA := func(path string) bool { return t.isSubclass(typ, t.env.Known(path)) }
+	table := ""
+	switch {
+	case isA("torch.nn.Sequential"), isA("torch.nn.ModuleList"):
+		table = "_modules"
+	case isA("torch.nn.ModuleDict"):
+		d, err := api.GetAttr(m.Obj, "_modules")
+		if err != nil {
+			return nil, err
+		}
+		keys, _ := api.DictItems(d)
+		out := make([]Value, len(keys))
+		for i, k := range keys {
+			if out[i], err = t.constFromObj(k); err != nil {
+				return nil, err
+			}
+		}
+		t.guards.Len(&AttrSource{Base: m.Source, Attr: "_modules"}, len(keys))
+		return out, nil
+	case isA("torch.nn.ParameterList"):
+		table = "_parameters"
+	default:
+		return nil, f.unsupported("", "iterating over module %s", t.typeName(m.Obj))
+	}
+	d, err := api.GetAttr(m.Obj, table)
+	if err != nil {
+		return nil, err
+	}
+	keys, _ := api.DictItems(d)
+	t.guards.Len(&AttrSource{Base: m.Source, Attr: table}, len(keys))
+	out := make([]Value, len(keys))
+	for i, k := range keys {
+		s, err := api.Str(k)
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = t.moduleAttr(f, m, s); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// moduleIndex is module[i] for Sequential/ModuleList and module[key] for ModuleDict.
+func (t *Tracer) moduleIndex(f *frame, m *ObjV, idx Value) (Value, error) {
+	items, err := t.iterModule(f, m)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := idx.(*ConstV)
+	if !ok {
+		if s, ok := idx.(*SliceV); ok {
+			sub, err := t.sliceItems(f, items, s)
+			if err != nil {
+				return nil, err
+			}
+			return nil, f.unsupported("index the modules one by one", "slicing a module container (%d modules)", len(sub))
+		}
+		return nil, f.unsupported("", "indexing a module with %s", idx.Describe())
+	}
+	if c.Kind == py.KStr {
+		return t.moduleAttr(f, m, c.S)
+	}
+	if !c.IsIntLike() {
+		return nil, f.unsupported("", "indexing a module with %s", c.Describe())
+	}
+	i := c.I
+	if i < 0 {
+		i += int64(len(items))
+	}
+	if i < 0 || i >= int64(len(items)) {
+		return nil, f.unsupported("eager raises IndexError", "index %d out of range for %d modules", c.I, len(items))
+	}
+	if _, isKey := items[i].(*ConstV); isKey {
+		return nil, f.unsupported("", "integer index into a ModuleDict")
+	}
+	return items[i], nil
+}
+
+// ---- subscripts -------------------------------------------------------------------------------
+
+func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
+	var err error
+	if obj, err = t.realize(f, obj); err != nil {
+		return nil, err
+	}
+	if idx, err = t.realize(f, idx); err != nil {
+		return nil, err
+	}
+	switch o := obj.(type) {
+	case *TensorV:
+		return t.tensorIndex(f, o, idx)
+	case *TupleV:
+		return t.seqIndex(f, o.Items, idx, func(items []Value) Value { return &TupleV{Items: items, Size: o.Size} })
+	case *ListV:
+		return t.seqIndex(f, o.Items, idx, func(items []Value) Value { return &ListV{Items: items} })
+	case *DictV:
+		v, found, err := t.dictGet(f, o, idx)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, f.unsupported("eager raises KeyError", "key %s not in the dict", idx.Describe())
+		}
+		return v, nil
+	case *RangeV:
+		c, ok := idx.(*ConstV)
+		if ok && c.IsIntLike() {
+			n := o.Len()
+			i := c.I
+			if i < 0 {
+				i += n
+			}
+			if i >= 0 && i < n {
+				return intV(o.Start + i*o.Step), nil
+			}
+		}
+	case *ObjV:
+		if o.Kind == py.KNNModule {
+			return t.moduleIndex(f, o, idx)
+		}
+		if fn, onType, _, found, _ := t.api.GetAttrStatic(t.api.TypeOf(o.Obj), "__getitem__"); found && onType && t.api.Kind(fn) == py.KFunction {
+			fv, err := t.funcFromObj(f, fn, nil)
+			if err != nil {
+				return nil, err
+			}
+			return t.inline(f, fv, []Value{o, idx}, nil)
+		}
+	case *ConstV:
+		if o.Kind == py.KStr || o.Kind == py.KBytes {
+			return t.foldPython(f, "operator.getitem", o, idx)
+		}
+	}
+	return nil, f.unsupported("", "subscript of %s with %s", obj.Describe(), idx.Describe())
+}
+
+func (t *Tracer) seqIndex(f *frame, items []Value, idx Value, mk func([]Value) Value) (Value, error) {
+	switch i := idx.(type) {
+	case *ConstV:
+		if !i.IsIntLike() {
+			return nil, f.unsupported("", "sequence index %s", i.Describe())
+		}
+		n := int64(len(items))
+		k := i.I
+		if k < 0 {
+			k += n
+		}
+		if k < 0 || k >= n {
+			return nil, f.unsupported("eager raises IndexError", "index %d out of range for length %d", i.I, n)
+		}
+		return items[k], nil
+	case *SliceV:
+		sub, err := t.sliceItems(f, items, i)
+		if err != nil {
+			return nil, err
+		}
+		return mk(sub), nil
+	}
+	return nil, f.unsupported("", "sequence index %s", idx.Describe())
+}
+
+// sliceItems applies a slice of constants to a list of values, with Python's rules.
+func (t *Tracer) sliceItems(f *frame, items []Value, s *SliceV) ([]Value, error) {
+	get := func(v Value) (int64, bool, error) {
+		c, ok := v.(*ConstV)
+		if !ok || (!c.IsNone() && !c.IsIntLike()) {
+			return 0, false, f.unsupported("", "slice bound %s", v.Describe())
+		}
+		return c.I, !c.IsNone(), nil
+	}
+	start, hasStart, err := get(s.Start)
+	if err != nil {
+		return nil, err
+	}
+	stop, hasStop, err := get(s.Stop)
+	if err != nil {
+		return nil, err
+	}
+	step, hasStep, err := get(s.Step)
+	if err != nil {
+		return nil, err
+	}
+	if !hasStep {
+		step = 1
+	}
+	if step == 0 {
+		return nil, f.unsupported("eager raises ValueError", "slice step cannot be zero")
+	}
+	n := int64(len(items))
+	norm := func(x int64, has bool, def int64, lo, hi int64) int64 {
+		if !has {
+			return def
+		}
+		if x < 0 {
+			x += n
+			if x < lo {
+				x = lo
+			}
+		} else if x > hi {
+			x = hi
+		}
+		return x
+	}
+	var out []Value
+	if step > 0 {
+		a := norm(start, hasStart, 0, 0, n)
+		b := norm(stop, hasStop, n, 0, n)
+		for i := a; i < b; i += step {
+			out = append(out, items[i])
+		}
+	} else {
+		a := norm(start, hasStart, n-1, -1, n-1)
+		b := norm(stop, hasStop, -1, -1, n-1)
+		for i := a; i > b; i += step {
+			out = append(out, items[i])
+		}
+	}
+	return out, nil
+}
+
+func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
+	var err error
+	if obj, err = t.realize(f, obj); err != nil {
+		return err
+	}
+	if idx, err = t.realize(f, idx); err != nil {
+		return err
+	}
+	switch o := obj.(type) {
+	case *TensorV:
+		return t.tensorSetItem(f, o, idx, val)
+	case *ListV:
+		if o.Source != nil {
+			return t.sideEffect(f, "item assignment to a list from outside the function")
+		}
+		c, ok := idx.(*ConstV)
+		if !ok || !c.IsIntLike() {
+			return f.unsupported("", "list assignment with index %s", idx.Describe())
+		}
+		k := c.I
+		if k < 0 {
+			k += int64(len(o.Items))
+		}
+		if k < 0 || k >= int64(len(o.Items)) {
+			return f.unsupported("eager raises IndexError", "list assignment index out of range")
+		}
+		o.Items[k] = val
+		return nil
+	case *DictV:
+		if o.Source != nil {
+			return t.sideEffect(f, "item assignment to a dict from outside the function")
+		}
+		return t.dictSet(f, o, idx, val)
+	}
+	return t.sideEffect(f, "item assignment on "+obj.Describe())
+}
+
+func (t *Tracer) delItem(f *frame, obj, idx Value) error {
+	obj, err := t.realize(f, obj)
+	if err != nil {
+		return err
+	}
+	switch o := obj.(type) {
+	case *DictV:
+		if o.Source == nil {
+			for i, k := range o.Keys {
+				if eq, err := t.equal(f, k, idx); err == nil && eq {
+					o.Keys = append(o.Keys[:i:i], o.Keys[i+1:]...)
+					o.Vals = append(o.Vals[:i:i], o.Vals[i+1:]...)
+					return nil
+				}
+			}
+			return f.unsupported("eager raises KeyError", "del of a missing key")
+		}
+	case *ListV:
+		if o.Source == nil {
+			if c, ok := idx.(*ConstV); ok && c.IsIntLike() {
+				k := c.I
+				if k < 0 {
+					k += int64(len(o.Items))
+				}
+				if k >= 0 && k < int64(len(o.Items)) {
+					o.Items = append(o.Items[:k:k], o.Items[k+1:]...)
+					return nil
+				}
+			}
+		}
+	}
+	return t.sideEffect(f, "del of an item of "+obj.Describe())
+}
+
+// setAttr is obj.name = val: allowed on objects created while tracing only.
+func (t *Tracer) setAttr(f *frame, obj Value, name string, val Value) error {
+	obj, err := t.realize(f, obj)
+	if err != nil {
+		return err
+	}
+	what := "attribute assignment " + name + " on " + obj.Describe()
+	if o, ok := obj.(*ObjV); ok && o.Source != nil {
+		what = "assignment to " + readableName(o.Source) + "." + name
+	}
+	return t.sideEffect(f, what)
+}
+
+// ---- with -------------------------------------------------------------------------------------
+
+// enterContext runs mgr.__enter__ for the context managers ptgo models (grad mode).
+func (t *Tracer) enterContext(f *frame, mgr Value) (Value, error) {
+	switch m := mgr.(type) {
+	case *GradModeV:
+		if m.Applied {
+			m.Applied = false
+			return noneV, nil
+		}
+		m.Prev = append(m.Prev, t.gradEnabled)
+		t.setGradMode(f, m.Enabled)
+		return noneV, nil
+	case *ObjV:
+		fn, onType, _, found, _ := t.api.GetAttrStatic(m.Obj, "__enter__")
+		if found && onType && t.api.Kind(fn) == py.KFunction {
+			return nil, f.unsupported("", "the context manager %s", t.typeName(m.Obj))
+		}
+	}
+	return nil, f.unsupported("torch.no_grad(), torch.enable_grad() and torch.set_grad_enabled() are supported", "the context manager %s", mgr.Describe())
+}
+
+// exitContext runs __exit__(None, None, None).
+func (t *Tracer) exitContext(f *frame, mgr Value) (Value, error) {
+	switch m := mgr.(type) {
+	case *GradModeV:
+		if len(m.Prev) == 0 {
+			return nil, internalError("grad mode __exit__ without __enter__")
+		}
+		prev := m.Prev[len(m.Prev)-1]
+		m.Prev = m.Prev[:len(m.Prev)-1]
+		t.setGradMode(f, prev)
+		return noneV, nil
+	}
+	return nil, f.unsupported("", "__exit__ of %s", mgr.Describe())
+}
+
+// setGradMode changes grad mode in the trace and in the graph (a call the graph runs).
+func (t *Tracer) setGradMode(f *frame, enabled bool) {
+	if enabled == t.gradEnabled {
+		return
+	}
+	t.gradEnabled = enabled
+	t.addCall(f, "torch._C._set_grad_enabled", []fxgraph.Arg{fxgraph.Const{V: enabled}}, nil, nil)
+}
+
+// ---- imports ----------------------------------------------------------------------------------
+
+func (t *Tracer) importName(f *frame, name string, fromlist, level Value) (Value, error) {
+	fl, err := t.toObj(f, fromlist)
+	if err != nil {
+		return nil, err
+	}
+	lv, err := t.toObj(f, level)
+	if err != nil {
+		return nil, err
+	}
+	imp := t.env.Known("builtins.__import__")
+	m, err := t.api.Call(imp, []py.Obj{t.api.NewStr(name), f.globals, t.api.None(), fl, lv}, nil)
+	if err != nil {
+		return nil, f.unsupported("", "import %s failed: %v", name, err)
+	}
+	return t.objValue(m, nil), nil
+}
+
+// isSubclass is issubclass(typ, base) (false on error).
+func (t *Tracer) isSubclass(typ, base py.Obj) bool {
+	r, err := t.api.Call(t.env.Known("builtins.issubclass"), []py.Obj{typ, base}, nil)
+	if err != nil {
+		return false
+	}
+	n, err := t.api.Int(r)
+	return err == nil && n == 1
+}
+
+// structField reads a named field of a structseq result (torch.max(x, 1).values).
+func (t *Tracer) structField(tv *TupleV, name string) (Value, bool) {
+	fields, err := t.api.GetAttr(tv.Class, "__match_args__")
+	if err != nil {
+		return nil, false
+	}
+	n, _ := t.api.Len(fields)
+	for i := 0; i < n && i < len(tv.Items); i++ {
+		fo, _ := t.api.Index(fields, i)
+		if s, _ := t.api.Str(fo); s == name {
+			return tv.Items[i], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,270 @@
+package bytecode
+
+import (
+	"fmt"
+
+	"ptgo/bytecode/py"
+	"ptgo/primtorch"
+)
+
+// Env is what the interpreter knows about the Python world during one compile: the API, well
+// known objects resolved by path, decoded code objects, names of torch callables.
+type Env struct {
+	API      py.API
+	runtime  py.Obj
+	builtins py.Obj // the builtins dict
+	known    map[string]py.Obj
+	builtin  map[py.Obj]string // builtins-dict objects → name ("len")
+	names    map[py.Obj]string // torch/operator/math callables → path, "" when none
+	codes    map[py.Obj]*codeInfo
+	dtypes   []py.Obj // index = primtorch.DType
+	specials map[py.Obj]specialFn
+}
+
+// NewEnv prepares an environment; cheap (everything is resolved lazily).
+func NewEnv(api py.API) *Env {
+	return &Env{API: api, runtime: api.Runtime(), builtins: api.Builtins(), known: map[string]py.Obj{},
+		names: map[py.Obj]string{}, codes: map[py.Obj]*codeInfo{}}
+}
+
+// Known resolves a dotted path ("torch.nn.Module", "builtins.len") to the live object, once.
+func (e *Env) Known(path string) py.Obj {
+	o, ok := e.TryKnown(path)
+	if !ok {
+		panic(internalError(fmt.Sprintf("cannot resolve %s", path)))
+	}
+	return o
+}
+
+// TryKnown is Known for paths that may not exist in this torch version.
+func (e *Env) TryKnown(path string) (py.Obj, bool) {
+	if o, ok := e.known[path]; ok {
+		return o, o != 0
+	}
+	o, err := e.callRuntime("resolve", e.API.NewStr(path))
+	if err != nil {
+		o = 0
+	}
+	e.known[path] = o
+	return o, o != 0
+}
+
+// special returns the handler of a torch callable answered while tracing (by identity: one
+// function has several names, e.g. torch.nn.functional.has_torch_function is
+// torch._C._has_torch_function).
+func (e *Env) special(o py.Obj) specialFn {
+	if e.specials == nil {
+		e.specials = map[py.Obj]specialFn{}
+		for path, h := range torchSpecials {
+			if obj, ok := e.TryKnown(path); ok {
+				e.specials[obj] = h
+			}
+		}
+	}
+	return e.specials[o]
+}
+
+func (e *Env) callRuntime(name string, args ...py.Obj) (py.Obj, error) {
+	fn, err := e.API.GetAttr(e.runtime, name)
+	if err != nil {
+		return 0, err
+	}
+	return e.API.Call(fn, args, nil)
+}
+
+// BuiltinName returns the name of o in the builtins module ("len"), or "".
+func (e *Env) BuiltinName(o py.Obj) string {
+	if e.builtin == nil {
+		e.builtin = map[py.Obj]string{}
+		keys, vals := e.API.DictItems(e.builtins)
+		for i, k := range keys {
+			if s, err := e.API.Str(k); err == nil {
+				if _, dup := e.builtin[vals[i]]; !dup {
+					e.builtin[vals[i]] = s
+				}
+			}
+		}
+	}
+	return e.builtin[o]
+}
+
+// TorchName returns the importable path of a torch, torch.nn.functional, operator or math
+// callable ("torch.relu", "torch.Tensor.add"), or "".
+func (e *Env) TorchName(o py.Obj) string {
+	if n, ok := e.names[o]; ok {
+		return n
+	}
+	name := ""
+	if r, err := e.callRuntime("torch_name", o); err == nil && e.API.Kind(r) == py.KStr {
+		name, _ = e.API.Str(r)
+	}
+	e.names[o] = name
+	return name
+}
+
+// DTypeOf maps a torch.dtype object to primtorch's DType.
+func (e *Env) DTypeOf(o py.Obj) (primtorch.DType, bool) {
+	for i, d := range e.dtypeObjs() {
+		if d == o {
+			return primtorch.DType(i), true
+		}
+	}
+	return 0, false
+}
+
+// DTypeObj is the torch.dtype object for d.
+func (e *Env) DTypeObj(d primtorch.DType) py.Obj { return e.dtypeObjs()[d] }
+
+func (e *Env) dtypeObjs() []py.Obj {
+	if e.dtypes == nil {
+		tup, err := e.API.GetAttr(e.runtime, "DTYPES")
+		if err != nil {
+			panic(internalError("ptgo._runtime.DTYPES missing"))
+		}
+		n, _ := e.API.Len(tup)
+		for i := 0; i < n; i++ {
+			d, _ := e.API.Index(tup, i)
+			e.dtypes = append(e.dtypes, d)
+		}
+	}
+	return e.dtypes
+}
+
+// code decodes a code object (once per compile).
+func (e *Env) code(o py.Obj) (*codeInfo, error) {
+	if ci, ok := e.codes[o]; ok {
+		return ci, nil
+	}
+	c, consts, err := readCode(e.API, o)
+	if err != nil {
+		return nil, err
+	}
+	instrs, err := Decode(c)
+	if err != nil {
+		return nil, fmt.Errorf("ptgo: cannot decode %s (%s:%d): %w", c.QualName, c.Filename, c.FirstLineNo, err)
+	}
+	ci := &codeInfo{obj: o, code: c, instrs: instrs, index: make(map[int]int, len(instrs)), consts: consts,
+		constVals: make([]Value, len(consts)), nlocals: len(c.VarNames), cellNames: c.CellVars}
+	for i := range instrs {
+		ci.index[instrs[i].Offset] = i
+	}
+	ci.lpNames = c.LocalsPlusNames()
+	ci.cellSlot = make([]int, len(c.CellVars))
+	for i, cv := range c.CellVars {
+		ci.cellSlot[i] = indexOf(ci.lpNames, cv)
+	}
+	ci.freeBase = len(ci.lpNames) - len(c.FreeVars)
+	e.codes[o] = ci
+	return ci, nil
+}
+
+func indexOf(xs []string, x string) int {
+	for i, s := range xs {
+		if s == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// readCode copies a code object's fields into a Code.
+func readCode(api py.API, o py.Obj) (*Code, []py.Obj, error) {
+	c := &Code{}
+	var err error
+	str := func(name string) string {
+		if err != nil {
+			return ""
+		}
+		var v py.Obj
+		if v, err = api.GetAttr(o, name); err != nil {
+			return ""
+		}
+		var s string
+		s, err = api.Str(v)
+		return s
+	}
+	num := func(name string) int {
+		if err != nil {
+			return 0
+		}
+		var v py.Obj
+		if v, err = api.GetAttr(o, name); err != nil {
+			return 0
+		}
+		var i int64
+		i, err = api.Int(v)
+		return int(i)
+	}
+	byts := func(name string) []byte {
+		if err != nil {
+			return nil
+		}
+		var v py.Obj
+		if v, err = api.GetAttr(o, name); err != nil {
+			return nil
+		}
+		var b []byte
+		b, err = api.Bytes(v)
+		return b
+	}
+	strs := func(name string) []string {
+		if err != nil {
+			return nil
+		}
+		var v py.Obj
+		if v, err = api.GetAttr(o, name); err != nil {
+			return nil
+		}
+		n, e := api.Len(v)
+		if e != nil {
+			err = e
+			return nil
+		}
+		out := make([]string, n)
+		for i := 0; i < n; i++ {
+			it, e := api.Index(v, i)
+			if e != nil {
+				err = e
+				return nil
+			}
+			out[i], err = api.Str(it)
+		}
+		return out
+	}
+	c.Name = str("co_name")
+	c.QualName = str("co_qualname")
+	c.Filename = str("co_filename")
+	c.FirstLineNo = num("co_firstlineno")
+	c.ArgCount = num("co_argcount")
+	c.PosOnlyArgCount = num("co_posonlyargcount")
+	c.KwOnlyArgCount = num("co_kwonlyargcount")
+	c.NLocals = num("co_nlocals")
+	c.StackSize = num("co_stacksize")
+	c.Flags = CodeFlags(num("co_flags"))
+	c.Bytecode = byts("co_code")
+	c.LineTable = byts("co_linetable")
+	c.ExceptionTable = byts("co_exceptiontable")
+	c.Names = strs("co_names")
+	c.VarNames = strs("co_varnames")
+	c.CellVars = strs("co_cellvars")
+	c.FreeVars = strs("co_freevars")
+	if err != nil {
+		return nil, nil, fmt.Errorf("ptgo: reading a code object: %w", err)
+	}
+	ct, err := api.GetAttr(o, "co_consts")
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := api.Len(ct)
+	if err != nil {
+		return nil, nil, err
+	}
+	consts := make([]py.Obj, n)
+	for i := range consts {
+		if consts[i], err = api.Index(ct, i); err != nil {
+			return nil, nil, err
+		}
+	}
+	c.NConsts = n
+	return c, consts, nil
+}

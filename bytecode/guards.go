@@ -1,0 +1,307 @@
+package bytecode
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ptgo/bytecode/py"
+	"ptgo/primtorch"
+)
+
+// Source says where a value the trace depends on comes from, so that guards can re-read it on
+// every call and the transformed code can load it. Sources print the way Dynamo's do:
+// L['x'], G['torch'], L['self'].fc1, L['xs'][0].
+type Source interface {
+	Name() string
+}
+
+// LocalSource is argument slot Index of the captured frame.
+type LocalSource struct {
+	Index int
+	Var   string
+}
+
+// GlobalSource is a name in the captured frame's globals (or builtins).
+type GlobalSource struct{ Var string }
+
+// BuiltinSource is a name in the builtins.
+type BuiltinSource struct{ Var string }
+
+// ClosureSource is the contents of closure cell Index of the captured frame's function.
+type ClosureSource struct {
+	Index int
+	Var   string
+}
+
+// ConstSource is an object whose identity never changes once the rest of the guards pass: the
+// globals dict of a module, a closure cell of a guarded function. The guard holds it.
+type ConstSource struct {
+	Obj  py.Obj
+	Desc string
+}
+
+// AttrSource is getattr(Base, Attr).
+type AttrSource struct {
+	Base Source
+	Attr string
+}
+
+// DictItemSource is Base[Key] for an exact dict and a str key.
+type DictItemSource struct {
+	Base Source
+	Key  string
+}
+
+// IndexSource is Base[Index] for an exact tuple or list.
+type IndexSource struct {
+	Base  Source
+	Index int
+}
+
+func (s *LocalSource) Name() string   { return "L[" + pyStrRepr(s.Var) + "]" }
+func (s *GlobalSource) Name() string  { return "G[" + pyStrRepr(s.Var) + "]" }
+func (s *BuiltinSource) Name() string { return "B[" + pyStrRepr(s.Var) + "]" }
+func (s *ClosureSource) Name() string { return "C[" + pyStrRepr(s.Var) + "]" }
+func (s *ConstSource) Name() string   { return s.Desc }
+func (s *AttrSource) Name() string    { return s.Base.Name() + "." + s.Attr }
+func (s *DictItemSource) Name() string {
+	return s.Base.Name() + "[" + pyStrRepr(s.Key) + "]"
+}
+
+// pyStrRepr quotes s the way Python's repr does for plain strings ('x', "it's").
+func pyStrRepr(s string) string {
+	q := strconv.Quote(s)
+	inner := q[1 : len(q)-1]
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		return q
+	}
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(inner, `\"`, `"`), "'", `\'`) + "'"
+}
+
+// pyUnquote reverses pyStrRepr.
+func pyUnquote(s string) (string, error) {
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		inner := strings.ReplaceAll(s[1:len(s)-1], `\'`, "'")
+		return strconv.Unquote(`"` + strings.ReplaceAll(inner, `"`, `\"`) + `"`)
+	}
+	return strconv.Unquote(s)
+}
+func (s *IndexSource) Name() string { return fmt.Sprintf("%s[%d]", s.Base.Name(), s.Index) }
+
+// readableName shortens Dynamo-style names for user messages: L['self'].fc1 → self.fc1,
+// L['self']._modules['fc1'] → self.fc1.
+func readableName(s Source) string {
+	n := s.Name()
+	for _, p := range []string{"._modules[", "._parameters[", "._buffers["} {
+		for {
+			i := strings.Index(n, p)
+			if i < 0 {
+				break
+			}
+			rest := n[i+len(p):]
+			j := strings.IndexByte(rest, ']')
+			if j < 0 {
+				break
+			}
+			key, err := pyUnquote(rest[:j])
+			if err != nil {
+				break
+			}
+			n = n[:i] + "." + key + rest[j+1:]
+		}
+	}
+	for _, pre := range []string{"L[", "G[", "C[", "B["} {
+		if strings.HasPrefix(n, pre) {
+			if j := strings.IndexByte(n, ']'); j > 0 {
+				if v, err := pyUnquote(n[len(pre):j]); err == nil {
+					n = v + n[j+1:]
+				}
+			}
+		}
+	}
+	return n
+}
+
+// GuardOp mirrors enum ptgo_guard_op (pybridge/include/ptgo_abi.h).
+type GuardOp int32
+
+const (
+	GArg GuardOp = iota + 1
+	GGlobal
+	GClosure
+	GAttr
+	GDictItem
+	GIndex
+	GType
+	GID
+	GEq
+	GLen
+	GTensor
+	GDictKeys
+	GCallBool
+	GNotID
+	GSame
+	GConst
+)
+
+// Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
+type Guard struct {
+	Op       GuardOp
+	Dst, Src int
+	I        int64
+	Obj      py.Obj
+	Name     string
+	Vec      []int64
+	Desc     string
+}
+
+// IsCheck reports whether the guard checks a fact (rather than loading a value).
+func (g *Guard) IsCheck() bool {
+	switch g.Op {
+	case GArg, GGlobal, GClosure, GAttr, GDictItem, GIndex, GConst:
+		return false
+	}
+	return true
+}
+
+// Guards builds a guard program: each source is loaded once into a register, each fact is
+// checked once.
+type Guards struct {
+	List  []Guard
+	regs  map[string]int
+	facts map[string]bool
+	NRegs int
+}
+
+func newGuards() *Guards { return &Guards{regs: map[string]int{}, facts: map[string]bool{}} }
+
+// reg returns the register holding s, emitting its load (and its parents') when needed.
+func (g *Guards) reg(s Source) int {
+	key := s.Name()
+	if r, ok := g.regs[key]; ok {
+		return r
+	}
+	var load Guard
+	switch s := s.(type) {
+	case *LocalSource:
+		load = Guard{Op: GArg, I: int64(s.Index)}
+	case *GlobalSource:
+		load = Guard{Op: GGlobal, Name: s.Var}
+	case *BuiltinSource:
+		load = Guard{Op: GGlobal, Name: s.Var, I: 1}
+	case *ClosureSource:
+		load = Guard{Op: GClosure, I: int64(s.Index)}
+	case *ConstSource:
+		load = Guard{Op: GConst, Obj: s.Obj}
+	case *AttrSource:
+		load = Guard{Op: GAttr, Src: g.reg(s.Base), Name: s.Attr}
+	case *DictItemSource:
+		load = Guard{Op: GDictItem, Src: g.reg(s.Base), Name: s.Key}
+	case *IndexSource:
+		load = Guard{Op: GIndex, Src: g.reg(s.Base), I: int64(s.Index)}
+	default:
+		panic(fmt.Sprintf("ptgo BUG: guards: unknown source %T", s))
+	}
+	load.Dst = g.NRegs
+	load.Desc = key + " is present"
+	g.NRegs++
+	g.regs[key] = load.Dst
+	g.List = append(g.List, load)
+	return load.Dst
+}
+
+func (g *Guards) check(gd Guard) {
+	if g.facts[gd.Desc] {
+		return
+	}
+	g.facts[gd.Desc] = true
+	g.List = append(g.List, gd)
+}
+
+// Type guards type(s) is typ.
+func (g *Guards) Type(s Source, typ py.Obj, typName string) {
+	g.check(Guard{Op: GType, Src: g.reg(s), Obj: typ, Desc: fmt.Sprintf("type(%s) is %s", s.Name(), typName)})
+}
+
+// ID guards s is obj.
+func (g *Guards) ID(s Source, obj py.Obj, what string) {
+	g.check(Guard{Op: GID, Src: g.reg(s), Obj: obj, Desc: fmt.Sprintf("%s is %s", s.Name(), what)})
+}
+
+// NotID guards s is not obj.
+func (g *Guards) NotID(s Source, obj py.Obj, what string) {
+	g.check(Guard{Op: GNotID, Src: g.reg(s), Obj: obj, Desc: fmt.Sprintf("%s is not %s", s.Name(), what)})
+}
+
+// Eq guards type(s) is type(obj) and s == obj.
+func (g *Guards) Eq(s Source, obj py.Obj, repr string) {
+	g.check(Guard{Op: GEq, Src: g.reg(s), Obj: obj, Desc: fmt.Sprintf("%s == %s", s.Name(), repr)})
+}
+
+// Len guards len(s) == n for an exact tuple, list or dict.
+func (g *Guards) Len(s Source, n int) {
+	g.check(Guard{Op: GLen, Src: g.reg(s), I: int64(n), Desc: fmt.Sprintf("len(%s) == %d", s.Name(), n)})
+}
+
+// DictKeys guards that s is an exact dict with exactly these keys in this order.
+func (g *Guards) DictKeys(s Source, keys py.Obj, repr string) {
+	g.check(Guard{Op: GDictKeys, Src: g.reg(s), Obj: keys, Desc: fmt.Sprintf("list(%s.keys()) == %s", s.Name(), repr)})
+}
+
+// Same guards that two sources are one object.
+func (g *Guards) Same(a, b Source) {
+	g.check(Guard{Op: GSame, Src: g.reg(a), I: int64(g.reg(b)), Desc: fmt.Sprintf("%s is %s", a.Name(), b.Name())})
+}
+
+// CallBool guards bool(fn()) == want: global state such as grad mode.
+func (g *Guards) CallBool(fn py.Obj, want bool, what string) {
+	i := int64(0)
+	if want {
+		i = 1
+	}
+	g.check(Guard{Op: GCallBool, Obj: fn, I: i, Desc: fmt.Sprintf("%s == %v", what, pyBool(want))})
+}
+
+// Tensor guards a tensor's class, dtype, device, requires_grad, sizes and strides.
+func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType int) {
+	rg := int64(0)
+	if m.RequiresGrad {
+		rg = 1
+	}
+	devIdx := m.Device.Index + 1
+	packed := int64(m.DType) | int64(devType)<<8 | int64(devIdx)<<16 | rg<<32
+	vec := append(append([]int64(nil), m.Shape...), m.Strides...)
+	desc := fmt.Sprintf("%s matches Tensor(dtype=%s, size=%s, stride=%s, device=%s, requires_grad=%s)",
+		s.Name(), m.DType.TorchName(), pyTuple(m.Shape), pyTuple(m.Strides), m.Device, pyBool(m.RequiresGrad))
+	g.check(Guard{Op: GTensor, Src: g.reg(s), Obj: class, I: packed, Vec: vec, Desc: desc})
+}
+
+func pyTuple(v []int64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = strconv.FormatInt(x, 10)
+	}
+	if len(v) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// Checks returns the descriptions of the facts checked (for logs and explain()).
+func (g *Guards) Checks() []string {
+	var out []string
+	for _, gd := range g.List {
+		if gd.IsCheck() {
+			out = append(out, gd.Desc)
+		}
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package bytecode
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+)
+
+// Unsupported is why capture stopped: something the symbolic interpreter cannot put in a graph.
+// The frame then runs eagerly (or, with fullgraph=True, ptgo.Unsupported is raised with it).
+type Unsupported struct {
+	Reason string // what is not supported
+	Where  string // the user's file:line
+	Hint   string // what to change
+	Stack  []string
+}
+
+func (u *Unsupported) Error() string {
+	var b strings.Builder
+	b.WriteString(u.Reason)
+	if u.Where != "" {
+		b.WriteString(" (at " + u.Where + ")")
+	}
+	if u.Hint != "" {
+		b.WriteString("; " + u.Hint)
+	}
+	return b.String()
+}
+
+// IsUnsupported reports whether err is (or wraps) an *Unsupported.
+func IsUnsupported(err error) bool {
+	var u *Unsupported
+	return errors.As(err, &u)
+}
+
+// codeInfo is a decoded code object.
+type codeInfo struct {
+	obj       py.Obj
+	code      *Code
+	instrs    []Instr
+	index     map[int]int // byte offset → instruction index
+	consts    []py.Obj
+	constVals []Value
+	cellNames []string // co_cellvars (in localsplus order after varnames)
+	nlocals   int      // len(co_varnames)
+	// localsplus layout: varnames, then cellvars that are not arguments, then freevars.
+	lpNames []string
+	// cellSlot[i] is the localsplus index of co_cellvars[i].
+	cellSlot []int
+	freeBase int // localsplus index of the first free variable
+}
+
+// frame is one activation the interpreter is running: the captured frame or an inlined call.
+type frame struct {
+	t        *Tracer
+	ci       *codeInfo
+	fn       *FuncV // the function running (nil for the root frame: rootFn)
+	locals   []Value
+	stack    []Value
+	pc       int
+	parent   *frame
+	kwNames  []string
+	globals  py.Obj
+	globSrc  Source // how guards reach globals; GlobalSource-style for the root frame
+	root     bool
+	depth    int
+	gen      bool    // running a generator to completion: YIELD_VALUE collects
+	yields   []Value // values yielded so far
+	retval   Value
+	returned bool
+	curInstr *Instr
+}
+
+func (f *frame) push(v Value) { f.stack = append(f.stack, v) }
+
+func (f *frame) pop() Value {
+	n := len(f.stack)
+	if n == 0 {
+		panic(internalError("stack underflow in " + f.ci.code.QualName))
+	}
+	v := f.stack[n-1]
+	f.stack = f.stack[:n-1]
+	return v
+}
+
+func (f *frame) popN(n int) []Value {
+	if n > len(f.stack) {
+		panic(internalError("stack underflow in " + f.ci.code.QualName))
+	}
+	out := append([]Value(nil), f.stack[len(f.stack)-n:]...)
+	f.stack = f.stack[:len(f.stack)-n]
+	return out
+}
+
+func (f *frame) peek(i int) Value { return f.stack[len(f.stack)-1-i] }
+
+// where is the current user source location "file.py:12".
+func (f *frame) where() string {
+	line := f.ci.code.FirstLineNo
+	if f.curInstr != nil && f.curInstr.Pos.Line > 0 {
+		line = f.curInstr.Pos.Line
+	}
+	return fmt.Sprintf("%s:%d", f.ci.code.Filename, line)
+}
+
+func (f *frame) shortWhere() string {
+	line := f.ci.code.FirstLineNo
+	if f.curInstr != nil && f.curInstr.Pos.Line > 0 {
+		line = f.curInstr.Pos.Line
+	}
+	return fmt.Sprintf("%s:%d", filepath.Base(f.ci.code.Filename), line)
+}
+
+// userWhere is the innermost location that is the user's code (not torch's), for messages.
+func (f *frame) userWhere() string {
+	for g := f; g != nil; g = g.parent {
+		if !isLibraryFile(g.ci.code.Filename) {
+			return g.where()
+		}
+	}
+	return f.where()
+}
+
+func isLibraryFile(fn string) bool {
+	return strings.Contains(fn, "/torch/") || strings.Contains(fn, "/python3.11/") || strings.Contains(fn, "/ptgo/")
+}
+
+// internalError is a ptgo bug found during tracing; recovered at the pybridge boundary.
+type internalError string
+
+func (e internalError) Error() string { return "ptgo BUG: " + string(e) }
+
+// unsupported builds an *Unsupported at the current instruction.
+func (f *frame) unsupported(hint string, format string, args ...any) error {
+	u := &Unsupported{Reason: fmt.Sprintf(format, args...), Where: f.userWhere(), Hint: hint}
+	for g := f; g != nil; g = g.parent {
+		u.Stack = append(u.Stack, fmt.Sprintf("%s (%s)", g.ci.code.QualName, g.where()))
+	}
+	return u
+}
+
+type handler func(t *Tracer, f *frame, in *Instr) error
+
+var handlers [256]handler
+
+func (t *Tracer) runFrame(f *frame) (Value, error) {
+	instrs := f.ci.instrs
+	for !f.returned {
+		if f.pc < 0 || f.pc >= len(instrs) {
+			return nil, internalError(fmt.Sprintf("pc %d out of range in %s", f.pc, f.ci.code.QualName))
+		}
+		in := &instrs[f.pc]
+		f.curInstr = in
+		f.pc++
+		t.steps++
+		if t.steps > t.maxSteps {
+			return nil, f.unsupported("the loop is unrolled completely while tracing; run it in a helper decorated with ptgo.disable, or make its trip count smaller",
+				"capture interpreted more than %d instructions (a long or unbounded loop)", t.maxSteps)
+		}
+		h := handlers[in.Op]
+		if h == nil {
+			return nil, f.unsupported("", "bytecode %s is not supported", in.Op)
+		}
+		if err := h(t, f, in); err != nil {
+			return nil, err
+		}
+	}
+	return f.retval, nil
+}
+
+// jump moves to the instruction at byte offset target.
+func (f *frame) jump(target int) {
+	idx, ok := f.ci.index[target]
+	if !ok {
+		panic(internalError(fmt.Sprintf("jump to offset %d which starts no instruction in %s", target, f.ci.code.QualName)))
+	}
+	f.pc = idx
+}
+
+// Tracer captures one frame into one graph.
+type Tracer struct {
+	env      *Env
+	api      py.API
+	graph    *fxgraph.Graph
+	guards   *Guards
+	steps    int
+	maxSteps int
+	maxDepth int
+
+	rootCode *codeInfo
+	rootFunc py.Obj
+	args     []py.Obj
+
+	gradEnabled bool
+	// inputs are the graph's placeholders in order, with where they come from.
+	inputs []*TensorV
+	// inputByObj finds an input already read through another source (aliasing).
+	inputByObj map[py.Obj]*TensorV
+	// attrs are the get_attr targets: dotted path → live tensor.
+	attrs     map[string]py.Obj
+	attrNodes map[py.Obj]*TensorV
+	// modulePaths names modules by where they sit under the root ("fc1", "layers.0").
+	modulePaths map[py.Obj]string
+	// realized caches live objects turned into values, so one object is one value.
+	realized           map[py.Obj]Value
+	opCount            int
+	globalHooksChecked bool
+}

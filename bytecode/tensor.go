@@ -1,0 +1,968 @@
+package bytecode
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+	"ptgo/logs"
+	"ptgo/primtorch"
+)
+
+// Tensor operations: what goes into the graph, and what is answered while tracing because it
+// depends on metadata only (shapes, dtypes, devices).
+
+type specialFn func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error)
+
+// torchSpecials are torch callables answered while tracing instead of recorded, by path.
+var torchSpecials = map[string]specialFn{
+	"torch.is_grad_enabled":                 func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+	"torch._C.is_grad_enabled":              func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+	"torch.is_autocast_enabled":             autocastOff("torch.is_autocast_enabled"),
+	"torch.is_autocast_cpu_enabled":         autocastOff("torch.is_autocast_cpu_enabled"),
+	"torch._C._has_torch_function":          constFalse,
+	"torch._C._has_torch_function_unary":    constFalse,
+	"torch._C._has_torch_function_variadic": constFalse,
+	"torch._C._get_tracing_state":           func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
+	"torch._C._is_tracing":                  constFalse,
+	"torch.is_tensor": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		v, err := t.realize(f, args[0])
+		_, ok := v.(*TensorV)
+		return boolV(ok), err
+	},
+	"torch.is_floating_point": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		return t.tensorMethod(f, nil, "is_floating_point", args, kw)
+	},
+	"torch.is_complex": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		return t.tensorMethod(f, nil, "is_complex", args, kw)
+	},
+	"torch.numel": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		return t.tensorMethod(f, nil, "numel", args, kw)
+	},
+	"torch._assert": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		b, err := t.truthy(f, args[0])
+		if err != nil {
+			return nil, err
+		}
+		if !b {
+			return nil, f.unsupported("eager raises it for these inputs", "torch._assert failed while tracing")
+		}
+		return noneV, nil
+	},
+	"torch._C._set_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		b, err := t.truthy(f, args[0])
+		if err != nil {
+			return nil, err
+		}
+		t.setGradMode(f, b)
+		return noneV, nil
+	},
+	"torch.get_default_dtype":     liveConst("torch.get_default_dtype"),
+	"torch.promote_types":         liveConst("torch.promote_types"),
+	"torch.can_cast":              liveConst("torch.can_cast"),
+	"torch._C._get_cudnn_enabled": liveConst("torch._C._get_cudnn_enabled"),
+	"torch.result_type": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		margs, _, err := t.metaArgs(f, args, nil)
+		if err != nil {
+			return nil, err
+		}
+		return t.objValue(t.env.DTypeObj(primtorch.ResultType(margs...)), nil), nil
+	},
+}
+
+func constFalse(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return falseV, nil }
+
+func autocastOff(path string) func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		fn := t.env.Known(path)
+		r, err := t.api.Call(fn, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := t.api.Int(r); n != 0 {
+			return nil, f.unsupported("compile outside the autocast region", "autocast is enabled")
+		}
+		t.guards.CallBool(fn, false, path+"()")
+		return falseV, nil
+	}
+}
+
+func liveConst(path string) func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		return t.callLive(f, t.env.Known(path), args, kw)
+	}
+}
+
+// torchCall calls the torch callable at path: a special, a registered op, or (for C functions
+// with tensor arguments) an op ptgo knows only through torch's meta kernels.
+func (t *Tracer) torchCall(f *frame, path string, obj py.Obj, args []Value, kw []kwArg) (Value, error) {
+	if h := t.env.special(obj); h != nil && obj != 0 {
+		return h(t, f, args, kw)
+	}
+	if h, ok := torchSpecials[path]; ok {
+		return h(t, f, args, kw)
+	}
+	if strings.HasPrefix(path, "torch.Tensor.") {
+		if len(args) == 0 {
+			return nil, f.unsupported("", "%s called without a tensor", path)
+		}
+		self, err := t.realize(f, args[0])
+		if err != nil {
+			return nil, err
+		}
+		tv, ok := self.(*TensorV)
+		if !ok {
+			return nil, f.unsupported("", "%s called on %s", path, self.Describe())
+		}
+		return t.tensorMethod(f, tv, strings.TrimPrefix(path, "torch.Tensor."), args[1:], kw)
+	}
+	if strings.HasPrefix(path, "math.") || (strings.HasPrefix(path, "operator.") && !anyTensor(t, f, args)) {
+		return t.callLive(f, obj, args, kw)
+	}
+	if strings.HasPrefix(path, "operator.") {
+		return t.tensorOperator(f, strings.TrimPrefix(path, "operator."), false, args...)
+	}
+	op := primtorch.Lookup(path)
+	if op == nil && !anyTensor(t, f, args) {
+		return nil, f.unsupported("", "calling %s, which is not a tensor op ptgo knows", path)
+	}
+	return t.record(f, false, path, op, args, kw)
+}
+
+func anyTensor(t *Tracer, f *frame, vs []Value) bool {
+	for _, v := range vs {
+		r, err := t.realize(f, v)
+		if err != nil {
+			continue
+		}
+		switch x := r.(type) {
+		case *TensorV:
+			return true
+		case *TupleV:
+			if anyTensor(t, f, x.Items) {
+				return true
+			}
+		case *ListV:
+			if anyTensor(t, f, x.Items) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tensorOperator records a Python operator on tensors: operator.add(x, y), operator.iadd, ...
+func (t *Tracer) tensorOperator(f *frame, name string, inplace bool, operands ...Value) (Value, error) {
+	if inplace {
+		if _, selfTensor := operands[0].(*TensorV); !selfTensor {
+			name = strings.TrimPrefix(name, "i") // 2 += x is 2 + x
+		}
+	}
+	target := "operator." + name
+	return t.record(f, false, target, primtorch.Lookup(target), operands, nil)
+}
+
+// record adds a call to the graph and computes its result's meta: the registry's meta
+// function when the op is registered, torch's meta kernels otherwise.
+func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, args []Value, kw []kwArg) (Value, error) {
+	if err := t.realizeDeep(f, args); err != nil {
+		return nil, err
+	}
+	for i := range kw {
+		r, err := t.realizeValue(f, kw[i].Val)
+		if err != nil {
+			return nil, err
+		}
+		kw[i].Val = r
+	}
+	fxArgs := make([]fxgraph.Arg, len(args))
+	for i, a := range args {
+		fa, err := t.toArg(f, a)
+		if err != nil {
+			return nil, err
+		}
+		fxArgs[i] = fa
+	}
+	var fxKw []fxgraph.Kwarg
+	for _, k := range kw {
+		fa, err := t.toArg(f, k.Val)
+		if err != nil {
+			return nil, err
+		}
+		fxKw = append(fxKw, fxgraph.Kwarg{Name: k.Name, Value: fa})
+	}
+	inputs := tensorsIn(args, kw)
+	var res primtorch.Value
+	var err error
+	if op != nil {
+		margs, mkw, err2 := t.metaArgs(f, args, kw)
+		if err2 != nil {
+			return nil, err2
+		}
+		res, err = op.Meta(margs, mkw)
+		if err != nil {
+			return nil, t.metaError(f, target, err)
+		}
+	} else {
+		res, err = t.metaFallback(f, method, target, args, kw)
+		if err != nil {
+			return nil, err
+		}
+	}
+	inMetas := make([]*primtorch.TensorMeta, len(inputs))
+	for i, in := range inputs {
+		inMetas[i] = in.Meta
+	}
+	inplace := op != nil && op.Alias == primtorch.AliasInPlace
+	if op == nil && method && strings.HasSuffix(target, "_") && !strings.HasSuffix(target, "__") {
+		inplace = true
+	}
+	var fixGrad func(m *primtorch.TensorMeta)
+	fixGrad = func(m *primtorch.TensorMeta) {
+		if op != nil {
+			m.RequiresGrad = primtorch.ResultRequiresGrad(t.gradEnabled, inMetas, m, op)
+		} else {
+			m.RequiresGrad = primtorch.ResultRequiresGrad(t.gradEnabled, inMetas, m, nil)
+		}
+	}
+	var node *fxgraph.Node
+	if method {
+		node = t.addMethod(f, target, fxArgs, fxKw, nil)
+	} else {
+		node = t.addCall(f, target, fxArgs, fxKw, nil)
+	}
+	switch r := res.(type) {
+	case *primtorch.TensorMeta:
+		fixGrad(r)
+		node.Meta = r
+		tv := &TensorV{Node: node, Meta: r}
+		if inplace {
+			if self, ok := args[0].(*TensorV); ok {
+				// The op returns its first argument, now mutated: later uses read the new node.
+				self.Node, self.Meta = node, r
+				return self, nil
+			}
+		}
+		return tv, nil
+	case []primtorch.Value:
+		metas := make([]any, len(r))
+		items := make([]Value, len(r))
+		for i, m := range r {
+			tm, ok := m.(*primtorch.TensorMeta)
+			if !ok {
+				metas[i] = m
+				c, err := t.scalarValue(f, m)
+				if err != nil {
+					return nil, err
+				}
+				items[i] = c
+				continue
+			}
+			fixGrad(tm)
+			metas[i] = tm
+		}
+		node.Meta = metas
+		var class py.Obj
+		if c, ok := t.env.TryKnown("torch.return_types." + baseName(target)); ok {
+			class = c
+		}
+		for i, m := range metas {
+			if tm, ok := m.(*primtorch.TensorMeta); ok {
+				g := t.addCall(f, "operator.getitem", []fxgraph.Arg{node, fxgraph.Const{V: int64(i)}}, nil, tm)
+				t.opCount--
+				items[i] = &TensorV{Node: g, Meta: tm}
+			}
+		}
+		return &TupleV{Items: items, Class: class}, nil
+	case nil:
+		// Ops returning None (setitem, in-place functions like torch.nn.init.*_).
+		node.Meta = nil
+		return noneV, nil
+	default:
+		return nil, f.unsupported("", "%s returns a Python number computed from tensor values (data-dependent)", target)
+	}
+}
+
+// baseName is the op name of a call target: "torch.max" → "max", "max" → "max".
+func baseName(target string) string {
+	if i := strings.LastIndexByte(target, '.'); i >= 0 {
+		return target[i+1:]
+	}
+	return target
+}
+
+func (t *Tracer) scalarValue(f *frame, m primtorch.Value) (Value, error) {
+	switch x := m.(type) {
+	case nil:
+		return noneV, nil
+	case int64:
+		return intV(x), nil
+	case float64:
+		return floatV(x), nil
+	case bool:
+		return boolV(x), nil
+	}
+	return nil, f.unsupported("", "an op result of type %T", m)
+}
+
+// metaError turns a meta function's error into why capture stops.
+func (t *Tracer) metaError(f *frame, target string, err error) error {
+	switch {
+	case errors.Is(err, primtorch.ErrDataDependent):
+		return f.unsupported("the result depends on tensor values; keep this call outside the compiled function",
+			"%s has a data-dependent result", target)
+	case errors.Is(err, primtorch.ErrInvalid):
+		return f.unsupported("eager raises the same error for these inputs", "%s: %v", target, err)
+	}
+	return f.unsupported("", "%s: %v", target, err)
+}
+
+// realizeDeep realizes values and the items of tuples and lists (in place).
+func (t *Tracer) realizeDeep(f *frame, vs []Value) error {
+	for i := range vs {
+		r, err := t.realizeValue(f, vs[i])
+		if err != nil {
+			return err
+		}
+		vs[i] = r
+	}
+	return nil
+}
+
+func (t *Tracer) realizeValue(f *frame, v Value) (Value, error) {
+	r, err := t.realize(f, v)
+	if err != nil {
+		return nil, err
+	}
+	switch x := r.(type) {
+	case *TupleV:
+		items := append([]Value(nil), x.Items...)
+		if err := t.realizeDeep(f, items); err != nil {
+			return nil, err
+		}
+		return x.withItems(items), nil
+	case *ListV:
+		items := append([]Value(nil), x.Items...)
+		if err := t.realizeDeep(f, items); err != nil {
+			return nil, err
+		}
+		return &ListV{Items: items, Source: x.Source}, nil
+	}
+	return r, nil
+}
+
+func tensorsIn(args []Value, kw []kwArg) []*TensorV {
+	var out []*TensorV
+	var walk func(v Value)
+	walk = func(v Value) {
+		switch x := v.(type) {
+		case *TensorV:
+			out = append(out, x)
+		case *TupleV:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case *ListV:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		}
+	}
+	for _, a := range args {
+		walk(a)
+	}
+	for _, k := range kw {
+		walk(k.Val)
+	}
+	return out
+}
+
+// toArg converts a realized value to a graph argument.
+func (t *Tracer) toArg(f *frame, v Value) (fxgraph.Arg, error) {
+	switch x := v.(type) {
+	case *TensorV:
+		return x.Node, nil
+	case *ConstV:
+		switch x.Kind {
+		case py.KNone:
+			return fxgraph.Const{V: nil}, nil
+		case py.KBool:
+			return fxgraph.Const{V: x.I != 0}, nil
+		case py.KInt:
+			if !x.big {
+				return fxgraph.Const{V: x.I}, nil
+			}
+		case py.KFloat:
+			return fxgraph.Const{V: x.F}, nil
+		case py.KStr:
+			return fxgraph.Const{V: x.S}, nil
+		case py.KEllipsis:
+			return fxgraph.Const{V: primtorch.Ellipsis{}}, nil
+		}
+	case *TupleV:
+		items, err := t.toArgs(f, x.Items)
+		return fxgraph.Tuple{Elems: items}, err
+	case *ListV:
+		items, err := t.toArgs(f, x.Items)
+		return fxgraph.List{Elems: items}, err
+	case *SliceV:
+		parts, err := t.toArgs(f, []Value{x.Start, x.Stop, x.Step})
+		if err != nil {
+			return nil, err
+		}
+		return fxgraph.Slice{Start: parts[0], Stop: parts[1], Step: parts[2]}, nil
+	case *ObjV:
+		if c, ok := t.objConst(x.Obj); ok {
+			return fxgraph.Const{V: c}, nil
+		}
+	}
+	return nil, f.unsupported("", "passing %s to a tensor op", v.Describe())
+}
+
+func (t *Tracer) toArgs(f *frame, vs []Value) ([]fxgraph.Arg, error) {
+	out := make([]fxgraph.Arg, len(vs))
+	for i, v := range vs {
+		r, err := t.realize(f, v)
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = t.toArg(f, r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// objConst maps torch constants (dtypes, devices, memory formats, layouts) to IR constants.
+func (t *Tracer) objConst(o py.Obj) (any, bool) {
+	switch t.api.Kind(o) {
+	case py.KDType:
+		return t.env.DTypeOf(o)
+	case py.KDevice:
+		s, err := t.api.Call(t.env.Known("builtins.str"), []py.Obj{o}, nil)
+		if err != nil {
+			return nil, false
+		}
+		str, _ := t.api.Str(s)
+		d, err := primtorch.ParseDevice(str)
+		return d, err == nil
+	}
+	typ := t.api.TypeOf(o)
+	switch typ {
+	case t.env.Known("torch.memory_format"):
+		return primtorch.MemoryFormat(strings.TrimPrefix(t.api.Repr(o), "torch.")), true
+	case t.env.Known("torch.layout"):
+		return primtorch.Layout(strings.TrimPrefix(t.api.Repr(o), "torch.")), true
+	}
+	return nil, false
+}
+
+// metaArgs converts realized values to primtorch values for meta functions.
+func (t *Tracer) metaArgs(f *frame, args []Value, kw []kwArg) ([]primtorch.Value, []primtorch.KV, error) {
+	out := make([]primtorch.Value, len(args))
+	for i, a := range args {
+		v, err := t.metaVal(f, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = v
+	}
+	var kvs []primtorch.KV
+	for _, k := range kw {
+		v, err := t.metaVal(f, k.Val)
+		if err != nil {
+			return nil, nil, err
+		}
+		kvs = append(kvs, primtorch.KV{Name: k.Name, Value: v})
+	}
+	return out, kvs, nil
+}
+
+func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
+	v, err := t.realize(f, v)
+	if err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case *TensorV:
+		return x.Meta, nil
+	case *ConstV:
+		switch x.Kind {
+		case py.KNone:
+			return nil, nil
+		case py.KBool:
+			return x.I != 0, nil
+		case py.KInt:
+			if !x.big {
+				return x.I, nil
+			}
+		case py.KFloat:
+			return x.F, nil
+		case py.KStr:
+			return x.S, nil
+		case py.KEllipsis:
+			return primtorch.Ellipsis{}, nil
+		case py.KComplex:
+			o, _ := t.toObj(f, x)
+			re, _ := t.api.GetAttr(o, "real")
+			im, _ := t.api.GetAttr(o, "imag")
+			r, _ := t.api.Float(re)
+			i, _ := t.api.Float(im)
+			return complex(r, i), nil
+		}
+	case *TupleV, *ListV:
+		var items []Value
+		if tv, ok := x.(*TupleV); ok {
+			items = tv.Items
+		} else {
+			items = x.(*ListV).Items
+		}
+		out := make([]primtorch.Value, len(items))
+		for i, it := range items {
+			m, err := t.metaVal(f, it)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = m
+		}
+		return out, nil
+	case *SliceV:
+		s := primtorch.Slice{}
+		for i, p := range []Value{x.Start, x.Stop, x.Step} {
+			c, ok := p.(*ConstV)
+			if !ok || !(c.IsNone() || c.IsIntLike()) {
+				return nil, f.unsupported("", "a slice bound %s", p.Describe())
+			}
+			if c.IsNone() {
+				continue
+			}
+			n := c.I
+			switch i {
+			case 0:
+				s.Start = &n
+			case 1:
+				s.Stop = &n
+			case 2:
+				s.Step = &n
+			}
+		}
+		return s, nil
+	case *ObjV:
+		if c, ok := t.objConst(x.Obj); ok {
+			return c, nil
+		}
+	}
+	return nil, f.unsupported("", "passing %s to a tensor op", v.Describe())
+}
+
+// metaFallback learns an op's output metadata by running it on torch's meta device.
+func (t *Tracer) metaFallback(f *frame, method bool, target string, args []Value, kw []kwArg) (primtorch.Value, error) {
+	api := t.api
+	objs := make([]py.Obj, len(args))
+	for i, a := range args {
+		o, err := t.metaObj(f, a)
+		if err != nil {
+			return nil, err
+		}
+		objs[i] = o
+	}
+	var keys, vals []py.Obj
+	for _, k := range kw {
+		o, err := t.metaObj(f, k.Val)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, api.NewStr(k.Name))
+		vals = append(vals, o)
+	}
+	kwd, err := api.NewDict(keys, vals)
+	if err != nil {
+		return nil, err
+	}
+	r, err := t.env.callRuntime("meta_call", api.NewStr(target), api.NewBool(method), api.NewTuple(objs), kwd)
+	if err != nil {
+		return nil, f.unsupported("", "%s: ptgo has no meta function for it and torch's meta kernel failed (%v)", target, err)
+	}
+	dev := primtorch.CPU
+	if ins := tensorsIn(args, kw); len(ins) > 0 {
+		dev = ins[0].Meta.Device
+	}
+	logs.Printf(logs.PerfHints, "%s has no Go meta function; used torch's meta kernel (%s)", target, f.shortWhereUser())
+	return t.parseMetaResult(f, r, dev)
+}
+
+// metaObj converts a value to what ptgo._runtime.meta_call expects.
+func (t *Tracer) metaObj(f *frame, v Value) (py.Obj, error) {
+	switch x := v.(type) {
+	case *TensorV:
+		m := x.Meta
+		return t.env.callRuntime("TensorSpec", t.api.NewTuple(intObjs(t.api, m.Shape)), t.api.NewTuple(intObjs(t.api, m.Strides)),
+			t.api.NewInt(m.Offset), t.api.NewInt(int64(m.DType)), t.api.NewBool(m.RequiresGrad))
+	case *TupleV:
+		items := make([]py.Obj, len(x.Items))
+		for i, it := range x.Items {
+			o, err := t.metaObj(f, it)
+			if err != nil {
+				return 0, err
+			}
+			items[i] = o
+		}
+		return t.api.NewTuple(items), nil
+	case *ListV:
+		items := make([]py.Obj, len(x.Items))
+		for i, it := range x.Items {
+			o, err := t.metaObj(f, it)
+			if err != nil {
+				return 0, err
+			}
+			items[i] = o
+		}
+		return t.api.NewList(items), nil
+	}
+	return t.toObj(f, v)
+}
+
+func intObjs(api py.API, xs []int64) []py.Obj {
+	out := make([]py.Obj, len(xs))
+	for i, x := range xs {
+		out[i] = api.NewInt(x)
+	}
+	return out
+}
+
+func (t *Tracer) parseMetaResult(f *frame, r py.Obj, dev primtorch.Device) (primtorch.Value, error) {
+	api := t.api
+	switch api.Kind(r) {
+	case py.KTuple:
+		n, _ := api.Len(r)
+		if n == 2 {
+			first, _ := api.Index(r, 0)
+			if s, err := api.Str(first); err == nil && s == "scalar" {
+				v, _ := api.Index(r, 1)
+				c, err := t.constFromObj(v)
+				if err != nil {
+					return nil, err
+				}
+				cv := c.(*ConstV)
+				switch cv.Kind {
+				case py.KNone:
+					return nil, nil
+				case py.KBool:
+					return cv.I != 0, nil
+				case py.KInt:
+					return cv.I, nil
+				case py.KFloat:
+					return cv.F, nil
+				}
+				return nil, f.unsupported("", "an op returning %s", cv.Describe())
+			}
+		}
+		if n != 5 {
+			return nil, internalError(fmt.Sprintf("meta_call returned a %d-tuple", n))
+		}
+		get := func(i int) py.Obj { o, _ := api.Index(r, i); return o }
+		ints := func(o py.Obj) []int64 {
+			k, _ := api.Len(o)
+			out := make([]int64, k)
+			for i := range out {
+				it, _ := api.Index(o, i)
+				out[i], _ = api.Int(it)
+			}
+			return out
+		}
+		off, _ := api.Int(get(2))
+		dt, _ := api.Int(get(3))
+		return &primtorch.TensorMeta{DType: primtorch.DType(dt), Shape: ints(get(0)), Strides: ints(get(1)), Offset: off, Device: dev}, nil
+	case py.KList:
+		n, _ := api.Len(r)
+		out := make([]primtorch.Value, n)
+		for i := range out {
+			it, _ := api.Index(r, i)
+			v, err := t.parseMetaResult(f, it, dev)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	return nil, internalError("meta_call returned " + api.Repr(r))
+}
+
+// ---- tensor attributes and methods ----------------------------------------------------------
+
+var tensorStaticAttrs = map[string]bool{"shape": true, "dtype": true, "device": true, "ndim": true,
+	"requires_grad": true, "is_cuda": true, "is_leaf": true, "is_sparse": true, "is_quantized": true,
+	"is_meta": true, "is_nested": true, "is_mkldnn": true, "layout": true, "T": true, "mT": true,
+	"data": true, "grad": true, "grad_fn": true, "names": true}
+
+func tensorHasAttr(name string) bool {
+	if tensorStaticAttrs[name] {
+		return true
+	}
+	return primtorch.Lookup("Tensor."+name) != nil || tensorMetaMethods[name]
+}
+
+var tensorMetaMethods = map[string]bool{"size": true, "dim": true, "ndimension": true, "numel": true,
+	"nelement": true, "stride": true, "is_contiguous": true, "is_floating_point": true, "is_complex": true,
+	"element_size": true, "storage_offset": true, "get_device": true, "__len__": true}
+
+func (t *Tracer) tensorAttr(f *frame, x *TensorV, name string) (Value, error) {
+	m := x.Meta
+	switch name {
+	case "shape":
+		return sizeTuple(m.Shape), nil
+	case "dtype":
+		return t.objValue(t.env.DTypeObj(m.DType), nil), nil
+	case "device":
+		return t.deviceValue(f, m.Device)
+	case "ndim":
+		return intV(int64(len(m.Shape))), nil
+	case "requires_grad":
+		return boolV(m.RequiresGrad), nil
+	case "is_cuda":
+		return boolV(m.Device.Type == "cuda"), nil
+	case "is_meta":
+		return boolV(m.Device.Type == "meta"), nil
+	case "is_leaf":
+		if x.Source != nil || x.Node.Op == fxgraph.GetAttr {
+			return boolV(!m.RequiresGrad || x.Node.Op != fxgraph.CallFunction), nil
+		}
+		return boolV(!m.RequiresGrad), nil
+	case "is_sparse", "is_quantized", "is_nested", "is_mkldnn":
+		return falseV, nil
+	case "layout":
+		return t.objValue(t.env.Known("torch.strided"), nil), nil
+	case "names":
+		items := make([]Value, len(m.Shape))
+		for i := range items {
+			items[i] = noneV
+		}
+		return &TupleV{Items: items}, nil
+	case "T":
+		dims := make([]Value, len(m.Shape))
+		for i := range dims {
+			dims[i] = intV(int64(len(m.Shape) - 1 - i))
+		}
+		return t.tensorMethod(f, x, "permute", dims, nil)
+	case "mT":
+		return t.tensorMethod(f, x, "transpose", []Value{intV(-2), intV(-1)}, nil)
+	case "data":
+		return t.tensorMethod(f, x, "detach", nil, nil)
+	case "grad", "grad_fn":
+		if name == "grad_fn" && !m.RequiresGrad {
+			return noneV, nil
+		}
+		return nil, f.unsupported("read it outside the compiled function", "tensor.%s", name)
+	}
+	return &BoundV{Self: x, Name: name}, nil
+}
+
+func sizeTuple(shape []int64) *TupleV {
+	items := make([]Value, len(shape))
+	for i, s := range shape {
+		items[i] = intV(s)
+	}
+	return &TupleV{Items: items, Size: true}
+}
+
+func (t *Tracer) deviceValue(f *frame, d primtorch.Device) (Value, error) {
+	key := "device:" + d.String()
+	if o, ok := t.env.known[key]; ok {
+		return t.objValue(o, nil), nil
+	}
+	o, err := t.api.Call(t.env.Known("torch.device"), []py.Obj{t.api.NewStr(d.String())}, nil)
+	if err != nil {
+		return nil, err
+	}
+	t.env.known[key] = o
+	return t.objValue(o, nil), nil
+}
+
+// dimArg normalizes a dim argument against rank n (negative dims count from the end).
+func dimArg(f *frame, v Value, n int) (int, error) {
+	c, ok := v.(*ConstV)
+	if !ok || !c.IsIntLike() {
+		return 0, f.unsupported("", "dimension %s is not an int", v.Describe())
+	}
+	d := int(c.I)
+	rank := n
+	if rank == 0 {
+		rank = 1
+	}
+	if d < -rank || d >= rank {
+		return 0, f.unsupported("eager raises IndexError", "Dimension out of range (expected to be in range of [%d, %d], but got %d)", -rank, rank-1, d)
+	}
+	if d < 0 {
+		d += rank
+	}
+	return d, nil
+}
+
+// tensorMethod calls x.name(*args): metadata queries are answered, everything else recorded.
+// x may be nil when args[0] is the tensor (torch.numel(x) and friends).
+func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, kw []kwArg) (Value, error) {
+	if x == nil {
+		if len(args) == 0 {
+			return nil, f.unsupported("", "%s() needs a tensor", name)
+		}
+		self, err := t.realize(f, args[0])
+		if err != nil {
+			return nil, err
+		}
+		tv, ok := self.(*TensorV)
+		if !ok {
+			return nil, f.unsupported("", "%s() of %s", name, self.Describe())
+		}
+		x, args = tv, args[1:]
+	}
+	if err := t.realizeAll(f, args); err != nil {
+		return nil, err
+	}
+	m := x.Meta
+	kwv := func(key string) Value {
+		for _, k := range kw {
+			if k.Name == key {
+				return k.Val
+			}
+		}
+		return nil
+	}
+	switch name {
+	case "size", "stride":
+		vals := m.Shape
+		if name == "stride" {
+			vals = m.Strides
+		}
+		dim := kwv("dim")
+		if len(args) > 0 {
+			dim = args[0]
+		}
+		if dim == nil || isNone(dim) {
+			if name == "size" {
+				return sizeTuple(vals), nil
+			}
+			tup := sizeTuple(vals)
+			tup.Size = false
+			return tup, nil
+		}
+		d, err := dimArg(f, dim, len(vals))
+		if err != nil {
+			return nil, err
+		}
+		return intV(vals[d]), nil
+	case "dim", "ndimension":
+		return intV(int64(len(m.Shape))), nil
+	case "numel", "nelement":
+		return intV(m.Numel()), nil
+	case "__len__":
+		return t.getAttrLen(f, x)
+	case "is_contiguous":
+		mf := kwv("memory_format")
+		if len(args) > 0 {
+			mf = args[0]
+		}
+		if mf != nil {
+			if o, ok := mf.(*ObjV); ok {
+				if c, ok := t.objConst(o.Obj); ok && c != primtorch.MemoryFormat("contiguous_format") {
+					return boolV(isChannelsLast(m, string(c.(primtorch.MemoryFormat)))), nil
+				}
+			}
+		}
+		return boolV(m.IsContiguous()), nil
+	case "is_floating_point":
+		return boolV(m.DType.IsFloatingPoint()), nil
+	case "is_complex":
+		return boolV(m.DType.IsComplex()), nil
+	case "element_size":
+		return intV(int64(m.DType.ItemSize())), nil
+	case "storage_offset":
+		return intV(m.Offset), nil
+	case "get_device":
+		if m.Device.Type == "cuda" {
+			return intV(int64(m.Device.Index)), nil
+		}
+		return intV(-1), nil
+	case "type":
+		if len(args) == 0 && len(kw) == 0 {
+			return nil, f.unsupported("use .dtype", "tensor.type() returning a type name")
+		}
+	case "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "data_ptr", "__array__":
+		return nil, f.unsupported("keep it a tensor, or read the value outside the compiled function",
+			"tensor.%s() reads tensor values (data-dependent)", name)
+	case "backward", "register_hook", "retain_grad", "share_memory_", "pin_memory", "record_stream":
+		return nil, f.unsupported("call it outside the compiled function", "tensor.%s()", name)
+	case "__getitem__":
+		return t.tensorIndex(f, x, args[0])
+	case "__setitem__":
+		return noneV, t.tensorSetItem(f, x, args[0], args[1])
+	}
+	all := append([]Value{x}, args...)
+	return t.record(f, true, name, primtorch.Lookup("Tensor."+name), all, kw)
+}
+
+func (t *Tracer) getAttrLen(f *frame, x *TensorV) (Value, error) {
+	n, err := t.length(f, x)
+	return intV(int64(n)), err
+}
+
+func isNone(v Value) bool {
+	c, ok := v.(*ConstV)
+	return ok && c.IsNone()
+}
+
+func isChannelsLast(m *primtorch.TensorMeta, format string) bool {
+	var order []int
+	switch {
+	case format == "channels_last" && len(m.Shape) == 4:
+		order = []int{1, 3, 2, 0}
+	case format == "channels_last_3d" && len(m.Shape) == 5:
+		order = []int{1, 4, 3, 2, 0}
+	default:
+		return false
+	}
+	acc := int64(1)
+	for _, d := range order {
+		if m.Shape[d] == 1 {
+			continue
+		}
+		if m.Strides[d] != acc {
+			return false
+		}
+		acc *= m.Shape[d]
+	}
+	return true
+}
+
+// tensorIndex records x[idx].
+func (t *Tracer) tensorIndex(f *frame, x *TensorV, idx Value) (Value, error) {
+	return t.record(f, false, "operator.getitem", primtorch.Lookup("operator.getitem"), []Value{x, idx}, nil)
+}
+
+// tensorSetItem records x[idx] = val (a mutation of x the graph performs).
+func (t *Tracer) tensorSetItem(f *frame, x *TensorV, idx, val Value) error {
+	_, err := t.record(f, false, "operator.setitem", primtorch.Lookup("operator.setitem"), []Value{x, idx, val}, nil)
+	return err
+}
+
+// unbindTensor lists x[0], x[1], ... (iterating over a tensor).
+func (t *Tracer) unbindTensor(f *frame, x *TensorV) ([]Value, error) {
+	if len(x.Meta.Shape) == 0 {
+		return nil, f.unsupported("", "iteration over a 0-d tensor")
+	}
+	n := x.Meta.Shape[0]
+	if n > 4096 {
+		return nil, f.unsupported("", "iterating over %d rows of a tensor", n)
+	}
+	out := make([]Value, n)
+	for i := int64(0); i < n; i++ {
+		v, err := t.tensorIndex(f, x, intV(i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,150 @@
+package fxgraph
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"ptgo/primtorch"
+)
+
+// TestExportGolden writes testdata/export/*.json, which tests/test_fx_export.py turns into
+// torch.fx GraphModules and runs against eager torch.
+func TestExportGolden(t *testing.T) {
+	var names []string
+	for _, tc := range exportGraphs {
+		names = append(names, tc.name)
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.build()
+			require.NoError(t, Verify(g, nil))
+			data, err := EncodeJSON(g)
+			require.NoError(t, err)
+			golden(t, filepath.Join("testdata", "export", tc.name+".json"), data)
+		})
+	}
+	if !*update {
+		requireNoStaleGoldens(t, filepath.Join("testdata", "export"), ".json", names)
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, tc := range allGraphs() {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.build()
+			data, err := EncodeJSON(g)
+			require.NoError(t, err)
+			back, err := DecodeJSON(data)
+			require.NoError(t, err)
+			require.Empty(t, Diff(g, back))
+			again, err := EncodeJSON(back)
+			require.NoError(t, err)
+			require.Equal(t, string(data), string(again))
+		})
+	}
+}
+
+func TestJSONDecodeReservesNames(t *testing.T) {
+	data, err := EncodeJSON(mlpGraph())
+	require.NoError(t, err)
+	g, err := DecodeJSON(data)
+	require.NoError(t, err)
+	require.Equal(t, "relu_1", g.AddCall("torch.relu", []Arg{g.Nodes[0]}, nil, f32(4, 8)).Name)
+}
+
+var encodeErrorTests = []struct {
+	name   string
+	mutate func(g *Graph)
+	want   string
+}{
+	{"Go int", func(g *Graph) { node(g, "relu").Args = append(node(g, "relu").Args, c(3)) }, "node %relu: argument 1: constant of Go type int; use int64 or float64"},
+	{"nil arg", func(g *Graph) { node(g, "relu").Kwargs = []Kwarg{{"k", nil}} }, "node %relu: keyword argument k: argument of Go type <nil> is not an fxgraph Arg"},
+	{"later node", func(g *Graph) { node(g, "relu").Args[0] = node(g, "linear_1") }, "node %relu: argument 0: %linear_1 is not defined before this node"},
+	{"meta type", func(g *Graph) { node(g, "relu").Meta = "f32" }, "node %relu: meta: meta of Go type string is not a tensor meta, tuple or scalar"},
+	{"meta device", func(g *Graph) { node(g, "relu").TensorMeta().Device = primtorch.Device{} }, "node %relu: meta: device type is empty"},
+	{"nested dict", func(g *Graph) {
+		g.OutputNode().Args[0] = Dict{[]DictEntry{{"k", list(Const{uint8(1)})}}}
+	}, `node %output: argument 0: dict key "k": constant of Go type uint8`},
+}
+
+func TestEncodeJSONErrors(t *testing.T) {
+	for _, tt := range encodeErrorTests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := mlpGraph()
+			tt.mutate(g)
+			_, err := EncodeJSON(g)
+			require.ErrorContains(t, err, "fxgraph: cannot encode graph forward as JSON: "+tt.want)
+		})
+	}
+}
+
+const okNodes = `{"name": "x", "op": "placeholder", "target": "x", "meta": {"tensor": {"dtype": "float32", "shape": [2]}}}`
+
+var decodeErrorTests = []struct {
+	name, json, want string
+}{
+	{"not json", `{"version": 1,`, "unexpected EOF"},
+	{"no version", `{"name": "f", "nodes": []}`, "version is not 1"},
+	{"future version", `{"version": 2, "name": "f", "nodes": []}`, "version is not 1"},
+	{"trailing data", `{"version": 1, "name": "f", "nodes": []} {}`, "data after the graph object"},
+	{"unknown field", `{"version": 1, "name": "f", "nodes": [{"name": "x", "op": "placeholder", "targ": "x"}]}`, `unknown field "targ"`},
+	{"unknown op", `{"version": 1, "name": "f", "nodes": [{"name": "x", "op": "call", "target": "x"}]}`, `node 0 ("x"): unknown op "call"`},
+	{"duplicate name", `{"version": 1, "name": "f", "nodes": [` + okNodes + `, ` + okNodes + `]}`, `node 1 ("x"): name is used twice`},
+	{"undefined node", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"node": "y"}]}]}`, `args[0]: node "y" is not defined before this node`},
+	{"bare float", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [1.5]}]}`, `number 1.5 is not an int64; floats are written {"float": "1.5"}`},
+	{"bare list", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [[1]]}]}`, "bare JSON array"},
+	{"two tags", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"list": [], "tuple": []}]}]}`, "object with 2 keys"},
+	{"unknown tag", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"set": []}]}]}`, `unknown tag "set"`},
+	{"bad float", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"float": "one"}]}]}`, `bad float "one"`},
+	{"float not string", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"float": 1.5}]}]}`, "float value 1.5 is not a string"},
+	{"bad dtype", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"dtype": "float31"}]}]}`, "unknown dtype float31"},
+	{"bad device", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"device": "tpu"}]}]}`, "ptgo knows cpu, cuda and meta"},
+	{"short slice", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"slice": [1, 2]}]}]}`, "slice has 2 parts"},
+	{"bad kwarg", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "kwargs": [["a"]]}]}`, `kwargs[0] is not a ["name", ARG] pair`},
+	{"bad dict", `{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"dict": [[1, 2]]}]}]}`, `dict entry 0 is not a ["key", ARG] pair`},
+	{"meta field", `{"version": 1, "name": "f", "nodes": [{"name": "x", "op": "placeholder", "target": "x", "meta": {"tensor": {"dtype": "float32", "shape": [2], "size": [2]}}}]}`, `unknown tensor meta field "size"`},
+	{"meta shape", `{"version": 1, "name": "f", "nodes": [{"name": "x", "op": "placeholder", "target": "x", "meta": {"tensor": {"dtype": "float32", "shape": [2.5]}}}]}`, "shape[0] = 2.5 is not an int64"},
+	{"meta no dtype", `{"version": 1, "name": "f", "nodes": [{"name": "x", "op": "placeholder", "target": "x", "meta": {"tensor": {"shape": [2]}}}]}`, "tensor meta needs dtype and shape"},
+	{"meta string", `{"version": 1, "name": "f", "nodes": [{"name": "x", "op": "placeholder", "target": "x", "meta": "f32"}]}`, "a string is not a meta"},
+	{"meta tag", `{"version": 1, "name": "f", "nodes": [{"name": "x", "op": "placeholder", "target": "x", "meta": {"list": []}}]}`, `unknown meta tag "list"`},
+}
+
+func TestDecodeJSONErrors(t *testing.T) {
+	for _, tt := range decodeErrorTests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeJSON([]byte(tt.json))
+			require.ErrorContains(t, err, "fxgraph: cannot decode graph JSON")
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+func TestDecodeJSONDefaults(t *testing.T) {
+	g, err := DecodeJSON([]byte(`{"version": 1, "name": "f", "nodes": [` + okNodes + `,
+		{"name": "output", "op": "output", "target": "output", "args": [{"tuple": [{"node": "x"}]}]}]}`))
+	require.NoError(t, err)
+	require.Equal(t, "graph f(x: f32[2]):\n  return (%x,)\n", g.String())
+	require.NoError(t, Verify(g, nil))
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, tc := range allGraphs() {
+		data, err := EncodeJSON(tc.build())
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	for _, tt := range decodeErrorTests {
+		f.Add([]byte(tt.json))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := DecodeJSON(data)
+		if err != nil {
+			return
+		}
+		again, err := EncodeJSON(g)
+		require.NoError(t, err, "a decoded graph must encode")
+		back, err := DecodeJSON(again)
+		require.NoError(t, err)
+		require.Empty(t, Diff(g, back))
+	})
+}

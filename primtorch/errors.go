@@ -1,0 +1,83 @@
+package primtorch
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The three kinds of error a meta function returns. Test with errors.Is; the concrete error is
+// always an *Error.
+var (
+	// ErrInvalid: the call is wrong (bad argument types, shapes that do not broadcast, a
+	// dimension out of range, ...). Eager PyTorch raises the same error; the message is torch's.
+	ErrInvalid = errors.New("invalid call")
+	// ErrUnsupported: the call is valid but ptgo cannot compute its meta (a rare einsum form, a
+	// mode ptgo does not implement). The capture stage falls back to eager for it.
+	ErrUnsupported = errors.New("unsupported by ptgo")
+	// ErrDataDependent: the result's shape (or value) depends on tensor data: nonzero, unique,
+	// masked_select, bool-mask indexing, item. The capture stage falls back to eager for it.
+	ErrDataDependent = errors.New("data-dependent output")
+)
+
+// Error is what Meta and binding return. Msg is the message torch gives for the same call
+// (for ErrInvalid) or says what is unsupported; PyType is the Python exception class torch
+// raises ("TypeError", "RuntimeError", "IndexError", "ValueError"), empty for the other kinds.
+type Error struct {
+	Kind   error
+	Op     string
+	PyType string
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	var hint string
+	switch e.Kind {
+	case ErrInvalid:
+		hint = "eager PyTorch rejects the same call; fix the arguments"
+	case ErrDataDependent:
+		hint = "the result depends on tensor values, so ptgo runs this call eagerly"
+	default:
+		hint = "ptgo runs this call eagerly"
+	}
+	op := e.Op
+	if op == "" {
+		op = "?"
+	}
+	return fmt.Sprintf("primtorch: %s (op %s); %s", e.Msg, op, hint)
+}
+
+func (e *Error) Unwrap() error { return e.Kind }
+
+func newErr(kind error, pyType, format string, args ...any) *Error {
+	return &Error{Kind: kind, PyType: pyType, Msg: fmt.Sprintf(format, args...)}
+}
+
+// runtimeErrorf, typeErrorf, indexErrorf and valueErrorf build ErrInvalid errors carrying the
+// Python exception class torch raises for them.
+func runtimeErrorf(format string, args ...any) *Error {
+	return newErr(ErrInvalid, "RuntimeError", format, args...)
+}
+func typeErrorf(format string, args ...any) *Error {
+	return newErr(ErrInvalid, "TypeError", format, args...)
+}
+func indexErrorf(format string, args ...any) *Error {
+	return newErr(ErrInvalid, "IndexError", format, args...)
+}
+func valueErrorf(format string, args ...any) *Error {
+	return newErr(ErrInvalid, "ValueError", format, args...)
+}
+func unsupportedf(format string, args ...any) *Error {
+	return newErr(ErrUnsupported, "", format, args...)
+}
+func dataDependentf(format string, args ...any) *Error {
+	return newErr(ErrDataDependent, "", format, args...)
+}
+
+// withOp stamps op's name on err when it is an *Error without one.
+func withOp(err error, name string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Op == "" {
+		e.Op = name
+	}
+	return err
+}

@@ -1,0 +1,218 @@
+package primtorch
+
+import "sort"
+
+// Memory formats (torch.memory_format values).
+const (
+	ContiguousFormat MemoryFormat = "contiguous_format"
+	ChannelsLast     MemoryFormat = "channels_last"
+	ChannelsLast3d   MemoryFormat = "channels_last_3d"
+	PreserveFormat   MemoryFormat = "preserve_format"
+)
+
+// channelsLastOrder lists dims from fastest to slowest for channels_last (4-d) and
+// channels_last_3d (5-d).
+func channelsLastOrder(ndim int) []int {
+	switch ndim {
+	case 4:
+		return []int{1, 3, 2, 0}
+	case 5:
+		return []int{1, 4, 3, 2, 0}
+	}
+	return nil
+}
+
+// ChannelsLastStrides returns the strides torch gives a channels_last (4-d) or
+// channels_last_3d (5-d) tensor of this shape; sizes are multiplied as they are, zeros included.
+func ChannelsLastStrides(shape []int64) []int64 {
+	order := channelsLastOrder(len(shape))
+	st := make([]int64, len(shape))
+	acc := int64(1)
+	for _, d := range order {
+		st[d] = acc
+		acc *= shape[d]
+	}
+	return st
+}
+
+// StridesFor returns the strides of a new tensor of shape in memory format mf (contiguous
+// unless mf is channels_last and the rank fits).
+func StridesFor(shape []int64, mf MemoryFormat) []int64 {
+	if (mf == ChannelsLast && len(shape) == 4) || (mf == ChannelsLast3d && len(shape) == 5) {
+		return ChannelsLastStrides(shape)
+	}
+	return ContiguousStrides(shape)
+}
+
+// isChannelsLastContiguous is torch's is_contiguous(memory_format=channels_last[_3d]) for a
+// 4-d (5-d) tensor: strides are exactly channels-last, ignoring size-1 dims.
+func isChannelsLastContiguous(m *TensorMeta) bool {
+	order := channelsLastOrder(len(m.Shape))
+	if order == nil {
+		return false
+	}
+	expected := int64(1)
+	for _, d := range order {
+		if m.Shape[d] != 1 {
+			if m.Strides[d] != expected {
+				return false
+			}
+			expected *= m.Shape[d]
+		}
+	}
+	return true
+}
+
+// IsNonOverlappingAndDense reports whether the tensor's elements fill a contiguous block of
+// memory exactly once, in some dim order.
+func (m *TensorMeta) IsNonOverlappingAndDense() bool {
+	if m.IsContiguous() || isChannelsLastContiguous(m) {
+		return true
+	}
+	n := len(m.Shape)
+	if n == 1 {
+		return m.Shape[0] < 2 || m.Strides[0] == 1
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	sort.SliceStable(perm, func(i, j int) bool {
+		a, b := perm[i], perm[j]
+		if m.Shape[a] < 2 {
+			return false
+		}
+		if m.Shape[b] < 2 {
+			return true
+		}
+		return m.Strides[a] < m.Strides[b]
+	})
+	require := int64(1)
+	for _, d := range perm {
+		if m.Shape[d] < 2 {
+			return true
+		}
+		if m.Strides[d] != require {
+			return false
+		}
+		require *= m.Shape[d]
+	}
+	return true
+}
+
+// stridesLikeChannelsLast is torch's is_strides_like_channels_last[_3d] heuristic: strides
+// decrease in channels-last dim order (it does not require density).
+func stridesLikeChannelsLast(shape, strides []int64) bool {
+	order := channelsLastOrder(len(shape))
+	if order == nil || strides[1] == 0 {
+		return false
+	}
+	min := int64(0)
+	for _, d := range order {
+		if shape[d] == 0 {
+			return false
+		}
+		if strides[d] < min {
+			return false
+		}
+		if d == 0 && min == strides[1] {
+			return false
+		}
+		min = strides[d]
+		if shape[d] > 1 {
+			min *= shape[d]
+		}
+	}
+	return true
+}
+
+// SuggestMemoryFormat is torch's Tensor.suggest_memory_format(): channels_last[_3d] when the
+// strides look channels-last, else contiguous.
+func (m *TensorMeta) SuggestMemoryFormat() MemoryFormat {
+	if stridesLikeChannelsLast(m.Shape, m.Strides) {
+		if len(m.Shape) == 4 {
+			return ChannelsLast
+		}
+		return ChannelsLast3d
+	}
+	return ContiguousFormat
+}
+
+// sortDimsByStride orders dims from fastest to slowest as TensorIterator does: an insertion
+// sort starting from the reversed dim order, where a comparison involving a zero stride is
+// ambiguous (the dims keep their order) and equal strides put the smaller size first.
+// strides[i] are per-operand stride lists; shape is the common shape.
+func sortDimsByStride(shape []int64, strides [][]int64) []int {
+	n := len(shape)
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = n - 1 - i
+	}
+	if n <= 1 {
+		return perm
+	}
+	shouldSwap := func(d0, d1 int) int {
+		for _, st := range strides {
+			s0, s1 := st[d0], st[d1]
+			if s0 == 0 || s1 == 0 {
+				continue
+			}
+			if s0 < s1 {
+				return -1
+			}
+			if s0 > s1 {
+				return 1
+			}
+			if shape[d0] > shape[d1] {
+				return 1
+			}
+		}
+		return 0
+	}
+	for i := 1; i < n; i++ {
+		d1 := i
+		for d0 := i - 1; d0 >= 0; d0-- {
+			c := shouldSwap(perm[d0], perm[d1])
+			if c > 0 {
+				perm[d0], perm[d1] = perm[d1], perm[d0]
+				d1 = d0
+			} else if c < 0 {
+				break
+			}
+		}
+	}
+	return perm
+}
+
+// inferDenseStrides is torch's infer_dense_strides: dense strides that keep the dim order of
+// strides (empty_like of a non-dense tensor).
+func inferDenseStrides(shape, strides []int64) []int64 {
+	perm := sortDimsByStride(shape, [][]int64{strides})
+	out := make([]int64, len(shape))
+	acc := int64(1)
+	for _, d := range perm {
+		out[d] = acc
+		if shape[d] > 1 {
+			acc *= shape[d]
+		}
+	}
+	return out
+}
+
+// LikeStrides returns the strides of empty_like(m, memory_format=mf) (clone, zeros_like, to,
+// ...): preserve_format keeps m's strides when m is dense, keeps its dim order when it is not.
+func LikeStrides(m *TensorMeta, mf MemoryFormat) []int64 {
+	switch mf {
+	case "", PreserveFormat:
+		if m.IsNonOverlappingAndDense() {
+			return append([]int64(nil), m.Strides...)
+		}
+		return inferDenseStrides(m.Shape, m.Strides)
+	}
+	return StridesFor(m.Shape, mf)
+}
+
+// emptyLike returns the meta of empty_like(m, dtype) in memory format mf.
+func emptyLike(m *TensorMeta, dt DType, mf MemoryFormat) *TensorMeta {
+	return &TensorMeta{DType: dt, Shape: append([]int64(nil), m.Shape...), Strides: LikeStrides(m, mf), Device: m.Device}
+}

@@ -1,0 +1,284 @@
+package primtorch
+
+import "math"
+
+// factoryOptions reads dtype/device/requires_grad of a factory, with dtype defaulting to def.
+func factoryOptions(a *Args, def DType, defDev Device) (DType, Device, bool, error) {
+	dt, ok := a.DType("dtype")
+	if !ok {
+		dt = def
+	}
+	dev := defDev
+	if v, ok := a.Opt("device"); ok && v != nil {
+		dev = v.(Device)
+	}
+	if dev.Type == "" {
+		dev = CPU
+	}
+	if l, ok := a.Opt("layout"); ok && l != nil && l.(Layout) != "strided" && l.(Layout) != "torch.strided" {
+		return 0, dev, false, unsupportedf("layout %s", l)
+	}
+	rg := a.Flag("requires_grad")
+	if rg && !isFloatOrComplex(dt) {
+		return 0, dev, false, runtimeErrorf("Only Tensors of floating point and complex dtype can require gradients")
+	}
+	return dt, dev, rg, nil
+}
+
+func checkSize(size []int64) error {
+	for _, s := range size {
+		if s < 0 {
+			return runtimeErrorf("Trying to create tensor with negative dimension %d: %s", s, fmtShape(size))
+		}
+	}
+	return nil
+}
+
+// metaFactory is zeros/ones/empty/rand/randn/full(size, ...): a new contiguous tensor.
+func metaFactory(a *Args) (Value, error) {
+	size := a.Ints("size")
+	if err := checkSize(size); err != nil {
+		return nil, err
+	}
+	def := DefaultFloat
+	if v, ok := a.Opt("fill_value"); ok {
+		def, _ = scalarDType(v)
+	}
+	if v, ok := a.Opt("high"); ok && v != nil {
+		def = Int64
+	}
+	dt, dev, rg, err := factoryOptions(a, def, CPU)
+	if err != nil {
+		return nil, err
+	}
+	if a.Op.Random && a.Op.Schema.Name != "randint" && !isFloatOrComplex(dt) {
+		kernel := "check_uniform_bounds"
+		if a.Op.Schema.Name == "randn" {
+			kernel = "normal_kernel_cpu"
+		}
+		return nil, notImplementedFor(kernel, dt)
+	}
+	mf := ContiguousFormat
+	if v, ok := a.Opt("memory_format"); ok && v != nil {
+		mf = v.(MemoryFormat)
+	}
+	if (mf == ChannelsLast && len(size) != 4) || (mf == ChannelsLast3d && len(size) != 5) {
+		return nil, runtimeErrorf("required rank %d tensor to use %s format", map[MemoryFormat]int{ChannelsLast: 4, ChannelsLast3d: 5}[mf], mf)
+	}
+	return &TensorMeta{DType: dt, Shape: append([]int64{}, size...), Strides: StridesFor(size, mf), Device: dev, RequiresGrad: rg}, nil
+}
+
+// metaLike is zeros_like/ones_like/empty_like/full_like/rand_like/randn_like/randint_like.
+func metaLike(a *Args) (Value, error) {
+	self := selfTensor(a)
+	dt, dev, rg, err := factoryOptions(a, self.DType, deviceOf(self))
+	if err != nil {
+		return nil, err
+	}
+	mf, _ := a.Get("memory_format").(MemoryFormat)
+	out := emptyLike(self, dt, mf)
+	out.Device, out.RequiresGrad = dev, rg
+	return out, nil
+}
+
+// metaNew is Tensor.new_zeros/new_ones/new_empty/new_full: dtype and device default to self's.
+func metaNew(a *Args) (Value, error) {
+	self := selfTensor(a)
+	size := a.Ints("size")
+	if err := checkSize(size); err != nil {
+		return nil, err
+	}
+	dt, dev, rg, err := factoryOptions(a, self.DType, deviceOf(self))
+	if err != nil {
+		return nil, err
+	}
+	return &TensorMeta{DType: dt, Shape: append([]int64{}, size...), Strides: ContiguousStrides(size), Device: dev, RequiresGrad: rg}, nil
+}
+
+func scalarFloat(v Value) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	case bool:
+		if v {
+			return 1
+		}
+	}
+	return 0
+}
+
+func metaArange(a *Args) (Value, error) {
+	start, hasStart := a.Opt("start")
+	if !hasStart {
+		start = int64(0)
+	}
+	end := a.Get("end")
+	step, hasStep := a.Opt("step")
+	if !hasStep {
+		step = int64(1)
+	}
+	def := Int64
+	for _, v := range []Value{start, end, step} {
+		if _, isF := v.(float64); isF {
+			def = DefaultFloat
+		}
+	}
+	dt, dev, rg, err := factoryOptions(a, def, CPU)
+	if err != nil {
+		return nil, err
+	}
+	s, e, st := scalarFloat(start), scalarFloat(end), scalarFloat(step)
+	if st == 0 {
+		return nil, runtimeErrorf("step must be nonzero")
+	}
+	if math.IsInf(s, 0) || math.IsInf(e, 0) || math.IsNaN(s) || math.IsNaN(e) {
+		return nil, runtimeErrorf("unsupported range: %s -> %s", fmtFloat(s), fmtFloat(e))
+	}
+	if (st > 0 && e < s) || (st < 0 && e > s) {
+		return nil, runtimeErrorf("upper bound and larger bound inconsistent with step sign")
+	}
+	var n float64
+	if dt.IsIntegral(true) {
+		n = math.Ceil(float64(int64(e)-int64(s)) / float64(int64(st)))
+		if int64(st) == 0 {
+			return nil, runtimeErrorf("step must be nonzero")
+		}
+	} else {
+		n = math.Ceil((e - s) / st)
+	}
+	return &TensorMeta{DType: dt, Shape: []int64{int64(n)}, Strides: []int64{1}, Device: dev, RequiresGrad: rg}, nil
+}
+
+func metaLinspace(a *Args) (Value, error) {
+	steps := a.Int("steps")
+	if steps < 0 {
+		return nil, runtimeErrorf("number of steps must be non-negative")
+	}
+	dt, dev, rg, err := factoryOptions(a, DefaultFloat, CPU)
+	if err != nil {
+		return nil, err
+	}
+	return &TensorMeta{DType: dt, Shape: []int64{steps}, Strides: []int64{1}, Device: dev, RequiresGrad: rg}, nil
+}
+
+func metaEye(a *Args) (Value, error) {
+	n := a.Int("n")
+	m, ok := a.OptInt("m")
+	if !ok {
+		m = n
+	}
+	if n < 0 {
+		return nil, runtimeErrorf("n must be greater or equal to 0, got %d", n)
+	}
+	if m < 0 {
+		return nil, runtimeErrorf("m must be greater or equal to 0, got %d", m)
+	}
+	dt, dev, rg, err := factoryOptions(a, DefaultFloat, CPU)
+	if err != nil {
+		return nil, err
+	}
+	return &TensorMeta{DType: dt, Shape: []int64{n, m}, Strides: ContiguousStrides([]int64{n, m}), Device: dev, RequiresGrad: rg}, nil
+}
+
+func metaRandperm(a *Args) (Value, error) {
+	n := a.Int("n")
+	if n < 0 {
+		return nil, runtimeErrorf("n must be non-negative, got%d", n)
+	}
+	dt, dev, rg, err := factoryOptions(a, Int64, CPU)
+	if err != nil {
+		return nil, err
+	}
+	return &TensorMeta{DType: dt, Shape: []int64{n}, Strides: []int64{1}, Device: dev, RequiresGrad: rg}, nil
+}
+
+func metaEmptyStrided(a *Args) (Value, error) {
+	size, stride := a.Ints("size"), a.Ints("stride")
+	if err := checkSize(size); err != nil {
+		return nil, err
+	}
+	if len(size) != len(stride) {
+		return nil, runtimeErrorf("mismatch in length of strides and shape")
+	}
+	dt, dev, rg, err := factoryOptions(a, DefaultFloat, CPU)
+	if err != nil {
+		return nil, err
+	}
+	return &TensorMeta{DType: dt, Shape: append([]int64{}, size...), Strides: append([]int64{}, stride...), Device: dev, RequiresGrad: rg}, nil
+}
+
+// metaTensor is torch.tensor(data): shape and dtype inferred from nested Python numbers.
+func metaTensor(a *Args) (Value, error) {
+	data := a.Get("data")
+	if _, ok := data.(*TensorMeta); ok {
+		return nil, unsupportedf("torch.tensor(tensor) copies data ptgo does not see")
+	}
+	var shape []int64
+	kind := -1 // max category: 0 bool, 1 int, 2 float, 3 complex
+	var walk func(v Value, depth int) error
+	walk = func(v Value, depth int) error {
+		if s, ok := sequence(v); ok {
+			if depth == len(shape) {
+				shape = append(shape, int64(len(s)))
+			} else if depth > len(shape) || shape[depth] != int64(len(s)) {
+				return valueErrorf("expected sequence of length %d at dim %d (got %d)", shape[depth], depth, len(s))
+			}
+			for _, e := range s {
+				if err := walk(e, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if depth < len(shape) {
+			return typeErrorf("not a sequence")
+		}
+		var k int
+		switch v.(type) {
+		case bool:
+			k = 0
+		case int64, int:
+			k = 1
+		case float64:
+			k = 2
+		case complex128:
+			k = 3
+		case *TensorMeta:
+			return unsupportedf("torch.tensor of a list holding tensors")
+		default:
+			return typeErrorf("Could not infer dtype of %s", pyTypeName(v))
+		}
+		kind = max(kind, k)
+		return nil
+	}
+	if err := walk(data, 0); err != nil {
+		return nil, err
+	}
+	def := DefaultFloat
+	switch kind {
+	case 0:
+		def = Bool
+	case 1:
+		def = Int64
+	case 3:
+		def = DefaultComplex
+	}
+	dt, dev, rg, err := factoryOptions(a, def, CPU)
+	if err != nil {
+		return nil, err
+	}
+	if shape == nil {
+		shape = []int64{}
+	}
+	return &TensorMeta{DType: dt, Shape: shape, Strides: ContiguousStrides(shape), Device: dev, RequiresGrad: rg}, nil
+}
+
+func metaScalarTensor(a *Args) (Value, error) {
+	dt, dev, rg, err := factoryOptions(a, DefaultFloat, CPU)
+	if err != nil {
+		return nil, err
+	}
+	return &TensorMeta{DType: dt, Shape: []int64{}, Strides: []int64{}, Device: dev, RequiresGrad: rg}, nil
+}

@@ -1,0 +1,604 @@
+package primtorch
+
+import "math"
+
+// indexItem is one element of a getitem/setitem index after normalisation.
+type indexItem struct {
+	kind   byte // 'i' int, 's' slice, 'n' None, 'e' Ellipsis, 'b' Python bool, 't' tensor
+	i      int64
+	slice  Slice
+	b      bool
+	tensor *TensorMeta
+}
+
+// listIndexMeta converts a nested list of ints (x[[0, 2]]) to the int64 (or bool) tensor torch
+// makes of it.
+func listIndexMeta(v []Value) (*TensorMeta, error) {
+	var shape []int64
+	allBool := true
+	var walk func(v Value, depth int) error
+	walk = func(v Value, depth int) error {
+		if s, ok := sequence(v); ok {
+			if depth == len(shape) {
+				shape = append(shape, int64(len(s)))
+			} else if shape[depth] != int64(len(s)) {
+				return valueErrorf("expected sequence of length %d at dim %d (got %d)", shape[depth], depth, len(s))
+			}
+			for _, e := range s {
+				if err := walk(e, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		switch v.(type) {
+		case bool:
+		case int64, int:
+			allBool = false
+		default:
+			return indexErrorf("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got %s)", pyTypeName(v))
+		}
+		return nil
+	}
+	if err := walk(v, 0); err != nil {
+		return nil, err
+	}
+	dt := Int64
+	if allBool && len(v) > 0 {
+		dt = Bool
+	}
+	return newTensor(dt, shape, CPU), nil
+}
+
+// treatSequenceAsTuple is torch's rule for a list index: a list holding slices, None, Ellipsis,
+// tensors or sequences indexes several dims (numpy's legacy behaviour); a list of numbers is one
+// index tensor.
+func treatSequenceAsTuple(s []Value) bool {
+	if len(s) >= 32 {
+		return false
+	}
+	for _, e := range s {
+		switch e.(type) {
+		case *TensorMeta, Slice, Ellipsis, nil, []Value, Tuple:
+			return true
+		}
+	}
+	return false
+}
+
+func parseIndex(index Value) ([]indexItem, error) {
+	var elems []Value
+	switch ix := index.(type) {
+	case Tuple:
+		elems = ix
+	case []Value:
+		if treatSequenceAsTuple(ix) {
+			elems = ix
+		} else {
+			t, err := listIndexMeta(ix)
+			if err != nil {
+				return nil, err
+			}
+			return []indexItem{{kind: 't', tensor: t}}, nil
+		}
+	default:
+		elems = []Value{index}
+	}
+	items := make([]indexItem, 0, len(elems))
+	for _, e := range elems {
+		switch e := e.(type) {
+		case int64:
+			items = append(items, indexItem{kind: 'i', i: e})
+		case int:
+			items = append(items, indexItem{kind: 'i', i: int64(e)})
+		case Slice:
+			items = append(items, indexItem{kind: 's', slice: e})
+		case nil:
+			items = append(items, indexItem{kind: 'n'})
+		case Ellipsis:
+			items = append(items, indexItem{kind: 'e'})
+		case bool:
+			items = append(items, indexItem{kind: 'b', b: e})
+		case *TensorMeta:
+			items = append(items, indexItem{kind: 't', tensor: e})
+		case []Value, Tuple:
+			s, _ := sequence(e)
+			t, err := listIndexMeta(s)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, indexItem{kind: 't', tensor: t})
+		default:
+			return nil, indexErrorf("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got %s)", pyTypeName(e))
+		}
+	}
+	return items, nil
+}
+
+// sliceMeta is at::slice(dim, start, stop, step) with Python's None defaults and clamping.
+func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
+	step := int64(1)
+	if s.Step != nil {
+		step = *s.Step
+	}
+	if step <= 0 {
+		return nil, valueErrorf("step must be greater than zero")
+	}
+	size := self.Shape[d]
+	start, end := int64(0), int64(math.MaxInt64)
+	if s.Start != nil {
+		start = *s.Start
+	}
+	if s.Stop != nil {
+		end = *s.Stop
+	}
+	if start < 0 {
+		start += size
+	}
+	if end < 0 {
+		end += size
+	}
+	if start < 0 {
+		start = 0
+	} else if start >= size {
+		start = size
+	}
+	if end < start {
+		end = start
+	} else if end >= size {
+		end = size
+	}
+	c := self.Clone()
+	c.Offset += start * self.Strides[d]
+	c.Shape[d] = (end - start + step - 1) / step
+	c.Strides[d] *= step
+	return c, nil
+}
+
+// applySlicing applies the basic part of an index (ints, slices, None, Ellipsis) as views and
+// returns the view with the advanced (tensor) indices by dim of that view.
+func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMeta, error) {
+	specified := 0
+	for _, it := range items {
+		switch it.kind {
+		case 'i', 's':
+			specified++
+		case 't':
+			if it.tensor.DType == Bool || it.tensor.DType == UInt8 {
+				specified += max(len(it.tensor.Shape), 1)
+				if len(it.tensor.Shape) == 0 {
+					specified--
+				}
+			} else {
+				specified++
+			}
+		}
+	}
+	if specified > len(self.Shape) {
+		if len(self.Shape) == 0 && len(items) == 1 && items[0].kind == 'i' {
+			return nil, nil, indexErrorf("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+		}
+		return nil, nil, indexErrorf("too many indices for tensor of dimension %d", len(self.Shape))
+	}
+	r := self.Clone()
+	var adv []*TensorMeta
+	record := func(t *TensorMeta, dim int) {
+		for len(adv) <= dim {
+			adv = append(adv, nil)
+		}
+		adv[dim] = t
+	}
+	dim := 0
+	var err error
+	for _, it := range items {
+		switch it.kind {
+		case 'i':
+			if r, err = selectMeta(r, int64(dim), it.i); err != nil {
+				e := err.(*Error)
+				if len(r.Shape) > dim {
+					e.Msg = "index " + itoa(it.i) + " is out of bounds for dimension " + itoa(int64(dim)) + " with size " + itoa(r.Shape[dim])
+				}
+				return nil, nil, e
+			}
+		case 's':
+			if r, err = sliceMeta(r, dim, it.slice); err != nil {
+				return nil, nil, err
+			}
+			dim++
+		case 'e':
+			dim += len(self.Shape) - specified
+		case 'n':
+			r = unsqueezeMeta(r, dim)
+			dim++
+		case 'b':
+			r = unsqueezeMeta(r, dim)
+			n := int64(0)
+			if it.b {
+				n = 1
+			}
+			record(newTensor(Int64, []int64{n}, deviceOf(self)), dim)
+			dim++
+		case 't':
+			t := it.tensor
+			switch {
+			case len(t.Shape) == 0 && (t.DType == Bool || t.DType == UInt8):
+				return nil, nil, dataDependentf("indexing with a 0-dim bool tensor depends on its value")
+			case len(t.Shape) == 0 && t.DType.IsIntegral(false):
+				return nil, nil, dataDependentf("indexing with a 0-dim integer tensor selects by its value")
+			case t.DType == Bool || t.DType == UInt8:
+				for k := range t.Shape {
+					if dim+k >= len(r.Shape) || t.Shape[k] != r.Shape[dim+k] {
+						return nil, nil, indexErrorf("The shape of the mask %s at index %d does not match the shape of the indexed tensor %s at index %d", fmtShape(t.Shape), k, fmtShape(r.Shape), dim+k)
+					}
+				}
+				record(t, dim)
+				dim += len(t.Shape)
+			case t.DType.IsIntegral(false):
+				record(t, dim)
+				dim++
+			default:
+				return nil, nil, indexErrorf("tensors used as indices must be long, int, byte or bool tensors")
+			}
+		}
+	}
+	return r, adv, nil
+}
+
+func itoa(v int64) string { return fmtShape([]int64{v})[1 : len(fmtShape([]int64{v}))-1] }
+
+// advancedIndex is at::index(self, indices): indices[d] indexes dim d (nil: the whole dim).
+func advancedIndex(self *TensorMeta, indices []*TensorMeta) (*TensorMeta, error) {
+	for _, t := range indices {
+		if t != nil && (t.DType == Bool || t.DType == UInt8) {
+			return nil, dataDependentf("indexing with a bool mask: the result's size is the number of true elements")
+		}
+	}
+	var shapes [][]int64
+	for _, t := range indices {
+		if t != nil {
+			shapes = append(shapes, t.Shape)
+		}
+	}
+	bshape, err := BroadcastShapes(shapes...)
+	if err != nil {
+		strs := ""
+		for i, s := range shapes {
+			if i > 0 {
+				strs += ", "
+			}
+			strs += fmtShape(s)
+		}
+		return nil, indexErrorf("shape mismatch: indexing tensors could not be broadcast together with shapes %s", strs)
+	}
+	idx := make([]*TensorMeta, len(self.Shape))
+	for d, t := range indices {
+		if t != nil {
+			if idx[d], err = expandMeta(t, bshape); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Non-adjacent indexed dims move to the front.
+	first, last, count := -1, -1, 0
+	for d, t := range idx {
+		if t != nil {
+			if first < 0 {
+				first = d
+			}
+			last = d
+			count++
+		}
+	}
+	src := self
+	if last-first+1 != count {
+		var perm []int64
+		var nidx []*TensorMeta
+		for d, t := range idx {
+			if t != nil {
+				perm, nidx = append(perm, int64(d)), append(nidx, t)
+			}
+		}
+		for d, t := range idx {
+			if t == nil {
+				perm, nidx = append(perm, int64(d)), append(nidx, nil)
+			}
+		}
+		if src, err = permuteMeta(self, perm); err != nil {
+			return nil, err
+		}
+		idx = nidx
+	}
+	before, after, indexed := 0, 0, 0
+	for _, t := range idx {
+		switch {
+		case t != nil:
+			indexed++
+		case indexed == 0:
+			before++
+		default:
+			after++
+		}
+	}
+	for d, t := range idx {
+		if t != nil && src.Shape[d] == 0 && numel(bshape) != 0 {
+			return nil, indexErrorf("index is out of bounds for dimension with size 0")
+		}
+	}
+	// restride_src: the indexed dims become the broadcast index shape with stride 0.
+	shape := append([]int64(nil), src.Shape[:before]...)
+	st := append([]int64(nil), src.Strides[:before]...)
+	shape = append(shape, bshape...)
+	st = append(st, make([]int64, len(bshape))...)
+	shape = append(shape, src.Shape[before+indexed:]...)
+	st = append(st, src.Strides[before+indexed:]...)
+	restrided := view(src, shape, st, src.Offset)
+	ops := []*TensorMeta{restrided}
+	for _, t := range idx {
+		if t == nil {
+			continue
+		}
+		rs := make([]int64, 0, before+len(t.Shape)+after)
+		for i := 0; i < before; i++ {
+			rs = append(rs, 1)
+		}
+		rs = append(rs, t.Shape...)
+		for i := 0; i < after; i++ {
+			rs = append(rs, 1)
+		}
+		r, err := reshapeAs(t, rs)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, r)
+	}
+	return &TensorMeta{DType: self.DType, Shape: shape, Strides: iterStrides(shape, ops), Device: deviceOf(self)}, nil
+}
+
+func metaGetitem(a *Args) (Value, error) {
+	self := selfTensor(a)
+	items, err := parseIndex(a.Get("index"))
+	if err != nil {
+		return nil, err
+	}
+	r, adv, err := applySlicing(self, items)
+	if err != nil {
+		return nil, err
+	}
+	if len(adv) == 0 {
+		return r, nil
+	}
+	return advancedIndex(r, adv)
+}
+
+func metaSetitem(a *Args) (Value, error) {
+	self := selfTensor(a)
+	items, err := parseIndex(a.Get("index"))
+	if err != nil {
+		return nil, err
+	}
+	r, adv, err := applySlicing(self, items)
+	if err != nil {
+		return nil, err
+	}
+	v := a.Get("value")
+	vm, isTensor := v.(*TensorMeta)
+	if !isTensor {
+		if _, ok := scalarDType(v); !ok {
+			return nil, typeErrorf("can't assign a %s to a %s", pyTypeName(v), "torch."+scalarTypeName(self.DType)+"Tensor")
+		}
+		return nil, nil
+	}
+	if len(adv) == 0 {
+		if _, err := expandMeta(stripLeadingOnes(vm), r.Shape); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	res, err := advancedIndex(r, adv)
+	if err != nil {
+		if isDataDependent(err) && vm.Numel() == 1 {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if _, err := BroadcastShapes(res.Shape, vm.Shape); err != nil || len(vm.Shape) > len(res.Shape) || !shapeEqual(mustBroadcast(res.Shape, vm.Shape), res.Shape) {
+		return nil, runtimeErrorf("shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s", fmtShape(vm.Shape), fmtShape(res.Shape))
+	}
+	return nil, nil
+}
+
+// stripLeadingOnes drops leading size-1 dims (setitem's slicePrefix1sSize).
+func stripLeadingOnes(m *TensorMeta) *TensorMeta {
+	i := 0
+	for i < len(m.Shape) && m.Shape[i] == 1 {
+		i++
+	}
+	return view(m, append([]int64(nil), m.Shape[i:]...), append([]int64(nil), m.Strides[i:]...), m.Offset)
+}
+
+func isDataDependent(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Kind == ErrDataDependent
+}
+
+func checkIndexDType(name string, idx *TensorMeta) error {
+	if idx.DType != Int64 {
+		return runtimeErrorf("%s(): Expected dtype int64 for index", name)
+	}
+	return nil
+}
+
+func metaGather(a *Args) (Value, error) {
+	self, idx := selfTensor(a), a.Tensor("index")
+	d, err := wrapDim(a.Int("dim"), len(self.Shape))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIndexDType("gather", idx); err != nil {
+		return nil, err
+	}
+	if max(len(idx.Shape), 1) != max(len(self.Shape), 1) {
+		return nil, runtimeErrorf("Index tensor must have the same number of dimensions as input tensor")
+	}
+	for i := range idx.Shape {
+		if i != d && len(self.Shape) > 0 && idx.Shape[i] > self.Shape[i] {
+			return nil, runtimeErrorf("Size does not match at dimension %d expected index %s to be smaller than self %s apart from dimension %d", i, fmtShape(idx.Shape), fmtShape(self.Shape), d)
+		}
+	}
+	return newTensor(self.DType, idx.Shape, deviceOf(self)), nil
+}
+
+func metaScatter(a *Args) (Value, error) {
+	self, idx := selfTensor(a), a.Tensor("index")
+	d, err := wrapDim(a.Int("dim"), len(self.Shape))
+	if err != nil {
+		return nil, err
+	}
+	name := a.Op.Schema.Name
+	if idx.DType != Int64 {
+		return nil, runtimeErrorf("%s(): Expected dtype int64 for index", name)
+	}
+	if r, ok := a.Opt("reduce"); ok && r != nil {
+		if s, _ := r.(string); s != "add" && s != "multiply" {
+			return nil, runtimeErrorf("reduce argument must be either add or multiply.")
+		}
+	}
+	src, _ := a.Get("src").(*TensorMeta)
+	if src != nil && src.DType != self.DType {
+		return nil, runtimeErrorf("%s(): Expected self.dtype to be equal to src.dtype", name)
+	}
+	if max(len(idx.Shape), 1) != max(len(self.Shape), 1) {
+		return nil, runtimeErrorf("Index tensor must have the same number of dimensions as self tensor")
+	}
+	if src != nil && max(len(idx.Shape), 1) != max(len(src.Shape), 1) {
+		return nil, runtimeErrorf("Index tensor must have the same number of dimensions as src tensor")
+	}
+	for i := range idx.Shape {
+		if len(self.Shape) > 0 && i != d && idx.Shape[i] > self.Shape[i] {
+			return nil, runtimeErrorf("Expected index %s to be smaller than self %s apart from dimension %d and to be smaller size than src %s", fmtShape(idx.Shape), fmtShape(self.Shape), d, fmtShape(srcShape(src)))
+		}
+		if src != nil && len(src.Shape) > 0 && idx.Shape[i] > src.Shape[i] {
+			return nil, runtimeErrorf("Expected index %s to be smaller than self %s apart from dimension %d and to be smaller size than src %s", fmtShape(idx.Shape), fmtShape(self.Shape), d, fmtShape(src.Shape))
+		}
+	}
+	return emptyLike(self, self.DType, PreserveFormat), nil
+}
+
+func srcShape(m *TensorMeta) []int64 {
+	if m == nil {
+		return nil
+	}
+	return m.Shape
+}
+
+func metaIndexSelect(a *Args) (Value, error) {
+	self, idx := selfTensor(a), a.Tensor("index")
+	d, err := wrapDim(a.Int("dim"), len(self.Shape))
+	if err != nil {
+		return nil, err
+	}
+	if len(idx.Shape) > 1 {
+		return nil, indexErrorf("index_select(): Index is supposed to be a vector")
+	}
+	if idx.DType != Int64 && idx.DType != Int32 {
+		return nil, runtimeErrorf("index_select(): Expected dtype int32 or int64 for index")
+	}
+	shape := append([]int64(nil), self.Shape...)
+	if len(shape) == 0 {
+		return newTensor(self.DType, []int64{}, deviceOf(self)), nil
+	}
+	shape[d] = idx.Numel()
+	return newTensor(self.DType, shape, deviceOf(self)), nil
+}
+
+func metaIndexAdd(a *Args) (Value, error) {
+	self, idx, src := selfTensor(a), a.Tensor("index"), a.Tensor("source")
+	d, err := wrapDim(a.Int("dim"), len(self.Shape))
+	if err != nil {
+		return nil, err
+	}
+	if len(idx.Shape) > 1 {
+		return nil, indexErrorf("index_add_(): Index is supposed to be a vector")
+	}
+	if idx.DType != Int64 && idx.DType != Int32 {
+		return nil, runtimeErrorf("index_add_(): Expected dtype int32/int64 for index")
+	}
+	if src.DType != self.DType {
+		return nil, runtimeErrorf("index_add_(): self (%s) and source (%s) must have the same scalar type", scalarTypeName(self.DType), scalarTypeName(src.DType))
+	}
+	if len(self.Shape) > 0 && len(src.Shape) > 0 && idx.Numel() != src.Shape[d] {
+		return nil, indexErrorf("index_add_(): Number of indices (%d) should be equal to source.size(dim) (%d)", idx.Numel(), src.Shape[d])
+	}
+	return emptyLike(self, self.DType, PreserveFormat), nil
+}
+
+func metaEmbedding(a *Args) (Value, error) {
+	idx, w := a.Tensor("indices"), a.Tensor("weight")
+	if len(w.Shape) != 2 {
+		return nil, runtimeErrorf("'weight' must be 2-D")
+	}
+	if idx.DType != Int64 && idx.DType != Int32 {
+		return nil, runtimeErrorf("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.%sTensor instead (while checking arguments for embedding)", scalarTypeName(idx.DType))
+	}
+	if p, ok := a.OptInt("padding_idx"); ok {
+		if p > 0 && p >= w.Shape[0] {
+			return nil, valueErrorf("Padding_idx must be within num_embeddings")
+		}
+		if p < 0 && p < -w.Shape[0] {
+			return nil, valueErrorf("Padding_idx must be within num_embeddings")
+		}
+	}
+	shape := append(append([]int64(nil), idx.Shape...), w.Shape[1])
+	return newTensor(w.DType, shape, deviceOf(w)), nil
+}
+
+// embeddingMutates: F.embedding with max_norm renormalises weight rows in place.
+func embeddingMutates(a *Args) []string {
+	if v, ok := a.Opt("max_norm"); ok && v != nil {
+		return []string{"weight"}
+	}
+	return nil
+}
+
+func metaOneHot(a *Args) (Value, error) {
+	self := selfTensor(a)
+	if self.DType != Int64 {
+		return nil, runtimeErrorf("one_hot is only applicable to index tensor.")
+	}
+	n := a.Int("num_classes")
+	if n == -1 {
+		return nil, dataDependentf("one_hot without num_classes: the class count is max(input) + 1; pass num_classes")
+	}
+	if n < -1 {
+		return nil, runtimeErrorf("num_classes should be positive")
+	}
+	shape := append(append([]int64(nil), self.Shape...), n)
+	return newTensor(Int64, shape, deviceOf(self)), nil
+}
+
+func metaTakeAlongDim(a *Args) (Value, error) {
+	self, idx := selfTensor(a), a.Tensor("indices")
+	if idx.DType != Int64 {
+		return nil, runtimeErrorf("torch.take_along_dim(): dtype of indices should be Long but got %s", scalarTypeName(idx.DType))
+	}
+	d, has := a.OptInt("dim")
+	if !has {
+		return newTensor(self.DType, []int64{idx.Numel()}, deviceOf(self)), nil
+	}
+	if len(self.Shape) != len(idx.Shape) {
+		return nil, runtimeErrorf("torch.take_along_dim(): input and indices should have the same number of dimensions, but got %d dimensions for input, and %d dimensions for indices", len(self.Shape), len(idx.Shape))
+	}
+	w, err := wrapDim(d, len(self.Shape))
+	if err != nil {
+		return nil, err
+	}
+	ss := append([]int64(nil), self.Shape...)
+	is := append([]int64(nil), idx.Shape...)
+	ss[w], is[w] = 1, 1
+	b, err := BroadcastShapes(ss, is)
+	if err != nil {
+		return nil, err
+	}
+	b[w] = idx.Shape[w]
+	return newTensor(self.DType, b, deviceOf(self)), nil
+}

@@ -1,0 +1,460 @@
+package primtorch
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// sameDType checks that matrix-product operands share a dtype.
+func sameDType(what string, x, y *TensorMeta) error {
+	if x.DType != y.DType {
+		return runtimeErrorf("expected %s to have the same dtype, but got: %s != %s", what, torchShort(x.DType), torchShort(y.DType))
+	}
+	return nil
+}
+
+// torchShort is the dtype spelling of some torch messages: "float", "double", "long int".
+func torchShort(d DType) string {
+	return [...]string{"bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float", "double", "c10::complex<float>", "c10::complex<double>"}[d]
+}
+
+func checkMatrix(name string, m *TensorMeta) error {
+	if len(m.Shape) != 2 {
+		return runtimeErrorf("%s must be a matrix", name)
+	}
+	return nil
+}
+
+// mmShape checks and returns the [n, m] result of [n, k] @ [k, m].
+func mmShape(x, y *TensorMeta) ([]int64, error) {
+	if x.Shape[1] != y.Shape[0] {
+		return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", x.Shape[0], x.Shape[1], y.Shape[0], y.Shape[1])
+	}
+	return []int64{x.Shape[0], y.Shape[1]}, nil
+}
+
+func metaMm(a *Args) (Value, error) {
+	x, y := selfTensor(a), a.Tensor("mat2")
+	if err := checkMatrix("self", x); err != nil {
+		return nil, err
+	}
+	if err := checkMatrix("mat2", y); err != nil {
+		return nil, err
+	}
+	shape, err := mmShape(x, y)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameDType("mat1 and mat2", x, y); err != nil {
+		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
+	}
+	return newTensor(x.DType, shape, deviceOf(x)), nil
+}
+
+func metaBmm(a *Args) (Value, error) {
+	x, y := selfTensor(a), a.Tensor("mat2")
+	if len(x.Shape) != 3 {
+		return nil, runtimeErrorf("batch1 must be a 3D tensor")
+	}
+	if len(y.Shape) != 3 {
+		return nil, runtimeErrorf("batch2 must be a 3D tensor")
+	}
+	if y.Shape[0] != x.Shape[0] || y.Shape[1] != x.Shape[2] {
+		return nil, runtimeErrorf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", x.Shape[0], x.Shape[2], y.Shape[0], y.Shape[1])
+	}
+	if x.DType != y.DType {
+		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
+	}
+	return newTensor(x.DType, []int64{x.Shape[0], x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
+}
+
+func metaMv(a *Args) (Value, error) {
+	x, v := selfTensor(a), a.Tensor("vec")
+	if len(x.Shape) != 2 || len(v.Shape) != 1 {
+		return nil, runtimeErrorf("vector + matrix @ vector expected, got 1, %d, %d", len(x.Shape), len(v.Shape))
+	}
+	if x.Shape[1] != v.Shape[0] {
+		return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
+	}
+	if x.DType != v.DType {
+		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(v.DType))
+	}
+	return newTensor(x.DType, []int64{x.Shape[0]}, deviceOf(x)), nil
+}
+
+func metaDot(a *Args) (Value, error) {
+	x, y := selfTensor(a), a.Tensor("tensor")
+	if len(x.Shape) != 1 || len(y.Shape) != 1 {
+		return nil, runtimeErrorf("1D tensors expected, but got %dD and %dD tensors", len(x.Shape), len(y.Shape))
+	}
+	if x.DType != y.DType {
+		return nil, runtimeErrorf("dot : expected both vectors to have same dtype, but found %s and %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
+	}
+	if x.Shape[0] != y.Shape[0] {
+		return nil, runtimeErrorf("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number of elements, but got %d and %d elements respectively", x.Shape[0], y.Shape[0], x.Shape[0], y.Shape[0])
+	}
+	return newTensor(x.DType, []int64{}, deviceOf(x)), nil
+}
+
+func metaOuter(a *Args) (Value, error) {
+	x, y := selfTensor(a), a.Tensor("vec2")
+	if len(x.Shape) != 1 || len(y.Shape) != 1 {
+		return nil, runtimeErrorf("outer: Expected 1-D argument self, but got %d-D", len(x.Shape))
+	}
+	return pointwise([]Value{
+		&TensorMeta{DType: x.DType, Shape: []int64{x.Shape[0], 1}, Strides: []int64{x.Strides[0], x.Strides[0]}, Device: deviceOf(x)},
+		y}, PromoteDefault, 0, false)
+}
+
+// matmulShape is torch.matmul's result shape; it reports errors as torch does.
+func matmulShape(x, y *TensorMeta) ([]int64, error) {
+	dx, dy := len(x.Shape), len(y.Shape)
+	if dx == 0 || dy == 0 {
+		return nil, runtimeErrorf("both arguments to matmul need to be at least 1D, but they are %dD and %dD", dx, dy)
+	}
+	switch {
+	case dx == 1 && dy == 1:
+		if x.Shape[0] != y.Shape[0] {
+			return nil, runtimeErrorf("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number of elements, but got %d and %d elements respectively", x.Shape[0], y.Shape[0], x.Shape[0], y.Shape[0])
+		}
+		return []int64{}, nil
+	case dx == 2 && dy == 1:
+		if x.Shape[1] != y.Shape[0] {
+			return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", x.Shape[0], x.Shape[0], x.Shape[1], y.Shape[0])
+		}
+		return []int64{x.Shape[0]}, nil
+	case dx == 1 && dy == 2:
+		if x.Shape[0] != y.Shape[0] {
+			return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (1x%d and %dx%d)", x.Shape[0], y.Shape[0], y.Shape[1])
+		}
+		return []int64{y.Shape[1]}, nil
+	case dx == 2 && dy == 2:
+		return mmShape(x, y)
+	case dx >= 3 && (dy == 1 || dy == 2):
+		k := x.Shape[dx-1]
+		if dy == 1 {
+			if k != y.Shape[0] {
+				return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", numel(x.Shape[:dx-1]), numel(x.Shape[:dx-1]), k, y.Shape[0])
+			}
+			return append([]int64(nil), x.Shape[:dx-1]...), nil
+		}
+		if k != y.Shape[0] {
+			return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", numel(x.Shape[:dx-1]), k, y.Shape[0], y.Shape[1])
+		}
+		return append(append([]int64(nil), x.Shape[:dx-1]...), y.Shape[1]), nil
+	}
+	// Batched: broadcast batch dims.
+	var n, k1 int64
+	var bx []int64
+	if dx == 1 {
+		n, k1 = 1, x.Shape[0]
+	} else {
+		n, k1 = x.Shape[dx-2], x.Shape[dx-1]
+		bx = x.Shape[:dx-2]
+	}
+	k2, m := y.Shape[dy-2], y.Shape[dy-1]
+	by := y.Shape[:dy-2]
+	batch, err := BroadcastShapes(bx, by)
+	if err != nil {
+		return nil, err
+	}
+	if k1 != k2 {
+		b := numel(batch)
+		return nil, runtimeErrorf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", b, k1, b, k2)
+	}
+	out := append([]int64(nil), batch...)
+	if dx > 1 {
+		out = append(out, n)
+	}
+	return append(out, m), nil
+}
+
+func metaMatmul(a *Args) (Value, error) {
+	x, y := selfTensor(a), a.Tensor("other")
+	shape, err := matmulShape(x, y)
+	if err != nil {
+		return nil, err
+	}
+	if x.DType != y.DType {
+		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
+	}
+	return newTensor(x.DType, shape, deviceOf(x)), nil
+}
+
+// metaAddmm is addmm/addmv/baddbmm/addbmm: the product's shape, self broadcast to it.
+func metaAddmm(prod metaFn, selfDims string) metaFn {
+	return func(a *Args) (Value, error) {
+		r, err := prod(a)
+		if err != nil {
+			return nil, err
+		}
+		m := r.(*TensorMeta)
+		self := selfTensor(a)
+		if len(self.Shape) > len(m.Shape) {
+			return nil, runtimeErrorf("expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)",
+				scalarTypeName(self.DType), strings.Trim(fmtShape(self.Shape), "[]"), fmtShape(m.Shape), len(m.Shape), len(self.Shape))
+		}
+		if _, err := broadcastTo(self.Shape, m.Shape); err != nil {
+			return nil, err
+		}
+		if self.DType != m.DType {
+			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(m.DType), scalarTypeName(self.DType))
+		}
+		_ = selfDims
+		return m, nil
+	}
+}
+
+// addmmProduct reads mat1/mat2 (addmm), mat/vec (addmv), batch1/batch2 (baddbmm, addbmm).
+func addmmProduct(a *Args) (Value, error) {
+	x, y := a.Tensor("mat1"), a.Tensor("mat2")
+	if err := checkMatrix("mat1", x); err != nil {
+		return nil, err
+	}
+	if err := checkMatrix("mat2", y); err != nil {
+		return nil, err
+	}
+	shape, err := mmShape(x, y)
+	if err != nil {
+		return nil, err
+	}
+	if x.DType != y.DType {
+		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
+	}
+	return newTensor(x.DType, shape, deviceOf(x)), nil
+}
+
+func addmvProduct(a *Args) (Value, error) {
+	x, v := a.Tensor("mat"), a.Tensor("vec")
+	if len(x.Shape) != 2 || len(v.Shape) != 1 {
+		return nil, runtimeErrorf("vector + matrix @ vector expected, got %d, %d, %d", len(selfTensor(a).Shape), len(x.Shape), len(v.Shape))
+	}
+	if x.Shape[1] != v.Shape[0] {
+		return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
+	}
+	return newTensor(x.DType, []int64{x.Shape[0]}, deviceOf(x)), nil
+}
+
+func baddbmmProduct(a *Args) (Value, error) {
+	x, y := a.Tensor("batch1"), a.Tensor("batch2")
+	if len(x.Shape) != 3 {
+		return nil, runtimeErrorf("batch1 must be a 3D tensor")
+	}
+	if len(y.Shape) != 3 {
+		return nil, runtimeErrorf("batch2 must be a 3D tensor")
+	}
+	if y.Shape[0] != x.Shape[0] || y.Shape[1] != x.Shape[2] {
+		return nil, runtimeErrorf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", x.Shape[0], x.Shape[2], y.Shape[0], y.Shape[1])
+	}
+	if a.Op.Schema.Name == "addbmm" {
+		return newTensor(x.DType, []int64{x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
+	}
+	return newTensor(x.DType, []int64{x.Shape[0], x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
+}
+
+// broadcastTo checks that from broadcasts to shape to (expand's rule).
+func broadcastTo(from, to []int64) ([]int64, error) {
+	off := len(to) - len(from)
+	if off < 0 {
+		return nil, runtimeErrorf("the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)", len(to), len(from))
+	}
+	for i, s := range from {
+		if s != 1 && s != to[off+i] {
+			return nil, runtimeErrorf("The expanded size of the tensor (%d) must match the existing size (%d) at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", to[off+i], s, off+i, fmtShape(to), fmtShape(from))
+		}
+	}
+	return to, nil
+}
+
+func metaLinear(a *Args) (Value, error) {
+	x, w, b := selfTensor(a), a.Tensor("weight"), a.Tensor("bias")
+	if len(w.Shape) != 2 && len(w.Shape) != 1 {
+		return nil, runtimeErrorf("t() expects a tensor with <= 2 dimensions, but self is %dD", len(w.Shape))
+	}
+	wt := transposeMeta(w)
+	shape, err := matmulShape(x, wt)
+	if err != nil {
+		if len(x.Shape) >= 2 && len(w.Shape) == 2 {
+			return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", numel(x.Shape[:len(x.Shape)-1]), x.Shape[len(x.Shape)-1], wt.Shape[0], wt.Shape[1])
+		}
+		return nil, err
+	}
+	if x.DType != w.DType {
+		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(w.DType))
+	}
+	if b != nil {
+		if _, err := BroadcastShapes(shape, b.Shape); err != nil {
+			return nil, err
+		}
+		if !shapeEqual(mustBroadcast(shape, b.Shape), shape) {
+			return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(shape), fmtShape(mustBroadcast(shape, b.Shape)))
+		}
+	}
+	return newTensor(x.DType, shape, deviceOf(x)), nil
+}
+
+func mustBroadcast(a, b []int64) []int64 {
+	s, err := BroadcastShapes(a, b)
+	if err != nil {
+		return a
+	}
+	return s
+}
+
+// transposeMeta is t(): the last two dims swapped (a 1-d tensor is its own transpose).
+func transposeMeta(m *TensorMeta) *TensorMeta {
+	c := m.Clone()
+	if n := len(c.Shape); n >= 2 {
+		c.Shape[n-1], c.Shape[n-2] = c.Shape[n-2], c.Shape[n-1]
+		c.Strides[n-1], c.Strides[n-2] = c.Strides[n-2], c.Strides[n-1]
+	}
+	return c
+}
+
+func metaBilinear(a *Args) (Value, error) {
+	x1, x2, w, b := a.Tensor("input1"), a.Tensor("input2"), a.Tensor("weight"), a.Tensor("bias")
+	if len(x1.Shape) != len(x2.Shape) {
+		return nil, runtimeErrorf("bilinear(): input dimensions do not match: got %d and %d", len(x1.Shape), len(x2.Shape))
+	}
+	for i := 0; i < len(x1.Shape)-1; i++ {
+		if x1.Shape[i] != x2.Shape[i] {
+			return nil, runtimeErrorf("bilinear(): input batch dimensions do not match: got %s and %s", fmtShape(x1.Shape), fmtShape(x2.Shape))
+		}
+	}
+	if len(w.Shape) != 3 {
+		return nil, runtimeErrorf("bilinear(): weight must be three-dimensional")
+	}
+	if x1.Shape[len(x1.Shape)-1] != w.Shape[1] {
+		return nil, runtimeErrorf("bilinear(): input1 size does not match weight size: got %d but expected %d", x1.Shape[len(x1.Shape)-1], w.Shape[1])
+	}
+	if x2.Shape[len(x2.Shape)-1] != w.Shape[2] {
+		return nil, runtimeErrorf("bilinear(): input2 size does not match weight size: got %d but expected %d", x2.Shape[len(x2.Shape)-1], w.Shape[2])
+	}
+	if b != nil && (len(b.Shape) != 1 || b.Shape[0] != w.Shape[0]) {
+		return nil, runtimeErrorf("bilinear(): bias size does not match weight size: got %d but expected %d", b.Shape[len(b.Shape)-1], w.Shape[0])
+	}
+	shape := append(append([]int64(nil), x1.Shape[:len(x1.Shape)-1]...), w.Shape[0])
+	return newTensor(x1.DType, shape, deviceOf(x1)), nil
+}
+
+// einsumSpec is a parsed einsum equation: one label string per operand ('.' marks the
+// ellipsis) and the output labels.
+type einsumSpec struct {
+	inputs []string
+	output string
+}
+
+func parseEinsum(eq string, nops int) (*einsumSpec, error) {
+	eq = strings.ReplaceAll(eq, " ", "")
+	lhs, rhs, explicit := strings.Cut(eq, "->")
+	terms := strings.Split(lhs, ",")
+	if len(terms) != nops {
+		return nil, runtimeErrorf("einsum(): more operands were provided than specified in the equation")
+	}
+	spec := &einsumSpec{}
+	counts := map[byte]int{}
+	anyEllipsis := false
+	for _, t := range terms {
+		if strings.Count(t, "...") > 1 {
+			return nil, runtimeErrorf("einsum(): found '.' for operand %d that is not part of any ellipsis", len(spec.inputs))
+		}
+		if strings.Contains(t, "...") {
+			anyEllipsis = true
+		}
+		t = strings.Replace(t, "...", ".", 1)
+		for i := 0; i < len(t); i++ {
+			c := t[i]
+			if c != '.' && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+				return nil, runtimeErrorf("einsum(): invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]", i)
+			}
+			if c != '.' {
+				counts[c]++
+			}
+		}
+		spec.inputs = append(spec.inputs, t)
+	}
+	if explicit {
+		spec.output = strings.Replace(rhs, "...", ".", 1)
+	} else {
+		var labels []byte
+		for c, n := range counts {
+			if n == 1 {
+				labels = append(labels, c)
+			}
+		}
+		sort.Slice(labels, func(i, j int) bool {
+			// torch orders implicit output labels A-Z then a-z (ASCII).
+			return labels[i] < labels[j]
+		})
+		if anyEllipsis {
+			spec.output = "."
+		}
+		spec.output += string(labels)
+	}
+	return spec, nil
+}
+
+func metaEinsum(a *Args) (Value, error) {
+	ops := a.Tensors("operands")
+	if len(ops) == 0 {
+		return nil, runtimeErrorf("einsum(): must provide at least one operand")
+	}
+	spec, err := parseEinsum(a.Str("equation"), len(ops))
+	if err != nil {
+		return nil, err
+	}
+	size := map[byte]int64{}
+	var ell [][]int64
+	for i, t := range spec.inputs {
+		m := ops[i]
+		nl := len(strings.ReplaceAll(t, ".", ""))
+		hasEll := strings.Contains(t, ".")
+		if (!hasEll && nl != len(m.Shape)) || (hasEll && nl > len(m.Shape)) {
+			return nil, runtimeErrorf("einsum(): the number of subscripts in the equation (%d) does not match the number of dimensions (%d) for operand %d%s", nl, len(m.Shape), i, map[bool]string{true: "", false: " and no ellipsis was given"}[hasEll])
+		}
+		d := 0
+		for j := 0; j < len(t); j++ {
+			if t[j] == '.' {
+				ne := len(m.Shape) - nl
+				ell = append(ell, m.Shape[d:d+ne])
+				d += ne
+				continue
+			}
+			s := m.Shape[d]
+			if old, ok := size[t[j]]; ok && old != s && old != 1 && s != 1 {
+				return nil, runtimeErrorf("einsum(): operands do not broadcast with remapped shapes (original->remapped): %s", fmtShape(m.Shape))
+			}
+			if old, ok := size[t[j]]; !ok || old == 1 {
+				size[t[j]] = s
+			}
+			d++
+		}
+		if m.DType != ops[0].DType {
+			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(ops[0].DType), scalarTypeName(m.DType))
+		}
+	}
+	ellShape, err := BroadcastShapes(ell...)
+	if err != nil {
+		return nil, err
+	}
+	var shape []int64
+	for j := 0; j < len(spec.output); j++ {
+		c := spec.output[j]
+		if c == '.' {
+			shape = append(shape, ellShape...)
+			continue
+		}
+		s, ok := size[c]
+		if !ok {
+			return nil, runtimeErrorf("einsum(): output subscript %c does not appear in the equation for any input operand", c)
+		}
+		shape = append(shape, s)
+	}
+	if shape == nil {
+		shape = []int64{}
+	}
+	return newTensor(ops[0].DType, shape, deviceOf(ops[0])), nil
+}
+
+var _ = fmt.Sprint

@@ -1,0 +1,229 @@
+package primtorch
+
+// reduction resolves a loss's reduction, honouring the legacy size_average/reduce flags.
+func reduction(a *Args) (string, error) {
+	sa, _ := a.Opt("size_average")
+	rd, _ := a.Opt("reduce")
+	if sa != nil || rd != nil {
+		saB, rdB := true, true
+		if b, ok := sa.(bool); ok {
+			saB = b
+		}
+		if b, ok := rd.(bool); ok {
+			rdB = b
+		}
+		switch {
+		case !rdB:
+			return "none", nil
+		case saB:
+			return "mean", nil
+		}
+		return "sum", nil
+	}
+	r := a.Str("reduction")
+	switch r {
+	case "none", "mean", "sum":
+		return r, nil
+	case "batchmean":
+		if a.Op.Schema.Name == "kl_div" {
+			return r, nil
+		}
+	}
+	return "", valueErrorf("%s is not a valid value for reduction", r)
+}
+
+// reduced is the result of a loss: the elementwise loss for reduction='none', else a scalar.
+func reduced(red string, elem *TensorMeta) *TensorMeta {
+	if red == "none" {
+		return elem
+	}
+	return newTensor(elem.DType, []int64{}, elem.Device)
+}
+
+// metaPointwiseLoss is mse_loss/l1_loss/smooth_l1_loss/huber_loss/kl_div: F broadcasts input and
+// target, then computes elementwise.
+func metaPointwiseLoss(a *Args) (Value, error) {
+	in, tg := selfTensor(a), a.Tensor("target")
+	red, err := reduction(a)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := BroadcastShapes(in.Shape, tg.Shape)
+	if err != nil {
+		return nil, err
+	}
+	ei, err := expandMeta(in, shape)
+	if err != nil {
+		return nil, err
+	}
+	et, err := expandMeta(tg, shape)
+	if err != nil {
+		return nil, err
+	}
+	if a.Op.Schema.Name == "kl_div" {
+		// kl_div computes target * (log(target) - input): operands (target, input).
+		r, err := pointwise([]Value{tg, in}, PromoteDefault, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		return reduced(red, r), nil
+	}
+	if in.DType != tg.DType && a.Op.Schema.Name != "l1_loss" {
+		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(tg.DType))
+	}
+	r, err := pointwise([]Value{ei, et}, PromoteDefault, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return reduced(red, r), nil
+}
+
+func metaBCE(a *Args) (Value, error) {
+	in, tg := selfTensor(a), a.Tensor("target")
+	red, err := reduction(a)
+	if err != nil {
+		return nil, err
+	}
+	if !shapeEqual(in.Shape, tg.Shape) {
+		return nil, valueErrorf("Using a target size (torch.Size(%s)) that is different to the input size (torch.Size(%s)) is deprecated. Please ensure they have the same size.", fmtShape(tg.Shape), fmtShape(in.Shape))
+	}
+	if w := a.Tensor("weight"); w != nil {
+		if _, err := BroadcastShapes(tg.Shape, w.Shape); err != nil {
+			return nil, err
+		}
+	}
+	return reduced(red, newTensor(in.DType, in.Shape, deviceOf(in))), nil
+}
+
+func metaBCEWithLogits(a *Args) (Value, error) {
+	in, tg := selfTensor(a), a.Tensor("target")
+	red, err := reduction(a)
+	if err != nil {
+		return nil, err
+	}
+	if !shapeEqual(in.Shape, tg.Shape) {
+		return nil, valueErrorf("Target size (torch.Size(%s)) must be the same as input size (torch.Size(%s))", fmtShape(tg.Shape), fmtShape(in.Shape))
+	}
+	ops := []Value{in, tg}
+	for _, n := range []string{"weight", "pos_weight"} {
+		if w := a.Tensor(n); w != nil {
+			ops = append(ops, w)
+		}
+	}
+	r, err := pointwise(ops, PromoteDefault, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if !shapeEqual(r.Shape, in.Shape) {
+		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(in.Shape), fmtShape(r.Shape))
+	}
+	return reduced(red, r), nil
+}
+
+// nllShapes checks input/target of nll_loss and returns the per-element loss shape.
+func nllShapes(in, tg *TensorMeta, w *TensorMeta) ([]int64, error) {
+	if len(in.Shape) < 1 {
+		return nil, runtimeErrorf("input tensor should be 1D or 2D")
+	}
+	if tg.DType != Int64 {
+		return nil, runtimeErrorf("expected scalar type Long but found %s", scalarTypeName(tg.DType))
+	}
+	c := in.Shape[0]
+	if len(in.Shape) >= 2 {
+		c = in.Shape[1]
+	}
+	if w != nil && (w.Numel() != c) {
+		return nil, runtimeErrorf("weight tensor should be defined either for all %d classes or no classes but got weight tensor of shape: %s", c, fmtShape(w.Shape))
+	}
+	switch len(in.Shape) {
+	case 1:
+		if len(tg.Shape) > 1 {
+			return nil, runtimeErrorf("0D or 1D target tensor expected, multi-target not supported")
+		}
+		if len(tg.Shape) == 1 && tg.Shape[0] != 1 {
+			return nil, valueErrorf("Expected input batch_size (1) to match target batch_size (%d).", tg.Shape[0])
+		}
+		return []int64{}, nil
+	case 2:
+		if len(tg.Shape) != 1 {
+			return nil, runtimeErrorf("0D or 1D target tensor expected, multi-target not supported")
+		}
+		if tg.Shape[0] != in.Shape[0] {
+			return nil, valueErrorf("Expected input batch_size (%d) to match target batch_size (%d).", in.Shape[0], tg.Shape[0])
+		}
+		return []int64{in.Shape[0]}, nil
+	}
+	want := append([]int64{in.Shape[0]}, in.Shape[2:]...)
+	if len(tg.Shape) != len(want) || tg.Shape[0] != in.Shape[0] {
+		if len(tg.Shape) >= 1 && tg.Shape[0] != in.Shape[0] {
+			return nil, valueErrorf("Expected input batch_size (%d) to match target batch_size (%d).", in.Shape[0], tg.Shape[0])
+		}
+		return nil, runtimeErrorf("only batches of spatial targets supported (%dD tensors) but got targets of dimension: %d", len(want), len(tg.Shape))
+	}
+	if !shapeEqual(tg.Shape, want) {
+		return nil, runtimeErrorf("size mismatch (got input: %s, target: %s)", fmtShape(in.Shape), fmtShape(tg.Shape))
+	}
+	return want, nil
+}
+
+func metaNllLoss(a *Args) (Value, error) {
+	in, tg := selfTensor(a), a.Tensor("target")
+	red, err := reduction(a)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := nllShapes(in, tg, a.Tensor("weight"))
+	if err != nil {
+		return nil, err
+	}
+	return reduced(red, newTensor(in.DType, shape, deviceOf(in))), nil
+}
+
+func metaCrossEntropy(a *Args) (Value, error) {
+	in, tg := selfTensor(a), a.Tensor("target")
+	red, err := reduction(a)
+	if err != nil {
+		return nil, err
+	}
+	ls := a.Float("label_smoothing")
+	if ls < 0 || ls > 1 {
+		return nil, runtimeErrorf("label_smoothing must be between 0.0 and 1.0. Got: %s", fmtFloat(ls))
+	}
+	if len(in.Shape) == 0 {
+		return nil, indexErrorf("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+	}
+	if isFloatOrComplex(tg.DType) {
+		if !shapeEqual(in.Shape, tg.Shape) {
+			return nil, runtimeErrorf("Expected target size %s, got %s", fmtShape(classIndexShape(in)), fmtShape(tg.Shape))
+		}
+		if in.DType != tg.DType {
+			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(tg.DType))
+		}
+		if w := a.Tensor("weight"); w != nil {
+			c := in.Shape[0]
+			if len(in.Shape) >= 2 {
+				c = in.Shape[1]
+			}
+			if w.Numel() != c {
+				return nil, runtimeErrorf("weight tensor should be defined either for all %d classes or no classes but got weight tensor of shape: %s", c, fmtShape(w.Shape))
+			}
+		}
+		return reduced(red, newTensor(in.DType, classIndexShape(in), deviceOf(in))), nil
+	}
+	if !isFloatOrComplex(in.DType) {
+		return nil, notImplementedFor("log_softmax_lastdim_kernel_impl", in.DType)
+	}
+	shape, err := nllShapes(in, tg, a.Tensor("weight"))
+	if err != nil {
+		return nil, err
+	}
+	return reduced(red, newTensor(in.DType, shape, deviceOf(in))), nil
+}
+
+// classIndexShape is the input shape without its class dim (dim 1, or dim 0 for 1-d input).
+func classIndexShape(in *TensorMeta) []int64 {
+	if len(in.Shape) == 1 {
+		return []int64{}
+	}
+	return append([]int64{in.Shape[0]}, in.Shape[2:]...)
+}

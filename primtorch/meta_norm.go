@@ -1,0 +1,156 @@
+package primtorch
+
+func metaLayerNorm(a *Args) (Value, error) {
+	in := selfTensor(a)
+	ns := a.Ints("normalized_shape")
+	if len(ns) == 0 {
+		return nil, runtimeErrorf("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = %s", fmtShape(ns))
+	}
+	for _, name := range []string{"weight", "bias"} {
+		if w := a.Tensor(name); w != nil && !shapeEqual(w.Shape, ns) {
+			return nil, runtimeErrorf("Expected %s to be of same shape as normalized_shape, but got %s of shape %s and normalized_shape = %s", name, name, fmtShape(w.Shape), fmtShape(ns))
+		}
+	}
+	nd := len(in.Shape)
+	ok := nd >= len(ns)
+	for i := 0; ok && i < len(ns); i++ {
+		ok = in.Shape[nd-len(ns)+i] == ns[i]
+	}
+	if !ok {
+		return nil, runtimeErrorf("Given normalized_shape=%s, expected input with shape [*, %s], but got input of size%s", fmtShape(ns), fmtShape(ns)[1:len(fmtShape(ns))-1], fmtShape(in.Shape))
+	}
+	return newTensor(in.DType, in.Shape, deviceOf(in)), nil
+}
+
+func metaGroupNorm(a *Args) (Value, error) {
+	in := selfTensor(a)
+	if len(in.Shape) < 2 {
+		return nil, runtimeErrorf("Expected at least 2 dimensions for input tensor but received %d", len(in.Shape))
+	}
+	g, c := a.Int("num_groups"), in.Shape[1]
+	if g <= 0 || c%g != 0 {
+		return nil, runtimeErrorf("Expected number of channels in input to be divisible by num_groups, but got input of shape %s and num_groups=%d", fmtShape(in.Shape), g)
+	}
+	for _, name := range []string{"weight", "bias"} {
+		if w := a.Tensor(name); w != nil && (len(w.Shape) != 1 || w.Shape[0] != c) {
+			return nil, runtimeErrorf("Expected %s to be a vector of size equal to the number of channels in input, but got %s of shape %s and input of shape %s", name, name, fmtShape(w.Shape), fmtShape(in.Shape))
+		}
+	}
+	return emptyLike(in, in.DType, in.SuggestMemoryFormat()), nil
+}
+
+// channelStat checks a per-channel tensor (running_mean, weight, ...) of batch_norm.
+func channelStat(a *Args, name string, c int64) error {
+	t := a.Tensor(name)
+	if t != nil && t.Numel() != c {
+		return runtimeErrorf("%s should contain %d elements not %d", name, c, t.Numel())
+	}
+	return nil
+}
+
+func metaBatchNorm(a *Args) (Value, error) {
+	in := selfTensor(a)
+	if len(in.Shape) < 2 {
+		return nil, valueErrorf("Expected 2D or more input (got %dD input)", len(in.Shape))
+	}
+	training := a.Bool("training")
+	if training {
+		size := in.Shape[0]
+		for _, s := range in.Shape[2:] {
+			size *= s
+		}
+		if size == 1 {
+			return nil, valueErrorf("Expected more than 1 value per channel when training, got input size torch.Size(%s)", fmtShape(in.Shape))
+		}
+	}
+	c := in.Shape[1]
+	for _, name := range []string{"running_mean", "running_var", "weight", "bias"} {
+		if err := channelStat(a, name, c); err != nil {
+			return nil, err
+		}
+	}
+	if !training && (a.Tensor("running_mean") == nil || a.Tensor("running_var") == nil) {
+		return nil, runtimeErrorf("running_mean must be defined in evaluation mode")
+	}
+	return emptyLike(in, in.DType, in.SuggestMemoryFormat()), nil
+}
+
+// batchNormMutates: in training, batch_norm updates the running stats it is given.
+func batchNormMutates(a *Args) []string {
+	if !a.Bool("training") {
+		return nil
+	}
+	var out []string
+	for _, n := range []string{"running_mean", "running_var"} {
+		if a.Tensor(n) != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func metaInstanceNorm(a *Args) (Value, error) {
+	in := selfTensor(a)
+	if len(in.Shape) < 2 {
+		return nil, valueErrorf("Expected 2D or more input (got %dD input)", len(in.Shape))
+	}
+	if a.Bool("use_input_stats") {
+		size := int64(1)
+		for _, s := range in.Shape[2:] {
+			size *= s
+		}
+		if size == 1 {
+			return nil, valueErrorf("Expected more than 1 spatial element when training, got input size torch.Size(%s)", fmtShape(in.Shape))
+		}
+	}
+	c := in.Shape[1]
+	for _, name := range []string{"running_mean", "running_var", "weight", "bias"} {
+		if err := channelStat(a, name, c); err != nil {
+			return nil, err
+		}
+	}
+	return newTensor(in.DType, in.Shape, deviceOf(in)), nil
+}
+
+// metaDropout: the input itself unless training with p > 0, else input * noise (TensorIterator
+// strides over the input and a contiguous noise tensor, broadcast per channel for feature
+// dropout).
+func metaDropout(a *Args) (Value, error) {
+	in := selfTensor(a)
+	p := a.Float("p")
+	if p < 0 || p > 1 {
+		return nil, valueErrorf("dropout probability has to be between 0 and 1, but got %v", fmtFloat(p))
+	}
+	feature := a.Op.Schema.Name == "feature_dropout" || a.Op.Schema.Name == "feature_alpha_dropout"
+	if feature {
+		if err := checkFeatureDropoutRank(a, in); err != nil {
+			return nil, err
+		}
+	}
+	if !a.Bool("train") || p == 0 || in.Numel() == 0 {
+		return in.Clone(), nil
+	}
+	if feature && len(in.Shape) < 2 {
+		return nil, runtimeErrorf("Feature dropout requires at least 2 dimensions in the input")
+	}
+	if p == 1 {
+		return pointwise([]Value{in, &TensorMeta{DType: in.DType, Shape: []int64{}, Strides: []int64{}, Device: deviceOf(in)}}, PromoteDefault, 0, false)
+	}
+	noise := newTensor(in.DType, in.Shape, deviceOf(in))
+	if feature {
+		ns := append([]int64{in.Shape[0], in.Shape[1]}, make([]int64, len(in.Shape)-2)...)
+		for i := 2; i < len(ns); i++ {
+			ns[i] = 1
+		}
+		noise = newTensor(in.DType, ns, deviceOf(in))
+	}
+	return pointwise([]Value{in, noise}, PromoteDefault, 0, false)
+}
+
+// checkFeatureDropoutRank applies F.dropout1d's rank rule (F.dropout2d/3d only warn).
+func checkFeatureDropoutRank(a *Args, in *TensorMeta) error {
+	if a.Sig.Name == "dropout1d" && len(in.Shape) != 2 && len(in.Shape) != 3 {
+		return runtimeErrorf("dropout1d: Expected 2D or 3D input, but received a %dD input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).", len(in.Shape))
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package primtorch
+
+// metaPointwise is the meta of an elementwise op over its Tensor parameters, with the op's
+// type-promotion kind.
+func metaPointwise(a *Args) (Value, error) {
+	return pointwise(tensorParams(a), a.Op.Promotion, 0, false)
+}
+
+// metaSameDType is an elementwise op whose result has self's dtype (no promotion).
+func metaSameDType(a *Args) (Value, error) {
+	return pointwise(tensorParams(a), 0, dtypeOf(a.Get(a.Op.Schema.Params[0].Canon)), true)
+}
+
+func metaNeg(a *Args) (Value, error) {
+	if selfTensor(a).DType == Bool {
+		return nil, runtimeErrorf("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+	}
+	return metaPointwise(a)
+}
+
+// metaIntegral is an elementwise op defined on integers and bools only (bitwise ops).
+func metaIntegral(kernel string) metaFn {
+	return func(a *Args) (Value, error) {
+		r, err := metaPointwise(a)
+		if err != nil {
+			return nil, err
+		}
+		if d := r.(*TensorMeta).DType; !d.IsIntegral(true) {
+			return nil, notImplementedFor(kernel, d)
+		}
+		return r, nil
+	}
+}
+
+func metaRound(a *Args) (Value, error) {
+	if d := selfTensor(a).DType; a.Int("decimals") != 0 && !d.IsFloatingPoint() {
+		return nil, notImplementedFor("round_decimals_cpu", d)
+	}
+	return metaPointwise(a)
+}
+
+func metaGelu(a *Args) (Value, error) {
+	if s := a.Str("approximate"); s != "none" && s != "tanh" {
+		return nil, runtimeErrorf("approximate argument must be either none or tanh.")
+	}
+	return metaPointwise(a)
+}
+
+func metaGlu(a *Args) (Value, error) {
+	self := selfTensor(a)
+	if len(self.Shape) == 0 {
+		return nil, runtimeErrorf("glu does not support scalars because halving size must be even")
+	}
+	d, err := wrapDim(a.Int("dim"), len(self.Shape))
+	if err != nil {
+		return nil, err
+	}
+	if self.Shape[d]%2 != 0 {
+		return nil, runtimeErrorf("Halving dimension must be even, but dimension %d is size %d", d, self.Shape[d])
+	}
+	shape := append([]int64(nil), self.Shape...)
+	shape[d] /= 2
+	return newTensor(self.DType, shape, deviceOf(self)), nil
+}
+
+func metaPrelu(a *Args) (Value, error) {
+	self, w := selfTensor(a), a.Tensor("weight")
+	if n := w.Numel(); n != 1 {
+		if len(self.Shape) < 2 && !(len(self.Shape) == 1 && len(w.Shape) == 1) {
+			return nil, runtimeErrorf("Not allow zero-dim input tensor.")
+		}
+		ch := int64(1)
+		if len(self.Shape) >= 2 {
+			ch = self.Shape[1]
+		}
+		if n != ch {
+			return nil, runtimeErrorf("Mismatch of parameter numbers and input channel size. Found parameter numbers = %d and channel size = %d.", n, ch)
+		}
+	}
+	return emptyLike(self, self.DType, PreserveFormat), nil
+}
+
+// metaAddSub checks alpha as add/sub do, then promotes.
+func metaAddSub(a *Args) (Value, error) {
+	r, err := metaPointwise(a)
+	if err != nil {
+		return nil, err
+	}
+	m := r.(*TensorMeta)
+	switch alpha := a.Get("alpha").(type) {
+	case float64:
+		if m.DType.IsIntegral(true) {
+			return nil, runtimeErrorf("For integral input tensors, argument alpha must not be a floating point number.")
+		}
+	case complex128:
+		if !m.DType.IsComplex() {
+			return nil, runtimeErrorf("For non-complex input tensors, argument alpha must not be a complex number.")
+		}
+	case bool:
+		if m.DType != Bool && alpha {
+			return nil, runtimeErrorf("Boolean alpha only supported for Boolean results.")
+		}
+	}
+	if m.DType != Bool && dtypeOf(a.Get("alpha")) == Bool {
+		return nil, runtimeErrorf("Boolean alpha only supported for Boolean results.")
+	}
+	if a.Op.Schema.Name == "sub" || a.Op.Schema.Name == "sub_" || a.Op.Schema.Name == "rsub" {
+		s, o := dtypeOf(a.Get("self")), dtypeOf(a.Get("other"))
+		if s == Bool && o == Bool {
+			return nil, runtimeErrorf("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")
+		}
+		if s == Bool || o == Bool {
+			return nil, runtimeErrorf("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+		}
+	}
+	return m, nil
+}
+
+func metaDiv(a *Args) (Value, error) {
+	mode, hasMode := a.Get("rounding_mode").(string)
+	if !hasMode {
+		return metaPointwise(a)
+	}
+	if mode != "trunc" && mode != "floor" {
+		return nil, runtimeErrorf("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", mode)
+	}
+	return pointwise(tensorParams(a), PromoteDefault, 0, false)
+}
+
+func metaPow(a *Args) (Value, error) {
+	r, err := metaPointwise(a)
+	if err != nil {
+		return nil, err
+	}
+	m := r.(*TensorMeta)
+	if e, ok := a.Get("exponent").(int64); ok && e < 0 && m.DType.IsIntegral(false) {
+		return nil, runtimeErrorf("Integers to negative integer powers are not allowed.")
+	}
+	return m, nil
+}
+
+func metaWhere(a *Args) (Value, error) {
+	cond := a.Get("condition")
+	if c, ok := cond.(*TensorMeta); ok && c.DType != Bool && c.DType != UInt8 {
+		return nil, runtimeErrorf("where expected condition to be a boolean tensor, but got a tensor with dtype %s", scalarTypeName(c.DType))
+	}
+	dt := ResultType(a.Get("self"), a.Get("other"))
+	return pointwise([]Value{cond, a.Get("self"), a.Get("other")}, 0, dt, true)
+}
+
+func metaMaskedFill(a *Args) (Value, error) {
+	self, mask := selfTensor(a), a.Tensor("mask")
+	if mask.DType != Bool {
+		return nil, runtimeErrorf("masked_fill_ only supports boolean masks, but got mask with dtype %s", scalarTypeName(mask.DType))
+	}
+	if v, ok := a.Get("value").(*TensorMeta); ok && len(v.Shape) != 0 {
+		return nil, runtimeErrorf("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).", len(v.Shape))
+	}
+	shape, err := BroadcastShapes(mask.Shape, self.Shape)
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(self.DType, shape, deviceOf(self)), nil
+}
+
+func metaAddcdiv(a *Args) (Value, error) {
+	if dtypeOf(a.Get("tensor1")).IsIntegral(true) && dtypeOf(a.Get("tensor2")).IsIntegral(true) {
+		return nil, runtimeErrorf("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+	}
+	return metaPointwise(a)
+}
+
+func metaClampTensor(a *Args) (Value, error) {
+	if a.Get("min") == nil && a.Get("max") == nil {
+		return nil, runtimeErrorf("torch.clamp: At least one of 'min' or 'max' must not be None")
+	}
+	return metaPointwise(a)
+}

@@ -1,0 +1,295 @@
+package primtorch
+
+// reduceShape is the shape of a reduction of self over dims (nil or empty: all dims).
+func reduceShape(self *TensorMeta, dims []int64, keepdim bool) ([]int64, []bool, error) {
+	nd := len(self.Shape)
+	var mask []bool
+	if len(dims) == 0 {
+		mask = make([]bool, nd)
+		for i := range mask {
+			mask[i] = true
+		}
+	} else {
+		var err error
+		if mask, err = wrapDims(dims, nd); err != nil {
+			return nil, nil, err
+		}
+	}
+	var shape []int64
+	for i, s := range self.Shape {
+		switch {
+		case !mask[i]:
+			shape = append(shape, s)
+		case keepdim:
+			shape = append(shape, 1)
+		}
+	}
+	if shape == nil {
+		shape = []int64{}
+	}
+	return shape, mask, nil
+}
+
+// checkNonEmpty rejects reducing a zero-size dim for reductions without an identity.
+func checkNonEmpty(name string, self *TensorMeta, mask []bool) error {
+	for i, s := range self.Shape {
+		if mask[i] && s == 0 {
+			return indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", name, i)
+		}
+	}
+	return nil
+}
+
+// reductionDType is the result dtype of a sum-like reduction: dtype= when given, else the op's
+// promotion applied to self's dtype.
+func reductionDType(a *Args, self *TensorMeta) DType {
+	if d, ok := a.DType("dtype"); ok {
+		return d
+	}
+	return a.Op.Promotion.Apply(self.DType)
+}
+
+// dimsArg reads the "dim" argument as a list (nil for None or all dims).
+func dimsArg(a *Args) []int64 {
+	switch v := a.Get("dim").(type) {
+	case []int64:
+		return v
+	case int64:
+		return []int64{v}
+	}
+	return nil
+}
+
+func metaSum(a *Args) (Value, error) {
+	self := selfTensor(a)
+	shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(reductionDType(a, self), shape, deviceOf(self)), nil
+}
+
+func metaMean(a *Args) (Value, error) {
+	self := selfTensor(a)
+	dt, ok := a.DType("dtype")
+	if !ok {
+		dt = self.DType
+		if !isFloatOrComplex(dt) {
+			return nil, runtimeErrorf("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: %s", scalarTypeName(dt))
+		}
+	}
+	shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(dt, shape, deviceOf(self)), nil
+}
+
+func metaProdDim(a *Args) (Value, error) {
+	self := selfTensor(a)
+	var dims []int64
+	if d, ok := a.OptInt("dim"); ok {
+		dims = []int64{d}
+	}
+	shape, _, err := reduceShape(self, dims, a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(reductionDType(a, self), shape, deviceOf(self)), nil
+}
+
+// metaAmax is amax/amin: self's dtype, no empty reductions.
+func metaAmax(a *Args) (Value, error) {
+	self := selfTensor(a)
+	shape, mask, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNonEmpty(a.Op.Schema.Name, self, mask); err != nil {
+		return nil, err
+	}
+	return newTensor(self.DType, shape, deviceOf(self)), nil
+}
+
+// metaMaxAll is max()/min() over all elements.
+func metaMaxAll(a *Args) (Value, error) {
+	self := selfTensor(a)
+	if self.Numel() == 0 {
+		return nil, runtimeErrorf("%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.", a.Op.Schema.Name)
+	}
+	return newTensor(self.DType, []int64{}, deviceOf(self)), nil
+}
+
+// metaMaxDim is max.dim / min.dim: (values, indices).
+func metaMaxDim(a *Args) (Value, error) {
+	self := selfTensor(a)
+	shape, mask, err := reduceShape(self, []int64{a.Int("dim")}, a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range self.Shape {
+		if mask[i] && s == 0 {
+			return nil, indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", a.Op.Schema.Name, i)
+		}
+	}
+	dev := deviceOf(self)
+	return []Value{newTensor(self.DType, shape, dev), newTensor(Int64, shape, dev)}, nil
+}
+
+func metaArgmax(a *Args) (Value, error) {
+	self := selfTensor(a)
+	dim, hasDim := a.OptInt("dim")
+	name := a.Op.Schema.Name
+	if !hasDim {
+		if self.Numel() == 0 {
+			return nil, runtimeErrorf("%s(): Expected reduction dim to be specified for input.numel() == 0.", name)
+		}
+		shape := []int64{}
+		if a.Bool("keepdim") {
+			for range self.Shape {
+				shape = append(shape, 1)
+			}
+		}
+		return newTensor(Int64, shape, deviceOf(self)), nil
+	}
+	shape, mask, err := reduceShape(self, []int64{dim}, a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range self.Shape {
+		if mask[i] && s == 0 {
+			return nil, indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", name, i)
+		}
+	}
+	return newTensor(Int64, shape, deviceOf(self)), nil
+}
+
+// metaVar is var/std (and, with both, var_mean/std_mean): the reduction in self's real dtype.
+func metaVar(both bool) metaFn {
+	return func(a *Args) (Value, error) {
+		self := selfTensor(a)
+		if !isFloatOrComplex(self.DType) {
+			return nil, runtimeErrorf("std and var only support floating point and complex dtypes")
+		}
+		shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+		if err != nil {
+			return nil, err
+		}
+		v := newTensor(toReal(self.DType), shape, deviceOf(self))
+		if both {
+			return []Value{v, newTensor(self.DType, shape, deviceOf(self))}, nil
+		}
+		return v, nil
+	}
+}
+
+func metaLogsumexp(a *Args) (Value, error) {
+	self := selfTensor(a)
+	shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(PromoteIntToFloat.Apply(self.DType), shape, deviceOf(self)), nil
+}
+
+// metaAllAny is all/any: bool results (uint8 for uint8 inputs).
+func metaAllAny(a *Args) (Value, error) {
+	self := selfTensor(a)
+	var dims []int64
+	if d, ok := a.OptInt("dim"); ok {
+		dims = []int64{d}
+	}
+	shape, _, err := reduceShape(self, dims, a.Bool("keepdim") && dims != nil)
+	if err != nil {
+		return nil, err
+	}
+	dt := Bool
+	if self.DType == UInt8 {
+		dt = UInt8
+	}
+	return newTensor(dt, shape, deviceOf(self)), nil
+}
+
+func metaCountNonzero(a *Args) (Value, error) {
+	self := selfTensor(a)
+	shape, _, err := reduceShape(self, dimsArg(a), false)
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(Int64, shape, deviceOf(self)), nil
+}
+
+// metaNorm is torch.norm / Tensor.norm: p a number, "fro", "nuc" or None.
+func metaNorm(a *Args) (Value, error) {
+	self := selfTensor(a)
+	dims := dimsArg(a)
+	switch p := a.Get("p").(type) {
+	case nil, int64, float64:
+	case string:
+		if p != "fro" && p != "nuc" {
+			return nil, runtimeErrorf("norm(): unsupported p %q", p)
+		}
+		if p == "nuc" {
+			if (dims == nil && len(self.Shape) != 2) || (dims != nil && len(dims) != 2) {
+				return nil, runtimeErrorf("linalg.matrix_norm: dim must be a 2-tuple. Got %v", dims)
+			}
+		}
+	default:
+		return nil, typeErrorf("norm(): argument 'p' must be Number or str, not %s", pyTypeName(p))
+	}
+	dt, ok := a.DType("dtype")
+	if !ok {
+		if !isFloatOrComplex(self.DType) {
+			return nil, runtimeErrorf("linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s", scalarTypeName(self.DType))
+		}
+		dt = toReal(self.DType)
+	}
+	shape, _, err := reduceShape(self, dims, a.Bool("keepdim"))
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(dt, shape, deviceOf(self)), nil
+}
+
+// metaScan is cumsum/cumprod/logcumsumexp: same shape, sum-like dtype.
+func metaScan(a *Args) (Value, error) {
+	self := selfTensor(a)
+	if _, err := wrapDim(a.Int("dim"), len(self.Shape)); err != nil {
+		return nil, err
+	}
+	return newTensor(reductionDType(a, self), self.Shape, deviceOf(self)), nil
+}
+
+// metaCummax is cummax/cummin: (values, indices).
+func metaCummax(a *Args) (Value, error) {
+	self := selfTensor(a)
+	if _, err := wrapDim(a.Int("dim"), len(self.Shape)); err != nil {
+		return nil, err
+	}
+	dev := deviceOf(self)
+	return []Value{newTensor(self.DType, self.Shape, dev), newTensor(Int64, self.Shape, dev)}, nil
+}
+
+// softmaxDim resolves F.softmax's implicit dim (dim=None): 0 for 0-, 1- and 3-d inputs, else 1.
+func softmaxDim(a *Args, self *TensorMeta) int64 {
+	if d, ok := a.OptInt("dim"); ok {
+		return d
+	}
+	switch len(self.Shape) {
+	case 0, 1, 3:
+		return 0
+	}
+	return 1
+}
+
+func metaSoftmax(a *Args) (Value, error) {
+	self := selfTensor(a)
+	if _, err := wrapDim(softmaxDim(a, self), len(self.Shape)); err != nil {
+		return nil, err
+	}
+	dt, ok := a.DType("dtype")
+	if !ok {
+		dt = self.DType
+	}
+	return newTensor(dt, self.Shape, deviceOf(self)), nil
+}

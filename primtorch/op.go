@@ -1,0 +1,319 @@
+package primtorch
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// OpID numbers the registry's ops densely from 0 to NumOps-1, so later stages keep their per-op
+// behaviour in arrays: var lowerings = [primtorch.NumOps]lowerFn{primtorch.OpAdd: ..., ...}.
+type OpID uint16
+
+// Op returns the op with this ID.
+func (id OpID) Op() *Op { return opsByID[id] }
+
+func (id OpID) String() string {
+	if int(id) < len(opsByID) && opsByID[id] != nil {
+		return opsByID[id].Name
+	}
+	return fmt.Sprintf("op(%d)", uint16(id))
+}
+
+// Kind classifies what an op does, for the stages that treat classes of ops alike.
+type Kind uint8
+
+const (
+	KindPointwise Kind = iota // elementwise over broadcast operands
+	KindReduction             // reduces dims (sum, amax, var, argmax, ...)
+	KindView                  // returns a view (or may: reshape, contiguous) of its input
+	KindExtern                // matmul- and convolution-like: an external kernel (BLAS, oneDNN)
+	KindFactory               // creates a tensor from sizes, scalars or another tensor's meta
+	KindComposite             // normalization, softmax, losses, ...: decomposes into the others
+	KindIndexing              // gathers or scatters by index (getitem, gather, index_select, cat)
+	KindOther                 // scans, sorting, pooling, padding, resampling, ...
+	numKinds
+)
+
+var kindNames = [numKinds]string{"pointwise", "reduction", "view", "extern", "factory", "composite", "indexing", "other"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// AliasKind says whether an op's output shares memory with an input.
+type AliasKind uint8
+
+const (
+	AliasNone    AliasKind = iota // a new tensor
+	AliasView                     // always a view of input AliasArg (view, transpose, select, ...)
+	AliasMaybe                    // a view, the input itself or a copy, depending on the input (reshape, contiguous, to)
+	AliasInPlace                  // the mutated input itself (add_, relu_)
+	numAliasKinds
+)
+
+var aliasNames = [numAliasKinds]string{"none", "view", "maybe", "inplace"}
+
+func (k AliasKind) String() string { return aliasNames[k] }
+
+// metaFn computes an op's result meta from bound arguments.
+type metaFn func(a *Args) (Value, error)
+
+// Op is one torch-level op of the registry. Its fields are fixed after package init.
+type Op struct {
+	ID   OpID
+	Name string // the canonical schema's full name: "add.Tensor", "max.dim", "relu"
+	// Schema is the canonical, ATen-like signature; Sigs are all the signatures calls may use
+	// (Schema first, then Python-level variants such as F.relu's (input, inplace=False) or
+	// torch.batch_norm's argument order). Meta functions read arguments by Schema's names.
+	Schema    *Schema
+	Sigs      []*Schema
+	Kind      Kind
+	Promotion Promotion
+	// Mutates lists the Schema.Params indices of arguments the op writes (annotated (a!)).
+	// Calls can also mutate through out= or inplace=True: see Args.Mutated.
+	Mutates  []int
+	Alias    AliasKind
+	AliasArg int // Schema.Params index of the aliased input when Alias != AliasNone
+	Random   bool
+	// NonDifferentiable ops never give results that require grad (comparisons, detach,
+	// factories without requires_grad=True, ...).
+	NonDifferentiable bool
+	// NumbersAsTensors: Tensor parameters also accept Python numbers (operator.add(2, x)).
+	NumbersAsTensors bool
+	// AcceptsOut: the torch.* function takes out=.
+	AcceptsOut bool
+	// DataDependent: the output shape depends on tensor values; Meta returns ErrDataDependent.
+	DataDependent bool
+	// Targets are the call targets that reach the op, as the capture stage names them:
+	// "torch.add", "Tensor.add", "operator.add", "torch.nn.functional.relu".
+	Targets []string
+	// Functional is, for an in-place variant (add_), its out-of-place op (add); Inplace is the
+	// reverse link.
+	Functional *Op
+	Inplace    *Op
+	// Note says what the meta function does not cover, "" when nothing is known missing.
+	Note string
+
+	meta        metaFn
+	ownGrad     bool
+	overloads   []*Op
+	mutatesWhen func(*Args) []string
+}
+
+// Overloads returns the ops that share this op's targets, in the order calls try them (the op
+// itself included): max, max.dim, max.other.
+func (op *Op) Overloads() []*Op { return op.overloads }
+
+func (op *Op) String() string { return op.Name }
+
+var (
+	opsByID   []*Op
+	opsByName = map[string]*Op{}
+	byTarget  = map[string][]*Op{}
+)
+
+// Lookup returns the op a call target reaches, nil when ptgo does not know the target. When the
+// target reaches several overloads (torch.max), it returns the first; its Meta and Resolve pick
+// the overload the arguments fit.
+func Lookup(target string) *Op {
+	if ops := byTarget[target]; len(ops) > 0 {
+		return ops[0]
+	}
+	return nil
+}
+
+// LookupName returns the op with canonical name name ("add.Tensor"), nil when none.
+func LookupName(name string) *Op { return opsByName[name] }
+
+// Ops returns every op, sorted by name.
+func Ops() []*Op {
+	out := append([]*Op(nil), opsByID...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Targets returns every known call target, sorted.
+func Targets() []string {
+	out := make([]string, 0, len(byTarget))
+	for t := range byTarget {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Resolve binds a call to the first overload and signature that accept it, as torch's argument
+// parser does, and returns that overload with the bound arguments.
+func (op *Op) Resolve(args []Value, kwargs []KV) (*Op, *Args, error) {
+	var errs []error
+	var tried []string
+	for _, o := range op.overloads {
+		for _, sig := range o.Sigs {
+			a, err := bind(o, sig, args, kwargs)
+			if err == nil {
+				return o, a, nil
+			}
+			errs = append(errs, err)
+			tried = append(tried, sig.Text)
+		}
+	}
+	if len(errs) == 1 {
+		return nil, nil, withOp(errs[0], op.Name)
+	}
+	got := make([]string, 0, len(args)+len(kwargs))
+	for _, v := range args {
+		got = append(got, pyTypeName(v))
+	}
+	for _, kv := range kwargs {
+		got = append(got, kv.Name+"="+pyTypeName(kv.Value))
+	}
+	e := typeErrorf("%s() received an invalid combination of arguments - got (%s), but expected one of:\n * %s",
+		op.Schema.Name, strings.Join(got, ", "), strings.Join(tried, "\n * "))
+	e.Op = op.Name
+	return nil, nil, e
+}
+
+// Meta computes the result of calling the op (or the overload the arguments select) on
+// arguments described by their metas: a *TensorMeta, a []Value of metas for tuple results, a
+// Python scalar, or nil (for ops returning None). Errors are *Error of kind ErrInvalid (the call
+// fails in torch too), ErrUnsupported or ErrDataDependent. Results require grad as they would
+// with grad mode on; see ResultRequiresGrad for other modes.
+func (op *Op) Meta(args []Value, kwargs []KV) (Value, error) {
+	o, a, err := op.Resolve(args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	return o.MetaArgs(a)
+}
+
+// MetaArgs is Meta for arguments already bound by Resolve.
+func (op *Op) MetaArgs(a *Args) (out Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, &Error{Kind: ErrUnsupported, Op: op.Name, Msg: fmt.Sprintf("ptgo BUG: meta function panicked: %v", r)}
+		}
+	}()
+	if op.DataDependent {
+		return nil, &Error{Kind: ErrDataDependent, Op: op.Name, Msg: op.Name + "'s output shape depends on the values of its inputs"}
+	}
+	r, err := op.meta(a)
+	if err != nil {
+		return nil, withOp(err, op.Name)
+	}
+	var self *TensorMeta
+	switch {
+	case op.Functional != nil:
+		self = a.Tensor(op.Schema.Params[op.AliasArg].Canon)
+	case a.Inplace():
+		self = a.Tensor(a.Sig.Params[0].Canon)
+	}
+	if self != nil {
+		m, ok := r.(*TensorMeta)
+		if !ok {
+			return nil, &Error{Kind: ErrUnsupported, Op: op.Name, Msg: "ptgo BUG: in-place op whose functional meta is not a tensor"}
+		}
+		if r, err = writeInto(self, m); err != nil {
+			return nil, withOp(err, op.Name)
+		}
+	}
+	if a.Out != nil {
+		if r, err = writeOut(a, r); err != nil {
+			return nil, withOp(err, op.Name)
+		}
+		return r, nil
+	}
+	if !op.ownGrad {
+		setRequiresGrad(op, a, r, self)
+	}
+	return r, nil
+}
+
+// writeInto checks that a result r may be written into self (an in-place op) and returns the
+// meta of self after the write.
+func writeInto(self, r *TensorMeta) (*TensorMeta, error) {
+	if !shapeEqual(self.Shape, r.Shape) {
+		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(self.Shape), fmtShape(r.Shape))
+	}
+	if !CanCast(r.DType, self.DType) {
+		return nil, runtimeErrorf("result type %s can't be cast to the desired output type %s", scalarTypeName(r.DType), scalarTypeName(self.DType))
+	}
+	out := self.Clone()
+	out.RequiresGrad = self.RequiresGrad || r.RequiresGrad
+	return out, nil
+}
+
+// writeOut applies out=: the result is written into a.Out, resized when its shape differs.
+func writeOut(a *Args, r Value) (Value, error) {
+	m, ok := r.(*TensorMeta)
+	if !ok {
+		return nil, unsupportedf("out= with a non-tensor result")
+	}
+	for _, t := range a.AllTensors() {
+		if t.RequiresGrad && !a.Op.NonDifferentiable {
+			return nil, runtimeErrorf("%s(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.", a.Op.Schema.Name)
+		}
+	}
+	if !CanCast(m.DType, a.Out.DType) {
+		return nil, runtimeErrorf("result type %s can't be cast to the desired output type %s", scalarTypeName(m.DType), scalarTypeName(a.Out.DType))
+	}
+	out := a.Out.Clone()
+	if !shapeEqual(out.Shape, m.Shape) {
+		out.Shape = append([]int64(nil), m.Shape...)
+		out.Strides = ContiguousStrides(m.Shape)
+		out.Offset = a.Out.Offset
+	}
+	return out, nil
+}
+
+// setRequiresGrad sets RequiresGrad on every tensor of result r, as torch does with grad mode on.
+func setRequiresGrad(op *Op, a *Args, r Value, self *TensorMeta) {
+	inputs := a.AllTensors()
+	if self != nil {
+		inputs = append([]*TensorMeta{self}, inputs...)
+	}
+	var walk func(v Value)
+	walk = func(v Value) {
+		switch v := v.(type) {
+		case *TensorMeta:
+			if self == nil && op.Alias != AliasInPlace {
+				v.RequiresGrad = ResultRequiresGrad(true, inputs, v, op)
+			} else {
+				v.RequiresGrad = v.RequiresGrad || ResultRequiresGrad(true, inputs, v, op)
+			}
+		case []Value:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(r)
+}
+
+// ResultRequiresGrad reports whether a result out of op (nil: any differentiable op) requires
+// grad: grad mode is on, an input requires grad, the op is differentiable and out is floating
+// point or complex. The results of factories (their requires_grad= argument) and of ops that
+// set the flag themselves (detach, requires_grad_, copy_, fill_, zero_) keep the requires_grad
+// Meta gave them. For an in-place op, inputs[0] is the mutated tensor: a tensor that
+// required grad keeps requiring it.
+func ResultRequiresGrad(gradEnabled bool, inputs []*TensorMeta, out *TensorMeta, op *Op) bool {
+	if out == nil {
+		return false
+	}
+	if op != nil && (op.Kind == KindFactory || op.ownGrad) {
+		return out.RequiresGrad
+	}
+	if op != nil && op.Alias == AliasInPlace && len(inputs) > 0 && inputs[0] != nil && inputs[0].RequiresGrad {
+		return true
+	}
+	if !gradEnabled || (op != nil && op.NonDifferentiable) {
+		return false
+	}
+	if !out.DType.IsFloatingPoint() && !out.DType.IsComplex() {
+		return false
+	}
+	for _, in := range inputs {
+		if in != nil && in.RequiresGrad {
+			return true
+		}
+	}
+	return false
+}

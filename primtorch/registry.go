@@ -1,0 +1,208 @@
+package primtorch
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A def is one registry row, as the ops_*.go tables write it.
+type def struct {
+	id      OpID
+	kind    Kind
+	prom    Promotion
+	schema  string
+	targets string
+	meta    metaFn
+	alts    []string
+	flags   flag
+	note    string
+
+	inplaceID      OpID
+	inplaceTargets string
+	hasInplace     bool
+	mutatesWhen    func(*Args) []string
+}
+
+type flag uint16
+
+const (
+	fRandom   flag = 1 << iota // random op (dropout, rand)
+	fNonDiff                   // results never require grad
+	fNumbers                   // Tensor parameters accept Python numbers
+	fOut                       // accepts out=
+	fDataDep                   // output shape depends on data: Meta returns ErrDataDependent
+	fMayAlias                  // an aliasing output may also be the input itself or a copy
+	fOwnGrad                   // the meta function sets requires_grad itself (detach, copy_)
+)
+
+// row starts a registry row. targets is a space-separated list where "@name" stands for
+// "torch.name Tensor.name", "F.name" for "torch.nn.functional.name" and "nn.name" for
+// "torch._C._nn.name" (where torch's builtin F-functions live).
+func row(id OpID, kind Kind, prom Promotion, schema, targets string, meta metaFn) *def {
+	return &def{id: id, kind: kind, prom: prom, schema: schema, targets: targets, meta: meta}
+}
+
+// alt adds signatures calls may also use.
+func (d *def) alt(sigs ...string) *def { d.alts = append(d.alts, sigs...); return d }
+
+func (d *def) with(f flag) *def { d.flags |= f; return d }
+
+func (d *def) notes(s string) *def { d.note = s; return d }
+
+// inplace declares the in-place variant (name_): same meta, result written into self.
+func (d *def) inplace(id OpID, targets string) *def {
+	d.inplaceID, d.inplaceTargets, d.hasInplace = id, targets, true
+	return d
+}
+
+// mutates declares arguments a call writes depending on its values (batch_norm's running
+// stats in training).
+func (d *def) mutates(f func(*Args) []string) *def { d.mutatesWhen = f; return d }
+
+func expandTargets(s string) []string {
+	var out []string
+	for _, t := range strings.Fields(s) {
+		switch {
+		case strings.HasPrefix(t, "@"):
+			out = append(out, "torch."+t[1:], "Tensor."+t[1:])
+		case strings.HasPrefix(t, "F."):
+			out = append(out, "torch.nn.functional."+t[2:])
+		case strings.HasPrefix(t, "nn."):
+			out = append(out, "torch._C._nn."+t[3:])
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// inplaceSchema turns "name.ov(Tensor self, ...) -> Tensor" into
+// "name_.ov(Tensor(a!) self, ...) -> Tensor(a!)".
+func inplaceSchema(s string) string {
+	open := strings.IndexByte(s, '(')
+	head := s[:open]
+	if dot := strings.IndexByte(head, '.'); dot >= 0 {
+		head = head[:dot] + "_" + head[dot:]
+	} else {
+		head += "_"
+	}
+	rest := strings.ReplaceAll(s[open:], "Tensor(a) ", "Tensor ")
+	for _, self := range []string{"Tensor self", "Tensor input:self"} {
+		if strings.HasPrefix(rest, "("+self) {
+			rest = "(" + strings.Replace(self, "Tensor", "Tensor(a!)", 1) + rest[1+len(self):]
+			break
+		}
+	}
+	arrow := strings.LastIndex(rest, "->")
+	return head + rest[:arrow] + "-> Tensor(a!)"
+}
+
+// allDefs lists every table; registry_init builds the ops from it.
+func allDefs() [][]*def {
+	return [][]*def{
+		unaryDefs, activationDefs, binaryDefs, ternaryDefs, reductionDefs, normDefs,
+		linalgDefs, convDefs, viewDefs, joinDefs, indexDefs, factoryDefs, castDefs,
+		lossDefs, miscDefs,
+	}
+}
+
+func init() { buildRegistry() }
+
+func buildRegistry() {
+	opsByID = make([]*Op, NumOps)
+	var order []*Op
+	add := func(id OpID, d *def, schema string, alts []string, targets string, functional *Op) *Op {
+		if id >= NumOps {
+			panic(fmt.Sprintf("ptgo BUG: registry row %q has id %d >= NumOps; add its constant to ids.go", schema, id))
+		}
+		if opsByID[id] != nil {
+			panic(fmt.Sprintf("ptgo BUG: registry rows %q and %q share id %d; give each its own constant in ids.go", opsByID[id].Schema.Text, schema, id))
+		}
+		op := &Op{
+			ID: id, Kind: d.kind, Promotion: d.prom, meta: d.meta, Note: d.note,
+			Random: d.flags&fRandom != 0, NonDifferentiable: d.flags&fNonDiff != 0,
+			NumbersAsTensors: d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
+			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
+			Functional: functional, mutatesWhen: d.mutatesWhen,
+		}
+		op.Schema = MustParseSchema(schema)
+		op.Name = op.Schema.FullName()
+		op.Sigs = []*Schema{op.Schema}
+		for _, s := range alts {
+			op.Sigs = append(op.Sigs, MustParseSchema(s))
+		}
+		for i, p := range op.Schema.Params {
+			if p.Writes {
+				op.Mutates = append(op.Mutates, i)
+			}
+		}
+		if len(op.Schema.Returns) > 0 && op.Schema.Returns[0].Alias != "" {
+			for i, p := range op.Schema.Params {
+				if p.Alias == op.Schema.Returns[0].Alias {
+					op.AliasArg = i
+					switch {
+					case p.Writes:
+						op.Alias = AliasInPlace
+					case d.flags&fMayAlias != 0:
+						op.Alias = AliasMaybe
+					default:
+						op.Alias = AliasView
+					}
+				}
+			}
+		}
+		if _, dup := opsByName[op.Name]; dup {
+			panic(fmt.Sprintf("ptgo BUG: two registry rows are named %s; give one an overload name", op.Name))
+		}
+		opsByID[id], opsByName[op.Name] = op, op
+		order = append(order, op)
+		return op
+	}
+	for _, table := range allDefs() {
+		for _, d := range table {
+			op := add(d.id, d, d.schema, d.alts, d.targets, nil)
+			if d.hasInplace {
+				var alts []string
+				for _, s := range d.alts {
+					if !strings.Contains(s, "bool inplace") {
+						alts = append(alts, inplaceSchema(s))
+					}
+				}
+				ip := add(d.inplaceID, d, inplaceSchema(d.schema), alts, d.inplaceTargets, op)
+				ip.NonDifferentiable = op.NonDifferentiable
+				op.Inplace = ip
+			}
+		}
+	}
+	for id, op := range opsByID {
+		if op == nil {
+			panic(fmt.Sprintf("ptgo BUG: OpID %d has no registry row; add one to an ops_*.go table or remove the constant from ids.go", id))
+		}
+	}
+	for _, op := range order {
+		for _, t := range op.Targets {
+			byTarget[t] = append(byTarget[t], op)
+		}
+	}
+	for _, op := range order {
+		op.overloads = byTarget[op.Targets[0]]
+		for _, t := range op.Targets {
+			if !sameOps(byTarget[t], op.overloads) {
+				panic(fmt.Sprintf("ptgo BUG: target %s reaches %v but %s's first target %s reaches %v; overloads must list the same targets",
+					t, byTarget[t], op.Name, op.Targets[0], op.overloads))
+			}
+		}
+	}
+}
+
+func sameOps(a, b []*Op) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,4 @@
+package main
+
+// #cgo CFLAGS: -I${SRCDIR}/include -O2
+import "C"

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"ptgo/bytecode"
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+	"ptgo/logs"
+	"ptgo/primtorch"
+)
+
+// The pipeline driver: one captured frame through capture, the backend, and transformed code.
+
+// frameResult is what the shim gets back for a frame (see ptgo_result).
+type frameResult struct {
+	status  int
+	message string
+	code    py.Obj
+	guards  []bytecode.Guard
+	nregs   int
+}
+
+const (
+	statusOK          = 0
+	statusEager       = 1
+	statusSkipCode    = 2
+	statusError       = 3
+	statusUnsupported = 4
+)
+
+// ctxInfo is what the compile context (ptgo.eval_frame._Context) says.
+type ctxInfo struct {
+	obj         py.Obj
+	fullgraph   bool
+	backendName string
+}
+
+func readCtx(api py.API, ctx py.Obj) ctxInfo {
+	ci := ctxInfo{obj: ctx}
+	if v, err := api.GetAttr(ctx, "fullgraph"); err == nil {
+		n, _ := api.Int(v)
+		ci.fullgraph = n != 0
+	}
+	if v, err := api.GetAttr(ctx, "backend_name"); err == nil {
+		ci.backendName, _ = api.Str(v)
+	}
+	return ci
+}
+
+func runtimeCall(api py.API, name string, args ...py.Obj) (py.Obj, error) {
+	fn, err := api.GetAttr(api.Runtime(), name)
+	if err != nil {
+		return 0, err
+	}
+	return api.Call(fn, args, nil)
+}
+
+func configInt(api py.API, name string, def int) int {
+	v, err := runtimeCall(api, "config_value", api.NewStr(name))
+	if err != nil {
+		return def
+	}
+	n, err := api.Int(v)
+	if err != nil {
+		return def
+	}
+	return int(n)
+}
+
+func configBool(api py.API, name string) bool { return configInt(api, name, 0) != 0 }
+
+// compileFrame captures one frame and builds its cache entry.
+func compileFrame(api *cAPI, ctxObj, fn, code py.Obj, args []py.Obj, failedGuard string) *frameResult {
+	start := time.Now()
+	env := bytecode.NewEnv(api)
+	ctx := readCtx(api, ctxObj)
+	qual, file, line := codeName(api, code)
+	if failedGuard != "" {
+		logs.Printf(logs.Recompiles, "Recompiling function %s in %s:%d\n    triggered by the guard failure: %s", qual, file, line, failedGuard)
+	}
+	req := &bytecode.FrameRequest{Func: fn, Code: code, Args: args,
+		MaxSteps: configInt(api, "max_trace_instructions", 2_000_000), MaxDepth: configInt(api, "max_inline_depth", 64)}
+	cap, err := bytecode.CaptureFrame(env, req)
+	rec := &compileRecord{Function: qual, File: file, Line: line}
+	defer func() { rec.Seconds = time.Since(start).Seconds(); recordCompile(rec) }()
+	if err != nil {
+		var u *bytecode.Unsupported
+		if errors.As(err, &u) {
+			rec.BreakReason, rec.BreakWhere, rec.BreakHint = u.Reason, u.Where, u.Hint
+			logs.Printf(logs.GraphBreaks, "Graph break in %s (%s:%d): %s\n    at %s%s", qual, short(file), line, u.Reason, u.Where, hintLine(u.Hint))
+			if ctx.fullgraph {
+				return &frameResult{status: statusUnsupported, message: fmt.Sprintf(
+					"ptgo.compile(fullgraph=True): %s at %s%s (while compiling %s, %s:%d)", u.Reason, u.Where, hintLine(u.Hint), qual, file, line)}
+			}
+			return eagerResult(cap)
+		}
+		return failure(api, cap, fmt.Sprintf("ptgo: capturing %s (%s:%d) failed: %v", qual, file, line, err))
+	}
+	if cap.Graph == nil {
+		logs.Debugf(logs.Dynamo, "%s (%s:%d) does no tensor work; it runs eagerly", qual, short(file), line)
+		return eagerResult(cap)
+	}
+	if state.config.CheckIR {
+		if err := fxgraph.Verify(cap.Graph, nil); err != nil {
+			return failure(api, cap, "ptgo BUG: the captured graph does not verify: "+err.Error())
+		}
+	}
+	rec.Ops = countOps(cap.Graph)
+	rec.Graph = cap.Graph.String()
+	rec.Guards = cap.Guards.Checks()
+	if logs.On(logs.Graph) {
+		logs.Printf(logs.Graph, "captured %s (%s:%d):\n%s", qual, short(file), line, cap.Graph.String())
+	}
+	compiled, err := compileGraph(api, ctx, cap)
+	if err != nil {
+		return failure(api, cap, fmt.Sprintf("ptgo: backend %s failed on the graph of %s (%s:%d): %v", ctx.backendName, qual, file, line, err))
+	}
+	newCode, asm, err := bytecode.TransformedCode(env, code, cap, compiled)
+	if err != nil {
+		var u *bytecode.Unsupported
+		if errors.As(err, &u) {
+			logs.Printf(logs.GraphBreaks, "Graph break in %s (%s:%d): %s", qual, short(file), line, u.Reason)
+			if ctx.fullgraph {
+				return &frameResult{status: statusUnsupported, message: fmt.Sprintf("ptgo.compile(fullgraph=True): %s (in %s, %s:%d)", u.Reason, qual, file, line)}
+			}
+			return eagerResult(cap)
+		}
+		return failure(api, cap, err.Error())
+	}
+	if logs.On(logs.Guards) {
+		logs.Printf(logs.Guards, "GUARDS for %s (%s:%d):\n  %s", qual, short(file), line, strings.Join(cap.Guards.Checks(), "\n  "))
+	}
+	if logs.On(logs.Bytecode) {
+		logs.Printf(logs.Bytecode, "TRANSFORMED BYTECODE for %s (%s:%d):\n%s", qual, short(file), line, asm.String())
+	}
+	rec.Compiled = true
+	return &frameResult{status: statusOK, code: newCode, guards: cap.Guards.List, nregs: cap.Guards.NRegs}
+}
+
+func hintLine(h string) string {
+	if h == "" {
+		return ""
+	}
+	return "\n    hint: " + h
+}
+
+func short(file string) string {
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		return file[i+1:]
+	}
+	return file
+}
+
+// eagerResult caches "run the original code" under the guards gathered so far: the same
+// outcome follows whenever they hold.
+func eagerResult(cap *bytecode.Capture) *frameResult {
+	if cap == nil || cap.Guards == nil {
+		return &frameResult{status: statusSkipCode}
+	}
+	return &frameResult{status: statusEager, guards: cap.Guards.List, nregs: cap.Guards.NRegs}
+}
+
+// failure is a compile error: raised as ptgo.BackendCompilerFailed, or, with
+// ptgo.config.suppress_errors, a warning and eager execution.
+func failure(api py.API, cap *bytecode.Capture, msg string) *frameResult {
+	if configBool(api, "suppress_errors") {
+		_, _ = runtimeCall(api, "warn", api.NewStr(msg+"; running eagerly (ptgo.config.suppress_errors is set)"))
+		return eagerResult(cap)
+	}
+	return &frameResult{status: statusError, message: msg + "\nSet ptgo.config.suppress_errors = True to run such frames eagerly instead."}
+}
+
+func codeName(api py.API, code py.Obj) (qual, file string, line int) {
+	if v, err := api.GetAttr(code, "co_qualname"); err == nil {
+		qual, _ = api.Str(v)
+	}
+	if v, err := api.GetAttr(code, "co_filename"); err == nil {
+		file, _ = api.Str(v)
+	}
+	if v, err := api.GetAttr(code, "co_firstlineno"); err == nil {
+		n, _ := api.Int(v)
+		line = int(n)
+	}
+	return
+}
+
+// countOps counts the graph's operations: calls, but not grad-mode switches or the getitems
+// that unpack a multi-output op.
+func countOps(g *fxgraph.Graph) int {
+	n := 0
+	for _, node := range g.Nodes {
+		switch {
+		case node.Op != fxgraph.CallFunction && node.Op != fxgraph.CallMethod:
+		case node.Target == "torch._C._set_grad_enabled":
+		case node.Target == "operator.getitem" && !isTensorIndex(node):
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// isTensorIndex tells a real x[i] from the getitem that unpacks a multi-output op.
+func isTensorIndex(n *fxgraph.Node) bool {
+	if len(n.Args) == 0 {
+		return false
+	}
+	src, ok := n.Args[0].(*fxgraph.Node)
+	if !ok {
+		return false
+	}
+	_, tupleMeta := src.Meta.([]any)
+	return !tupleMeta
+}
+
+// compileGraph exports the graph to torch.fx and calls the backend; returns the callable.
+func compileGraph(api *cAPI, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
+	js, err := fxgraph.EncodeJSON(cap.Graph)
+	if err != nil {
+		return 0, err
+	}
+	var keys, vals []py.Obj
+	for path, o := range cap.Attrs {
+		keys = append(keys, api.NewStr(path))
+		vals = append(vals, o)
+	}
+	attrs, err := api.NewDict(keys, vals)
+	if err != nil {
+		return 0, err
+	}
+	examples := make([]py.Obj, len(cap.Inputs))
+	for i, in := range cap.Inputs {
+		examples[i] = in.Obj
+	}
+	return runtimeCall(api, "compile_graph", ctx.obj, api.NewStr(string(js)), attrs, api.NewTuple(examples), api.NewStr(cap.Graph.String()))
+}
+
+// ---- statistics for explain() and tests ----------------------------------------------------
+
+type compileRecord struct {
+	Function    string   `json:"function"`
+	File        string   `json:"file"`
+	Line        int      `json:"line"`
+	Compiled    bool     `json:"compiled"`
+	Ops         int      `json:"ops"`
+	Graph       string   `json:"graph,omitempty"`
+	Guards      []string `json:"guards,omitempty"`
+	BreakReason string   `json:"break_reason,omitempty"`
+	BreakWhere  string   `json:"break_where,omitempty"`
+	BreakHint   string   `json:"break_hint,omitempty"`
+	Seconds     float64  `json:"seconds"`
+}
+
+var compileLog []*compileRecord
+
+func recordCompile(r *compileRecord) {
+	compileLog = append(compileLog, r)
+	if len(compileLog) > 10000 {
+		compileLog = compileLog[len(compileLog)-10000:]
+	}
+}
+
+// handleRequest serves the non-per-frame calls (ptgo._C.request).
+func handleRequest(method string, in []byte) ([]byte, error) {
+	switch method {
+	case "reset":
+		compileLog = nil
+		return []byte("{}"), nil
+	case "set_logs":
+		var cfg map[string]string
+		if err := json.Unmarshal(in, &cfg); err != nil {
+			return nil, err
+		}
+		return []byte("{}"), logs.Configure(cfg)
+	case "compile_log":
+		return json.Marshal(compileLog)
+	case "ops":
+		return json.Marshal(listOps())
+	}
+	return nil, fmt.Errorf("unknown request %q", method)
+}
+
+type opRow struct {
+	Name      string   `json:"name"`
+	Schema    string   `json:"schema"`
+	Kind      string   `json:"kind"`
+	Promotion string   `json:"promotion"`
+	Targets   []string `json:"targets"`
+	Meta      bool     `json:"meta"`
+	Note      string   `json:"note,omitempty"`
+}
+
+func listOps() []opRow {
+	var rows []opRow
+	for _, op := range primtorch.Ops() {
+		rows = append(rows, opRow{Name: op.Name, Schema: op.Schema.String(), Kind: op.Kind.String(),
+			Promotion: op.Promotion.String(), Targets: op.Targets, Meta: !op.DataDependent, Note: op.Note})
+	}
+	return rows
+}

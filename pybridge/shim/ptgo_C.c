@@ -1,0 +1,1309 @@
+/* ptgo._C — the CPython shim (DESIGN D1, D2).
+ *
+ * What it does, and nothing more:
+ *   - hooks frame evaluation (PEP 523) while a compiled callable runs on this thread;
+ *   - keeps, per code object (co_extra), a most-recently-used list of cache entries
+ *     {guards, transformed code} and runs the guards in C on every call;
+ *   - on a miss calls into Go (libptgo.so, loaded with dlopen on first use) and gives Go the
+ *     callbacks it needs to inspect live objects (ptgo_abi.h);
+ *   - moves data between Python and Go for the few non-per-frame requests.
+ *
+ * Everything that thinks (what to capture, which guards, which code to run) is Go.
+ * Verified CPython 3.11 facts this file relies on: shared/reference/PEP523_311.md.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <structmember.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "ptgo_abi.h"
+
+#if PY_VERSION_HEX >= 0x030b0000 && PY_VERSION_HEX < 0x030c0000
+#define PTGO_SUPPORTED 1
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+#else
+#define PTGO_SUPPORTED 0
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Module state (one interpreter; CPython 3.11 has one GIL, every function here holds it).     */
+
+static PyObject *runtime_module;   /* ptgo._runtime */
+static PyObject *tensor_type, *param_type, *nn_module_type, *dtype_type, *device_type;
+static PyObject *dtype_list;       /* tuple of torch dtypes, index = ptgo dtype code */
+static PyObject *is_grad_enabled;  /* torch.is_grad_enabled */
+static PyObject *unsupported_exc, *backend_failed_exc;
+static PyObject *str_dtype, *str_requires_grad, *str_size, *str_stride, *str_is_cuda,
+    *str_get_device, *str_storage_offset, *str_is_leaf, *str_layout, *str_device, *str_type,
+    *str_index;
+static PyObject *strided_layout;
+static char lib_path[4096];
+static int forked_child;
+
+static ptgo_go_init_fn go_init;
+static ptgo_go_compile_fn go_compile;
+static ptgo_go_free_result_fn go_free_result;
+static ptgo_go_request_fn go_request;
+static ptgo_go_free_fn go_free;
+static int go_state; /* 0 not loaded, 1 loaded, -1 failed */
+static char go_error[8192];
+
+static void on_fork_child(void) { forked_child = 1; }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Arena: objects handed to Go during one call into Go stay alive until the call returns.      */
+
+static PyObject *arena; /* list */
+
+static ptgo_obj keep(PyObject *o) {
+    /* Takes a new reference, stores it in the arena, returns it borrowed. */
+    if (o == NULL) return NULL;
+    if (arena == NULL || PyList_Append(arena, o) < 0) {
+        /* Without an arena the object would die: refuse. */
+        Py_DECREF(o);
+        return NULL;
+    }
+    Py_DECREF(o);
+    return o;
+}
+
+static char last_err[4096];
+static PyObject *last_exc_type, *last_exc_value, *last_exc_tb;
+
+static void capture_error(void) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    if (t == NULL) return;
+    PyErr_NormalizeException(&t, &v, &tb);
+    const char *tname = ((PyTypeObject *)t)->tp_name;
+    PyObject *s = v ? PyObject_Str(v) : NULL;
+    const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (msg == NULL) {
+        PyErr_Clear();
+        msg = "";
+    }
+    const char *dot = strrchr(tname, '.');
+    snprintf(last_err, sizeof last_err, "%s: %s", dot ? dot + 1 : tname, msg);
+    Py_XDECREF(s);
+    Py_XDECREF(last_exc_type);
+    Py_XDECREF(last_exc_value);
+    Py_XDECREF(last_exc_tb);
+    last_exc_type = t;
+    last_exc_value = v;
+    last_exc_tb = tb;
+}
+
+static ptgo_obj ret(PyObject *o) {
+    if (o == NULL) {
+        capture_error();
+        return NULL;
+    }
+    return keep(o);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Callbacks for Go.                                                                            */
+
+static int32_t cb_kind(ptgo_obj p) {
+    PyObject *o = (PyObject *)p;
+    PyTypeObject *t = Py_TYPE(o);
+    if (o == Py_None) return PTGO_K_NONE;
+    if (PyBool_Check(o)) return PTGO_K_BOOL;
+    if (PyLong_Check(o)) return PTGO_K_INT;
+    if (PyFloat_Check(o)) return PTGO_K_FLOAT;
+    if (PyUnicode_Check(o)) return PTGO_K_STR;
+    if (PyTuple_Check(o)) return PTGO_K_TUPLE;
+    if (PyList_Check(o)) return PTGO_K_LIST;
+    if (PyDict_Check(o)) return PTGO_K_DICT;
+    if (PyFunction_Check(o)) return PTGO_K_FUNCTION;
+    if (tensor_type && PyObject_TypeCheck(o, (PyTypeObject *)tensor_type)) return PTGO_K_TENSOR;
+    if (nn_module_type && PyObject_TypeCheck(o, (PyTypeObject *)nn_module_type)) return PTGO_K_NN_MODULE;
+    if (PyMethod_Check(o)) return PTGO_K_METHOD;
+    if (PyCFunction_Check(o)) return PTGO_K_BUILTIN;
+    if (PyType_Check(o)) return PTGO_K_TYPE;
+    if (PyModule_Check(o)) return PTGO_K_MODULE;
+    if (PyComplex_Check(o)) return PTGO_K_COMPLEX;
+    if (PyBytes_Check(o)) return PTGO_K_BYTES;
+    if (PySet_Check(o) && !PyFrozenSet_Check(o)) return PTGO_K_SET;
+    if (PyFrozenSet_Check(o)) return PTGO_K_FROZENSET;
+    if (PyRange_Check(o)) return PTGO_K_RANGE;
+    if (PySlice_Check(o)) return PTGO_K_SLICE;
+    if (o == Py_Ellipsis) return PTGO_K_ELLIPSIS;
+    if (PyCode_Check(o)) return PTGO_K_CODE;
+    if (PyCell_Check(o)) return PTGO_K_CELL;
+    if (dtype_type && t == (PyTypeObject *)dtype_type) return PTGO_K_DTYPE;
+    if (device_type && t == (PyTypeObject *)device_type) return PTGO_K_DEVICE;
+    if (t == &PyMethodDescr_Type || t == &PyWrapperDescr_Type || t == &_PyMethodWrapper_Type ||
+        t == &PyClassMethodDescr_Type)
+        return PTGO_K_METHOD_DESCRIPTOR;
+    if (PyObject_TypeCheck(o, &PyProperty_Type)) return PTGO_K_PROPERTY;
+    if (PyObject_TypeCheck(o, &PyClassMethod_Type)) return PTGO_K_CLASSMETHOD;
+    if (PyObject_TypeCheck(o, &PyStaticMethod_Type)) return PTGO_K_STATICMETHOD;
+    return PTGO_K_OTHER;
+}
+
+static ptgo_obj cb_type_of(ptgo_obj o) {
+    PyObject *t = (PyObject *)Py_TYPE((PyObject *)o);
+    Py_INCREF(t);
+    return keep(t);
+}
+
+static ptgo_obj cb_getattr(ptgo_obj o, const char *name) {
+    return ret(PyObject_GetAttrString((PyObject *)o, name));
+}
+
+static ptgo_obj cb_getattr_static(ptgo_obj o, const char *name, int32_t *where, ptgo_obj *owner) {
+    PyObject *obj = (PyObject *)o;
+    PyObject *key = PyUnicode_FromString(name);
+    *where = -1;
+    *owner = NULL;
+    if (key == NULL) return ret(NULL);
+    PyObject *found = NULL;
+    if (!PyType_Check(obj)) {
+        PyObject **dictptr = _PyObject_GetDictPtr(obj);
+        if (dictptr && *dictptr) {
+            found = PyDict_GetItemWithError(*dictptr, key);
+            if (found) {
+                *where = 0;
+                Py_INCREF(found);
+                Py_DECREF(key);
+                return keep(found);
+            }
+        }
+    }
+    PyTypeObject *type = PyType_Check(obj) ? (PyTypeObject *)obj : Py_TYPE(obj);
+    PyObject *mro = type->tp_mro;
+    if (mro) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+            PyObject *base = PyTuple_GET_ITEM(mro, i);
+            PyObject *d = ((PyTypeObject *)base)->tp_dict;
+            if (d == NULL) continue;
+            found = PyDict_GetItemWithError(d, key);
+            if (found) {
+                *where = 1;
+                Py_INCREF(base);
+                *owner = keep(base);
+                Py_INCREF(found);
+                Py_DECREF(key);
+                return keep(found);
+            }
+        }
+    }
+    Py_DECREF(key);
+    if (PyErr_Occurred()) return ret(NULL);
+    *where = 0; /* absent, no error */
+    return NULL;
+}
+
+static ptgo_obj cb_call(ptgo_obj fn, const ptgo_obj *args, int64_t nargs, const char *const *kwnames, int64_t nkw) {
+    PyObject *names = NULL;
+    if (nkw > 0) {
+        names = PyTuple_New(nkw);
+        if (names == NULL) return ret(NULL);
+        for (int64_t i = 0; i < nkw; i++) {
+            PyObject *s = PyUnicode_InternFromString(kwnames[i]);
+            if (s == NULL) {
+                Py_DECREF(names);
+                return ret(NULL);
+            }
+            PyTuple_SET_ITEM(names, i, s);
+        }
+    }
+    PyObject *r = PyObject_Vectorcall((PyObject *)fn, (PyObject *const *)args, (size_t)nargs, names);
+    Py_XDECREF(names);
+    return ret(r);
+}
+
+static int32_t cb_to_int64(ptgo_obj o, int64_t *out) {
+    long long v = PyLong_AsLongLong((PyObject *)o);
+    if (v == -1 && PyErr_Occurred()) {
+        capture_error();
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int32_t cb_to_double(ptgo_obj o, double *out) {
+    double v = PyFloat_AsDouble((PyObject *)o);
+    if (v == -1.0 && PyErr_Occurred()) {
+        capture_error();
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static const char *cb_to_utf8(ptgo_obj o, int64_t *len) {
+    Py_ssize_t n = 0;
+    const char *s = PyUnicode_AsUTF8AndSize((PyObject *)o, &n);
+    if (s == NULL) {
+        capture_error();
+        return NULL;
+    }
+    *len = n;
+    return s;
+}
+
+static const char *cb_bytes_data(ptgo_obj o, int64_t *len) {
+    char *s = NULL;
+    Py_ssize_t n = 0;
+    if (PyBytes_AsStringAndSize((PyObject *)o, &s, &n) < 0) {
+        capture_error();
+        return NULL;
+    }
+    *len = n;
+    return s;
+}
+
+static ptgo_obj cb_from_int64(int64_t v) { return ret(PyLong_FromLongLong(v)); }
+static ptgo_obj cb_from_double(double v) { return ret(PyFloat_FromDouble(v)); }
+static ptgo_obj cb_from_utf8(const char *s, int64_t n) { return ret(PyUnicode_FromStringAndSize(s, n)); }
+static ptgo_obj cb_from_bytes(const char *s, int64_t n) { return ret(PyBytes_FromStringAndSize(s, n)); }
+static ptgo_obj cb_from_bool(int32_t v) { return ret(PyBool_FromLong(v)); }
+static ptgo_obj cb_none(void) { return Py_None; }
+
+static ptgo_obj cb_new_tuple(const ptgo_obj *items, int64_t n) {
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL) return ret(NULL);
+    for (int64_t i = 0; i < n; i++) {
+        Py_INCREF((PyObject *)items[i]);
+        PyTuple_SET_ITEM(t, i, (PyObject *)items[i]);
+    }
+    return keep(t);
+}
+
+static ptgo_obj cb_new_list(const ptgo_obj *items, int64_t n) {
+    PyObject *l = PyList_New(n);
+    if (l == NULL) return ret(NULL);
+    for (int64_t i = 0; i < n; i++) {
+        Py_INCREF((PyObject *)items[i]);
+        PyList_SET_ITEM(l, i, (PyObject *)items[i]);
+    }
+    return keep(l);
+}
+
+static ptgo_obj cb_new_dict(const ptgo_obj *keys, const ptgo_obj *vals, int64_t n) {
+    PyObject *d = PyDict_New();
+    if (d == NULL) return ret(NULL);
+    for (int64_t i = 0; i < n; i++) {
+        if (PyDict_SetItem(d, (PyObject *)keys[i], (PyObject *)vals[i]) < 0) {
+            Py_DECREF(d);
+            return ret(NULL);
+        }
+    }
+    return keep(d);
+}
+
+static int64_t cb_length(ptgo_obj o) {
+    Py_ssize_t n = PyObject_Length((PyObject *)o);
+    if (n < 0) capture_error();
+    return n;
+}
+
+static ptgo_obj cb_getitem_int(ptgo_obj o, int64_t i) {
+    return ret(PySequence_GetItem((PyObject *)o, (Py_ssize_t)i));
+}
+
+static ptgo_obj cb_getitem(ptgo_obj o, ptgo_obj key) {
+    return ret(PyObject_GetItem((PyObject *)o, (PyObject *)key));
+}
+
+static int32_t cb_dict_next(ptgo_obj d, int64_t *pos, ptgo_obj *key, ptgo_obj *val) {
+    Py_ssize_t p = (Py_ssize_t)*pos;
+    PyObject *k, *v;
+    int r = PyDict_Next((PyObject *)d, &p, &k, &v);
+    *pos = p;
+    if (r) {
+        /* Dict entries are borrowed; the dict is in the arena or reachable from the frame, but a
+         * later mutation could drop them: keep them. */
+        Py_INCREF(k);
+        Py_INCREF(v);
+        *key = keep(k);
+        *val = keep(v);
+    }
+    return r;
+}
+
+static ptgo_obj cb_repr(ptgo_obj o) { return ret(PyObject_Repr((PyObject *)o)); }
+
+static int32_t cb_is_instance(ptgo_obj o, ptgo_obj cls) {
+    int r = PyObject_IsInstance((PyObject *)o, (PyObject *)cls);
+    if (r < 0) capture_error();
+    return r;
+}
+
+static int32_t cb_rich_eq(ptgo_obj a, ptgo_obj b) {
+    int r = PyObject_RichCompareBool((PyObject *)a, (PyObject *)b, Py_EQ);
+    if (r < 0) capture_error();
+    return r;
+}
+
+static int dtype_code(PyObject *dt) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dtype_list); i++)
+        if (PyTuple_GET_ITEM(dtype_list, i) == dt) return (int)i;
+    return -1;
+}
+
+/* Reads a tensor's metadata through its Python attributes. */
+static int32_t cb_tensor_meta(ptgo_obj p, ptgo_tensor_meta *m) {
+    PyObject *t = (PyObject *)p;
+    PyObject *size = NULL, *stride = NULL, *dt = NULL, *rg = NULL, *leaf = NULL, *off = NULL, *dev = NULL,
+             *devtype = NULL, *devidx = NULL, *layout = NULL;
+    int rc = -1;
+    memset(m, 0, sizeof *m);
+    if (!(size = PyObject_CallMethodNoArgs(t, str_size))) goto done;
+    if (!(layout = PyObject_GetAttr(t, str_layout))) goto done;
+    m->strided = layout == strided_layout;
+    if (m->strided) {
+        if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
+        if (!(off = PyObject_CallMethodNoArgs(t, str_storage_offset))) goto done;
+        m->storage_offset = PyLong_AsLongLong(off);
+    }
+    if (!(dt = PyObject_GetAttr(t, str_dtype))) goto done;
+    if (!(rg = PyObject_GetAttr(t, str_requires_grad))) goto done;
+    if (!(leaf = PyObject_GetAttr(t, str_is_leaf))) goto done;
+    if (!(dev = PyObject_GetAttr(t, str_device))) goto done;
+    if (!(devtype = PyObject_GetAttr(dev, str_type))) goto done;
+    if (!(devidx = PyObject_GetAttr(dev, str_index))) goto done;
+    Py_ssize_t nd = PyTuple_GET_SIZE(size);
+    if (nd > PTGO_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "ptgo supports tensors of at most %d dimensions, got %zd", PTGO_MAX_DIMS, nd);
+        goto done;
+    }
+    m->ndim = (int32_t)nd;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        m->sizes[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(size, i));
+        m->strides[i] = stride ? PyLong_AsLongLong(PyTuple_GET_ITEM(stride, i)) : 0;
+    }
+    m->dtype = dtype_code(dt);
+    m->requires_grad = rg == Py_True;
+    m->is_leaf = leaf == Py_True;
+    m->is_parameter = param_type && PyObject_TypeCheck(t, (PyTypeObject *)param_type);
+    m->is_plain = Py_TYPE(t) == (PyTypeObject *)tensor_type || Py_TYPE(t) == (PyTypeObject *)param_type;
+    const char *ty = PyUnicode_AsUTF8(devtype);
+    if (ty == NULL) goto done;
+    m->device_type = strcmp(ty, "cpu") == 0 ? 0 : strcmp(ty, "cuda") == 0 ? 1 : strcmp(ty, "meta") == 0 ? 2 : 3;
+    m->device_index = devidx == Py_None ? -1 : (int32_t)PyLong_AsLong(devidx);
+    if (PyErr_Occurred()) goto done;
+    rc = 0;
+done:
+    if (rc < 0) capture_error();
+    Py_XDECREF(size);
+    Py_XDECREF(stride);
+    Py_XDECREF(dt);
+    Py_XDECREF(rg);
+    Py_XDECREF(leaf);
+    Py_XDECREF(off);
+    Py_XDECREF(dev);
+    Py_XDECREF(devtype);
+    Py_XDECREF(devidx);
+    Py_XDECREF(layout);
+    return rc;
+}
+
+static const char *cb_last_error(void) { return last_err; }
+static ptgo_obj cb_runtime(void) { return runtime_module; }
+static ptgo_obj cb_builtins(void) { return PyEval_GetBuiltins(); }
+
+static const ptgo_api api = {
+    .abi_version = PTGO_ABI_VERSION,
+    .kind = cb_kind,
+    .type_of = cb_type_of,
+    .getattr = cb_getattr,
+    .getattr_static = cb_getattr_static,
+    .call = cb_call,
+    .to_int64 = cb_to_int64,
+    .to_double = cb_to_double,
+    .to_utf8 = cb_to_utf8,
+    .bytes_data = cb_bytes_data,
+    .from_int64 = cb_from_int64,
+    .from_double = cb_from_double,
+    .from_utf8 = cb_from_utf8,
+    .from_bytes = cb_from_bytes,
+    .from_bool = cb_from_bool,
+    .none = cb_none,
+    .new_tuple = cb_new_tuple,
+    .new_list = cb_new_list,
+    .new_dict = cb_new_dict,
+    .length = cb_length,
+    .getitem_int = cb_getitem_int,
+    .getitem = cb_getitem,
+    .dict_next = cb_dict_next,
+    .repr = cb_repr,
+    .is_instance = cb_is_instance,
+    .rich_eq = cb_rich_eq,
+    .tensor_meta = cb_tensor_meta,
+    .last_error = cb_last_error,
+    .runtime = cb_runtime,
+    .builtins = cb_builtins,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loading the Go library (lazily: importing ptgo starts no Go runtime; DESIGN D8).            */
+
+static int load_go(void) {
+    if (go_state != 0) return go_state;
+    go_state = -1;
+    if (forked_child) {
+        snprintf(go_error, sizeof go_error,
+                 "ptgo cannot start its compiler in a process forked after ptgo was imported (DESIGN D8); "
+                 "compile in the parent before forking, or use the 'spawn' start method");
+        return -1;
+    }
+    void *h = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        snprintf(go_error, sizeof go_error, "cannot load %s: %s; rebuild ptgo (make setup)", lib_path, dlerror());
+        return -1;
+    }
+    go_init = (ptgo_go_init_fn)dlsym(h, "ptgo_go_init");
+    go_compile = (ptgo_go_compile_fn)dlsym(h, "ptgo_go_compile");
+    go_free_result = (ptgo_go_free_result_fn)dlsym(h, "ptgo_go_free_result");
+    go_request = (ptgo_go_request_fn)dlsym(h, "ptgo_go_request");
+    go_free = (ptgo_go_free_fn)dlsym(h, "ptgo_go_free");
+    if (!go_init || !go_compile || !go_free_result || !go_request || !go_free) {
+        snprintf(go_error, sizeof go_error, "%s lacks ptgo's exports; rebuild ptgo (make setup)", lib_path);
+        return -1;
+    }
+    PyObject *cfg = PyObject_CallMethod(runtime_module, "init_config_json", NULL);
+    if (cfg == NULL) return -1;
+    const char *cfgs = PyUnicode_AsUTF8(cfg);
+    char *err = NULL;
+    PyObject *saved_arena = arena;
+    arena = PyList_New(0);
+    int32_t rc = go_init(&api, cfgs ? cfgs : "{}", &err);
+    Py_CLEAR(arena);
+    arena = saved_arena;
+    Py_DECREF(cfg);
+    if (rc != 0) {
+        snprintf(go_error, sizeof go_error, "ptgo's Go library failed to start: %s", err ? err : "unknown error");
+        if (err) go_free(err);
+        return -1;
+    }
+    go_state = 1;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Cache entries and guards.                                                                   */
+
+typedef struct {
+    int32_t op, dst, src, nvec;
+    int64_t i;
+    PyObject *obj;  /* strong */
+    PyObject *name; /* interned str, strong */
+    int64_t *vec;
+    char *desc;
+} guard_t;
+
+typedef struct entry {
+    struct entry *next;
+    long tag;
+    int status;          /* PTGO_OK or PTGO_EAGER */
+    PyObject *code;      /* transformed code (strong), NULL for eager entries */
+    PyObject *fn;        /* cached replacement function when the code has no free variables */
+    guard_t *guards;
+    int nguards, nregs;
+    long hits;
+} entry_t;
+
+typedef struct cache {
+    struct cache *prev_all, *next_all;
+    PyObject *code; /* borrowed: the cache lives in the code's co_extra */
+    entry_t *head;
+    int nentries;
+    int limit_warned;
+    int skip;            /* compile refused for this code (PTGO_SKIP_CODE); cleared by reset() */
+    char *last_failure;  /* description of the guard that failed most recently */
+} cache_t;
+
+static Py_ssize_t extra_index = -1;
+static char skip_file_marker; /* co_extra value for code never to capture (stdlib, torch, ptgo) */
+#define SKIP_FILE ((void *)&skip_file_marker)
+static cache_t *all_caches;
+static PyObject *skip_prefixes;   /* tuple of str: file name prefixes never captured */
+static PyObject *allow_prefixes;  /* tuple of str: exceptions to skip_prefixes */
+static PyObject *skip_files;      /* tuple of str: exact files never captured */
+
+static void free_entry(entry_t *e) {
+    for (int i = 0; i < e->nguards; i++) {
+        Py_XDECREF(e->guards[i].obj);
+        Py_XDECREF(e->guards[i].name);
+        PyMem_Free(e->guards[i].vec);
+        PyMem_Free(e->guards[i].desc);
+    }
+    PyMem_Free(e->guards);
+    Py_XDECREF(e->code);
+    Py_XDECREF(e->fn);
+    PyMem_Free(e);
+}
+
+static void clear_cache(cache_t *c) {
+    entry_t *e = c->head;
+    c->head = NULL;
+    c->nentries = 0;
+    c->limit_warned = 0;
+    c->skip = 0;
+    while (e) {
+        entry_t *n = e->next;
+        free_entry(e);
+        e = n;
+    }
+    PyMem_Free(c->last_failure);
+    c->last_failure = NULL;
+}
+
+static void free_cache(void *p) {
+    if (p == NULL || p == SKIP_FILE) return;
+    cache_t *c = (cache_t *)p;
+    if (c->prev_all) c->prev_all->next_all = c->next_all;
+    else all_caches = c->next_all;
+    if (c->next_all) c->next_all->prev_all = c->prev_all;
+    clear_cache(c);
+    PyMem_Free(c);
+}
+
+static char *dupstr(const char *s) {
+    if (s == NULL) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = PyMem_Malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static void set_failure(cache_t *c, const char *desc) {
+    if (c->last_failure && desc && strcmp(c->last_failure, desc) == 0) return;
+    PyMem_Free(c->last_failure);
+    c->last_failure = dupstr(desc);
+}
+
+/* Checks a tensor against a PTGO_G_TENSOR guard: i packs dtype | device_type<<8 |
+ * (device_index+1)<<16 | requires_grad<<32; vec holds sizes then strides. */
+static int check_tensor(PyObject *t, const guard_t *g) {
+    if ((PyObject *)Py_TYPE(t) != g->obj) return 0;
+    int ndim = g->nvec / 2;
+    int want_dtype = (int)(g->i & 0xff);
+    int want_devtype = (int)((g->i >> 8) & 0xff);
+    int want_devidx = (int)((g->i >> 16) & 0xffff) - 1;
+    int want_rg = (int)((g->i >> 32) & 1);
+    int ok = 0;
+    PyObject *dt = NULL, *rg = NULL, *size = NULL, *stride = NULL, *cuda = NULL;
+    if (!(dt = PyObject_GetAttr(t, str_dtype))) goto done;
+    if (dt != PyTuple_GET_ITEM(dtype_list, want_dtype)) goto done;
+    if (!(rg = PyObject_GetAttr(t, str_requires_grad))) goto done;
+    if ((rg == Py_True) != want_rg) goto done;
+    if (!(cuda = PyObject_GetAttr(t, str_is_cuda))) goto done;
+    if (want_devtype == 1) {
+        if (cuda != Py_True) goto done;
+        PyObject *idx = PyObject_CallMethodNoArgs(t, str_get_device);
+        if (idx == NULL) goto done;
+        long v = PyLong_AsLong(idx);
+        Py_DECREF(idx);
+        if (v != want_devidx) goto done;
+    } else if (cuda == Py_True) {
+        goto done;
+    }
+    if (!(size = PyObject_CallMethodNoArgs(t, str_size))) goto done;
+    if (PyTuple_GET_SIZE(size) != ndim) goto done;
+    for (int d = 0; d < ndim; d++)
+        if (PyLong_AsLongLong(PyTuple_GET_ITEM(size, d)) != g->vec[d]) goto done;
+    if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
+    for (int d = 0; d < ndim; d++)
+        if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride, d)) != g->vec[ndim + d]) goto done;
+    ok = 1;
+done:
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        ok = 0;
+    }
+    Py_XDECREF(dt);
+    Py_XDECREF(rg);
+    Py_XDECREF(size);
+    Py_XDECREF(stride);
+    Py_XDECREF(cuda);
+    return ok;
+}
+
+#if PTGO_SUPPORTED
+/* Runs the guards of e against frame f. Returns 1 when all pass; otherwise 0 and *failed names
+ * the first guard that failed. Never leaves a Python exception set. */
+static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **failed) {
+    PyObject *regs_small[32];
+    char owned_small[32];
+    PyObject **regs = regs_small;
+    char *owned = owned_small;
+    if (e->nregs > 32) {
+        regs = PyMem_Malloc(sizeof(PyObject *) * e->nregs);
+        owned = PyMem_Malloc(e->nregs);
+        if (!regs || !owned) {
+            PyMem_Free(regs);
+            PyMem_Free(owned);
+            PyErr_Clear();
+            *failed = "out of memory";
+            return 0;
+        }
+    }
+    memset(owned, 0, e->nregs);
+    int ok = 1;
+    int i;
+    for (i = 0; i < e->nguards && ok; i++) {
+        const guard_t *g = &e->guards[i];
+        PyObject *v = NULL;
+        switch (g->op) {
+        case PTGO_G_ARG:
+            regs[g->dst] = f->localsplus[g->i];
+            owned[g->dst] = 0;
+            ok = regs[g->dst] != NULL;
+            break;
+        case PTGO_G_GLOBAL:
+            v = g->i ? NULL : PyDict_GetItemWithError(f->f_globals, g->name);
+            if (v == NULL && !PyErr_Occurred()) v = PyDict_GetItemWithError(f->f_builtins, g->name);
+            regs[g->dst] = v;
+            owned[g->dst] = 0;
+            ok = v != NULL;
+            break;
+        case PTGO_G_CLOSURE: {
+            PyObject *cl = f->f_func->func_closure;
+            ok = cl != NULL && g->i < PyTuple_GET_SIZE(cl);
+            if (ok) {
+                v = PyCell_GET(PyTuple_GET_ITEM(cl, g->i));
+                regs[g->dst] = v;
+                owned[g->dst] = 0;
+                ok = v != NULL;
+            }
+            break;
+        }
+        case PTGO_G_ATTR:
+            v = PyObject_GetAttr(regs[g->src], g->name);
+            if (owned[g->dst]) Py_DECREF(regs[g->dst]);
+            regs[g->dst] = v;
+            owned[g->dst] = v != NULL;
+            ok = v != NULL;
+            break;
+        case PTGO_G_DICT_ITEM:
+            ok = PyDict_Check(regs[g->src]);
+            if (ok) {
+                v = PyDict_GetItemWithError(regs[g->src], g->name);
+                if (owned[g->dst]) Py_DECREF(regs[g->dst]);
+                /* Borrowed from a dict that a register or the frame keeps alive. */
+                regs[g->dst] = v;
+                owned[g->dst] = 0;
+                ok = v != NULL;
+            }
+            break;
+        case PTGO_G_INDEX: {
+            PyObject *s = regs[g->src];
+            if (PyTuple_CheckExact(s) && g->i < PyTuple_GET_SIZE(s)) v = PyTuple_GET_ITEM(s, g->i);
+            else if (PyList_CheckExact(s) && g->i < PyList_GET_SIZE(s)) v = PyList_GET_ITEM(s, g->i);
+            if (owned[g->dst]) Py_DECREF(regs[g->dst]);
+            if (v) Py_INCREF(v); /* a list may shrink while later guards run Python code */
+            regs[g->dst] = v;
+            owned[g->dst] = v != NULL;
+            ok = v != NULL;
+            break;
+        }
+        case PTGO_G_TYPE:
+            ok = (PyObject *)Py_TYPE(regs[g->src]) == g->obj;
+            break;
+        case PTGO_G_ID:
+            ok = regs[g->src] == g->obj;
+            break;
+        case PTGO_G_NOT_ID:
+            ok = regs[g->src] != g->obj;
+            break;
+        case PTGO_G_SAME:
+            ok = regs[g->src] == regs[g->i];
+            break;
+        case PTGO_G_CONST:
+            if (owned[g->dst]) Py_DECREF(regs[g->dst]);
+            regs[g->dst] = g->obj;
+            owned[g->dst] = 0;
+            break;
+        case PTGO_G_EQ:
+            ok = Py_TYPE(regs[g->src]) == Py_TYPE(g->obj) &&
+                 PyObject_RichCompareBool(regs[g->src], g->obj, Py_EQ) == 1;
+            break;
+        case PTGO_G_LEN: {
+            PyObject *s = regs[g->src];
+            Py_ssize_t n = PyTuple_Check(s) ? PyTuple_GET_SIZE(s)
+                           : PyList_Check(s) ? PyList_GET_SIZE(s)
+                           : PyDict_Check(s) ? PyDict_GET_SIZE(s)
+                                             : -1;
+            ok = n == g->i;
+            break;
+        }
+        case PTGO_G_TENSOR:
+            ok = check_tensor(regs[g->src], g);
+            break;
+        case PTGO_G_DICT_KEYS: {
+            PyObject *d = regs[g->src];
+            ok = PyDict_Check(d) && PyDict_GET_SIZE(d) == PyTuple_GET_SIZE(g->obj);
+            Py_ssize_t pos = 0, k = 0;
+            PyObject *key, *val;
+            while (ok && PyDict_Next(d, &pos, &key, &val)) {
+                PyObject *want = PyTuple_GET_ITEM(g->obj, k++);
+                ok = key == want || PyObject_RichCompareBool(key, want, Py_EQ) == 1;
+            }
+            break;
+        }
+        case PTGO_G_CALL_BOOL: {
+            PyObject *r = PyObject_CallNoArgs(g->obj);
+            ok = r != NULL && PyObject_IsTrue(r) == (g->i != 0);
+            Py_XDECREF(r);
+            break;
+        }
+        default:
+            ok = 0;
+        }
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            ok = 0;
+        }
+    }
+    if (!ok) *failed = e->guards[i - 1].desc;
+    for (int r = 0; r < e->nregs; r++)
+        if (owned[r]) Py_XDECREF(regs[r]);
+    if (regs != regs_small) {
+        PyMem_Free(regs);
+        PyMem_Free(owned);
+    }
+    return ok;
+}
+#endif
+
+static entry_t *make_entry(const ptgo_result *r, long tag) {
+    entry_t *e = PyMem_Calloc(1, sizeof *e);
+    if (e == NULL) return NULL;
+    e->tag = tag;
+    e->status = r->status;
+    e->nregs = r->nregs;
+    e->nguards = r->nguards;
+    e->guards = PyMem_Calloc(r->nguards ? r->nguards : 1, sizeof(guard_t));
+    if (e->guards == NULL) {
+        PyMem_Free(e);
+        return NULL;
+    }
+    for (int i = 0; i < r->nguards; i++) {
+        const ptgo_guard *s = &r->guards[i];
+        guard_t *g = &e->guards[i];
+        g->op = s->op;
+        g->dst = s->dst;
+        g->src = s->src;
+        g->i = s->i;
+        g->nvec = s->nvec;
+        if (s->obj) {
+            g->obj = (PyObject *)s->obj;
+            Py_INCREF(g->obj);
+        }
+        if (s->name) {
+            g->name = PyUnicode_InternFromString(s->name);
+            if (g->name == NULL) PyErr_Clear();
+        }
+        if (s->nvec > 0) {
+            g->vec = PyMem_Malloc(sizeof(int64_t) * s->nvec);
+            if (g->vec) memcpy(g->vec, s->vec, sizeof(int64_t) * s->nvec);
+        }
+        g->desc = dupstr(s->desc ? s->desc : "?");
+    }
+    if (r->status == PTGO_OK && r->code) {
+        e->code = (PyObject *)r->code; /* borrowed from the arena: take a reference */
+        Py_INCREF(e->code);
+    }
+    return e;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Thread-local state and the frame hook.                                                      */
+
+static _Thread_local PyObject *tl_ctx;  /* current compile context (strong), NULL = off */
+static _Thread_local long tl_tag;       /* ctx cache tag */
+static _Thread_local int tl_busy;       /* compiling or in ptgo internals: don't capture */
+static int active_contexts;             /* threads with a context set; the hook is installed when > 0 */
+static int compiling;                   /* a compile is running (one at a time, process-wide) */
+static PyObject *cache_size_limit_obj;  /* read through ptgo._runtime.cache_size_limit() on a miss */
+
+#if PTGO_SUPPORTED
+static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag);
+
+static void set_hook(int on) {
+    _PyInterpreterState_SetEvalFrameFunc(PyThreadState_GET()->interp, on ? eval_frame : _PyEval_EvalFrameDefault);
+}
+
+static int starts_with(const char *s, PyObject *prefixes) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(prefixes); i++) {
+        const char *p = PyUnicode_AsUTF8(PyTuple_GET_ITEM(prefixes, i));
+        if (p && strncmp(s, p, strlen(p)) == 0) return 1;
+    }
+    return 0;
+}
+
+static int should_skip_code(PyCodeObject *co) {
+    const char *fn = PyUnicode_AsUTF8(co->co_filename);
+    if (fn == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (skip_files) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(skip_files); i++) {
+            const char *p = PyUnicode_AsUTF8(PyTuple_GET_ITEM(skip_files, i));
+            if (p && strcmp(fn, p) == 0) return 1;
+        }
+    }
+    if (allow_prefixes && starts_with(fn, allow_prefixes)) return 0;
+    if (skip_prefixes && starts_with(fn, skip_prefixes)) return 1;
+    return 0;
+}
+
+static long cache_size_limit(void) {
+    PyObject *r = PyObject_CallMethod(runtime_module, "cache_size_limit", NULL);
+    if (r == NULL) {
+        PyErr_Clear();
+        return 8;
+    }
+    long v = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (v < 0) {
+        PyErr_Clear();
+        v = 8;
+    }
+    return v;
+}
+
+static void warn_limit(cache_t *c, PyCodeObject *co) {
+    if (c->limit_warned) return;
+    c->limit_warned = 1;
+    PyObject *r = PyObject_CallMethod(runtime_module, "warn_cache_limit", "OOs", (PyObject *)co, tl_ctx,
+                                      c->last_failure ? c->last_failure : "unknown");
+    if (r == NULL) PyErr_WriteUnraisable(runtime_module);
+    Py_XDECREF(r);
+}
+
+/* Calls the transformed code with the frame's argument slots (flattened signature). */
+static PyObject *run_entry(entry_t *e, _PyInterpreterFrame *frame) {
+    PyCodeObject *co = frame->f_code;
+    int nargs = co->co_argcount + co->co_kwonlyargcount + ((co->co_flags & CO_VARARGS) ? 1 : 0) +
+                ((co->co_flags & CO_VARKEYWORDS) ? 1 : 0);
+    PyObject *fn = e->fn;
+    if (fn == NULL || ((PyFunctionObject *)fn)->func_globals != frame->f_globals) {
+        fn = PyFunction_New(e->code, frame->f_globals);
+        if (fn == NULL) return NULL;
+        PyObject *cl = frame->f_func->func_closure;
+        if (cl && PyFunction_SetClosure(fn, cl) < 0) {
+            Py_DECREF(fn);
+            return NULL;
+        }
+        if (cl == NULL && e->fn == NULL) {
+            /* No closure: the function depends on globals only; keep it for later calls. */
+            e->fn = fn;
+            Py_INCREF(fn);
+        }
+    } else {
+        Py_INCREF(fn);
+    }
+    PyObject *r = PyObject_Vectorcall(fn, frame->localsplus, (size_t)nargs, NULL);
+    Py_DECREF(fn);
+    return r;
+}
+
+static void raise_compile_failure(int status, const char *message) {
+    PyObject *exc_type = status == PTGO_UNSUPPORTED ? unsupported_exc : backend_failed_exc;
+    PyObject *cause_t = last_exc_type, *cause_v = last_exc_value, *cause_tb = last_exc_tb;
+    last_exc_type = last_exc_value = last_exc_tb = NULL;
+    PyErr_SetString(exc_type, message ? message : "ptgo: compile failed");
+    if (status == PTGO_ERROR && cause_v) {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        PyErr_NormalizeException(&t, &v, &tb);
+        if (cause_tb) PyException_SetTraceback(cause_v, cause_tb);
+        PyException_SetCause(v, cause_v); /* steals cause_v */
+        cause_v = NULL;
+        PyErr_Restore(t, v, tb);
+    }
+    Py_XDECREF(cause_t);
+    Py_XDECREF(cause_v);
+    Py_XDECREF(cause_tb);
+}
+
+static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
+    PyObject *ctx = tl_ctx;
+    PyCodeObject *co = frame->f_code;
+    if (ctx == NULL || tl_busy || throwflag || frame->owner != FRAME_OWNED_BY_THREAD ||
+        frame->prev_instr != _PyCode_CODE(co) - 1 ||
+        (co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)) ||
+        !(co->co_flags & CO_OPTIMIZED) || frame->f_func == NULL)
+        return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+
+    void *extra = NULL;
+    if (_PyCode_GetExtra((PyObject *)co, extra_index, &extra) < 0) {
+        PyErr_Clear();
+        return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    }
+    if (extra == SKIP_FILE) return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    cache_t *c = (cache_t *)extra;
+    if (c == NULL) {
+        if (should_skip_code(co)) {
+            _PyCode_SetExtra((PyObject *)co, extra_index, SKIP_FILE);
+            return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+        }
+        c = PyMem_Calloc(1, sizeof *c);
+        if (c == NULL) return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+        c->code = (PyObject *)co;
+        if (_PyCode_SetExtra((PyObject *)co, extra_index, c) < 0) {
+            PyErr_Clear();
+            PyMem_Free(c);
+            return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+        }
+        c->next_all = all_caches;
+        if (all_caches) all_caches->prev_all = c;
+        all_caches = c;
+    }
+
+    /* Lookup: most recently used first. Guards run with capture off (they may call Python). */
+    long tag = tl_tag;
+    const char *failed = NULL;
+    int ntag = 0;
+    entry_t *prev = NULL;
+    tl_busy = 1;
+    for (entry_t *e = c->head; e; prev = e, e = e->next) {
+        if (e->tag != tag) continue;
+        ntag++;
+        const char *why = NULL;
+        if (run_guards(e, frame, &why)) {
+            tl_busy = 0;
+            e->hits++;
+            if (prev) { /* move to front */
+                prev->next = e->next;
+                e->next = c->head;
+                c->head = e;
+            }
+            if (e->status == PTGO_EAGER) return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+            return run_entry(e, frame);
+        }
+        if (failed == NULL) failed = why;
+    }
+    if (failed) set_failure(c, failed);
+    if (c->skip || compiling) {
+        tl_busy = 0;
+        return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    }
+    if (ntag >= cache_size_limit()) {
+        warn_limit(c, co);
+        tl_busy = 0;
+        return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    }
+
+    /* Miss: compile in Go. */
+    if (load_go() < 0) {
+        tl_busy = 0;
+        PyErr_SetString(backend_failed_exc, go_error);
+        return NULL;
+    }
+    compiling = 1;
+    PyObject *saved_arena = arena;
+    arena = PyList_New(0);
+    ptgo_result res;
+    memset(&res, 0, sizeof res);
+    int nargs = co->co_argcount + co->co_kwonlyargcount + ((co->co_flags & CO_VARARGS) ? 1 : 0) +
+                ((co->co_flags & CO_VARKEYWORDS) ? 1 : 0);
+    PyThreadState_EnterTracing(ts);
+    go_compile(ctx, (ptgo_obj)frame->f_func, (ptgo_obj)co, (const ptgo_obj *)frame->localsplus, nargs,
+               failed ? c->last_failure : NULL, &res);
+    PyThreadState_LeaveTracing(ts);
+    compiling = 0;
+    tl_busy = 0;
+    if (PyErr_Occurred()) PyErr_Clear(); /* Go reports failures through res */
+
+    PyObject *result = NULL;
+    int status = res.status;
+    if (status == PTGO_OK || status == PTGO_EAGER) {
+        entry_t *e = make_entry(&res, tag);
+        Py_CLEAR(arena); /* the entry holds its own references now */
+        arena = saved_arena;
+        if (e == NULL) {
+            go_free_result(&res);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        if (e->code) { /* transformed code is never captured itself */
+            _PyCode_SetExtra(e->code, extra_index, SKIP_FILE);
+        }
+        e->next = c->head;
+        c->head = e;
+        c->nentries++;
+        go_free_result(&res);
+        if (e->status == PTGO_EAGER) return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+        return run_entry(e, frame);
+    }
+    Py_CLEAR(arena);
+    arena = saved_arena;
+    if (status == PTGO_SKIP_CODE) {
+        c->skip = 1;
+        go_free_result(&res);
+        return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    }
+    res.code = NULL;
+    raise_compile_failure(status, res.message);
+    go_free_result(&res);
+    (void)result;
+    return NULL;
+}
+#endif /* PTGO_SUPPORTED */
+
+/* ------------------------------------------------------------------------------------------ */
+/* Disabled: a callable wrapper that runs its target with capture off on this thread. Compiled  */
+/* graphs run under it, so the backend's own Python (a GraphModule's forward, a user backend's */
+/* wrapper) is never captured again.                                                           */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;
+    vectorcallfunc vectorcall;
+} DisabledObject;
+
+static PyObject *disabled_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    DisabledObject *d = (DisabledObject *)self;
+    PyObject *saved = tl_ctx;
+    tl_ctx = NULL; /* the hook stays installed and passes frames through */
+    PyObject *r = PyObject_Vectorcall(d->fn, args, nargsf, kwnames);
+    tl_ctx = saved;
+    return r;
+}
+
+static void disabled_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(((DisabledObject *)self)->fn);
+    PyObject_GC_Del(self);
+}
+
+static int disabled_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(((DisabledObject *)self)->fn);
+    return 0;
+}
+
+static int disabled_clear(PyObject *self) {
+    Py_CLEAR(((DisabledObject *)self)->fn);
+    return 0;
+}
+
+static PyObject *disabled_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *fn;
+    if (!PyArg_ParseTuple(args, "O:Disabled", &fn)) return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "Disabled expects a callable, got %R", fn);
+        return NULL;
+    }
+    DisabledObject *d = PyObject_GC_New(DisabledObject, type);
+    if (d == NULL) return NULL;
+    Py_INCREF(fn);
+    d->fn = fn;
+    d->vectorcall = disabled_vectorcall;
+    PyObject_GC_Track(d);
+    return (PyObject *)d;
+}
+
+static PyObject *disabled_repr(PyObject *self) {
+    return PyUnicode_FromFormat("<ptgo compiled graph %R>", ((DisabledObject *)self)->fn);
+}
+
+static PyMemberDef disabled_members[] = {
+    {"fn", T_OBJECT, offsetof(DisabledObject, fn), READONLY, "the wrapped callable"},
+    {NULL},
+};
+
+static PyTypeObject DisabledType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ptgo._C.Disabled",
+    .tp_basicsize = sizeof(DisabledObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(DisabledObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = disabled_new,
+    .tp_dealloc = disabled_dealloc,
+    .tp_traverse = disabled_traverse,
+    .tp_clear = disabled_clear,
+    .tp_repr = disabled_repr,
+    .tp_members = disabled_members,
+    .tp_doc = "Disabled(fn): calls fn with ptgo's frame capture off on this thread.",
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Python-visible functions.                                                                   */
+
+PyDoc_STRVAR(set_context_doc,
+             "set_context(ctx, tag) -> (old_ctx, old_tag)\n\n"
+             "Sets this thread's compile context (None turns capture off) and returns the previous one.");
+
+static PyObject *py_set_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "set_context(ctx, tag) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *ctx = args[0] == Py_None ? NULL : args[0];
+    long tag = PyLong_AsLong(args[1]);
+    if (tag == -1 && PyErr_Occurred()) return NULL;
+    PyObject *old = tl_ctx;
+    long old_tag = tl_tag;
+#if PTGO_SUPPORTED
+    if (ctx && !old) {
+        if (active_contexts++ == 0) set_hook(1);
+    } else if (!ctx && old) {
+        if (--active_contexts == 0) set_hook(0);
+    }
+#endif
+    Py_XINCREF(ctx);
+    tl_ctx = ctx;
+    tl_tag = tag;
+    PyObject *r = Py_BuildValue("(Ol)", old ? old : Py_None, old_tag);
+    Py_XDECREF(old);
+    return r;
+}
+
+static PyObject *py_reset(PyObject *self, PyObject *unused) {
+    for (cache_t *c = all_caches; c; c = c->next_all) clear_cache(c);
+    Py_RETURN_NONE;
+}
+
+/* cache_info(code) -> list of (tag, status, hits, guard descriptions) for tests and explain(). */
+static PyObject *py_cache_info(PyObject *self, PyObject *code) {
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "cache_info expects a code object");
+        return NULL;
+    }
+    void *extra = NULL;
+    if (extra_index < 0 || _PyCode_GetExtra(code, extra_index, &extra) < 0) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || extra == NULL || extra == SKIP_FILE) return out;
+    cache_t *c = extra;
+    for (entry_t *e = c->head; e; e = e->next) {
+        PyObject *descs = PyList_New(e->nguards);
+        if (descs == NULL) goto fail;
+        for (int i = 0; i < e->nguards; i++) PyList_SET_ITEM(descs, i, PyUnicode_FromString(e->guards[i].desc));
+        PyObject *item = Py_BuildValue("(lslN)", e->tag, e->status == PTGO_OK ? "compiled" : "eager", e->hits, descs);
+        if (item == NULL || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+    }
+    return out;
+fail:
+    Py_XDECREF(out);
+    return NULL;
+}
+
+static PyObject *py_skip_state(PyObject *self, PyObject *code) {
+    void *extra = NULL;
+    if (!PyCode_Check(code) || extra_index < 0 || _PyCode_GetExtra(code, extra_index, &extra) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "skip_state expects a code object");
+        return NULL;
+    }
+    if (extra == SKIP_FILE) return PyUnicode_FromString("skipped");
+    if (extra == NULL) return PyUnicode_FromString("unseen");
+    return PyUnicode_FromString(((cache_t *)extra)->skip ? "skip-compile" : "cached");
+}
+
+static PyObject *py_request(PyObject *self, PyObject *args) {
+    const char *method, *json;
+    if (!PyArg_ParseTuple(args, "ss", &method, &json)) return NULL;
+    if (load_go() < 0) {
+        PyErr_SetString(PyExc_RuntimeError, go_error);
+        return NULL;
+    }
+    PyObject *saved_arena = arena;
+    arena = PyList_New(0);
+    int busy = tl_busy;
+    tl_busy = 1;
+    char *out = go_request(method, json);
+    tl_busy = busy;
+    Py_CLEAR(arena);
+    arena = saved_arena;
+    if (out == NULL) Py_RETURN_NONE;
+    PyObject *r = PyUnicode_FromString(out);
+    go_free(out);
+    return r;
+}
+
+static PyObject *py_init(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"runtime", "lib_path", "tensor_type", "param_type", "module_type", "dtype_type",
+                             "device_type", "dtypes", "is_grad_enabled", "strided", "unsupported",
+                             "backend_failed", "skip_prefixes", "allow_prefixes", "skip_files", NULL};
+    PyObject *rt, *tt, *pt, *mt, *dt, *vt, *dts, *ige, *strided, *unsup, *bfail, *skp, *alw, *skf;
+    const char *path;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OsOOOOOO!OOOOO!O!O!", kwlist, &rt, &path, &tt, &pt, &mt, &dt, &vt,
+                                     &PyTuple_Type, &dts, &ige, &strided, &unsup, &bfail, &PyTuple_Type, &skp,
+                                     &PyTuple_Type, &alw, &PyTuple_Type, &skf))
+        return NULL;
+#define SET(var, val) do { Py_XDECREF(var); Py_INCREF(val); var = val; } while (0)
+    SET(runtime_module, rt);
+    SET(tensor_type, tt);
+    SET(param_type, pt);
+    SET(nn_module_type, mt);
+    SET(dtype_type, dt);
+    SET(device_type, vt);
+    SET(dtype_list, dts);
+    SET(is_grad_enabled, ige);
+    SET(strided_layout, strided);
+    SET(unsupported_exc, unsup);
+    SET(backend_failed_exc, bfail);
+    SET(skip_prefixes, skp);
+    SET(allow_prefixes, alw);
+    SET(skip_files, skf);
+#undef SET
+    snprintf(lib_path, sizeof lib_path, "%s", path);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_go_loaded(PyObject *self, PyObject *unused) { return PyBool_FromLong(go_state == 1); }
+
+static PyMethodDef methods[] = {
+    {"init", (PyCFunction)(void (*)(void))py_init, METH_VARARGS | METH_KEYWORDS, "Configure the shim (ptgo internal)."},
+    {"set_context", (PyCFunction)(void (*)(void))py_set_context, METH_FASTCALL, set_context_doc},
+    {"reset", py_reset, METH_NOARGS, "Drop every cache entry of every code object."},
+    {"cache_info", py_cache_info, METH_O, "Cache entries of a code object: [(tag, status, hits, guards)]."},
+    {"skip_state", py_skip_state, METH_O, "How the hook treats a code object: unseen, skipped, cached, skip-compile."},
+    {"request", py_request, METH_VARARGS, "request(method, json) -> json: a non-per-frame call into Go."},
+    {"go_loaded", py_go_loaded, METH_NOARGS, "Whether the Go library has been started."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "ptgo._C", "ptgo's CPython shim.", -1, methods};
+
+#define INTERN(var, s) do { if (!(var = PyUnicode_InternFromString(s))) return NULL; } while (0)
+
+PyMODINIT_FUNC PyInit__C(void) {
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m == NULL) return NULL;
+    PyModule_AddIntConstant(m, "SUPPORTED", PTGO_SUPPORTED);
+    if (PyType_Ready(&DisabledType) < 0) return NULL;
+    Py_INCREF(&DisabledType);
+    if (PyModule_AddObject(m, "Disabled", (PyObject *)&DisabledType) < 0) return NULL;
+    PyModule_AddIntConstant(m, "ABI_VERSION", PTGO_ABI_VERSION);
+#if PTGO_SUPPORTED
+    extra_index = _PyEval_RequestCodeExtraIndex(free_cache);
+    if (extra_index < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "ptgo: no free co_extra slot");
+        return NULL;
+    }
+#endif
+    INTERN(str_dtype, "dtype");
+    INTERN(str_requires_grad, "requires_grad");
+    INTERN(str_size, "size");
+    INTERN(str_stride, "stride");
+    INTERN(str_is_cuda, "is_cuda");
+    INTERN(str_get_device, "get_device");
+    INTERN(str_storage_offset, "storage_offset");
+    INTERN(str_is_leaf, "is_leaf");
+    INTERN(str_layout, "layout");
+    INTERN(str_device, "device");
+    INTERN(str_type, "type");
+    INTERN(str_index, "index");
+    pthread_atfork(NULL, NULL, on_fork_child);
+    (void)cache_size_limit_obj;
+    return m;
+}

@@ -1,0 +1,26 @@
+"""Runtime configuration, mirroring ``torch._dynamo.config`` where the names overlap.
+
+Set attributes directly: ``ptgo.config.cache_size_limit = 16``. Environment variables are read
+here and in ``_logging`` only.
+"""
+import os
+
+#: Cache entries (distinct guard sets) per code object before ptgo stops recompiling it and runs
+#: it eagerly, with one warning naming the guard that failed (torch 2.2+ uses 8 too).
+cache_size_limit = 8
+
+#: When a backend fails, run the frame eagerly with a warning instead of raising
+#: ``ptgo.BackendCompilerFailed``.
+suppress_errors = os.environ.get("PTGO_SUPPRESS_ERRORS", "") not in ("", "0")
+
+#: Write each stage's IR and generated code per compile under this directory (PTGO_DEBUG_DIR).
+debug_dir = os.environ.get("PTGO_DEBUG_DIR") or None
+
+#: Verify the IR after every pass (slow; for ptgo's own tests) (PTGO_CHECK=1).
+check_ir = os.environ.get("PTGO_CHECK", "") not in ("", "0")
+
+#: Maximum depth of inlined calls before a frame is given up (a graph break).
+max_inline_depth = 64
+
+#: Bytecode instructions a capture may interpret (unrolled loops count every iteration).
+max_trace_instructions = 2_000_000

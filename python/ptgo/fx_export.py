@@ -1,0 +1,290 @@
+"""Turn ptgo's graph IR, in its JSON form, into a real ``torch.fx.GraphModule``.
+
+The Go side (``fxgraph.EncodeJSON``; the schema is documented in ``fxgraph/json.go``) captures a
+graph at torch-function level. Custom backends and the ``eager`` backend receive it as a
+GraphModule built here:
+
+* nodes keep their names, ops and order; ``call_function`` targets are Python paths
+  (``torch.nn.functional.linear``, ``operator.getitem``, ``getattr``) resolved by importing the
+  module and walking attributes, once per path per process;
+* ``get_attr`` targets are dotted paths in the user's module (``fc1.weight``); the GraphModule
+  holds the *same* tensor objects under the same names, in plain ``torch.nn.Module``
+  containers: parameters stay ``nn.Parameter``, buffers stay buffers (non-persistent ones too);
+* each node's meta goes to ``node.meta["ptgo_meta"]`` (a dict with dtype, shape, stride,
+  storage_offset, device, requires_grad; a tuple of those for tuple results; the value for a
+  Python scalar) and its source line to ``node.meta["stack_trace"]``.
+
+One rewrite: a ``call_function`` of a C-implemented Tensor method (``torch.Tensor.add``) becomes
+``call_method`` (``x.add(...)``), because torch 1.13's code generation cannot name such
+functions. The two mean the same call.
+
+This module imports only torch and the standard library, so it works before ptgo's compiled
+extension is built.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import json
+import types
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+import torch.fx
+
+__all__ = ["ExportError", "graph_module_from_json", "resolve_call_target", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+
+class ExportError(ValueError):
+    """The JSON graph cannot be turned into a GraphModule; the message says why and what to do."""
+
+
+# path -> ("call_function", callable) or ("call_method", method name); filled on first use.
+_CALL_TARGETS: Dict[str, Tuple[str, Any]] = {}
+_TENSOR_METHOD_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType)
+
+
+def resolve_call_target(path: str) -> Tuple[str, Any]:
+    """Resolve a call_function target path to the FX op and target to emit (cached).
+
+    ``"torch.relu"`` gives ``("call_function", torch.relu)``; ``"getattr"`` a builtin;
+    ``"torch.Tensor.add"`` gives ``("call_method", "add")``.
+    """
+    hit = _CALL_TARGETS.get(path)
+    if hit is None:
+        fn = _import_path(path)
+        objclass = getattr(fn, "__objclass__", None)
+        if isinstance(fn, _TENSOR_METHOD_TYPES) and isinstance(objclass, type) and issubclass(
+            objclass, torch._C._TensorBase
+        ):
+            hit = ("call_method", fn.__name__)
+        else:
+            hit = ("call_function", fn)
+        _CALL_TARGETS[path] = hit
+    return hit
+
+
+def _import_path(path: str) -> Any:
+    parts = path.split(".")
+    if not all(p.isidentifier() for p in parts):
+        raise ExportError(
+            f"fx_export: call target {path!r} is not a dotted Python path; "
+            "fxgraph.Verify rejects such targets, run it on the Go side"
+        )
+    if len(parts) == 1:
+        if hasattr(builtins, path):
+            return _callable(path, getattr(builtins, path))
+        raise ExportError(
+            f"fx_export: call target {path!r} is not a builtin; give its module path (operator.add)"
+        )
+    try:
+        obj = importlib.import_module(parts[0])
+    except ImportError as e:
+        raise ExportError(f"fx_export: cannot import module {parts[0]!r} for call target {path!r}: {e}") from e
+    for i in range(1, len(parts)):
+        try:
+            obj = getattr(obj, parts[i])
+        except AttributeError:
+            prefix = ".".join(parts[: i + 1])
+            try:
+                obj = importlib.import_module(prefix)
+            except ImportError:
+                raise ExportError(
+                    f"fx_export: cannot resolve call target {path!r}: "
+                    f"{'.'.join(parts[:i])} has no attribute {parts[i]!r}; check the target path"
+                ) from None
+    return _callable(path, obj)
+
+
+def _callable(path: str, obj: Any) -> Any:
+    if not callable(obj):
+        raise ExportError(f"fx_export: call target {path!r} resolves to {type(obj).__name__}, which is not callable")
+    return obj
+
+
+def _dtype(name: str) -> torch.dtype:
+    dt = getattr(torch, name, None)
+    if not isinstance(dt, torch.dtype):
+        raise ExportError(f"fx_export: unknown dtype {name!r}")
+    return dt
+
+
+def _torch_constant(name: str, kind: type) -> Any:
+    v = getattr(torch, name, None)
+    if not isinstance(v, kind):
+        raise ExportError(f"fx_export: torch.{name} is not a {kind.__name__}")
+    return v
+
+
+def _tag(v: dict) -> Tuple[str, Any]:
+    if len(v) != 1:
+        raise ExportError(f"fx_export: tagged value {v!r} must have exactly one key")
+    return next(iter(v.items()))
+
+
+def _arg(v: Any, env: Dict[str, torch.fx.Node]) -> Any:
+    """An ARG of the schema as the Python value (or fx.Node) torch.fx expects."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if not isinstance(v, dict):
+        raise ExportError(f"fx_export: unexpected argument {v!r}; lists are tagged {{\"list\": [...]}}")
+    tag, x = _tag(v)
+    if tag == "node":
+        node = env.get(x)
+        if node is None:
+            raise ExportError(f"fx_export: argument refers to node {x!r}, which is not defined before it")
+        return node
+    if tag == "float":
+        return float(x)
+    if tag == "complex":
+        return complex(float(x[0]), float(x[1]))
+    if tag == "list":
+        return [_arg(e, env) for e in x]
+    if tag == "tuple":
+        return tuple(_arg(e, env) for e in x)
+    if tag == "dict":
+        return {k: _arg(e, env) for k, e in x}
+    if tag == "slice":
+        return slice(*(_arg(e, env) for e in x))
+    if tag == "dtype":
+        return _dtype(x)
+    if tag == "device":
+        return torch.device(x)
+    if tag == "ellipsis":
+        return Ellipsis
+    if tag == "memory_format":
+        return _torch_constant(x, torch.memory_format)
+    if tag == "layout":
+        return _torch_constant(x, torch.layout)
+    raise ExportError(f"fx_export: unknown argument tag {tag!r}")
+
+
+def _meta(v: Any) -> Any:
+    """A META of the schema as node.meta["ptgo_meta"]."""
+    if v is None or isinstance(v, (bool, int)):
+        return v
+    tag, x = _tag(v)
+    if tag == "tensor":
+        return {
+            "dtype": _dtype(x["dtype"]),
+            "shape": tuple(x["shape"]),
+            "stride": tuple(x["stride"]),
+            "storage_offset": x["storage_offset"],
+            "device": torch.device(x["device"]),
+            "requires_grad": x["requires_grad"],
+        }
+    if tag == "tuple":
+        return tuple(_meta(e) for e in x)
+    if tag == "float":
+        return float(x)
+    if tag == "complex":
+        return complex(float(x[0]), float(x[1]))
+    raise ExportError(f"fx_export: unknown meta tag {tag!r}")
+
+
+def _lookup(root: torch.nn.Module, path: str) -> Tuple[Any, bool]:
+    """The attribute at a dotted path of root, and whether it is a persistent buffer/param."""
+    *prefix, field = path.split(".")
+    owner: Any = root
+    for part in prefix:
+        owner = getattr(owner, part)
+    value = getattr(owner, field)
+    non_persistent = getattr(owner, "_non_persistent_buffers_set", ())
+    return value, field not in non_persistent
+
+
+def graph_module_from_json(
+    text: str,
+    root: Optional[torch.nn.Module],
+    attrs: Optional[Dict[str, torch.Tensor]] = None,
+) -> torch.fx.GraphModule:
+    """Build a ``torch.fx.GraphModule`` from ``fxgraph.EncodeJSON`` output.
+
+    ``get_attr`` targets are looked up in ``attrs`` (dotted path -> tensor) first, then in
+    ``root`` (the user's module); the GraphModule holds those very tensor objects under the same
+    dotted names.
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION:
+        raise ExportError(
+            f"fx_export: graph JSON has schema version {data.get('version') if isinstance(data, dict) else None!r}, "
+            f"this reader knows {SCHEMA_VERSION}; rebuild ptgo so its Go and Python halves match"
+        )
+    graph = torch.fx.Graph()
+    env: Dict[str, torch.fx.Node] = {}
+    attr_paths: Dict[str, None] = {}
+    for n in data["nodes"]:
+        op, name, target = n["op"], n["name"], n.get("target")
+        args = tuple(_arg(a, env) for a in n.get("args", ()))
+        kwargs = {k: _arg(v, env) for k, v in n.get("kwargs", ())}
+        if op == "placeholder":
+            node = graph.create_node("placeholder", name, name=name)
+        elif op == "call_function":
+            kind, fn = resolve_call_target(target)
+            if kind == "call_method" and not args:
+                kind, fn = "call_function", _import_path(target)
+            node = graph.create_node(kind, fn, args, kwargs, name=name)
+        elif op == "call_method":
+            node = graph.create_node("call_method", target, args, kwargs, name=name)
+        elif op == "get_attr":
+            node = graph.create_node("get_attr", target, name=name)
+            attr_paths[target] = None
+        elif op == "output":
+            if len(args) != 1 or kwargs:
+                raise ExportError("fx_export: the output node must have exactly one argument")
+            node = graph.output(args[0])
+        else:
+            raise ExportError(f"fx_export: node {name!r} has unknown op {op!r}")
+        if op != "output" and node.name != name:
+            raise ExportError(
+                f"fx_export: torch.fx renamed node {name!r} to {node.name!r}; "
+                "fxgraph.Verify rejects names torch.fx changes, run it on the Go side"
+            )
+        meta = _meta(n.get("meta"))
+        if meta is not None:
+            node.meta["ptgo_meta"] = meta
+        where = n.get("where")
+        if where:
+            node.meta["stack_trace"] = where
+        env[name] = node
+
+    tensors: Dict[str, Any] = {}
+    non_persistent = []
+    for path in attr_paths:
+        if attrs is not None and path in attrs:
+            value, persistent = attrs[path], True
+        elif root is not None:
+            try:
+                value, persistent = _lookup(root, path)
+            except AttributeError:
+                raise ExportError(
+                    f"fx_export: get_attr target {path!r} is not an attribute of the root "
+                    f"{type(root).__name__}; pass the module the graph was captured from"
+                ) from None
+        else:
+            raise ExportError(
+                f"fx_export: get_attr target {path!r} is not in attrs and there is no root module; "
+                "pass the user's module as root or the tensor in attrs"
+            )
+        if not isinstance(value, torch.Tensor):
+            raise ExportError(
+                f"fx_export: get_attr target {path!r} is a {type(value).__name__}, not a tensor; "
+                "get_attr reads parameters and buffers"
+            )
+        tensors[path] = value
+        if not persistent:
+            non_persistent.append(path)
+
+    try:
+        gm = torch.fx.GraphModule(tensors, graph)
+    except (KeyError, AttributeError, RuntimeError) as e:
+        raise ExportError(f"fx_export: cannot build the GraphModule: {e}") from e
+    for path in non_persistent:
+        *prefix, field = path.split(".")
+        gm.get_submodule(".".join(prefix))._non_persistent_buffers_set.add(field)
+    if root is not None:
+        gm.train(root.training)
+    return gm

@@ -1,0 +1,51 @@
+"""Builds ptgo's two native parts: libptgo.so (Go, -buildmode=c-shared) and the CPython shim ptgo._C.
+
+`pip install . --no-build-isolation` (or `-e .`) runs both; `make setup` does it for you.
+The Go toolchain must be on PATH (or set GO=/path/to/go).
+"""
+import os
+import shutil
+import subprocess
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def find_go():
+    go = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
+    if not os.path.exists(go) and not shutil.which(go):
+        raise RuntimeError("ptgo: the Go toolchain is needed to build libptgo.so; install Go 1.22+ and put `go` on PATH")
+    return go
+
+
+class BuildExt(build_ext):
+    def run(self):
+        super().run()
+        if os.environ.get("PTGO_SKIP_GO_BUILD"):
+            return
+        out_dir = os.path.dirname(self.get_ext_fullpath("ptgo._C"))
+        os.makedirs(out_dir, exist_ok=True)
+        lib = os.path.join(out_dir, "libptgo.so")
+        env = dict(os.environ, CGO_ENABLED="1")
+        cmd = [find_go(), "build", "-buildmode=c-shared", "-trimpath", "-o", lib, "./pybridge"]
+        self.announce("building libptgo.so: " + " ".join(cmd), level=2)
+        subprocess.check_call(cmd, cwd=HERE, env=env)
+        header = os.path.splitext(lib)[0] + ".h"
+        if os.path.exists(header):
+            os.remove(header)
+
+
+setup(
+    ext_modules=[
+        Extension(
+            "ptgo._C",
+            sources=["pybridge/shim/ptgo_C.c"],
+            include_dirs=["pybridge/include"],
+            extra_compile_args=["-O2", "-std=gnu11", "-Wall", "-Wno-missing-field-initializers"],
+            libraries=["dl"],
+        )
+    ],
+    cmdclass={"build_ext": BuildExt},
+)

@@ -1,0 +1,139 @@
+"""Shared fixtures: a counting backend, eager comparison with tolerances per dtype."""
+import os
+import sys
+
+import pytest
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+import ptgo  # noqa: E402
+
+# Tolerances per dtype (rtol, atol), as torch.testing uses.
+TOLERANCES = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
+
+class CountingBackend:
+    """A backend with torch.compile's contract that records what it is given and runs the graph
+    with torch (gm.forward)."""
+
+    def __init__(self):
+        self.graphs = []
+        self.example_inputs = []
+        self.calls = 0
+
+    def __call__(self, gm, example_inputs):
+        assert isinstance(gm, torch.fx.GraphModule), type(gm)
+        assert all(isinstance(t, torch.Tensor) for t in example_inputs)
+        self.graphs.append(gm)
+        self.example_inputs.append(list(example_inputs))
+        gm.graph.lint()
+
+        def run(*args):
+            self.calls += 1
+            return gm.forward(*args)
+
+        return run
+
+    @property
+    def frame_count(self):
+        return len(self.graphs)
+
+    def op_count(self, i=-1):
+        return sum(1 for n in self.graphs[i].graph.nodes if n.op in ("call_function", "call_method")
+                   and not (n.target is torch._C._set_grad_enabled))
+
+    def targets(self, i=-1):
+        out = []
+        for n in self.graphs[i].graph.nodes:
+            if n.op == "call_function":
+                out.append(getattr(n.target, "__name__", str(n.target)))
+            elif n.op == "call_method":
+                out.append(n.target)
+        return out
+
+
+@pytest.fixture
+def counter():
+    return CountingBackend()
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    ptgo.reset()
+    yield
+    ptgo.reset()
+
+
+def assert_same(actual, expected, path="result"):
+    """Compiled vs eager: same structure, types, dtypes, shapes, devices, and values within the
+    dtype's tolerance (exact for integers and bools)."""
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), "%s: expected a tensor, got %r" % (path, type(actual))
+        assert actual.dtype == expected.dtype, "%s: dtype %s != %s" % (path, actual.dtype, expected.dtype)
+        assert actual.shape == expected.shape, "%s: shape %s != %s" % (path, tuple(actual.shape), tuple(expected.shape))
+        assert actual.device == expected.device, path
+        assert actual.requires_grad == expected.requires_grad, "%s: requires_grad %s != %s" % (
+            path, actual.requires_grad, expected.requires_grad)
+        if expected.dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[expected.dtype]
+            torch.testing.assert_close(actual.detach(), expected.detach(), rtol=rtol, atol=atol, equal_nan=True,
+                                       msg=lambda m: "%s: %s" % (path, m))
+        else:
+            assert torch.equal(actual, expected), "%s: values differ" % path
+    elif isinstance(expected, (tuple, list)):
+        assert type(actual) is type(expected), "%s: %r is not a %s" % (path, type(actual), type(expected).__name__)
+        assert len(actual) == len(expected), "%s: length %d != %d" % (path, len(actual), len(expected))
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, "%s[%d]" % (path, i))
+    elif isinstance(expected, dict):
+        assert type(actual) is type(expected), path
+        assert list(actual) == list(expected), "%s: keys %s != %s" % (path, list(actual), list(expected))
+        for k in expected:
+            assert_same(actual[k], expected[k], "%s[%r]" % (path, k))
+    elif isinstance(expected, float) and expected != expected:
+        assert actual != actual, path
+    else:
+        assert type(actual) is type(expected), "%s: %r != %r" % (path, actual, expected)
+        assert actual == expected, "%s: %r != %r" % (path, actual, expected)
+
+
+def clone_args(args):
+    """Independent copies of tensor arguments (leaves stay leaves), other arguments as they are."""
+    return [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
+
+
+class LogCapture(list):
+    """Messages logged under the ``ptgo`` logger (which does not propagate to the root)."""
+
+    @property
+    def text(self):
+        return "\n".join(self)
+
+
+@pytest.fixture
+def ptgo_log():
+    import logging
+
+    records = LogCapture()
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    h = Handler(level=logging.DEBUG)
+    logger = logging.getLogger("ptgo")
+    logger.addHandler(h)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(h)
+        ptgo.set_logs()
