@@ -201,6 +201,13 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !size && k == py.KTuple && n <= 16 && t.allScalars(o, n) {
+			// A tuple of numbers and strings (kernel sizes, strides, shapes): one == guard.
+			if src != nil {
+				g.Eq(src, o, api.Repr(o))
+			}
+			return t.constFromObj(o)
+		}
 		if src != nil {
 			if size {
 				g.Eq(src, o, api.Repr(o))
@@ -354,6 +361,22 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 	return v, nil
 }
 
+// allScalars reports whether the first n items of a tuple are None, bools, ints, floats or strs.
+func (t *Tracer) allScalars(o py.Obj, n int) bool {
+	for i := 0; i < n; i++ {
+		it, err := t.api.Index(o, i)
+		if err != nil {
+			return false
+		}
+		switch t.api.Kind(it) {
+		case py.KNone, py.KBool, py.KInt, py.KFloat, py.KStr:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func sourceOf(v Value) Source {
 	switch v := v.(type) {
 	case *ListV:
@@ -439,10 +462,14 @@ func (t *Tracer) funcFromObj(f *frame, o py.Obj, src Source) (*FuncV, error) {
 	if fn.Globals, err = api.GetAttr(o, "__globals__"); err != nil {
 		return nil, err
 	}
-	fn.GlobalsSrc = &ConstSource{Obj: fn.Globals, Desc: "globals of " + t.qualName(o)}
 	ci, err := t.env.code(fn.Code)
 	if err != nil {
 		return nil, err
+	}
+	if !isLibraryFile(ci.code.Filename) {
+		// Library modules (torch, the standard library) do not rebind their globals: reading
+		// them needs no guards.
+		fn.GlobalsSrc = &ConstSource{Obj: fn.Globals, Desc: "globals of " + t.qualName(o)}
 	}
 	fn.Name, fn.QualName = ci.code.Name, ci.code.QualName
 	defs, err := api.GetAttr(o, "__defaults__")
@@ -550,8 +577,9 @@ func (t *Tracer) loadGlobal(f *frame, name string) (Value, error) {
 		return t.lazy(o, &DictItemSource{Base: f.globSrc, Key: name}), nil
 	}
 	if o, err = api.GetItem(t.env.builtins, key); err == nil {
-		// Builtins never change in practice; guard them by identity only when shadowable.
-		return t.lazy(o, &BuiltinSource{Var: name}), nil
+		// Builtins are not guarded (like Dynamo): replacing builtins.len, or shadowing it with
+		// a global after compiling, is not noticed. Guarding every builtin would cost every call.
+		return t.wrapLive(f, o, nil)
 	}
 	return nil, f.unsupported("", "name %q is not defined", name)
 }

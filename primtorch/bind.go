@@ -365,10 +365,18 @@ func bind(op *Op, sig *Schema, args []Value, kwargs []KV) (*Args, error) {
 			where := ""
 			for k, j := range pos {
 				if j == i {
-					where = fmt.Sprintf(" (position %d)", k+1)
+					n := k + 1
+					if op.method {
+						n--
+					}
+					where = fmt.Sprintf(" (position %d)", n)
 				}
 			}
-			return nil, typeErrorf("%s: argument '%s'%s must be %s, not %s", fn, prm.Name, where, expectedName(prm.Type), pyTypeName(raw[i]))
+			name := prm.Name
+			if name == "self" {
+				name = "input"
+			}
+			return nil, typeErrorf("%s: argument '%s'%s must be %s, not %s", fn, name, where, expectedName(prm.Type), pyTypeName(raw[i]))
 		}
 		a.vals[i] = v
 	}

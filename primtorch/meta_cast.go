@@ -99,8 +99,12 @@ func metaClone(a *Args) (Value, error) {
 
 func metaCopy(a *Args) (Value, error) {
 	self, src := selfTensor(a), a.Tensor("src")
-	if _, err := expandMeta(src, self.Shape); err != nil {
+	shape, err := broadcastPair(self.Shape, src.Shape)
+	if err != nil {
 		return nil, err
+	}
+	if !shapeEqual(shape, self.Shape) {
+		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(self.Shape), fmtShape(shape))
 	}
 	out := self.Clone()
 	out.RequiresGrad = self.RequiresGrad || (src.RequiresGrad && isFloatOrComplex(self.DType))

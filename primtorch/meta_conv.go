@@ -161,8 +161,9 @@ func metaConv(k int, transposed bool) metaFn {
 				shape = append(shape, o)
 			}
 		}
+		// oneDNN keeps channels-last only for 2-d, non-transposed convolutions (torch 1.13 CPU).
 		mf := ContiguousFormat
-		if k >= 2 {
+		if k == 2 && !transposed {
 			mf = convMemoryFormat(in, w)
 		}
 		out := &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, mf), Device: deviceOf(in)}
@@ -293,7 +294,10 @@ func metaPool(k int, isMax bool) metaFn {
 		}
 		shape = append(shape, outSp...)
 		out := &TensorMeta{DType: in.DType, Shape: shape, Device: deviceOf(in)}
-		out.Strides = StridesFor(shape, in.SuggestMemoryFormat())
+		out.Strides = ContiguousStrides(shape)
+		if k == 2 {
+			out.Strides = StridesFor(shape, in.SuggestMemoryFormat())
+		}
 		if isMax && (len(a.Op.Schema.Returns) == 2 || a.Flag("return_indices")) {
 			idx := out.Clone()
 			idx.DType = Int64
@@ -303,7 +307,24 @@ func metaPool(k int, isMax bool) metaFn {
 	}
 }
 
-// metaPool1d is max_pool1d/avg_pool1d: the 2-d pooling of the input with a size-1 height.
+// via2d returns the strides a 1-d op gets when torch runs it as the 2-d op on the input with a
+// size-1 height (unsqueeze(-2) ... squeeze(-2)): channels-last when that 4-d view suggests it.
+func via2d(in *TensorMeta, shape []int64) []int64 {
+	if len(in.Shape) != 3 {
+		return ContiguousStrides(shape)
+	}
+	in4 := unsqueezeMeta(in, 2)
+	if in4.SuggestMemoryFormat() != ChannelsLast {
+		return ContiguousStrides(shape)
+	}
+	s4 := []int64{shape[0], shape[1], 1, shape[2]}
+	st := ChannelsLastStrides(s4)
+	return []int64{st[0], st[1], st[3]}
+}
+
+// metaPool1d is max_pool1d/avg_pool1d. avg_pool1d always runs as avg_pool2d on the input with a
+// size-1 height; max_pool1d does so when it needs indices (return_indices, or an input that
+// requires grad), else it has its own kernel writing a contiguous output.
 func metaPool1d(isMax bool) metaFn {
 	return func(a *Args) (Value, error) {
 		in := selfTensor(a)
@@ -312,10 +333,20 @@ func metaPool1d(isMax bool) metaFn {
 		}
 		r, err := metaPool(1, isMax)(a)
 		if err != nil {
-			return nil, err
+			if e, ok := err.(*Error); !isMax || !ok || !strings.Contains(e.Msg, "Output size is too small") || in.RequiresGrad || a.Flag("return_indices") {
+				return nil, err
+			}
+			shape := append([]int64(nil), in.Shape...)
+			shape[len(shape)-1] = 0
+			return newTensor(in.DType, shape, deviceOf(in)), nil
 		}
+		twoD := !isMax || in.RequiresGrad || a.Flag("return_indices")
 		fix := func(m *TensorMeta) *TensorMeta {
-			m.Strides = ContiguousStrides(m.Shape)
+			if twoD {
+				m.Strides = via2d(in, m.Shape)
+			} else {
+				m.Strides = ContiguousStrides(m.Shape)
+			}
 			return m
 		}
 		if t, ok := r.([]Value); ok {
@@ -379,8 +410,14 @@ func metaAdaptivePool(k int, isMax bool) metaFn {
 		out := &TensorMeta{DType: in.DType, Shape: shape, Device: deviceOf(in)}
 		mf := in.SuggestMemoryFormat()
 		switch {
-		case k == 1:
+		case k == 1 && !isMax && os[0] == 1 && len(in.Shape) == 3:
+			// The 2-d mean path: channels-last inputs give strides {c, 1, c}.
 			out.Strides = ContiguousStrides(shape)
+			if unsqueezeMeta(in, 2).SuggestMemoryFormat() == ChannelsLast {
+				out.Strides = []int64{shape[1], 1, shape[1]}
+			}
+		case k == 1:
+			out.Strides = via2d(in, shape)
 		case !isMax && os[0] == 1 && os[1] == 1:
 			// adaptive_avg_pool2d to 1x1 is a mean over H, W (keepdim); channels-last inputs get
 			// strides {c, 1, c, c}.

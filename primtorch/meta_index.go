@@ -193,12 +193,11 @@ func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMe
 	for _, it := range items {
 		switch it.kind {
 		case 'i':
+			if dim < len(r.Shape) && (it.i >= r.Shape[dim] || it.i < -r.Shape[dim]) {
+				return nil, nil, indexErrorf("index %d is out of bounds for dimension %d with size %d", it.i, dim, r.Shape[dim])
+			}
 			if r, err = selectMeta(r, int64(dim), it.i); err != nil {
-				e := err.(*Error)
-				if len(r.Shape) > dim {
-					e.Msg = "index " + itoa(it.i) + " is out of bounds for dimension " + itoa(int64(dim)) + " with size " + itoa(r.Shape[dim])
-				}
-				return nil, nil, e
+				return nil, nil, err
 			}
 		case 's':
 			if r, err = sliceMeta(r, dim, it.slice); err != nil {
@@ -233,11 +232,11 @@ func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMe
 				}
 				record(t, dim)
 				dim += len(t.Shape)
-			case t.DType.IsIntegral(false):
+			case t.DType == Int64:
 				record(t, dim)
 				dim++
 			default:
-				return nil, nil, indexErrorf("tensors used as indices must be long, int, byte or bool tensors")
+				return nil, nil, indexErrorf("tensors used as indices must be long, byte or bool tensors")
 			}
 		}
 	}
@@ -481,7 +480,7 @@ func metaScatter(a *Args) (Value, error) {
 			return nil, runtimeErrorf("Expected index %s to be smaller than self %s apart from dimension %d and to be smaller size than src %s", fmtShape(idx.Shape), fmtShape(self.Shape), d, fmtShape(src.Shape))
 		}
 	}
-	return emptyLike(self, self.DType, PreserveFormat), nil
+	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
 }
 
 func srcShape(m *TensorMeta) []int64 {
@@ -529,7 +528,7 @@ func metaIndexAdd(a *Args) (Value, error) {
 	if len(self.Shape) > 0 && len(src.Shape) > 0 && idx.Numel() != src.Shape[d] {
 		return nil, indexErrorf("index_add_(): Number of indices (%d) should be equal to source.size(dim) (%d)", idx.Numel(), src.Shape[d])
 	}
-	return emptyLike(self, self.DType, PreserveFormat), nil
+	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
 }
 
 func metaEmbedding(a *Args) (Value, error) {

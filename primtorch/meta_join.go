@@ -184,13 +184,49 @@ func metaRoll(a *Args) (Value, error) {
 			return nil, err
 		}
 	}
-	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
+	return rollMeta(self, shifts, dims)
+}
+
+// rollMeta follows torch's roll_common: a flattened roll without dims, else for each dim the
+// cat of two narrowed views (so the output takes cat's memory format).
+func rollMeta(self *TensorMeta, shifts, dims []int64) (*TensorMeta, error) {
+	if len(dims) == 0 {
+		flat, err := reshapeAs(self, []int64{self.Numel()})
+		if err != nil {
+			return nil, err
+		}
+		r, err := rollMeta(flat, shifts, []int64{0})
+		if err != nil {
+			return nil, err
+		}
+		return viewAs(r, self.Shape)
+	}
+	if self.Numel() == 0 {
+		return emptyLike(self, self.DType, PreserveFormat), nil
+	}
+	cur := self
+	for i := range dims {
+		d, _ := wrapDim(dims[i], len(self.Shape))
+		size := cur.Shape[d]
+		start := (size - shifts[i]) % size
+		if start < 0 {
+			start += size
+		}
+		t0 := narrowMeta(cur, d, start, size-start)
+		t1 := narrowMeta(cur, d, 0, start)
+		r, err := catMeta([]*TensorMeta{t0, t1}, int64(d), "cat")
+		if err != nil {
+			return nil, err
+		}
+		cur = r
+	}
+	return cur, nil
 }
 
 func metaTril(a *Args) (Value, error) {
 	self := selfTensor(a)
 	if len(self.Shape) < 2 {
-		return nil, runtimeErrorf("%s: input tensor must have at least 2 dimensions", a.Op.Schema.Name)
+		return nil, indexErrorf("Dimension out of range (expected to be in range of [%d, %d], but got -2)", -max(len(self.Shape), 1), max(len(self.Shape), 1)-1)
 	}
 	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
 }

@@ -191,11 +191,7 @@ func metaAddmm(prod metaFn, selfDims string) metaFn {
 		}
 		m := r.(*TensorMeta)
 		self := selfTensor(a)
-		if len(self.Shape) > len(m.Shape) {
-			return nil, runtimeErrorf("expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)",
-				scalarTypeName(self.DType), strings.Trim(fmtShape(self.Shape), "[]"), fmtShape(m.Shape), len(m.Shape), len(self.Shape))
-		}
-		if _, err := broadcastTo(self.Shape, m.Shape); err != nil {
+		if _, err := expandMeta(self, m.Shape); err != nil {
 			return nil, err
 		}
 		if self.DType != m.DType {
@@ -284,11 +280,8 @@ func metaLinear(a *Args) (Value, error) {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(w.DType))
 	}
 	if b != nil {
-		if _, err := BroadcastShapes(shape, b.Shape); err != nil {
+		if _, err := expandMeta(b, shape); err != nil {
 			return nil, err
-		}
-		if !shapeEqual(mustBroadcast(shape, b.Shape), shape) {
-			return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(shape), fmtShape(mustBroadcast(shape, b.Shape)))
 		}
 	}
 	return newTensor(x.DType, shape, deviceOf(x)), nil
@@ -438,6 +431,11 @@ func metaEinsum(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(ops) == 1 {
+		if v, ok := einsumView(spec, ops[0]); ok {
+			return v, nil
+		}
+	}
 	var shape []int64
 	for j := 0; j < len(spec.output); j++ {
 		c := spec.output[j]
@@ -458,3 +456,49 @@ func metaEinsum(a *Args) (Value, error) {
 }
 
 var _ = fmt.Sprint
+
+// einsumView is a one-operand einsum that torch answers with a view: its output permutes the
+// operand's dims, repeated labels take diagonals, and every summed label has size 1. ok is false
+// when a sum is needed (the result is then a new contiguous tensor).
+func einsumView(spec *einsumSpec, m *TensorMeta) (*TensorMeta, bool) {
+	type dimInfo struct{ size, stride int64 }
+	labels := map[byte]dimInfo{}
+	var ell []dimInfo
+	t := spec.inputs[0]
+	nl := len(strings.ReplaceAll(t, ".", ""))
+	d := 0
+	for j := 0; j < len(t); j++ {
+		if t[j] == '.' {
+			for k := 0; k < len(m.Shape)-nl; k++ {
+				ell = append(ell, dimInfo{m.Shape[d], m.Strides[d]})
+				d++
+			}
+			continue
+		}
+		info := dimInfo{m.Shape[d], m.Strides[d]}
+		if old, ok := labels[t[j]]; ok {
+			info.stride += old.stride
+		}
+		labels[t[j]] = info
+		d++
+	}
+	inOut := map[byte]bool{}
+	var shape, strides []int64
+	for j := 0; j < len(spec.output); j++ {
+		c := spec.output[j]
+		if c == '.' {
+			for _, e := range ell {
+				shape, strides = append(shape, e.size), append(strides, e.stride)
+			}
+			continue
+		}
+		inOut[c] = true
+		shape, strides = append(shape, labels[c].size), append(strides, labels[c].stride)
+	}
+	for c, info := range labels {
+		if !inOut[c] && info.size != 1 {
+			return nil, false
+		}
+	}
+	return view(m, shape, strides, m.Offset), true
+}

@@ -48,6 +48,14 @@ func metaPointwiseLoss(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Op.Schema.Name == "kl_div" {
+		// kl_div computes target * (log(target) - input): operands (target, input).
+		r, err := pointwise([]Value{tg, in}, PromoteDefault, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		return reduced(red, r), nil
+	}
 	shape, err := BroadcastShapes(in.Shape, tg.Shape)
 	if err != nil {
 		return nil, err
@@ -60,18 +68,7 @@ func metaPointwiseLoss(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Op.Schema.Name == "kl_div" {
-		// kl_div computes target * (log(target) - input): operands (target, input).
-		r, err := pointwise([]Value{tg, in}, PromoteDefault, 0, false)
-		if err != nil {
-			return nil, err
-		}
-		return reduced(red, r), nil
-	}
-	if in.DType != tg.DType && a.Op.Schema.Name != "l1_loss" {
-		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(tg.DType))
-	}
-	r, err := pointwise([]Value{ei, et}, PromoteDefault, 0, false)
+	r, err := pointwise([]Value{ei, et}, PromoteDefault, in.DType, a.Op.Schema.Name == "huber_loss")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +89,7 @@ func metaBCE(a *Args) (Value, error) {
 			return nil, err
 		}
 	}
-	return reduced(red, newTensor(in.DType, in.Shape, deviceOf(in))), nil
+	return reduced(red, emptyLike(in, in.DType, PreserveFormat)), nil
 }
 
 func metaBCEWithLogits(a *Args) (Value, error) {
@@ -104,15 +101,20 @@ func metaBCEWithLogits(a *Args) (Value, error) {
 	if !shapeEqual(in.Shape, tg.Shape) {
 		return nil, valueErrorf("Target size (torch.Size(%s)) must be the same as input size (torch.Size(%s))", fmtShape(tg.Shape), fmtShape(in.Shape))
 	}
-	ops := []Value{in, tg}
-	for _, n := range []string{"weight", "pos_weight"} {
-		if w := a.Tensor(n); w != nil {
-			ops = append(ops, w)
-		}
-	}
-	r, err := pointwise(ops, PromoteDefault, 0, false)
+	// The loss starts as (1 - target) and is updated in place; weight multiplies out of place.
+	r, err := pointwise([]Value{int64(1), tg}, PromoteDefault, 0, false)
 	if err != nil {
 		return nil, err
+	}
+	if pw := a.Tensor("pos_weight"); pw != nil {
+		if _, err := pointwise([]Value{pw, tg}, PromoteDefault, 0, false); err != nil {
+			return nil, err
+		}
+	}
+	if w := a.Tensor("weight"); w != nil {
+		if r, err = pointwise([]Value{r, w}, PromoteDefault, 0, false); err != nil {
+			return nil, err
+		}
 	}
 	if !shapeEqual(r.Shape, in.Shape) {
 		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(in.Shape), fmtShape(r.Shape))

@@ -1,19 +1,21 @@
 package primtorch
 
-import "math"
+import (
+	"math"
+)
 
 func metaPad(a *Args) (Value, error) {
 	in := selfTensor(a)
 	pad := a.Ints("pad")
-	mode := a.Str("mode")
-	if mode == "" {
-		mode = "constant"
+	mode := "constant"
+	if m, ok := a.Opt("mode"); ok {
+		mode = m.(string)
 	}
 	if len(pad)%2 != 0 {
 		return nil, runtimeErrorf("Padding length must be divisible by 2")
 	}
 	if len(pad)/2 > len(in.Shape) {
-		return nil, runtimeErrorf("Padding length should be less than or equal to two times the input dimension but got padding length %d and input of dimension %d", len(pad), len(in.Shape))
+		return nil, runtimeErrorf("Padding length too large")
 	}
 	nd := len(in.Shape)
 	shape := append([]int64(nil), in.Shape...)
@@ -40,7 +42,7 @@ func metaPad(a *Args) (Value, error) {
 		}
 		return &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, in.SuggestMemoryFormat()), Device: deviceOf(in)}, nil
 	}
-	if v, ok := a.Get("value").(float64); ok && v != 0 {
+	if v, _ := a.Opt("value"); v != nil && scalarFloat(v) != 0 {
 		return nil, runtimeErrorf("Padding mode \"%s\" doesn't take in value argument", mode)
 	}
 	switch {
@@ -157,7 +159,7 @@ func metaInterpolate(a *Args) (Value, error) {
 		}
 		return &TensorMeta{DType: in.DType, Shape: shape, Strides: st, Device: deviceOf(in)}, nil
 	}
-	if k == 1 {
+	if k == 1 || mode == "bicubic" {
 		mf = ContiguousFormat
 	}
 	return &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, mf), Device: deviceOf(in)}, nil

@@ -11,6 +11,11 @@ func metaLayerNorm(a *Args) (Value, error) {
 			return nil, runtimeErrorf("Expected %s to be of same shape as normalized_shape, but got %s of shape %s and normalized_shape = %s", name, name, fmtShape(w.Shape), fmtShape(ns))
 		}
 	}
+	for _, name := range []string{"weight", "bias"} {
+		if w := a.Tensor(name); w != nil && w.DType != in.DType {
+			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(w.DType))
+		}
+	}
 	nd := len(in.Shape)
 	ok := nd >= len(ns)
 	for i := 0; ok && i < len(ns); i++ {
@@ -25,7 +30,7 @@ func metaLayerNorm(a *Args) (Value, error) {
 func metaGroupNorm(a *Args) (Value, error) {
 	in := selfTensor(a)
 	if len(in.Shape) < 2 {
-		return nil, runtimeErrorf("Expected at least 2 dimensions for input tensor but received %d", len(in.Shape))
+		return nil, indexErrorf("Dimension out of range (expected to be in range of [%d, %d], but got 1)", -max(len(in.Shape), 1), max(len(in.Shape), 1)-1)
 	}
 	g, c := a.Int("num_groups"), in.Shape[1]
 	if g <= 0 || c%g != 0 {

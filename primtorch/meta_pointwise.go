@@ -77,7 +77,7 @@ func metaPrelu(a *Args) (Value, error) {
 			return nil, runtimeErrorf("Mismatch of parameter numbers and input channel size. Found parameter numbers = %d and channel size = %d.", n, ch)
 		}
 	}
-	return emptyLike(self, self.DType, PreserveFormat), nil
+	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
 }
 
 // metaAddSub checks alpha as add/sub do, then promotes.
@@ -173,6 +173,83 @@ func metaAddcdiv(a *Args) (Value, error) {
 func metaClampTensor(a *Args) (Value, error) {
 	if a.Get("min") == nil && a.Get("max") == nil {
 		return nil, runtimeErrorf("torch.clamp: At least one of 'min' or 'max' must not be None")
+	}
+	return metaPointwise(a)
+}
+
+// rejectDType wraps a meta function with a check torch makes on self's dtype.
+func rejectDType(reject func(DType) bool, msg string, m metaFn) metaFn {
+	return func(a *Args) (Value, error) {
+		if t, ok := a.Get(a.Op.Schema.Params[0].Canon).(*TensorMeta); ok && reject(t.DType) {
+			return nil, runtimeErrorf("%s", msg)
+		}
+		return m(a)
+	}
+}
+
+func isComplex(d DType) bool { return d.IsComplex() }
+func isBool(d DType) bool    { return d == Bool }
+
+// noComplex is the "<name> is not supported for complex inputs" check of rounding ops.
+func noComplex(name string) metaFn {
+	return rejectDType(isComplex, name+" is not supported for complex inputs", metaPointwise)
+}
+
+// metaHardtanh rejects negative limits for unsigned inputs.
+func metaHardtanh(a *Args) (Value, error) {
+	if selfTensor(a).DType == UInt8 && scalarFloat(a.Get("min_val")) < 0 {
+		return nil, runtimeErrorf("cannot do hardtanh on an unsigned type with negative limits")
+	}
+	return metaPointwise(a)
+}
+
+// clampLike is relu/relu6/hardtanh: no bool, no complex inputs.
+func clampLike(name string, m metaFn) metaFn {
+	return rejectDType(isBool, "Boolean inputs not supported for "+name, rejectDType(isComplex, "clamp is not supported for complex types", m))
+}
+
+// metaHalves is glu: an elementwise op over the two halves of self along dim.
+func metaGluHalves(a *Args) (Value, error) {
+	r, err := metaGlu(a)
+	if err != nil {
+		return nil, err
+	}
+	self := selfTensor(a)
+	d, _ := wrapDim(a.Int("dim"), len(self.Shape))
+	h := r.(*TensorMeta).Shape[d]
+	return pointwise([]Value{narrowMeta(self, d, 0, h), narrowMeta(self, d, h, h)}, PromoteDefault, 0, false)
+}
+
+// metaRsub: rsub(self, other) computes other - alpha * self, so TensorIterator sees other first.
+func metaRsub(a *Args) (Value, error) {
+	r, err := pointwise([]Value{a.Get("other"), a.Get("self")}, PromoteDefault, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := metaAddSub(a); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// metaContiguousOut is an elementwise op whose kernel writes a new contiguous tensor.
+func metaContiguousOut(a *Args) (Value, error) {
+	r, err := metaPointwise(a)
+	if err != nil {
+		return nil, err
+	}
+	m := r.(*TensorMeta)
+	m.Strides = ContiguousStrides(m.Shape)
+	return m, nil
+}
+
+// metaSameDTypes is lerp: every tensor operand must have self's dtype.
+func metaSameDTypes(a *Args) (Value, error) {
+	self := selfTensor(a)
+	for _, p := range a.Sig.Params[1:] {
+		if t, ok := a.Get(p.Canon).(*TensorMeta); ok && t.DType != self.DType {
+			return nil, runtimeErrorf("expected dtype %s for `%s` but got dtype %s", torchShort(self.DType), p.Name, torchShort(t.DType))
+		}
 	}
 	return metaPointwise(a)
 }

@@ -43,8 +43,8 @@ func checkNonEmpty(name string, self *TensorMeta, mask []bool) error {
 // reductionDType is the result dtype of a sum-like reduction: dtype= when given, else the op's
 // promotion applied to self's dtype.
 func reductionDType(a *Args, self *TensorMeta) DType {
-	if d, ok := a.DType("dtype"); ok {
-		return d
+	if v, ok := a.Opt("dtype"); ok && v != nil {
+		return v.(DType)
 	}
 	return a.Op.Promotion.Apply(self.DType)
 }
@@ -223,16 +223,27 @@ func metaCountNonzero(a *Args) (Value, error) {
 func metaNorm(a *Args) (Value, error) {
 	self := selfTensor(a)
 	dims := dimsArg(a)
+	dtypeGiven := a.Get("dtype") != nil
 	switch p := a.Get("p").(type) {
 	case nil, int64, float64:
 	case string:
-		if p != "fro" && p != "nuc" {
-			return nil, runtimeErrorf("norm(): unsupported p %q", p)
-		}
-		if p == "nuc" {
-			if (dims == nil && len(self.Shape) != 2) || (dims != nil && len(dims) != 2) {
-				return nil, runtimeErrorf("linalg.matrix_norm: dim must be a 2-tuple. Got %v", dims)
+		switch p {
+		case "fro":
+			if dtypeGiven {
+				return nil, valueErrorf("dtype argument is not supported in frobenius norm")
 			}
+			if len(dims) > 2 {
+				return nil, runtimeErrorf("Expected at most 2 dimensions, but got %d dimensions instead.", len(dims))
+			}
+		case "nuc":
+			if dtypeGiven {
+				return nil, valueErrorf("dtype argument is not supported in nuclear norm")
+			}
+			if (dims == nil && len(self.Shape) != 2) || (dims != nil && len(dims) != 2) {
+				return nil, runtimeErrorf("nuclear_norm: Expected a 2D tensor for input, but got %dD", len(self.Shape))
+			}
+		default:
+			return nil, runtimeErrorf("only valid string values are 'fro' and 'nuc', found %s", p)
 		}
 	default:
 		return nil, typeErrorf("norm(): argument 'p' must be Number or str, not %s", pyTypeName(p))

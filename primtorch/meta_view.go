@@ -341,7 +341,7 @@ func expandMeta(self *TensorMeta, sizes []int64) (*TensorMeta, error) {
 	nd, td := len(sizes), len(self.Shape)
 	if nd < td {
 		return nil, runtimeErrorf("expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)",
-			scalarTypeName(self.DType), fmtShape(self.Shape)[1:len(fmtShape(self.Shape))-1], fmtShape(sizes), nd, td)
+			scalarTypeName(self.DType), fmtShape(self.Shape), fmtShape(sizes), nd, td)
 	}
 	shape, st := make([]int64, nd), make([]int64, nd)
 	for i := nd - 1; i >= 0; i-- {

@@ -61,9 +61,10 @@ type metaFn func(a *Args) (Value, error)
 type Op struct {
 	ID   OpID
 	Name string // the canonical schema's full name: "add.Tensor", "max.dim", "relu"
-	// Schema is the canonical, ATen-like signature; Sigs are all the signatures calls may use
-	// (Schema first, then Python-level variants such as F.relu's (input, inplace=False) or
-	// torch.batch_norm's argument order). Meta functions read arguments by Schema's names.
+	// Schema is the canonical, ATen-like signature; Sigs are the signatures calls may use, in the
+	// order binding tries them: for the registry's op every signature (Schema first), for a
+	// target's view only those of that target (F.relu binds (input, inplace=False)). Meta
+	// functions read arguments by Schema's (canonical) names.
 	Schema    *Schema
 	Sigs      []*Schema
 	Kind      Kind
@@ -95,8 +96,19 @@ type Op struct {
 
 	meta        metaFn
 	ownGrad     bool
+	canonical   *Op  // for a target's view of the op (see Lookup): the registry's op
+	method      bool // a Tensor.<method> target's view: self is not counted in argument positions
 	overloads   []*Op
 	mutatesWhen func(*Args) []string
+}
+
+// Canonical returns the registry's op: op itself, or the op a target's view (see Lookup) stands
+// for. Compare ops by ID, or by Canonical().
+func (op *Op) Canonical() *Op {
+	if op.canonical != nil {
+		return op.canonical
+	}
+	return op
 }
 
 // Overloads returns the ops that share this op's targets, in the order calls try them (the op
@@ -113,7 +125,9 @@ var (
 
 // Lookup returns the op a call target reaches, nil when ptgo does not know the target. When the
 // target reaches several overloads (torch.max), it returns the first; its Meta and Resolve pick
-// the overload the arguments fit.
+// the overload the arguments fit. Where a target's Python signature differs from the op's
+// (torch.nn.functional.relu(input, inplace=False)), the result is a view of the op that binds
+// with that signature only: same ID and fields, other Sigs; Canonical() returns the registry's op.
 func Lookup(target string) *Op {
 	if ops := byTarget[target]; len(ops) > 0 {
 		return ops[0]
@@ -211,7 +225,7 @@ func (op *Op) MetaArgs(a *Args) (out Value, err error) {
 		if !ok {
 			return nil, &Error{Kind: ErrUnsupported, Op: op.Name, Msg: "ptgo BUG: in-place op whose functional meta is not a tensor"}
 		}
-		if r, err = writeInto(self, m); err != nil {
+		if r, err = writeInto(self, m, op.Schema.Name == "clamp_"); err != nil {
 			return nil, withOp(err, op.Name)
 		}
 	}
@@ -229,12 +243,17 @@ func (op *Op) MetaArgs(a *Args) (out Value, err error) {
 
 // writeInto checks that a result r may be written into self (an in-place op) and returns the
 // meta of self after the write.
-func writeInto(self, r *TensorMeta) (*TensorMeta, error) {
+// typeMetaNames: the message names the output dtype as C++ does ("long int"), as clamp_ does.
+func writeInto(self, r *TensorMeta, typeMetaNames bool) (*TensorMeta, error) {
 	if !shapeEqual(self.Shape, r.Shape) {
 		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(self.Shape), fmtShape(r.Shape))
 	}
 	if !CanCast(r.DType, self.DType) {
-		return nil, runtimeErrorf("result type %s can't be cast to the desired output type %s", scalarTypeName(r.DType), scalarTypeName(self.DType))
+		to := scalarTypeName(self.DType)
+		if typeMetaNames {
+			to = torchShort(self.DType)
+		}
+		return nil, runtimeErrorf("result type %s can't be cast to the desired output type %s", scalarTypeName(r.DType), to)
 	}
 	out := self.Clone()
 	out.RequiresGrad = self.RequiresGrad || r.RequiresGrad

@@ -46,11 +46,11 @@ var unaryDefs = []*def{
 	unary(OpLgamma, OpLgammaInplace, "lgamma", PromoteIntToFloat, "torch.special.gammaln", metaPointwise),
 	unary(OpDigamma, OpDigammaInplace, "digamma", PromoteIntToFloat, "torch.special.digamma", metaPointwise),
 	unary(OpReciprocal, OpReciprocalInplace, "reciprocal", PromoteIntToFloat, "", metaPointwise),
-	unary(OpFloor, OpFloorInplace, "floor", PromoteDefault, "", metaPointwise),
-	unary(OpCeil, OpCeilInplace, "ceil", PromoteDefault, "", metaPointwise),
-	unary(OpTrunc, OpTruncInplace, "trunc", PromoteDefault, "@fix", metaPointwise),
+	unary(OpFloor, OpFloorInplace, "floor", PromoteDefault, "", noComplex("floor")),
+	unary(OpCeil, OpCeilInplace, "ceil", PromoteDefault, "", noComplex("ceil")),
+	unary(OpTrunc, OpTruncInplace, "trunc", PromoteDefault, "@fix", noComplex("trunc")),
 	unary(OpFrac, OpFracInplace, "frac", PromoteDefault, "", metaPointwise),
-	unary(OpSign, OpSignInplace, "sign", PromoteDefault, "", metaPointwise),
+	unary(OpSign, OpSignInplace, "sign", PromoteDefault, "", rejectDType(isComplex, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.", metaPointwise)),
 	unary(OpSgn, noInplace, "sgn", PromoteDefault, "", metaPointwise),
 	unary(OpSignbit, noInplace, "signbit", PromoteAlwaysBool, "", metaPointwise).with(fNonDiff),
 	unary(OpSquare, OpSquareInplace, "square", PromoteBoolToLong, "", metaPointwise),
@@ -61,8 +61,8 @@ var unaryDefs = []*def{
 	unary(OpIsnan, noInplace, "isnan", PromoteAlwaysBool, "", metaPointwise).with(fNonDiff),
 	unary(OpIsinf, noInplace, "isinf", PromoteAlwaysBool, "", metaPointwise).with(fNonDiff),
 	unary(OpIsfinite, noInplace, "isfinite", PromoteAlwaysBool, "", metaPointwise).with(fNonDiff),
-	unary(OpIsposinf, noInplace, "isposinf", PromoteAlwaysBool, "", metaPointwise).with(fNonDiff),
-	unary(OpIsneginf, noInplace, "isneginf", PromoteAlwaysBool, "", metaPointwise).with(fNonDiff),
+	unary(OpIsposinf, noInplace, "isposinf", PromoteAlwaysBool, "", rejectDType(isComplex, "isposinf does not support complex inputs.", metaPointwise)).with(fNonDiff),
+	unary(OpIsneginf, noInplace, "isneginf", PromoteAlwaysBool, "", rejectDType(isComplex, "isneginf does not support complex inputs.", metaPointwise)).with(fNonDiff),
 	row(OpNanToNum, KindPointwise, PromoteDefault,
 		"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", "@nan_to_num", metaPointwise).
 		with(fOut).inplace(OpNanToNumInplace, "torch.nan_to_num_ Tensor.nan_to_num_"),
@@ -81,7 +81,7 @@ var unaryDefs = []*def{
 func act(id, ip OpID, name, params, fsig, targets string, m metaFn) *def {
 	d := row(id, KindPointwise, PromoteDefault, name+"(Tensor self"+params+") -> Tensor", targets, m).with(fOut)
 	if fsig != "" {
-		d.alt(name + "(Tensor input:self" + fsig + ") -> Tensor")
+		d.py("F."+name, name+"(Tensor input:self"+fsig+") -> Tensor")
 	}
 	if ip != noInplace {
 		d.inplace(ip, "Tensor."+name+"_ torch."+name+"_ F."+name+"_ nn."+name+"_")
@@ -91,8 +91,8 @@ func act(id, ip OpID, name, params, fsig, targets string, m metaFn) *def {
 
 // Activation functions (torch.nn.functional).
 var activationDefs = []*def{
-	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", metaPointwise),
-	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", metaPointwise),
+	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", clampLike("relu", metaPointwise)),
+	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", clampLike("hardtanh", metaPointwise)),
 	act(OpGelu, noInplace, "gelu", ", *, str approximate='none'", "", "F.gelu nn.gelu", metaGelu),
 	act(OpSilu, OpSiluInplace, "silu", "", ", bool inplace=False", "F.silu nn.silu", metaPointwise),
 	act(OpMish, OpMishInplace, "mish", "", ", bool inplace=False", "F.mish nn.mish", metaPointwise),
@@ -100,17 +100,17 @@ var activationDefs = []*def{
 	act(OpSelu, OpSeluInplace, "selu", "", ", bool inplace=False", "@selu F.selu", metaPointwise),
 	act(OpCelu, OpCeluInplace, "celu", ", Scalar alpha=1.0", ", float alpha=1.0, bool inplace=False", "@celu F.celu", metaPointwise),
 	act(OpLeakyRelu, OpLeakyReluInplace, "leaky_relu", ", Scalar negative_slope=0.01", ", float negative_slope=0.01, bool inplace=False", "F.leaky_relu nn.leaky_relu", metaPointwise),
-	act(OpHardtanh, OpHardtanhInplace, "hardtanh", ", Scalar min_val=-1, Scalar max_val=1", ", float min_val=-1.0, float max_val=1.0, bool inplace=False", "F.hardtanh nn.hardtanh", metaPointwise),
+	act(OpHardtanh, OpHardtanhInplace, "hardtanh", ", Scalar min_val=-1, Scalar max_val=1", ", float min_val=-1.0, float max_val=1.0, bool inplace=False", "F.hardtanh nn.hardtanh", clampLike("hardtanh", metaHardtanh)),
 	act(OpHardsigmoid, OpHardsigmoidInplace, "hardsigmoid", "", ", bool inplace=False", "F.hardsigmoid nn.hardsigmoid", metaPointwise),
 	act(OpHardswish, OpHardswishInplace, "hardswish", "", ", bool inplace=False", "F.hardswish nn.hardswish", metaPointwise),
 	act(OpSoftplus, noInplace, "softplus", ", Scalar beta=1, Scalar threshold=20", "", "F.softplus nn.softplus", metaPointwise),
-	act(OpLogSigmoid, noInplace, "log_sigmoid", "", "", "F.logsigmoid nn.log_sigmoid", metaPointwise),
-	act(OpSoftsign, noInplace, "softsign", "", "", "F.softsign", metaPointwise),
-	act(OpTanhshrink, noInplace, "tanhshrink", "", "", "F.tanhshrink", metaPointwise),
+	act(OpLogSigmoid, noInplace, "log_sigmoid", "", "", "F.logsigmoid nn.log_sigmoid", metaContiguousOut),
+	row(OpSoftsign, KindComposite, PromoteIntToFloat, "softsign(Tensor input:self) -> Tensor", "F.softsign", metaPointwise),
+	row(OpTanhshrink, KindComposite, PromoteIntToFloat, "tanhshrink(Tensor input:self) -> Tensor", "F.tanhshrink", rejectDType(isBool, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.", metaPointwise)),
 	act(OpHardshrink, noInplace, "hardshrink", ", Scalar lambd=0.5", "", "@hardshrink F.hardshrink", metaPointwise),
 	act(OpSoftshrink, noInplace, "softshrink", ", Scalar lambd=0.5", "", "F.softshrink nn.softshrink", metaPointwise),
 	act(OpThreshold, OpThresholdInplace, "threshold", ", Scalar threshold, Scalar value", ", float threshold, float value, bool inplace=False", "torch.threshold F.threshold", metaPointwise),
-	row(OpGlu, KindComposite, PromoteNone, "glu(Tensor self, int dim=-1) -> Tensor", "F.glu nn.glu", metaGlu),
+	row(OpGlu, KindComposite, PromoteNone, "glu(Tensor self, int dim=-1) -> Tensor", "F.glu nn.glu", metaGluHalves),
 	row(OpPrelu, KindPointwise, PromoteNone, "prelu(Tensor self, Tensor weight) -> Tensor", "@prelu F.prelu", metaPrelu),
 }
 
@@ -127,7 +127,7 @@ func bin(id, ip OpID, schemaName, params string, p Promotion, targets, ipTargets
 var binaryDefs = []*def{
 	bin(OpAdd, OpAddInplace, "add.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@add operator.add", "Tensor.add_ operator.iadd", metaAddSub),
 	bin(OpSub, OpSubInplace, "sub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@sub @subtract operator.sub", "Tensor.sub_ Tensor.subtract_ operator.isub", metaAddSub),
-	bin(OpRsub, noInplace, "rsub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "torch.rsub", "", metaAddSub),
+	bin(OpRsub, noInplace, "rsub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "torch.rsub", "", metaRsub),
 	bin(OpMul, OpMulInplace, "mul.Tensor", "", PromoteDefault, "@mul @multiply operator.mul", "Tensor.mul_ Tensor.multiply_ operator.imul", metaPointwise),
 	bin(OpDiv, OpDivInplace, "div.Tensor_mode", ", *, str? rounding_mode=None", PromoteIntToFloat, "@div @divide @true_divide operator.truediv",
 		"Tensor.div_ Tensor.divide_ Tensor.true_divide_ operator.itruediv", metaDiv).notes("with rounding_mode the promotion is DEFAULT"),
@@ -165,10 +165,10 @@ var binaryDefs = []*def{
 var ternaryDefs = []*def{
 	row(OpWhere, KindPointwise, PromoteNoOpmath, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", "torch.where", metaWhere).with(fNumbers | fOut),
 	row(OpWhereCond, KindIndexing, PromoteNone, "where(Tensor condition) -> Tensor[]", "torch.where", nil).with(fDataDep | fNonDiff),
-	row(OpWhereMethod, KindPointwise, PromoteNoOpmath, "where.method(Tensor self, Tensor condition, Tensor other) -> Tensor", "Tensor.where", metaWhere).with(fNumbers),
+	row(OpWhereMethod, KindPointwise, PromoteNoOpmath, "where.method(Tensor self, Tensor condition, Tensor other) -> Tensor", "Tensor.where", metaWhere),
 	row(OpMaskedFill, KindPointwise, PromoteNone, "masked_fill(Tensor self, Tensor mask, Tensor value) -> Tensor", "@masked_fill", metaMaskedFill).
 		with(fNumbers).inplace(OpMaskedFillInplace, "Tensor.masked_fill_"),
-	row(OpLerp, KindPointwise, PromoteDefault, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", "@lerp", metaPointwise).
+	row(OpLerp, KindPointwise, PromoteDefault, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", "@lerp", metaSameDTypes).
 		with(fNumbers|fOut).inplace(OpLerpInplace, "Tensor.lerp_"),
 	row(OpAddcmul, KindPointwise, PromoteDefault, "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", "@addcmul", metaPointwise).
 		with(fOut).inplace(OpAddcmulInplace, "Tensor.addcmul_"),

@@ -26,8 +26,7 @@ var reductionDefs = []*def{
 		alt("std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", "std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)"),
 	row(OpLogsumexp, KindReduction, PromoteIntToFloat, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", "@logsumexp torch.special.logsumexp", metaLogsumexp).with(fOut),
 	row(OpNorm, KindReduction, PromoteComplexToFloat, "norm(Tensor self, Any p='fro', int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "@norm", metaNorm).with(fOut),
-	row(OpVectorNorm, KindReduction, PromoteComplexToFloat, "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "torch.linalg.vector_norm", metaNorm).
-		alt("linalg_vector_norm(Tensor x:self, Scalar ord:p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor").with(fOut),
+	row(OpVectorNorm, KindReduction, PromoteComplexToFloat, "linalg_vector_norm(Tensor x:self, Scalar ord:p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "torch.linalg.vector_norm", metaNorm).with(fOut),
 	row(OpAll, KindReduction, PromoteNone, "all.dim(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@all", metaAllAny).with(fNonDiff | fOut),
 	row(OpAny, KindReduction, PromoteNone, "any.dim(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@any", metaAllAny).with(fNonDiff | fOut),
 	row(OpCountNonzero, KindReduction, PromoteNone, "count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", "@count_nonzero", metaCountNonzero).with(fNonDiff),
@@ -39,7 +38,7 @@ var reductionDefs = []*def{
 	row(OpCummax, KindOther, PromoteNone, "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", "@cummax", metaCummax),
 	row(OpCummin, KindOther, PromoteNone, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", "@cummin", metaCummax),
 	row(OpSoftmax, KindComposite, PromoteNone, "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", "@softmax F.softmax torch.special.softmax", metaSoftmax).
-		alt("softmax(Tensor input:self, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor"),
+		py("F.softmax", "softmax(Tensor input:self, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor"),
 	row(OpLogSoftmax, KindComposite, PromoteNone, "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", "@log_softmax F.log_softmax torch.special.log_softmax", metaSoftmax).
-		alt("log_softmax(Tensor input:self, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor"),
+		py("F.log_softmax", "log_softmax(Tensor input:self, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor"),
 }

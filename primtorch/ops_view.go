@@ -12,7 +12,7 @@ var viewDefs = []*def{
 	row(OpSqueeze, KindView, PromoteNone, "squeeze.dim(Tensor(a) self, int? dim=None) -> Tensor(a)", "@squeeze", metaSqueeze),
 	row(OpUnsqueeze, KindView, PromoteNone, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", "@unsqueeze", metaUnsqueeze),
 	row(OpTranspose, KindView, PromoteNone, "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", "@transpose @swapaxes @swapdims", metaTranspose).
-		alt("swapaxes(Tensor(a) self, int axis0:dim0, int axis1:dim1) -> Tensor(a)"),
+		py("@swapaxes", "swapaxes(Tensor(a) self, int axis0:dim0, int axis1:dim1) -> Tensor(a)"),
 	row(OpPermute, KindView, PromoteNone, "permute(Tensor(a) self, int[] dims) -> Tensor(a)", "@permute", metaPermute),
 	row(OpT, KindView, PromoteNone, "t(Tensor(a) self) -> Tensor(a)", "@t", metaT),
 	row(OpMovedim, KindView, PromoteNone, "movedim.intlist(Tensor(a) self, int[1] source, int[1] destination) -> Tensor(a)", "@movedim @moveaxis", metaMovedim),
@@ -24,8 +24,8 @@ var viewDefs = []*def{
 	row(OpNarrow, KindView, PromoteNone, "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", "@narrow", metaNarrow),
 	row(OpSelect, KindView, PromoteNone, "select.int(Tensor(a) self, int dim, int index) -> Tensor(a)", "@select", metaSelect),
 	row(OpSplit, KindView, PromoteNone, "split.Tensor(Tensor(a) self, Any split_size, int dim=0) -> Tensor(a)[]", "@split @split_with_sizes", metaSplit).
-		alt("split(Tensor tensor:self, Any split_size_or_sections:split_size, int dim=0) -> Tensor[]",
-			"split_with_sizes(Tensor self, Any split_sizes:split_size, int dim=0) -> Tensor[]"),
+		py("torch.split", "split(Tensor tensor:self, Any split_size_or_sections:split_size, int dim=0) -> Tensor[]").
+		py("@split_with_sizes", "split_with_sizes(Tensor self, Any split_sizes:split_size, int dim=0) -> Tensor[]"),
 	row(OpChunk, KindView, PromoteNone, "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", "@chunk", metaChunk),
 	row(OpUnbind, KindView, PromoteNone, "unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", "@unbind", metaUnbind),
 	row(OpUnfold, KindView, PromoteNone, "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", "Tensor.unfold", metaUnfold),

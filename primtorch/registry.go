@@ -14,7 +14,8 @@ type def struct {
 	targets string
 	meta    metaFn
 	alts    []string
-	flags   flag
+	pysigs  []pysig
+	flags   rowFlag
 	note    string
 
 	inplaceID      OpID
@@ -23,16 +24,23 @@ type def struct {
 	mutatesWhen    func(*Args) []string
 }
 
-type flag uint16
+// pysig is a signature only some targets use: Python-level functions whose signature differs from
+// the op's (F.relu(input, inplace=False) against torch.relu(input)).
+type pysig struct {
+	targets []string
+	sig     string
+}
+
+type rowFlag uint16
 
 const (
-	fRandom   flag = 1 << iota // random op (dropout, rand)
-	fNonDiff                   // results never require grad
-	fNumbers                   // Tensor parameters accept Python numbers
-	fOut                       // accepts out=
-	fDataDep                   // output shape depends on data: Meta returns ErrDataDependent
-	fMayAlias                  // an aliasing output may also be the input itself or a copy
-	fOwnGrad                   // the meta function sets requires_grad itself (detach, copy_)
+	fRandom   rowFlag = 1 << iota // random op (dropout, rand)
+	fNonDiff                      // results never require grad
+	fNumbers                      // Tensor parameters accept Python numbers
+	fOut                          // accepts out=
+	fDataDep                      // output shape depends on data: Meta returns ErrDataDependent
+	fMayAlias                     // an aliasing output may also be the input itself or a copy
+	fOwnGrad                      // the meta function sets requires_grad itself (detach, copy_)
 )
 
 // row starts a registry row. targets is a space-separated list where "@name" stands for
@@ -45,7 +53,13 @@ func row(id OpID, kind Kind, prom Promotion, schema, targets string, meta metaFn
 // alt adds signatures calls may also use.
 func (d *def) alt(sigs ...string) *def { d.alts = append(d.alts, sigs...); return d }
 
-func (d *def) with(f flag) *def { d.flags |= f; return d }
+// py declares the signature targets (already listed in the row) use instead of the row's.
+func (d *def) py(targets, sig string) *def {
+	d.pysigs = append(d.pysigs, pysig{expandTargets(targets), sig})
+	return d
+}
+
+func (d *def) with(f rowFlag) *def { d.flags |= f; return d }
 
 func (d *def) notes(s string) *def { d.note = s; return d }
 
@@ -111,7 +125,9 @@ func init() { buildRegistry() }
 func buildRegistry() {
 	opsByID = make([]*Op, NumOps)
 	var order []*Op
-	add := func(id OpID, d *def, schema string, alts []string, targets string, functional *Op) *Op {
+	generic := map[*Op][]*Schema{}
+	pyFor := map[*Op]map[string][]*Schema{}
+	add := func(id OpID, d *def, schema string, alts []string, pysigs []pysig, targets string, functional *Op) *Op {
 		if id >= NumOps {
 			panic(fmt.Sprintf("ptgo BUG: registry row %q has id %d >= NumOps; add its constant to ids.go", schema, id))
 		}
@@ -130,6 +146,18 @@ func buildRegistry() {
 		op.Sigs = []*Schema{op.Schema}
 		for _, s := range alts {
 			op.Sigs = append(op.Sigs, MustParseSchema(s))
+		}
+		generic[op] = op.Sigs
+		pyFor[op] = map[string][]*Schema{}
+		for _, ps := range pysigs {
+			sc := MustParseSchema(ps.sig)
+			op.Sigs = append(op.Sigs[:len(op.Sigs):len(op.Sigs)], sc)
+			for _, t := range ps.targets {
+				if indexOfString(op.Targets, t) < 0 {
+					panic(fmt.Sprintf("ptgo BUG: %s declares a signature for target %s, which is not among its targets", op.Name, t))
+				}
+				pyFor[op][t] = append(pyFor[op][t], sc)
+			}
 		}
 		for i, p := range op.Schema.Params {
 			if p.Writes {
@@ -160,15 +188,13 @@ func buildRegistry() {
 	}
 	for _, table := range allDefs() {
 		for _, d := range table {
-			op := add(d.id, d, d.schema, d.alts, d.targets, nil)
+			op := add(d.id, d, d.schema, d.alts, d.pysigs, d.targets, nil)
 			if d.hasInplace {
-				var alts []string
-				for _, s := range d.alts {
-					if !strings.Contains(s, "bool inplace") {
-						alts = append(alts, inplaceSchema(s))
-					}
+				alts := make([]string, len(d.alts))
+				for i, s := range d.alts {
+					alts[i] = inplaceSchema(s)
 				}
-				ip := add(d.inplaceID, d, inplaceSchema(d.schema), alts, d.inplaceTargets, op)
+				ip := add(d.inplaceID, d, inplaceSchema(d.schema), alts, nil, d.inplaceTargets, op)
 				ip.NonDifferentiable = op.NonDifferentiable
 				op.Inplace = ip
 			}
@@ -179,20 +205,56 @@ func buildRegistry() {
 			panic(fmt.Sprintf("ptgo BUG: OpID %d has no registry row; add one to an ops_*.go table or remove the constant from ids.go", id))
 		}
 	}
+	// Each target reaches a view of the op restricted to the signatures that target accepts.
 	for _, op := range order {
 		for _, t := range op.Targets {
-			byTarget[t] = append(byTarget[t], op)
+			view := op
+			sigs, isPy := pyFor[op][t]
+			if !isPy {
+				sigs = generic[op]
+			}
+			if method := strings.HasPrefix(t, "Tensor."); method || len(sigs) != len(op.Sigs) {
+				v := *op
+				v.Sigs, v.canonical, v.method = sigs, op, method
+				view = &v
+			}
+			byTarget[t] = append(byTarget[t], view)
 		}
 	}
-	for _, op := range order {
-		op.overloads = byTarget[op.Targets[0]]
-		for _, t := range op.Targets {
-			if !sameOps(byTarget[t], op.overloads) {
-				panic(fmt.Sprintf("ptgo BUG: target %s reaches %v but %s's first target %s reaches %v; overloads must list the same targets",
-					t, byTarget[t], op.Name, op.Targets[0], op.overloads))
+	for _, views := range byTarget {
+		for _, v := range views {
+			if v.canonical != nil {
+				v.overloads = views
 			}
 		}
 	}
+	for _, op := range order {
+		first := byTarget[op.Targets[0]]
+		op.overloads = make([]*Op, len(first))
+		for i, v := range first {
+			op.overloads[i] = v.Canonical()
+		}
+		for _, t := range op.Targets {
+			views := byTarget[t]
+			same := len(views) == len(op.overloads)
+			for i := 0; same && i < len(views); i++ {
+				same = views[i].Canonical() == op.overloads[i]
+			}
+			if !same {
+				panic(fmt.Sprintf("ptgo BUG: target %s reaches %v but %s's first target %s reaches %v; overloads must list the same targets",
+					t, views, op.Name, op.Targets[0], op.overloads))
+			}
+		}
+	}
+}
+
+func indexOfString(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
 
 func sameOps(a, b []*Op) bool {

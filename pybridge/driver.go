@@ -12,6 +12,7 @@ import (
 	"ptgo/fxgraph"
 	"ptgo/logs"
 	"ptgo/primtorch"
+	"ptgo/pybridge/capi"
 )
 
 // The pipeline driver: one captured frame through capture, the backend, and transformed code.
@@ -75,7 +76,7 @@ func configInt(api py.API, name string, def int) int {
 func configBool(api py.API, name string) bool { return configInt(api, name, 0) != 0 }
 
 // compileFrame captures one frame and builds its cache entry.
-func compileFrame(api *cAPI, ctxObj, fn, code py.Obj, args []py.Obj, failedGuard string) *frameResult {
+func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedGuard string) *frameResult {
 	start := time.Now()
 	env := bytecode.NewEnv(api)
 	ctx := readCtx(api, ctxObj)
@@ -219,7 +220,7 @@ func isTensorIndex(n *fxgraph.Node) bool {
 }
 
 // compileGraph exports the graph to torch.fx and calls the backend; returns the callable.
-func compileGraph(api *cAPI, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
+func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
 	js, err := fxgraph.EncodeJSON(cap.Graph)
 	if err != nil {
 		return 0, err

@@ -18,6 +18,7 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/logs"
+	"ptgo/pybridge/capi"
 )
 
 func main() {}
@@ -26,7 +27,7 @@ func main() {}
 // runs at a time except for requests made while a compile releases the GIL in Python code; the
 // shim refuses to start a second compile meanwhile.
 var state struct {
-	api    *cAPI
+	api    *capi.API
 	config initConfig
 }
 
@@ -51,7 +52,7 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 		*errOut = C.CString(fmt.Sprintf("the shim speaks ABI %d, libptgo.so speaks %d; rebuild ptgo (make setup)", api.abi_version, C.PTGO_ABI_VERSION))
 		return 1
 	}
-	state.api = newCAPI(api)
+	state.api = capi.New(unsafe.Pointer(api))
 	if err := json.Unmarshal([]byte(C.GoString(cfg)), &state.config); err != nil {
 		*errOut = C.CString("bad init config: " + err.Error())
 		return 1
@@ -77,14 +78,14 @@ func ptgo_go_compile(ctx, fn, code C.ptgo_obj, args *C.ptgo_obj, nargs C.int32_t
 	argv := make([]py.Obj, int(nargs))
 	if nargs > 0 {
 		for i, a := range unsafe.Slice(args, int(nargs)) {
-			argv[i] = obj(a)
+			argv[i] = capi.Obj(unsafe.Pointer(a))
 		}
 	}
 	failedGuard := ""
 	if failed != nil {
 		failedGuard = C.GoString(failed)
 	}
-	res := compileFrame(api, obj(ctx), obj(fn), obj(code), argv, failedGuard)
+	res := compileFrame(api, capi.Obj(unsafe.Pointer(ctx)), capi.Obj(unsafe.Pointer(fn)), capi.Obj(unsafe.Pointer(code)), argv, failedGuard)
 	fillResult(out, res)
 	return out.status
 }
@@ -102,7 +103,7 @@ func fillResult(out *C.ptgo_result, r *frameResult) {
 		out.message = C.CString(r.message)
 	}
 	if r.code != 0 {
-		out.code = cobj(r.code)
+		out.code = C.ptgo_obj(capi.Ptr(r.code))
 	}
 	n := len(r.guards)
 	out.nguards = C.int32_t(n)
@@ -120,7 +121,7 @@ func fillResult(out *C.ptgo_result, r *frameResult) {
 		cg.dst = C.int32_t(src.Dst)
 		cg.src = C.int32_t(src.Src)
 		cg.i = C.int64_t(src.I)
-		cg.obj = cobj(src.Obj)
+		cg.obj = C.ptgo_obj(capi.Ptr(src.Obj))
 		if src.Name != "" {
 			cg.name = C.CString(src.Name)
 		}
@@ -173,7 +174,7 @@ func ptgo_go_request(method, in *C.char) (res *C.char) {
 func ptgo_go_free(p unsafe.Pointer) { C.free(p) }
 
 // flushLogs hands buffered log records to Python's logging (on the GIL-holding thread).
-func flushLogs(api *cAPI) {
+func flushLogs(api *capi.API) {
 	recs := logs.Drain()
 	if len(recs) == 0 || api == nil {
 		return

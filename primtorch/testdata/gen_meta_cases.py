@@ -65,6 +65,8 @@ def perm_strides(shape, order):
 
 def fill(n, dtype, lo, hi):
     if dtype == torch.bool:
+        if lo is not None and lo >= 1:
+            return torch.ones(n, dtype=torch.bool)
         return torch.randint(0, 2, (n,)).bool()
     if dtype.is_floating_point or dtype.is_complex:
         if lo is not None:
@@ -334,7 +336,7 @@ def gen_unary():
             case(name, tg, T(rshape(3), layout="p"), inplace=True)
             case(name, tg, T(rshape(2), rg=True), inplace=False)
         if name in ACT_FUNC_INPLACE:
-            case(inplace_name(name), "torch.nn.functional." + name, T(rshape(3)), inplace=True)
+            case(name, "torch.nn.functional." + name, T(rshape(3), layout="t"), inplace=True)
     # Ops with parameters.
     x = lambda: T(rshape(3), layout=R.choice(["c", "p"]))
     case("gelu", "torch.nn.functional.gelu", x(), approximate="tanh")
@@ -418,14 +420,19 @@ BINARY = [
 ]
 NO_NUMBERS = {"maximum", "minimum", "fmax", "fmin", "logaddexp", "atan2", "hypot", "logical_and",
               "logical_or", "logical_xor"}
+DIVLIKE = {"floor_divide", "remainder.Tensor", "fmod.Tensor", "div.Tensor_mode"}
 INTEGRAL_ONLY = {"bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor",
                  "bitwise_left_shift.Tensor", "bitwise_right_shift.Tensor"}
 
 
 def gen_binary():
+    global T
+    plain_T = T
     for name, targets, ipname, iptargets in BINARY:
         dts = [i64, i32, u8, b8] if name in INTEGRAL_ONLY else [f32, f64, i64, b8, f16, i32]
         base = dts[0]
+        # Integer division by zero raises in torch: keep divisors (and all operands) non-zero.
+        T = (lambda *a, **k: plain_T(*a, **dict(k, lo=k.get("lo", 1), hi=k.get("hi", 5)))) if name in DIVLIKE else plain_T
         for tg in targets:
             s = rshape(R.randint(1, 3))
             case(name, tg, T(s, dtype=base), T(bshape(s), dtype=base))
@@ -464,6 +471,7 @@ def gen_binary():
             case(ipname, iptargets[0], T([2, 3], dtype=base), T([3], dtype=base, rg=base.is_floating_point))
             if name not in NO_NUMBERS:
                 case(ipname, iptargets[0], T([2, 3], dtype=base, layout="t"), 2)
+    T = plain_T
     # add/sub alpha.
     case("add.Tensor", "torch.add", T([2, 3]), T([3]), alpha=2)
     case("add.Tensor", "torch.add", T([2, 3], dtype=i64), T([3], dtype=i64), alpha=0.5)
@@ -477,7 +485,7 @@ def gen_binary():
     case("add.Tensor", "torch.add", input=T([2, 3]), other=T([3]))
     case("add.Tensor", "torch.add", T([2, 3]), T([3]), beta=2)
     case("add.Tensor", "torch.add", T([2, 3]))
-    case("div.Tensor_mode", "torch.div", T([2, 3], dtype=i64), T([3], dtype=i64), rounding_mode="floor")
+    case("div.Tensor_mode", "torch.div", T([2, 3], dtype=i64), T([3], dtype=i64, lo=1), rounding_mode="floor")
     case("div.Tensor_mode", "torch.div", T([2, 3], dtype=i64), 2, rounding_mode="trunc")
     case("div.Tensor_mode", "torch.div", T([2, 3]), 2, rounding_mode="bad")
     case("div_.Tensor_mode", "Tensor.div_", T([2, 3], dtype=i64), 2, rounding_mode="floor")

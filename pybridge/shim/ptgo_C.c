@@ -446,6 +446,34 @@ static const ptgo_api api = {
 };
 
 /* ------------------------------------------------------------------------------------------ */
+/* Embedding: Go tests link this file into a test binary with an embedded interpreter        */
+/* (pybridge/embed) and call Go's capture directly with this callback table.                   */
+
+#define PTGO_EXPORT __attribute__((visibility("default")))
+
+PTGO_EXPORT const ptgo_api *ptgo_shim_api(void) { return &api; }
+
+static PyObject *arena_stack[64];
+static int arena_depth;
+
+/* Starts an arena for objects handed out by callbacks outside a compile; 0 on success. */
+PTGO_EXPORT int ptgo_shim_arena_push(void) {
+    if (arena_depth >= 64) return -1;
+    PyObject *a = PyList_New(0);
+    if (a == NULL) return -1;
+    arena_stack[arena_depth++] = arena;
+    arena = a;
+    return 0;
+}
+
+/* Ends the innermost arena, releasing every object it kept. */
+PTGO_EXPORT void ptgo_shim_arena_pop(void) {
+    if (arena_depth == 0) return;
+    Py_CLEAR(arena);
+    arena = arena_stack[--arena_depth];
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Loading the Go library (lazily: importing ptgo starts no Go runtime; DESIGN D8).            */
 
 static int load_go(void) {

@@ -1,6 +1,10 @@
-package main
+// Package capi implements py.API over the callback table the CPython shim gives Go
+// (pybridge/include/ptgo_abi.h). It is used by libptgo.so (package main) and by the embedded
+// interpreter Go tests run Python in (pybridge/embed).
+package capi
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../include -O2
 #include <stdlib.h>
 #include "ptgo_abi.h"
 
@@ -46,17 +50,26 @@ import (
 	"ptgo/bytecode/py"
 )
 
-// cAPI implements py.API over the shim's callback table.
-type cAPI struct {
+// API implements py.API over the shim's callback table.
+type API struct {
 	a *C.ptgo_api
 	// cstrings caches C copies of attribute names: the interpreter asks for the same few hundred
 	// names over and over. Never freed (bounded by the distinct names in user programs).
 	cstrings map[string]*C.char
 }
 
-func newCAPI(a *C.ptgo_api) *cAPI { return &cAPI{a: a, cstrings: map[string]*C.char{}} }
+// New wraps the callback table at p (a const ptgo_api*).
+func New(p unsafe.Pointer) *API {
+	return &API{a: (*C.ptgo_api)(p), cstrings: map[string]*C.char{}}
+}
 
-func (c *cAPI) cstr(s string) *C.char {
+// Obj converts a C ptgo_obj (as an unsafe.Pointer) to a handle.
+func Obj(p unsafe.Pointer) py.Obj { return py.Obj(uintptr(p)) }
+
+// Ptr converts a handle back to the C pointer it holds.
+func Ptr(o py.Obj) unsafe.Pointer { return unsafe.Pointer(cobj(o)) }
+
+func (c *API) cstr(s string) *C.char {
 	if p, ok := c.cstrings[s]; ok {
 		return p
 	}
@@ -71,23 +84,23 @@ func obj(o C.ptgo_obj) py.Obj { return py.Obj(uintptr(o)) }
 // Go memory, so reinterpreting the bits is safe; it also keeps go vet's uintptr check quiet.
 func cobj(o py.Obj) C.ptgo_obj { return *(*C.ptgo_obj)(unsafe.Pointer(&o)) }
 
-func (c *cAPI) err() error { return &py.Error{Msg: C.GoString(C.api_last_error(c.a))} }
+func (c *API) err() error { return &py.Error{Msg: C.GoString(C.api_last_error(c.a))} }
 
-func (c *cAPI) res(o C.ptgo_obj) (py.Obj, error) {
+func (c *API) res(o C.ptgo_obj) (py.Obj, error) {
 	if o == nil {
 		return 0, c.err()
 	}
 	return obj(o), nil
 }
 
-func (c *cAPI) Kind(o py.Obj) py.Kind  { return py.Kind(C.api_kind(c.a, cobj(o))) }
-func (c *cAPI) TypeOf(o py.Obj) py.Obj { return obj(C.api_type_of(c.a, cobj(o))) }
+func (c *API) Kind(o py.Obj) py.Kind  { return py.Kind(C.api_kind(c.a, cobj(o))) }
+func (c *API) TypeOf(o py.Obj) py.Obj { return obj(C.api_type_of(c.a, cobj(o))) }
 
-func (c *cAPI) GetAttr(o py.Obj, name string) (py.Obj, error) {
+func (c *API) GetAttr(o py.Obj, name string) (py.Obj, error) {
 	return c.res(C.api_getattr(c.a, cobj(o), c.cstr(name)))
 }
 
-func (c *cAPI) GetAttrStatic(o py.Obj, name string) (py.Obj, bool, py.Obj, bool, error) {
+func (c *API) GetAttrStatic(o py.Obj, name string) (py.Obj, bool, py.Obj, bool, error) {
 	var where C.int32_t
 	var owner C.ptgo_obj
 	v := C.api_getattr_static(c.a, cobj(o), c.cstr(name), &where, &owner)
@@ -100,7 +113,7 @@ func (c *cAPI) GetAttrStatic(o py.Obj, name string) (py.Obj, bool, py.Obj, bool,
 	return obj(v), where == 1, obj(owner), true, nil
 }
 
-func (c *cAPI) Call(fn py.Obj, args []py.Obj, kwnames []string) (py.Obj, error) {
+func (c *API) Call(fn py.Obj, args []py.Obj, kwnames []string) (py.Obj, error) {
 	n := len(args)
 	var argp *C.ptgo_obj
 	var cargs []C.ptgo_obj
@@ -125,7 +138,7 @@ func (c *cAPI) Call(fn py.Obj, args []py.Obj, kwnames []string) (py.Obj, error) 
 	return c.res(C.api_call(c.a, cobj(fn), argp, C.int64_t(n-len(kwnames)), kwp, C.int64_t(len(kwnames))))
 }
 
-func (c *cAPI) Int(o py.Obj) (int64, error) {
+func (c *API) Int(o py.Obj) (int64, error) {
 	var v C.int64_t
 	if C.api_to_int64(c.a, cobj(o), &v) != 0 {
 		return 0, c.err()
@@ -133,7 +146,7 @@ func (c *cAPI) Int(o py.Obj) (int64, error) {
 	return int64(v), nil
 }
 
-func (c *cAPI) Float(o py.Obj) (float64, error) {
+func (c *API) Float(o py.Obj) (float64, error) {
 	var v C.double
 	if C.api_to_double(c.a, cobj(o), &v) != 0 {
 		return 0, c.err()
@@ -141,7 +154,7 @@ func (c *cAPI) Float(o py.Obj) (float64, error) {
 	return float64(v), nil
 }
 
-func (c *cAPI) Str(o py.Obj) (string, error) {
+func (c *API) Str(o py.Obj) (string, error) {
 	var n C.int64_t
 	p := C.api_to_utf8(c.a, cobj(o), &n)
 	if p == nil {
@@ -150,7 +163,7 @@ func (c *cAPI) Str(o py.Obj) (string, error) {
 	return C.GoStringN(p, C.int(n)), nil
 }
 
-func (c *cAPI) Bytes(o py.Obj) ([]byte, error) {
+func (c *API) Bytes(o py.Obj) ([]byte, error) {
 	var n C.int64_t
 	p := C.api_bytes_data(c.a, cobj(o), &n)
 	if p == nil {
@@ -159,11 +172,11 @@ func (c *cAPI) Bytes(o py.Obj) ([]byte, error) {
 	return C.GoBytes(unsafe.Pointer(p), C.int(n)), nil
 }
 
-func (c *cAPI) NewInt(v int64) py.Obj     { return obj(C.api_from_int64(c.a, C.int64_t(v))) }
-func (c *cAPI) NewFloat(v float64) py.Obj { return obj(C.api_from_double(c.a, C.double(v))) }
-func (c *cAPI) None() py.Obj              { return obj(C.api_none(c.a)) }
+func (c *API) NewInt(v int64) py.Obj     { return obj(C.api_from_int64(c.a, C.int64_t(v))) }
+func (c *API) NewFloat(v float64) py.Obj { return obj(C.api_from_double(c.a, C.double(v))) }
+func (c *API) None() py.Obj              { return obj(C.api_none(c.a)) }
 
-func (c *cAPI) NewBool(v bool) py.Obj {
+func (c *API) NewBool(v bool) py.Obj {
 	b := C.int32_t(0)
 	if v {
 		b = 1
@@ -171,19 +184,19 @@ func (c *cAPI) NewBool(v bool) py.Obj {
 	return obj(C.api_from_bool(c.a, b))
 }
 
-func (c *cAPI) NewStr(s string) py.Obj {
+func (c *API) NewStr(s string) py.Obj {
 	p := C.CString(s)
 	defer C.free(unsafe.Pointer(p))
 	return obj(C.api_from_utf8(c.a, p, C.int64_t(len(s))))
 }
 
-func (c *cAPI) NewBytes(b []byte) py.Obj {
+func (c *API) NewBytes(b []byte) py.Obj {
 	p := C.CBytes(b)
 	defer C.free(p)
 	return obj(C.api_from_bytes(c.a, (*C.char)(p), C.int64_t(len(b))))
 }
 
-func (c *cAPI) objArray(items []py.Obj) (*C.ptgo_obj, func()) {
+func (c *API) objArray(items []py.Obj) (*C.ptgo_obj, func()) {
 	if len(items) == 0 {
 		return nil, func() {}
 	}
@@ -195,19 +208,19 @@ func (c *cAPI) objArray(items []py.Obj) (*C.ptgo_obj, func()) {
 	return p, func() { C.free(unsafe.Pointer(p)) }
 }
 
-func (c *cAPI) NewTuple(items []py.Obj) py.Obj {
+func (c *API) NewTuple(items []py.Obj) py.Obj {
 	p, free := c.objArray(items)
 	defer free()
 	return obj(C.api_new_tuple(c.a, p, C.int64_t(len(items))))
 }
 
-func (c *cAPI) NewList(items []py.Obj) py.Obj {
+func (c *API) NewList(items []py.Obj) py.Obj {
 	p, free := c.objArray(items)
 	defer free()
 	return obj(C.api_new_list(c.a, p, C.int64_t(len(items))))
 }
 
-func (c *cAPI) NewDict(keys, vals []py.Obj) (py.Obj, error) {
+func (c *API) NewDict(keys, vals []py.Obj) (py.Obj, error) {
 	kp, kfree := c.objArray(keys)
 	defer kfree()
 	vp, vfree := c.objArray(vals)
@@ -215,7 +228,7 @@ func (c *cAPI) NewDict(keys, vals []py.Obj) (py.Obj, error) {
 	return c.res(C.api_new_dict(c.a, kp, vp, C.int64_t(len(keys))))
 }
 
-func (c *cAPI) Len(o py.Obj) (int, error) {
+func (c *API) Len(o py.Obj) (int, error) {
 	n := C.api_length(c.a, cobj(o))
 	if n < 0 {
 		return 0, c.err()
@@ -223,15 +236,15 @@ func (c *cAPI) Len(o py.Obj) (int, error) {
 	return int(n), nil
 }
 
-func (c *cAPI) Index(o py.Obj, i int) (py.Obj, error) {
+func (c *API) Index(o py.Obj, i int) (py.Obj, error) {
 	return c.res(C.api_getitem_int(c.a, cobj(o), C.int64_t(i)))
 }
 
-func (c *cAPI) GetItem(o, key py.Obj) (py.Obj, error) {
+func (c *API) GetItem(o, key py.Obj) (py.Obj, error) {
 	return c.res(C.api_getitem(c.a, cobj(o), cobj(key)))
 }
 
-func (c *cAPI) DictItems(d py.Obj) (keys, vals []py.Obj) {
+func (c *API) DictItems(d py.Obj) (keys, vals []py.Obj) {
 	var pos C.int64_t
 	var k, v C.ptgo_obj
 	for C.api_dict_next(c.a, cobj(d), &pos, &k, &v) != 0 {
@@ -241,7 +254,7 @@ func (c *cAPI) DictItems(d py.Obj) (keys, vals []py.Obj) {
 	return keys, vals
 }
 
-func (c *cAPI) Repr(o py.Obj) string {
+func (c *API) Repr(o py.Obj) string {
 	r := C.api_repr(c.a, cobj(o))
 	if r == nil {
 		return "<unrepresentable object>"
@@ -253,7 +266,7 @@ func (c *cAPI) Repr(o py.Obj) string {
 	return s
 }
 
-func (c *cAPI) IsInstance(o, cls py.Obj) (bool, error) {
+func (c *API) IsInstance(o, cls py.Obj) (bool, error) {
 	r := C.api_is_instance(c.a, cobj(o), cobj(cls))
 	if r < 0 {
 		return false, c.err()
@@ -261,7 +274,7 @@ func (c *cAPI) IsInstance(o, cls py.Obj) (bool, error) {
 	return r == 1, nil
 }
 
-func (c *cAPI) Equal(a, b py.Obj) (bool, error) {
+func (c *API) Equal(a, b py.Obj) (bool, error) {
 	r := C.api_rich_eq(c.a, cobj(a), cobj(b))
 	if r < 0 {
 		return false, c.err()
@@ -269,7 +282,7 @@ func (c *cAPI) Equal(a, b py.Obj) (bool, error) {
 	return r == 1, nil
 }
 
-func (c *cAPI) TensorMeta(o py.Obj) (*py.TensorInfo, error) {
+func (c *API) TensorMeta(o py.Obj) (*py.TensorInfo, error) {
 	var m C.ptgo_tensor_meta
 	if C.api_tensor_meta(c.a, cobj(o), &m) != 0 {
 		return nil, c.err()
@@ -288,5 +301,5 @@ func (c *cAPI) TensorMeta(o py.Obj) (*py.TensorInfo, error) {
 	return t, nil
 }
 
-func (c *cAPI) Runtime() py.Obj  { return obj(C.api_runtime(c.a)) }
-func (c *cAPI) Builtins() py.Obj { return obj(C.api_builtins(c.a)) }
+func (c *API) Runtime() py.Obj  { return obj(C.api_runtime(c.a)) }
+func (c *API) Builtins() py.Obj { return obj(C.api_builtins(c.a)) }

@@ -1,0 +1,5 @@
+def fn(a, b):
+    return [a + b, a * b]
+
+def args():
+    return (2, 3)
