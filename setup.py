@@ -37,15 +37,33 @@ class BuildExt(build_ext):
             os.remove(header)
 
 
+def torch_cpp_extension():
+    """ptgo._fast: the optional C++ fast path for tensor guards, built when torch's C++ headers
+    (Debian: libtorch-dev) are installed. Without it the shim reads tensors through Python."""
+    include = "/usr/include"
+    if os.environ.get("PTGO_NO_FAST") or not os.path.exists(os.path.join(include, "ATen", "core", "Tensor.h")):
+        return []
+    return [
+        Extension(
+            "ptgo._fast",
+            sources=["pybridge/fast/ptgo_fast.cpp"],
+            include_dirs=["pybridge/include", "pybridge/fast", include],
+            extra_compile_args=["-O2", "-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=1", "-fvisibility=hidden"],
+            libraries=["c10", "torch_cpu"],
+            language="c++",
+        )
+    ]
+
+
 setup(
     ext_modules=[
         Extension(
             "ptgo._C",
             sources=["pybridge/shim/ptgo_C.c"],
-            include_dirs=["pybridge/include"],
+            include_dirs=["pybridge/include", "pybridge/fast"],
             extra_compile_args=["-O2", "-std=gnu11", "-Wall", "-Wno-missing-field-initializers"],
             libraries=["dl"],
         )
-    ],
+    ] + torch_cpp_extension(),
     cmdclass={"build_ext": BuildExt},
 )

@@ -360,7 +360,7 @@ func bind(op *Op, sig *Schema, args []Value, kwargs []KV) (*Args, error) {
 			a.vals[i] = prm.Default
 			continue
 		}
-		v, ok := convert(raw[i], prm.Type, op.NumbersAsTensors)
+		v, ok := convert(raw[i], prm.Type, op.NumbersAsTensors && (i > 0 || op.selfNumbers))
 		if !ok {
 			where := ""
 			for k, j := range pos {

@@ -89,6 +89,15 @@ func metaStack(a *Args) (Value, error) {
 		}
 		un[i] = unsqueezeMeta(t, d)
 	}
+	if d < len(ts[0].Shape) {
+		// torch concatenates along dim and splits it with a view.
+		r, err := catMeta(ts, int64(d), "stack")
+		if err != nil {
+			return nil, err
+		}
+		shape := append(append(append([]int64(nil), ts[0].Shape[:d]...), int64(len(ts))), ts[0].Shape[d:]...)
+		return viewAs(r, shape)
+	}
 	return catMeta(un, int64(d), "stack")
 }
 

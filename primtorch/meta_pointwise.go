@@ -253,3 +253,10 @@ func metaSameDTypes(a *Args) (Value, error) {
 	}
 	return metaPointwise(a)
 }
+
+// metaLikeSelf is a unary op whose kernel allocates empty_like(self) (nan_to_num): self's
+// strides when dense, its dim order otherwise.
+func metaLikeSelf(a *Args) (Value, error) {
+	self := selfTensor(a)
+	return emptyLike(self, a.Op.Promotion.Apply(self.DType), PreserveFormat), nil
+}

@@ -78,7 +78,9 @@ type Op struct {
 	// NonDifferentiable ops never give results that require grad (comparisons, detach,
 	// factories without requires_grad=True, ...).
 	NonDifferentiable bool
-	// NumbersAsTensors: Tensor parameters also accept Python numbers (operator.add(2, x)).
+	// NumbersAsTensors: Tensor parameters also accept Python numbers (x + 2). The first parameter
+	// does only through operator.* targets (reflected operators: 2 - x) and for the ops torch's
+	// argument parser allows it (torch.add(2, x), torch.where(c, 1, 0.5)).
 	NumbersAsTensors bool
 	// AcceptsOut: the torch.* function takes out=.
 	AcceptsOut bool
@@ -98,6 +100,7 @@ type Op struct {
 	ownGrad     bool
 	canonical   *Op  // for a target's view of the op (see Lookup): the registry's op
 	method      bool // a Tensor.<method> target's view: self is not counted in argument positions
+	selfNumbers bool // the first parameter accepts a Python number (see NumbersAsTensors)
 	overloads   []*Op
 	mutatesWhen func(*Args) []string
 }
@@ -118,9 +121,9 @@ func (op *Op) Overloads() []*Op { return op.overloads }
 func (op *Op) String() string { return op.Name }
 
 var (
-	opsByID   []*Op
 	opsByName = map[string]*Op{}
 	byTarget  = map[string][]*Op{}
+	opsByID   = buildRegistry()
 )
 
 // Lookup returns the op a call target reaches, nil when ptgo does not know the target. When the

@@ -1,5 +1,7 @@
 package primtorch
 
+import "strings"
+
 // noInplace marks a unary op without an in-place variant.
 const noInplace OpID = 0xffff
 
@@ -8,9 +10,19 @@ const noInplace OpID = 0xffff
 func unary(id, ip OpID, name string, p Promotion, targets string, m metaFn) *def {
 	d := row(id, KindPointwise, p, name+"(Tensor self) -> Tensor", "@"+name+" "+targets, m).with(fOut)
 	if ip != noInplace {
-		d.inplace(ip, "torch."+name+"_ Tensor."+name+"_")
+		ipTargets := "Tensor." + name + "_"
+		if !noTorchInplace[name] {
+			ipTargets += " torch." + name + "_"
+		}
+		d.inplace(ip, ipTargets)
 	}
 	return d
+}
+
+// noTorchInplace lists unary ops whose in-place form is only a Tensor method (no torch.name_).
+var noTorchInplace = map[string]bool{
+	"bitwise_not": true, "digamma": true, "erfinv": true, "lgamma": true, "logical_not": true,
+	"sign": true, "square": true, "logit": true, "nan_to_num": true, "round": true,
 }
 
 // Elementwise ops of one tensor.
@@ -64,7 +76,7 @@ var unaryDefs = []*def{
 	unary(OpIsposinf, noInplace, "isposinf", PromoteAlwaysBool, "", rejectDType(isComplex, "isposinf does not support complex inputs.", metaPointwise)).with(fNonDiff),
 	unary(OpIsneginf, noInplace, "isneginf", PromoteAlwaysBool, "", rejectDType(isComplex, "isneginf does not support complex inputs.", metaPointwise)).with(fNonDiff),
 	row(OpNanToNum, KindPointwise, PromoteDefault,
-		"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", "@nan_to_num", metaPointwise).
+		"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", "@nan_to_num", metaLikeSelf).
 		with(fOut).inplace(OpNanToNumInplace, "torch.nan_to_num_ Tensor.nan_to_num_"),
 	row(OpLogit, KindPointwise, PromoteIntToFloat, "logit(Tensor self, float? eps=None) -> Tensor", "@logit torch.special.logit", metaPointwise).
 		with(fOut).inplace(OpLogitInplace, "torch.logit_ Tensor.logit_"),
@@ -77,50 +89,70 @@ var unaryDefs = []*def{
 }
 
 // act is an activation row: "name(Tensor self<params>) -> Tensor" with an F-level signature
-// that adds inplace=False (when fsig is not empty) and an in-place variant.
-func act(id, ip OpID, name, params, fsig, targets string, m metaFn) *def {
+// that adds inplace=False (when fsig is not empty) and an in-place variant reached by ipTargets.
+func act(id, ip OpID, name, params, fsig, targets, ipTargets string, m metaFn) *def {
 	d := row(id, KindPointwise, PromoteDefault, name+"(Tensor self"+params+") -> Tensor", targets, m).with(fOut)
 	if fsig != "" {
 		d.py("F."+name, name+"(Tensor input:self"+fsig+") -> Tensor")
 	}
 	if ip != noInplace {
-		d.inplace(ip, "Tensor."+name+"_ torch."+name+"_ F."+name+"_ nn."+name+"_")
+		d.inplace(ip, ipTargets)
 	}
 	return d
 }
 
 // Activation functions (torch.nn.functional).
 var activationDefs = []*def{
-	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", clampLike("relu", metaPointwise)),
-	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", clampLike("hardtanh", metaPointwise)),
-	act(OpGelu, noInplace, "gelu", ", *, str approximate='none'", "", "F.gelu nn.gelu", metaGelu),
-	act(OpSilu, OpSiluInplace, "silu", "", ", bool inplace=False", "F.silu nn.silu", metaPointwise),
-	act(OpMish, OpMishInplace, "mish", "", ", bool inplace=False", "F.mish nn.mish", metaPointwise),
-	act(OpElu, OpEluInplace, "elu", ", Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", ", float alpha=1.0, bool inplace=False", "F.elu nn.elu", metaPointwise),
-	act(OpSelu, OpSeluInplace, "selu", "", ", bool inplace=False", "@selu F.selu", metaPointwise),
-	act(OpCelu, OpCeluInplace, "celu", ", Scalar alpha=1.0", ", float alpha=1.0, bool inplace=False", "@celu F.celu", metaPointwise),
-	act(OpLeakyRelu, OpLeakyReluInplace, "leaky_relu", ", Scalar negative_slope=0.01", ", float negative_slope=0.01, bool inplace=False", "F.leaky_relu nn.leaky_relu", metaPointwise),
-	act(OpHardtanh, OpHardtanhInplace, "hardtanh", ", Scalar min_val=-1, Scalar max_val=1", ", float min_val=-1.0, float max_val=1.0, bool inplace=False", "F.hardtanh nn.hardtanh", clampLike("hardtanh", metaHardtanh)),
-	act(OpHardsigmoid, OpHardsigmoidInplace, "hardsigmoid", "", ", bool inplace=False", "F.hardsigmoid nn.hardsigmoid", metaPointwise),
-	act(OpHardswish, OpHardswishInplace, "hardswish", "", ", bool inplace=False", "F.hardswish nn.hardswish", metaPointwise),
-	act(OpSoftplus, noInplace, "softplus", ", Scalar beta=1, Scalar threshold=20", "", "F.softplus nn.softplus", metaPointwise),
-	act(OpLogSigmoid, noInplace, "log_sigmoid", "", "", "F.logsigmoid nn.log_sigmoid", metaContiguousOut),
+	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", "Tensor.relu_ torch.relu_ F.relu_", clampLike("relu", metaPointwise)),
+	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", "", clampLike("hardtanh", metaPointwise)),
+	act(OpGelu, noInplace, "gelu", ", *, str approximate='none'", "", "F.gelu nn.gelu", "", metaGelu),
+	act(OpSilu, OpSiluInplace, "silu", "", ", bool inplace=False", "F.silu nn.silu", "nn.silu_", metaPointwise),
+	act(OpMish, OpMishInplace, "mish", "", ", bool inplace=False", "F.mish nn.mish", "nn.mish_", metaPointwise),
+	act(OpElu, OpEluInplace, "elu", ", Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", ", float alpha=1.0, bool inplace=False", "F.elu nn.elu", "F.elu_ nn.elu_", metaPointwise),
+	act(OpSelu, OpSeluInplace, "selu", "", ", bool inplace=False", "torch.selu F.selu", "torch.selu_ F.selu_", metaPointwise),
+	act(OpCelu, OpCeluInplace, "celu", ", Scalar alpha=1.0", ", float alpha=1.0, bool inplace=False", "torch.celu F.celu", "torch.celu_ F.celu_", metaPointwise),
+	act(OpLeakyRelu, OpLeakyReluInplace, "leaky_relu", ", Scalar negative_slope=0.01", ", float negative_slope=0.01, bool inplace=False", "F.leaky_relu nn.leaky_relu", "F.leaky_relu_ nn.leaky_relu_", metaPointwise),
+	act(OpHardtanh, OpHardtanhInplace, "hardtanh", ", Scalar min_val=-1, Scalar max_val=1", ", float min_val=-1.0, float max_val=1.0, bool inplace=False", "F.hardtanh nn.hardtanh", "F.hardtanh_ nn.hardtanh_", clampLike("hardtanh", metaHardtanh)),
+	act(OpHardsigmoid, OpHardsigmoidInplace, "hardsigmoid", "", ", bool inplace=False", "F.hardsigmoid nn.hardsigmoid", "nn.hardsigmoid_", metaPointwise),
+	act(OpHardswish, OpHardswishInplace, "hardswish", "", ", bool inplace=False", "F.hardswish nn.hardswish", "nn.hardswish_", metaPointwise),
+	act(OpSoftplus, noInplace, "softplus", ", Scalar beta=1, Scalar threshold=20", "", "F.softplus nn.softplus", "", metaPointwise),
+	act(OpLogSigmoid, noInplace, "log_sigmoid", "", "", "F.logsigmoid nn.log_sigmoid", "", metaContiguousOut),
 	row(OpSoftsign, KindComposite, PromoteIntToFloat, "softsign(Tensor input:self) -> Tensor", "F.softsign", metaPointwise),
 	row(OpTanhshrink, KindComposite, PromoteIntToFloat, "tanhshrink(Tensor input:self) -> Tensor", "F.tanhshrink", rejectDType(isBool, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.", metaPointwise)),
-	act(OpHardshrink, noInplace, "hardshrink", ", Scalar lambd=0.5", "", "@hardshrink F.hardshrink", metaPointwise),
-	act(OpSoftshrink, noInplace, "softshrink", ", Scalar lambd=0.5", "", "F.softshrink nn.softshrink", metaPointwise),
-	act(OpThreshold, OpThresholdInplace, "threshold", ", Scalar threshold, Scalar value", ", float threshold, float value, bool inplace=False", "torch.threshold F.threshold", metaPointwise),
+	act(OpHardshrink, noInplace, "hardshrink", ", Scalar lambd=0.5", "", "@hardshrink F.hardshrink", "", metaPointwise),
+	act(OpSoftshrink, noInplace, "softshrink", ", Scalar lambd=0.5", "", "F.softshrink nn.softshrink", "", metaPointwise),
+	act(OpThreshold, OpThresholdInplace, "threshold", ", Scalar threshold, Scalar value", ", float threshold, float value, bool inplace=False", "torch.threshold F.threshold", "torch.threshold_ F.threshold_", metaPointwise),
 	row(OpGlu, KindComposite, PromoteNone, "glu(Tensor self, int dim=-1) -> Tensor", "F.glu nn.glu", metaGluHalves),
 	row(OpPrelu, KindPointwise, PromoteNone, "prelu(Tensor self, Tensor weight) -> Tensor", "@prelu F.prelu", metaPrelu),
 }
 
 // bin is "name(Tensor self, Tensor other<params>) -> Tensor" taking Python numbers as operands.
 func bin(id, ip OpID, schemaName, params string, p Promotion, targets, ipTargets string, m metaFn) *def {
-	d := row(id, KindPointwise, p, schemaName+"(Tensor self, Tensor other"+params+") -> Tensor", targets, m).with(fNumbers | fOut)
+	d := row(id, KindPointwise, p, schemaName+"(Tensor self, Tensor other"+params+") -> Tensor", targets, m).with(fOut)
+	switch name := strings.SplitN(schemaName, ".", 2)[0]; {
+	case noNumbers[name]:
+	case numbersSelf[name]:
+		d.with(fNumbers | fNumbersSelf)
+	default:
+		d.with(fNumbers)
+	}
 	if ip != noInplace {
 		d.inplace(ip, ipTargets)
 	}
 	return d
+}
+
+// noNumbers are binary ops whose operands must be tensors (torch.maximum(x, 1) is a TypeError).
+var noNumbers = map[string]bool{
+	"maximum": true, "minimum": true, "fmax": true, "fmin": true, "logaddexp": true, "atan2": true,
+	"hypot": true, "logical_and": true, "logical_or": true, "logical_xor": true,
+}
+
+// numbersSelf are binary ops whose torch.* function takes a number as first operand too.
+var numbersSelf = map[string]bool{
+	"add": true, "sub": true, "mul": true, "div": true, "floor_divide": true, "remainder": true,
+	"xlogy": true, "bitwise_and": true, "bitwise_or": true, "bitwise_xor": true,
+	"bitwise_left_shift": true, "bitwise_right_shift": true,
 }
 
 // Elementwise ops of two tensors.
@@ -135,7 +167,7 @@ var binaryDefs = []*def{
 	bin(OpRemainder, OpRemainderInplace, "remainder.Tensor", "", PromoteDefault, "@remainder operator.mod", "Tensor.remainder_ operator.imod", metaPointwise),
 	bin(OpFmod, OpFmodInplace, "fmod.Tensor", "", PromoteDefault, "@fmod", "Tensor.fmod_", metaPointwise),
 	row(OpPow, KindPointwise, PromoteBoolToLong, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", "@pow operator.pow", metaPow).
-		with(fNumbers|fOut).inplace(OpPowInplace, "Tensor.pow_ operator.ipow"),
+		with(fNumbers|fNumbersSelf|fOut).inplace(OpPowInplace, "Tensor.pow_ operator.ipow"),
 	bin(OpMaximum, noInplace, "maximum", "", PromoteDefault, "@maximum", "", metaPointwise),
 	bin(OpMinimum, noInplace, "minimum", "", PromoteDefault, "@minimum", "", metaPointwise),
 	bin(OpFmax, noInplace, "fmax", "", PromoteDefault, "@fmax", "", metaPointwise),

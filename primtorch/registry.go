@@ -34,13 +34,14 @@ type pysig struct {
 type rowFlag uint16
 
 const (
-	fRandom   rowFlag = 1 << iota // random op (dropout, rand)
-	fNonDiff                      // results never require grad
-	fNumbers                      // Tensor parameters accept Python numbers
-	fOut                          // accepts out=
-	fDataDep                      // output shape depends on data: Meta returns ErrDataDependent
-	fMayAlias                     // an aliasing output may also be the input itself or a copy
-	fOwnGrad                      // the meta function sets requires_grad itself (detach, copy_)
+	fRandom      rowFlag = 1 << iota // random op (dropout, rand)
+	fNonDiff                         // results never require grad
+	fNumbers                         // Tensor parameters accept Python numbers
+	fOut                             // accepts out=
+	fDataDep                         // output shape depends on data: Meta returns ErrDataDependent
+	fMayAlias                        // an aliasing output may also be the input itself or a copy
+	fOwnGrad                         // the meta function sets requires_grad itself (detach, copy_)
+	fNumbersSelf                     // with fNumbers: the first parameter takes a number too (torch.add(2, x))
 )
 
 // row starts a registry row. targets is a space-separated list where "@name" stands for
@@ -120,10 +121,10 @@ func allDefs() [][]*def {
 	}
 }
 
-func init() { buildRegistry() }
-
-func buildRegistry() {
-	opsByID = make([]*Op, NumOps)
+// buildRegistry makes the ops from the tables. It runs as opsByID's initializer, so package-level
+// variables anywhere may use OpID.Op and Lookup.
+func buildRegistry() []*Op {
+	opsByID := make([]*Op, NumOps)
 	var order []*Op
 	generic := map[*Op][]*Schema{}
 	pyFor := map[*Op]map[string][]*Schema{}
@@ -137,7 +138,7 @@ func buildRegistry() {
 		op := &Op{
 			ID: id, Kind: d.kind, Promotion: d.prom, meta: d.meta, Note: d.note,
 			Random: d.flags&fRandom != 0, NonDifferentiable: d.flags&fNonDiff != 0,
-			NumbersAsTensors: d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
+			NumbersAsTensors: d.flags&fNumbers != 0, selfNumbers: d.flags&fNumbersSelf != 0 && d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
 			Functional: functional, mutatesWhen: d.mutatesWhen,
 		}
@@ -213,9 +214,12 @@ func buildRegistry() {
 			if !isPy {
 				sigs = generic[op]
 			}
-			if method := strings.HasPrefix(t, "Tensor."); method || len(sigs) != len(op.Sigs) {
+			method := strings.HasPrefix(t, "Tensor.")
+			reflected := strings.HasPrefix(t, "operator.") && op.NumbersAsTensors && !op.selfNumbers
+			if method || reflected || len(sigs) != len(op.Sigs) {
 				v := *op
 				v.Sigs, v.canonical, v.method = sigs, op, method
+				v.selfNumbers = op.selfNumbers || reflected
 				view = &v
 			}
 			byTarget[t] = append(byTarget[t], view)
@@ -246,6 +250,7 @@ func buildRegistry() {
 			}
 		}
 	}
+	return opsByID
 }
 
 func indexOfString(list []string, s string) int {

@@ -27,8 +27,11 @@ import torch
 import torch.nn.functional as F
 
 warnings.filterwarnings("ignore")
-torch.manual_seed(0)
-R = random.Random(20240601)
+# PTGO_GEN_SEED varies the random shapes and layouts (for exploring; the golden file uses the
+# default).
+SEED = int(__import__("os").environ.get("PTGO_GEN_SEED", "20240601"))
+torch.manual_seed(SEED)
+R = random.Random(SEED)
 
 DT = {
     torch.bool: "b8", torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32",
@@ -106,6 +109,14 @@ def T(shape, dtype=f32, layout="c", rg=False, lo=None, hi=None):
         strides = contiguous_strides(shape)
         d = R.randrange(nd)
         strides[d] = 0
+    elif layout == "w":
+        # Dense in a random dim order, with arbitrary strides on size-1 dims (as_strided allows it).
+        order = list(range(nd))
+        R.shuffle(order)
+        strides = perm_strides(shape, order)
+        for d in range(nd):
+            if shape[d] == 1:
+                strides[d] = R.choice([1, 2, 7, 100])
     elif layout == "cl":
         order = [1, 3, 2, 0] if nd == 4 else [1, 4, 3, 2, 0]
         strides = perm_strides(shape, order)
@@ -286,15 +297,15 @@ UNARY = [
     ("relu", ["torch.relu", "Tensor.relu", "torch.nn.functional.relu"], ["Tensor.relu_", "torch.relu_", "torch.nn.functional.relu_"]),
     ("relu6", ["torch.nn.functional.relu6"], []),
     ("gelu", ["torch.nn.functional.gelu"], []),
-    ("silu", ["torch.nn.functional.silu"], []),
-    ("mish", ["torch.nn.functional.mish"], []),
+    ("silu", ["torch.nn.functional.silu"], ["torch._C._nn.silu_"]),
+    ("mish", ["torch.nn.functional.mish"], ["torch._C._nn.mish_"]),
     ("elu", ["torch.nn.functional.elu"], ["torch.nn.functional.elu_"]),
     ("selu", ["torch.selu", "torch.nn.functional.selu"], ["torch.selu_"]),
     ("celu", ["torch.celu", "torch.nn.functional.celu"], ["torch.celu_"]),
     ("leaky_relu", ["torch.nn.functional.leaky_relu"], ["torch.nn.functional.leaky_relu_"]),
     ("hardtanh", ["torch.nn.functional.hardtanh"], ["torch.nn.functional.hardtanh_"]),
-    ("hardsigmoid", ["torch.nn.functional.hardsigmoid"], []),
-    ("hardswish", ["torch.nn.functional.hardswish"], []),
+    ("hardsigmoid", ["torch.nn.functional.hardsigmoid"], ["torch._C._nn.hardsigmoid_"]),
+    ("hardswish", ["torch.nn.functional.hardswish"], ["torch._C._nn.hardswish_"]),
     ("softplus", ["torch.nn.functional.softplus"], []),
     ("log_sigmoid", ["torch.nn.functional.logsigmoid"], []),
     ("softsign", ["torch.nn.functional.softsign"], []),
@@ -418,8 +429,8 @@ BINARY = [
     ("bitwise_left_shift.Tensor", ["torch.bitwise_left_shift", "operator.lshift"], "bitwise_left_shift_.Tensor", ["Tensor.bitwise_left_shift_", "operator.ilshift"]),
     ("bitwise_right_shift.Tensor", ["torch.bitwise_right_shift", "operator.rshift"], "bitwise_right_shift_.Tensor", ["Tensor.bitwise_right_shift_", "operator.irshift"]),
 ]
-NO_NUMBERS = {"maximum", "minimum", "fmax", "fmin", "logaddexp", "atan2", "hypot", "logical_and",
-              "logical_or", "logical_xor"}
+NO_NUMBERS = {"maximum", "minimum", "fmax", "fmin", "logaddexp", "atan2.", "hypot", "logical_and",
+              "logical_or", "logical_xor", "atan2"}
 DIVLIKE = {"floor_divide", "remainder.Tensor", "fmod.Tensor", "div.Tensor_mode"}
 INTEGRAL_ONLY = {"bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor",
                  "bitwise_left_shift.Tensor", "bitwise_right_shift.Tensor"}
@@ -454,7 +465,11 @@ def gen_binary():
         case(name, targets[0], T([2, 3], dtype=base, rg=base.is_floating_point), T([2, 3], dtype=base))
         case(name, targets[0], T([2, 3], dtype=base), T([4, 3], dtype=base))
         case(name, targets[0], T([2, 0, 3], dtype=base), T([1, 3], dtype=base))
-        if name not in NO_NUMBERS:
+        if name in NO_NUMBERS:
+            case(name, targets[0], T([2, 3], dtype=base), 2)
+            case(name, targets[0], 2, T([2, 3], dtype=base))
+        else:
+            case(name, targets[0], 2 if name not in INTEGRAL_ONLY else 3, T([2, 3], dtype=base))
             for sc in ([1, True, 3] if name in INTEGRAL_ONLY else [2, 2.5, True, -1]):
                 t = T([2, 3], dtype=R.choice(dts), layout=R.choice(["c", "t"]))
                 case(name, targets[0], t, sc)
@@ -503,6 +518,7 @@ def gen_ternary():
     case("where.self", "torch.where", T([2, 3], dtype=b8), T([2, 3], dtype=i64), T([3]))
     case("where.self", "torch.where", T([2, 3], dtype=b8), T([2, 3], dtype=i64), 1.5)
     case("where.self", "torch.where", T([2, 3], dtype=b8), 1, 1.5)
+    case("where.self", "torch.where", True, T([2, 3]), T([2, 3]))
     case("where.self", "torch.where", T([2, 3], dtype=b8), T([2, 3], dtype=f16), T([], dtype=f64))
     case("where.self", "torch.where", T([2, 3]), T([2, 3]), T([2, 3]))
     case("where.self", "torch.where", T([2, 3], dtype=b8), T([4, 3]), T([2, 3]))
@@ -866,6 +882,8 @@ def gen_views():
     case("view.dtype", "Tensor.view", T([2, 4], dtype=f16), torch.float32)
     case("view.dtype", "Tensor.view", T([2, 3], dtype=f16), torch.float32)
     case("view_as", "Tensor.view_as", T([2, 3, 4], layout="s"), T([6, 4]))
+    case("view_as", "Tensor.view_as", T([2, 3, 4], layout="t"), T([4, 6]))
+    case("view_as", "Tensor.view_as", T([2, 3, 4]), T([6, 4]))
     case("reshape_as", "Tensor.reshape_as", T([2, 3, 4], layout="t"), T([6, 4]))
     case("flatten.using_ints", "torch.flatten", T([]))
     case("flatten.using_ints", "torch.flatten", T([2, 3]), 1, 0)
@@ -1312,6 +1330,74 @@ def gen_misc():
     case("trace", "torch.trace", T([3]))
 
 
+def rlayout(nd):
+    return R.choice(layouts(nd) + (["w"] if nd else []))
+
+
+def gen_sweep():
+    """Random shapes and layouts through the layout-propagating ops: TensorIterator's fast and
+    slow paths, empty_like's preserve rules, views and their offsets."""
+    def rs(nd):
+        return [R.choice([1, 1, 2, 3, 4, 5]) for _ in range(nd)]
+
+    def rt(nd=None, **kw):
+        nd = R.randint(0, 4) if nd is None else nd
+        return T(rs(nd), layout=rlayout(nd), **kw)
+
+    for _ in range(60):
+        case("sin", "torch.sin", rt())
+        case("abs", "torch.abs", rt(dtype=R.choice([i64, f32])))
+        case("relu", "torch.relu", rt())
+    for _ in range(120):
+        nd = R.randint(0, 4)
+        s = rs(nd)
+        a = T(s, layout=rlayout(nd))
+        bs = bshape(s)
+        b = T(bs, layout=rlayout(len(bs)))
+        if R.random() < 0.5:
+            a, b = b, a
+        case("add.Tensor", "torch.add", a, b)
+        case("mul.Tensor", "torch.mul", a, R.choice([2, 1.5, T([], dtype=f64)]))
+    for _ in range(40):
+        s = rs(R.randint(1, 4))
+        c, x, y = T(bshape(s), dtype=b8, layout="p"), T(s, layout=rlayout(len(s))), T(bshape(s))
+        case("where.self", "torch.where", c, x, y)
+        bs = bshape(s)
+        case("lerp.Tensor", "torch.lerp", x, T(bs, layout=rlayout(len(bs))), 0.3)
+    for _ in range(60):
+        x = rt()
+        case("clone", "torch.clone", x)
+        case("to.device", "Tensor.to", x, torch.float64)
+        case("contiguous", "Tensor.contiguous", x)
+        case("zeros_like", "torch.zeros_like", x)
+        case("nan_to_num", "torch.nan_to_num", x)
+    for _ in range(40):
+        x = rt(R.randint(1, 4))
+        nd = x.dim()
+        dims = sorted(R.sample(range(nd), R.randint(1, nd)))
+        case("sum.dim_IntList", "torch.sum", x, dims, R.choice([True, False]))
+        case("softmax.int", "torch.softmax", x, R.randrange(nd))
+        case("reshape", "torch.reshape", x, (-1,))
+        case("flatten.using_ints", "torch.flatten", x, R.randrange(nd))
+        case("transpose.int", "torch.transpose", x, R.randrange(nd), R.randrange(nd))
+        case("unsqueeze", "torch.unsqueeze", x, R.randint(-nd - 1, nd))
+        case("cumsum", "torch.cumsum", x, R.randrange(nd))
+        case("flip", "torch.flip", x, dims)
+    for _ in range(40):
+        x = T(rs(3), layout=rlayout(3))
+        ix = tuple(R.choice([slice(None), slice(1, None), slice(None, None, 2), 0, None, Ellipsis, [0]])
+                   for _ in range(R.randint(1, 3)))
+        if sum(1 for i in ix if i is Ellipsis) > 1:
+            continue
+        case("getitem", "operator.getitem", x, ix)
+    for _ in range(30):
+        s = rs(3)
+        d = R.randrange(3)
+        ts = [T(s, layout=rlayout(3)) for _ in range(R.randint(1, 3))]
+        case("cat", "torch.cat", ts, d)
+        case("stack", "torch.stack", ts, d)
+
+
 def gen_out():
     """out= variants."""
     case("add.Tensor", "torch.add", T([2, 3]), T([3]), out=T([2, 3], layout="t"))
@@ -1369,7 +1455,7 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "."
     for gen in [gen_unary, gen_binary, gen_ternary, gen_reductions, gen_norm, gen_linalg, gen_conv,
                 gen_views, gen_getitem, gen_join, gen_index, gen_factories, gen_casts, gen_losses,
-                gen_misc, gen_out]:
+                gen_misc, gen_out, gen_sweep]:
         gen()
     with open(outdir + "/meta_cases.json", "w") as f:
         f.write("[\n")

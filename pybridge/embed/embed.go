@@ -10,8 +10,16 @@ package embed
 
 /*
 #cgo pkg-config: python-3.11-embed
-#cgo CFLAGS: -I${SRCDIR}/../include -Wno-unused-function
-#include "../shim/ptgo_C.c"
+#cgo CFLAGS: -I${SRCDIR}/../include
+#include <Python.h>
+#include <stdlib.h>
+#include "ptgo_abi.h"
+
+// From ptgo_C.c, compiled by package ptgo/pybridge/shim.
+extern PyObject *PyInit__C(void);
+extern const ptgo_api *ptgo_shim_api(void);
+extern int ptgo_shim_arena_push(void);
+extern void ptgo_shim_arena_pop(void);
 
 static int embed_start(const char *pypath) {
     Py_InitializeEx(0);
@@ -44,6 +52,7 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/pybridge/capi"
+	_ "ptgo/pybridge/shim" // the shim's C code
 )
 
 var (

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ptgo_abi.h"
+#include "ptgo_fast.h"
 
 #if PY_VERSION_HEX >= 0x030b0000 && PY_VERSION_HEX < 0x030c0000
 #define PTGO_SUPPORTED 1
@@ -45,6 +46,9 @@ static PyObject *str_dtype, *str_requires_grad, *str_size, *str_stride, *str_is_
 static PyObject *strided_layout;
 static char lib_path[4096];
 static int forked_child;
+
+static const ptgo_fast_api *fast; /* ptgo._fast (C++), NULL when absent or disabled */
+static PyObject *fast_capsule;
 
 static ptgo_go_init_fn go_init;
 static ptgo_go_compile_fn go_compile;
@@ -352,8 +356,22 @@ static int dtype_code(PyObject *dt) {
 }
 
 /* Reads a tensor's metadata through its Python attributes. */
+static int32_t tensor_meta_slow(PyObject *t, ptgo_tensor_meta *m);
+
 static int32_t cb_tensor_meta(ptgo_obj p, ptgo_tensor_meta *m) {
     PyObject *t = (PyObject *)p;
+    if (fast && tensor_type && PyObject_TypeCheck(t, (PyTypeObject *)tensor_type)) {
+        if (fast->tensor_meta(t, m) == 0) {
+            m->is_parameter = param_type && PyObject_TypeCheck(t, (PyTypeObject *)param_type);
+            m->is_plain = Py_TYPE(t) == (PyTypeObject *)tensor_type || Py_TYPE(t) == (PyTypeObject *)param_type;
+            return 0;
+        }
+    }
+    return tensor_meta_slow(t, m);
+}
+
+/* Reads a tensor's metadata through its Python attributes. */
+static int32_t tensor_meta_slow(PyObject *t, ptgo_tensor_meta *m) {
     PyObject *size = NULL, *stride = NULL, *dt = NULL, *rg = NULL, *leaf = NULL, *off = NULL, *dev = NULL,
              *devtype = NULL, *devidx = NULL, *layout = NULL;
     int rc = -1;
@@ -615,6 +633,7 @@ static void set_failure(cache_t *c, const char *desc) {
  * (device_index+1)<<16 | requires_grad<<32; vec holds sizes then strides. */
 static int check_tensor(PyObject *t, const guard_t *g) {
     if ((PyObject *)Py_TYPE(t) != g->obj) return 0;
+    if (fast) return fast->tensor_match(t, g->i, g->vec, g->nvec);
     int ndim = g->nvec / 2;
     int want_dtype = (int)(g->i & 0xff);
     int want_devtype = (int)((g->i >> 8) & 0xff);
@@ -781,6 +800,10 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             break;
         }
         case PTGO_G_CALL_BOOL: {
+            if (fast && g->obj == is_grad_enabled) {
+                ok = fast->grad_enabled() == (g->i != 0);
+                break;
+            }
             PyObject *r = PyObject_CallNoArgs(g->obj);
             ok = r != NULL && PyObject_IsTrue(r) == (g->i != 0);
             Py_XDECREF(r);
@@ -1167,6 +1190,32 @@ PyDoc_STRVAR(set_context_doc,
              "set_context(ctx, tag) -> (old_ctx, old_tag)\n\n"
              "Sets this thread's compile context (None turns capture off) and returns the previous one.");
 
+/* Makes ctx (NULL: none) this thread's context; returns the previous one as a new reference
+ * in *old. The hook is installed while any thread has a context. */
+static void switch_context(PyObject *ctx, long tag, PyObject **old, long *old_tag) {
+    *old = tl_ctx;
+    *old_tag = tl_tag;
+#if PTGO_SUPPORTED
+    if (ctx && !*old) {
+        if (active_contexts++ == 0) set_hook(1);
+    } else if (!ctx && *old) {
+        if (--active_contexts == 0) set_hook(0);
+    }
+#endif
+    Py_XINCREF(ctx);
+    tl_ctx = ctx;
+    tl_tag = tag;
+}
+
+/* Restores a context switch_context returned (consumes the reference). */
+static void restore_context(PyObject *old, long old_tag) {
+    PyObject *cur;
+    long cur_tag;
+    switch_context(old, old_tag, &cur, &cur_tag);
+    Py_XDECREF(cur);
+    Py_XDECREF(old);
+}
+
 static PyObject *py_set_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "set_context(ctx, tag) takes 2 arguments");
@@ -1175,22 +1224,112 @@ static PyObject *py_set_context(PyObject *self, PyObject *const *args, Py_ssize_
     PyObject *ctx = args[0] == Py_None ? NULL : args[0];
     long tag = PyLong_AsLong(args[1]);
     if (tag == -1 && PyErr_Occurred()) return NULL;
-    PyObject *old = tl_ctx;
-    long old_tag = tl_tag;
-#if PTGO_SUPPORTED
-    if (ctx && !old) {
-        if (active_contexts++ == 0) set_hook(1);
-    } else if (!ctx && old) {
-        if (--active_contexts == 0) set_hook(0);
-    }
-#endif
-    Py_XINCREF(ctx);
-    tl_ctx = ctx;
-    tl_tag = tag;
+    PyObject *old;
+    long old_tag;
+    switch_context(ctx, tag, &old, &old_tag);
     PyObject *r = Py_BuildValue("(Ol)", old ? old : Py_None, old_tag);
     Py_XDECREF(old);
     return r;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Compiled: what ptgo.compile returns for a function: calls it under a compile context.       */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;
+    PyObject *ctx;
+    long tag;
+    vectorcallfunc vectorcall;
+    PyObject *dict;
+} CompiledObject;
+
+static PyObject *compiled_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    CompiledObject *c = (CompiledObject *)self;
+    PyObject *old;
+    long old_tag;
+    switch_context(c->ctx, c->tag, &old, &old_tag);
+    PyObject *r = PyObject_Vectorcall(c->fn, args, nargsf, kwnames);
+    restore_context(old, old_tag);
+    return r;
+}
+
+static PyObject *compiled_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *fn, *ctx;
+    long tag;
+    if (!PyArg_ParseTuple(args, "OOl:Compiled", &fn, &ctx, &tag)) return NULL;
+    CompiledObject *c = PyObject_GC_New(CompiledObject, type);
+    if (c == NULL) return NULL;
+    Py_INCREF(fn);
+    Py_INCREF(ctx);
+    c->fn = fn;
+    c->ctx = ctx;
+    c->tag = tag;
+    c->dict = NULL;
+    c->vectorcall = compiled_vectorcall;
+    PyObject_GC_Track(c);
+    return (PyObject *)c;
+}
+
+static int compiled_traverse(PyObject *self, visitproc visit, void *arg) {
+    CompiledObject *c = (CompiledObject *)self;
+    Py_VISIT(c->fn);
+    Py_VISIT(c->ctx);
+    Py_VISIT(c->dict);
+    return 0;
+}
+
+static int compiled_clear(PyObject *self) {
+    CompiledObject *c = (CompiledObject *)self;
+    Py_CLEAR(c->fn);
+    Py_CLEAR(c->ctx);
+    Py_CLEAR(c->dict);
+    return 0;
+}
+
+static void compiled_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    compiled_clear(self);
+    PyObject_GC_Del(self);
+}
+
+/* Functions are descriptors: a compiled function stored on a class binds like a method. */
+static PyObject *compiled_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *compiled_repr(PyObject *self) {
+    return PyUnicode_FromFormat("<ptgo compiled %R>", ((CompiledObject *)self)->fn);
+}
+
+static PyMemberDef compiled_members[] = {
+    {"_ptgo_orig", T_OBJECT, offsetof(CompiledObject, fn), READONLY, "the original callable"},
+    {"_ptgo_context", T_OBJECT, offsetof(CompiledObject, ctx), READONLY, "the compile context"},
+    {NULL},
+};
+
+static PyTypeObject CompiledType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ptgo._C.Compiled",
+    .tp_basicsize = sizeof(CompiledObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(CompiledObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = compiled_new,
+    .tp_dealloc = compiled_dealloc,
+    .tp_traverse = compiled_traverse,
+    .tp_clear = compiled_clear,
+    .tp_descr_get = compiled_descr_get,
+    .tp_repr = compiled_repr,
+    .tp_members = compiled_members,
+    .tp_dictoffset = offsetof(CompiledObject, dict),
+    .tp_getset = NULL,
+    .tp_doc = "Compiled(fn, ctx, tag): calls fn with ptgo's compile context ctx on this thread.",
+};
 
 static PyObject *py_reset(PyObject *self, PyObject *unused) {
     for (cache_t *c = all_caches; c; c = c->next_all) clear_cache(c);
@@ -1267,6 +1406,10 @@ static PyObject *py_init(PyObject *self, PyObject *args, PyObject *kw) {
                                      &PyTuple_Type, &dts, &ige, &strided, &unsup, &bfail, &PyTuple_Type, &skp,
                                      &PyTuple_Type, &alw, &PyTuple_Type, &skf))
         return NULL;
+    if (PyTuple_GET_SIZE(dts) != 12) {
+        PyErr_SetString(PyExc_ValueError, "ptgo._C.init: dtypes must list the 12 dtypes in primtorch order");
+        return NULL;
+    }
 #define SET(var, val) do { Py_XDECREF(var); Py_INCREF(val); var = val; } while (0)
     SET(runtime_module, rt);
     SET(tensor_type, tt);
@@ -1289,6 +1432,52 @@ static PyObject *py_init(PyObject *self, PyObject *args, PyObject *kw) {
 
 static PyObject *py_go_loaded(PyObject *self, PyObject *unused) { return PyBool_FromLong(go_state == 1); }
 
+/* set_fast(capsule_or_None): use ptgo._fast's C++ tensor checks, or stop using them. */
+static PyObject *py_set_fast(PyObject *self, PyObject *cap) {
+    if (cap == Py_None) {
+        fast = NULL;
+        Py_CLEAR(fast_capsule);
+        Py_RETURN_NONE;
+    }
+    const ptgo_fast_api *f = PyCapsule_GetPointer(cap, "ptgo._fast.api");
+    if (f == NULL) return NULL;
+    if (f->version != PTGO_FAST_VERSION) {
+        PyErr_Format(PyExc_RuntimeError, "ptgo._fast speaks version %d, the shim %d; rebuild ptgo", f->version,
+                     PTGO_FAST_VERSION);
+        return NULL;
+    }
+    Py_INCREF(cap);
+    Py_XSETREF(fast_capsule, cap);
+    fast = f;
+    Py_RETURN_NONE;
+}
+
+/* tensor_meta(t, slow=False) -> (sizes, strides, offset, dtype code, device type, device index,
+ * requires_grad, is_leaf): what Go sees of a tensor; slow=True forces the attribute path. */
+static PyObject *py_tensor_meta(PyObject *self, PyObject *args) {
+    PyObject *t;
+    int slow = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &t, &slow)) return NULL;
+    if (!tensor_type || !PyObject_TypeCheck(t, (PyTypeObject *)tensor_type)) {
+        PyErr_SetString(PyExc_TypeError, "tensor_meta expects a tensor");
+        return NULL;
+    }
+    ptgo_tensor_meta m;
+    int rc = slow ? tensor_meta_slow(t, &m) : cb_tensor_meta(t, &m);
+    if (rc != 0) {
+        PyErr_SetString(PyExc_RuntimeError, last_err);
+        return NULL;
+    }
+    PyObject *sizes = PyTuple_New(m.ndim), *strides = PyTuple_New(m.ndim);
+    if (!sizes || !strides) return NULL;
+    for (int i = 0; i < m.ndim; i++) {
+        PyTuple_SET_ITEM(sizes, i, PyLong_FromLongLong(m.sizes[i]));
+        PyTuple_SET_ITEM(strides, i, PyLong_FromLongLong(m.strides[i]));
+    }
+    return Py_BuildValue("(NNLiiiii)", sizes, strides, (long long)m.storage_offset, m.dtype, m.device_type,
+                         m.device_index, m.requires_grad, m.is_leaf);
+}
+
 static PyMethodDef methods[] = {
     {"init", (PyCFunction)(void (*)(void))py_init, METH_VARARGS | METH_KEYWORDS, "Configure the shim (ptgo internal)."},
     {"set_context", (PyCFunction)(void (*)(void))py_set_context, METH_FASTCALL, set_context_doc},
@@ -1297,6 +1486,8 @@ static PyMethodDef methods[] = {
     {"skip_state", py_skip_state, METH_O, "How the hook treats a code object: unseen, skipped, cached, skip-compile."},
     {"request", py_request, METH_VARARGS, "request(method, json) -> json: a non-per-frame call into Go."},
     {"go_loaded", py_go_loaded, METH_NOARGS, "Whether the Go library has been started."},
+    {"set_fast", py_set_fast, METH_O, "Use (capsule) or stop using (None) ptgo._fast's C++ tensor checks."},
+    {"tensor_meta", py_tensor_meta, METH_VARARGS, "tensor_meta(t, slow=False): the tensor metadata Go sees."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1311,6 +1502,9 @@ PyMODINIT_FUNC PyInit__C(void) {
     if (PyType_Ready(&DisabledType) < 0) return NULL;
     Py_INCREF(&DisabledType);
     if (PyModule_AddObject(m, "Disabled", (PyObject *)&DisabledType) < 0) return NULL;
+    if (PyType_Ready(&CompiledType) < 0) return NULL;
+    Py_INCREF(&CompiledType);
+    if (PyModule_AddObject(m, "Compiled", (PyObject *)&CompiledType) < 0) return NULL;
     PyModule_AddIntConstant(m, "ABI_VERSION", PTGO_ABI_VERSION);
 #if PTGO_SUPPORTED
     extra_index = _PyEval_RequestCodeExtraIndex(free_cache);

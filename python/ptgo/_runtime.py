@@ -79,7 +79,29 @@ def ensure_initialized():
             allow_prefixes=allow,
             skip_files=skip_files,
         )
+        _enable_fast(_C)
         _initialized = True
+
+
+def _enable_fast(_C):
+    """Use ptgo._fast's C++ tensor checks when it is built and agrees with the attribute path."""
+    try:
+        from . import _fast
+    except ImportError:
+        return False
+    _C.set_fast(_fast.api)
+    samples = [
+        torch.zeros(()), torch.randn(3, 4).t(), torch.arange(10)[2::3], torch.ones(2, 3, dtype=torch.float64),
+        torch.zeros(1, 2, dtype=torch.bool).requires_grad_(False), torch.randn(2, requires_grad=True) * 2,
+        torch.nn.Parameter(torch.randn(2, 2)), torch.empty(0, 5, dtype=torch.int32),
+    ]
+    for t in samples:
+        if _C.tensor_meta(t) != _C.tensor_meta(t, True):
+            _C.set_fast(None)
+            warnings.warn("ptgo: the C++ tensor-guard fast path disagrees with torch %s; using the slow path "
+                          "(rebuild ptgo against this torch)" % torch.__version__, RuntimeWarning)
+            return False
+    return True
 
 
 def init_config_json():

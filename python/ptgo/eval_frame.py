@@ -97,13 +97,12 @@ def _call_disabled(fn, args, kwargs):
 def _compile_function(fn, ctx):
     if not _capture_available():
         return fn
-
-    @functools.wraps(fn)
-    def compiled(*args, **kwargs):
-        return _call_with_context(ctx, fn, args, kwargs)
-
-    compiled._ptgo_orig = fn
-    compiled._ptgo_context = ctx
+    # A C callable (≈50 ns): sets the context, calls fn, restores it. Binds like a function.
+    compiled = _C.Compiled(fn, ctx, ctx.tag)
+    try:
+        functools.update_wrapper(compiled, fn)
+    except (AttributeError, TypeError):
+        pass
     return compiled
 
 
@@ -120,14 +119,13 @@ class OptimizedModule(torch.nn.Module):
         # the original's (no "_orig_mod." prefix).
         object.__setattr__(self, "_orig_mod", mod)
         object.__setattr__(self, "_ptgo_context", ctx)
-        object.__setattr__(self, "_ptgo_capture", _capture_available())
+        # The original's __call__ (hooks included) runs eagerly; its forward frame is captured.
+        call = _C.Compiled(mod, ctx, ctx.tag) if _capture_available() else mod
+        object.__setattr__(self, "_ptgo_call", call)
         self.training = mod.training
 
     def __call__(self, *args, **kwargs):
-        # The original's __call__ (hooks included) runs eagerly; its forward frame is captured.
-        if not self._ptgo_capture:
-            return self._orig_mod(*args, **kwargs)
-        return _call_with_context(self._ptgo_context, self._orig_mod, args, kwargs)
+        return self._ptgo_call(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         return self(*args, **kwargs)

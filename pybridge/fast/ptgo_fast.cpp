@@ -1,0 +1,116 @@
+// ptgo._fast — optional C++ fast path for the shim's tensor guards.
+//
+// The shim (ptgo_C.c) is plain C and reads tensor metadata through Python attributes, about
+// 1 us per tensor. This extension reads it straight from at::Tensor (tens of ns) and answers
+// grad mode from c10::GradMode. It is built only when torch's C++ headers are installed
+// (Debian's libtorch-dev); the shim falls back to the attribute path otherwise, and also when a
+// self-check at start-up finds that this build disagrees with the attribute path.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/GradMode.h>
+#include <c10/util/MaybeOwned.h>
+
+#include "ptgo_abi.h"
+#include "ptgo_fast.h"
+
+namespace {
+
+// Same layout as torch/csrc/autograd/python_variable.h's THPVariable (torch 1.13–2.x).
+struct Variable {
+  PyObject_HEAD
+  c10::MaybeOwned<at::Tensor> cdata;
+  PyObject* backward_hooks;
+};
+
+// ptgo dtype codes (primtorch.DType order) → c10::ScalarType.
+const c10::ScalarType kScalarTypes[] = {
+    c10::ScalarType::Bool,  c10::ScalarType::Byte,     c10::ScalarType::Char,  c10::ScalarType::Short,
+    c10::ScalarType::Int,   c10::ScalarType::Long,     c10::ScalarType::Half,  c10::ScalarType::BFloat16,
+    c10::ScalarType::Float, c10::ScalarType::Double,   c10::ScalarType::ComplexFloat,
+    c10::ScalarType::ComplexDouble,
+};
+constexpr int kNumDTypes = sizeof(kScalarTypes) / sizeof(kScalarTypes[0]);
+
+int dtype_code(c10::ScalarType st) {
+  for (int i = 0; i < kNumDTypes; i++)
+    if (kScalarTypes[i] == st) return i;
+  return -1;
+}
+
+int device_code(const c10::Device& d) {
+  switch (d.type()) {
+    case c10::DeviceType::CPU: return 0;
+    case c10::DeviceType::CUDA: return 1;
+    case c10::DeviceType::Meta: return 2;
+    default: return 3;
+  }
+}
+
+// Caller guarantees obj is a torch.Tensor (the shim checks the exact Python type first).
+int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec) noexcept {
+  const at::Tensor& t = *reinterpret_cast<Variable*>(obj)->cdata;
+  if (!t.defined() || t.layout() != c10::kStrided) return 0;
+  int want_dtype = static_cast<int>(packed & 0xff);
+  int want_devtype = static_cast<int>((packed >> 8) & 0xff);
+  int want_devidx = static_cast<int>((packed >> 16) & 0xffff) - 1;
+  bool want_rg = ((packed >> 32) & 1) != 0;
+  if (want_dtype < 0 || want_dtype >= kNumDTypes || t.scalar_type() != kScalarTypes[want_dtype]) return 0;
+  const c10::Device d = t.device();
+  if (device_code(d) != want_devtype) return 0;
+  if (want_devtype == 1 && d.index() != want_devidx) return 0;
+  if (t.requires_grad() != want_rg) return 0;
+  int64_t ndim = nvec / 2;
+  if (t.dim() != ndim) return 0;
+  auto sizes = t.sizes();
+  auto strides = t.strides();
+  for (int64_t i = 0; i < ndim; i++)
+    if (sizes[i] != vec[i] || strides[i] != vec[ndim + i]) return 0;
+  return 1;
+}
+
+int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {
+  const at::Tensor& t = *reinterpret_cast<Variable*>(obj)->cdata;
+  memset(m, 0, sizeof *m);
+  if (!t.defined()) return -1;
+  m->strided = t.layout() == c10::kStrided;
+  int64_t nd = t.dim();
+  if (nd > PTGO_MAX_DIMS) return -1;
+  m->ndim = static_cast<int32_t>(nd);
+  auto sizes = t.sizes();
+  for (int64_t i = 0; i < nd; i++) m->sizes[i] = sizes[i];
+  if (m->strided) {
+    auto strides = t.strides();
+    for (int64_t i = 0; i < nd; i++) m->strides[i] = strides[i];
+    m->storage_offset = t.storage_offset();
+  }
+  m->dtype = dtype_code(t.scalar_type());
+  const c10::Device d = t.device();
+  m->device_type = device_code(d);
+  m->device_index = d.has_index() ? d.index() : -1;
+  m->requires_grad = t.requires_grad();
+  m->is_leaf = t.is_leaf();
+  return 0;
+}
+
+int grad_enabled() noexcept { return c10::GradMode::is_enabled(); }
+
+const ptgo_fast_api kApi = {PTGO_FAST_VERSION, tensor_match, tensor_meta, grad_enabled};
+
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "ptgo._fast",
+                       "C++ fast path for ptgo's tensor guards (reads at::Tensor directly).", -1};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__fast(void) {
+  PyObject* m = PyModule_Create(&kModule);
+  if (m == nullptr) return nullptr;
+  PyObject* cap = PyCapsule_New(const_cast<ptgo_fast_api*>(&kApi), "ptgo._fast.api", nullptr);
+  if (cap == nullptr || PyModule_AddObject(m, "api", cap) < 0) {
+    Py_XDECREF(cap);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
+}
