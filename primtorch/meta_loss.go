@@ -68,7 +68,11 @@ func metaPointwiseLoss(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := pointwise([]Value{ei, et}, PromoteDefault, in.DType, a.Op.Schema.Name == "huber_loss")
+	if a.Op.Schema.Name == "huber_loss" {
+		// huber_loss writes into empty_like(input).
+		return reduced(red, emptyLike(ei, in.DType, PreserveFormat)), nil
+	}
+	r, err := pointwise([]Value{ei, et}, PromoteDefault, 0, false)
 	if err != nil {
 		return nil, err
 	}

@@ -170,11 +170,26 @@ func metaAddcdiv(a *Args) (Value, error) {
 	return metaPointwise(a)
 }
 
+// metaClampTensor is clamp with tensor or number bounds. Number bounds take part in type
+// promotion but not in the layout: torch runs clamp.Scalar as a unary TensorIterator op.
 func metaClampTensor(a *Args) (Value, error) {
 	if a.Get("min") == nil && a.Get("max") == nil {
 		return nil, runtimeErrorf("torch.clamp: At least one of 'min' or 'max' must not be None")
 	}
-	return metaPointwise(a)
+	ops := tensorParams(a)
+	dt := a.Op.Promotion.Apply(ResultType(ops...))
+	return pointwise(tensorsOnly(ops), 0, dt, true)
+}
+
+// tensorsOnly drops Python numbers from operands.
+func tensorsOnly(ops []Value) []Value {
+	var out []Value
+	for _, v := range ops {
+		if _, ok := v.(*TensorMeta); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // rejectDType wraps a meta function with a check torch makes on self's dtype.
@@ -195,12 +210,13 @@ func noComplex(name string) metaFn {
 	return rejectDType(isComplex, name+" is not supported for complex inputs", metaPointwise)
 }
 
-// metaHardtanh rejects negative limits for unsigned inputs.
+// metaHardtanh (hardtanh, relu6) writes into empty_like(self) and rejects negative limits for
+// unsigned inputs.
 func metaHardtanh(a *Args) (Value, error) {
-	if selfTensor(a).DType == UInt8 && scalarFloat(a.Get("min_val")) < 0 {
+	if v, ok := a.Opt("min_val"); ok && selfTensor(a).DType == UInt8 && scalarFloat(v) < 0 {
 		return nil, runtimeErrorf("cannot do hardtanh on an unsigned type with negative limits")
 	}
-	return metaPointwise(a)
+	return metaLikeSelf(a)
 }
 
 // clampLike is relu/relu6/hardtanh: no bool, no complex inputs.
@@ -251,7 +267,8 @@ func metaSameDTypes(a *Args) (Value, error) {
 			return nil, runtimeErrorf("expected dtype %s for `%s` but got dtype %s", torchShort(self.DType), p.Name, torchShort(t.DType))
 		}
 	}
-	return metaPointwise(a)
+	// A number weight is no TensorIterator operand (lerp.Scalar).
+	return pointwise(tensorsOnly(tensorParams(a)), 0, self.DType, true)
 }
 
 // metaLikeSelf is a unary op whose kernel allocates empty_like(self) (nan_to_num): self's

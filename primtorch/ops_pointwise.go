@@ -104,7 +104,7 @@ func act(id, ip OpID, name, params, fsig, targets, ipTargets string, m metaFn) *
 // Activation functions (torch.nn.functional).
 var activationDefs = []*def{
 	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", "Tensor.relu_ torch.relu_ F.relu_", clampLike("relu", metaPointwise)),
-	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", "", clampLike("hardtanh", metaPointwise)),
+	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", "", clampLike("hardtanh", metaHardtanh)),
 	act(OpGelu, noInplace, "gelu", ", *, str approximate='none'", "", "F.gelu nn.gelu", "", metaGelu),
 	act(OpSilu, OpSiluInplace, "silu", "", ", bool inplace=False", "F.silu nn.silu", "nn.silu_", metaPointwise),
 	act(OpMish, OpMishInplace, "mish", "", ", bool inplace=False", "F.mish nn.mish", "nn.mish_", metaPointwise),

@@ -78,6 +78,10 @@ func configBool(api py.API, name string) bool { return configInt(api, name, 0) !
 // compileFrame captures one frame and builds its cache entry.
 func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedGuard string) *frameResult {
 	start := time.Now()
+	if panicNextCompile {
+		panicNextCompile = false
+		panic("a panic requested by ptgo's tests (request panic_next_compile)")
+	}
 	env := bytecode.NewEnv(api)
 	ctx := readCtx(api, ctxObj)
 	qual, file, line := codeName(api, code)
@@ -259,6 +263,10 @@ type compileRecord struct {
 
 var compileLog []*compileRecord
 
+// panicNextCompile makes the next compile panic: tests check that a Go panic reaches Python as
+// ptgo.BackendCompilerFailed and the process survives.
+var panicNextCompile bool
+
 func recordCompile(r *compileRecord) {
 	compileLog = append(compileLog, r)
 	if len(compileLog) > 10000 {
@@ -278,6 +286,9 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 			return nil, err
 		}
 		return []byte("{}"), logs.Configure(cfg)
+	case "panic_next_compile":
+		panicNextCompile = true
+		return []byte("{}"), nil
 	case "compile_log":
 		return json.Marshal(compileLog)
 	case "ops":

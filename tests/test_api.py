@@ -249,3 +249,36 @@ def test_torch_dynamo_backends_entry_point():
 
     eps = metadata.entry_points(group="torch_dynamo_backends")
     assert any(ep.name == "ptgo" for ep in eps)
+
+
+def test_go_panic_becomes_backend_compiler_failed(counter):
+    from ptgo import _C
+
+    cf = ptgo.compile(lambda x: x + 1, backend=counter)
+    cf(torch.ones(1))  # Go is running
+    _C.request("panic_next_compile", "{}")
+    with pytest.raises(ptgo.BackendCompilerFailed, match="ptgo BUG"):
+        cf(torch.ones(2))
+    # The process is fine and compiling works again.
+    assert_same(cf(torch.ones(3)), torch.ones(3) + 1)
+
+
+def test_forked_child_runs_eagerly():
+    import os
+
+    cf = ptgo.compile(lambda x: x * 2, backend="eager")
+    assert_same(cf(torch.ones(2)), torch.ones(2) * 2)
+    pid = os.fork()
+    if pid == 0:  # child: a cache hit works, a miss runs eagerly instead of entering Go
+        code = 1
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                ok = torch.equal(cf(torch.ones(2)), torch.ones(2) * 2)
+                ok = ok and torch.equal(cf(torch.ones(5)), torch.ones(5) * 2)
+            ok = ok and any("forked" in str(m.message) for m in w)
+            code = 0 if ok else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0

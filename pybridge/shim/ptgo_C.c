@@ -1049,7 +1049,21 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
         return _PyEval_EvalFrameDefault(ts, frame, throwflag);
     }
 
-    /* Miss: compile in Go. */
+    /* Miss: compile in Go. Never in a process forked after Go started (DESIGN D8): the Go
+     * runtime's threads did not survive the fork, so the frame runs eagerly instead. */
+    if (forked_child && go_state == 1) {
+        static int warned;
+        tl_busy = 0;
+        if (!warned) {
+            warned = 1;
+            if (PyErr_WarnEx(PyExc_RuntimeWarning,
+                             "ptgo: this process was forked after ptgo started compiling; new frames run eagerly "
+                             "here (compiled code cached before the fork still runs). Use the 'spawn' start method "
+                             "to compile in child processes.", 1) < 0)
+                return NULL;
+        }
+        return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    }
     if (load_go() < 0) {
         tl_busy = 0;
         PyErr_SetString(backend_failed_exc, go_error);
