@@ -19,6 +19,9 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 	case *TensorV:
 		return t.tensorAttr(f, o, name)
 	case *ObjV:
+		if v, ok := t.pendingAttr(o.Obj, name); ok {
+			return v, nil
+		}
 		switch o.Kind {
 		case py.KNNModule:
 			return t.moduleAttr(f, o, name)
@@ -647,7 +650,7 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 		return t.tensorSetItem(f, o, idx, val)
 	case *ListV:
 		if o.Source != nil {
-			return t.sideEffect(f, "item assignment to a list from outside the function")
+			t.mutateList(o)
 		}
 		c, ok := idx.(*ConstV)
 		if !ok || !c.IsIntLike() {
@@ -664,7 +667,7 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 		return nil
 	case *DictV:
 		if o.Source != nil {
-			return t.sideEffect(f, "item assignment to a dict from outside the function")
+			t.mutateDict(o)
 		}
 		return t.dictSet(f, o, idx, val)
 	}
@@ -678,7 +681,10 @@ func (t *Tracer) delItem(f *frame, obj, idx Value) error {
 	}
 	switch o := obj.(type) {
 	case *DictV:
-		if o.Source == nil {
+		if o.Source != nil {
+			t.mutateDict(o)
+		}
+		{
 			for i, k := range o.Keys {
 				if eq, err := t.equal(f, k, idx); err == nil && eq {
 					o.Keys = append(o.Keys[:i:i], o.Keys[i+1:]...)
@@ -689,7 +695,10 @@ func (t *Tracer) delItem(f *frame, obj, idx Value) error {
 			return f.unsupported("eager raises KeyError", "del of a missing key")
 		}
 	case *ListV:
-		if o.Source == nil {
+		if o.Source != nil {
+			t.mutateList(o)
+		}
+		{
 			if c, ok := idx.(*ConstV); ok && c.IsIntLike() {
 				k := c.I
 				if k < 0 {
@@ -711,11 +720,39 @@ func (t *Tracer) setAttr(f *frame, obj Value, name string, val Value) error {
 	if err != nil {
 		return err
 	}
-	what := "attribute assignment " + name + " on " + obj.Describe()
-	if o, ok := obj.(*ObjV); ok && o.Source != nil {
-		what = "assignment to " + readableName(o.Source) + "." + name
+	o, ok := obj.(*ObjV)
+	if !ok || o.Source == nil {
+		return t.sideEffect(f, "attribute assignment "+name+" on "+obj.Describe())
 	}
-	return t.sideEffect(f, what)
+	switch o.Kind {
+	case py.KModule, py.KType, py.KBuiltin, py.KMethodDescriptor, py.KDType, py.KDevice:
+		return t.sideEffect(f, "assignment to "+readableName(o.Source)+"."+name)
+	case py.KNNModule:
+		// Parameters, buffers and submodules are registered by Module.__setattr__; assigning
+		// them changes what the graph reads.
+		for _, table := range []string{"_parameters", "_buffers", "_modules"} {
+			if d, err := t.api.GetAttr(o.Obj, table); err == nil {
+				if _, err := t.api.GetItem(d, t.api.NewStr(name)); err == nil {
+					return t.sideEffect(f, "assignment to the registered "+table[1:len(table)-1]+" "+readableName(o.Source)+"."+name)
+				}
+			}
+		}
+		if v, err := t.realize(f, val); err == nil {
+			if ov, isObj := v.(*ObjV); isObj && ov.Kind == py.KNNModule {
+				return t.sideEffect(f, "assigning a module to "+readableName(o.Source)+"."+name)
+			}
+			if tv, isTensor := v.(*TensorV); isTensor && tv.Class != 0 && tv.Class == t.env.Known("torch.nn.Parameter") {
+				return t.sideEffect(f, "assigning a parameter to "+readableName(o.Source)+"."+name)
+			}
+			val = v
+		}
+	}
+	if fn, onType, _, found, _ := t.api.GetAttrStatic(t.api.TypeOf(o.Obj), "__setattr__"); found && onType &&
+		t.api.Kind(fn) == py.KFunction && o.Kind != py.KNNModule {
+		return t.sideEffect(f, "assignment to "+readableName(o.Source)+"."+name+" (custom __setattr__)")
+	}
+	t.writeAttr(o, name, val)
+	return nil
 }
 
 // ---- with -------------------------------------------------------------------------------------

@@ -465,7 +465,7 @@ func (t *Tracer) listMethod(f *frame, l *ListV, name string, args []Value, kw []
 	mutating := map[string]bool{"append": true, "extend": true, "insert": true, "pop": true, "remove": true,
 		"clear": true, "reverse": true, "sort": true}
 	if mutating[name] && l.Source != nil {
-		return nil, t.sideEffect(f, fmt.Sprintf("%s.%s() on a list from outside the function", readableName(l.Source), name))
+		t.mutateList(l)
 	}
 	switch name {
 	case "append":
@@ -575,9 +575,15 @@ func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []
 		return t.getItem(f, d, args[0])
 	}
 	if d.Source != nil {
-		return nil, t.sideEffect(f, fmt.Sprintf("%s.%s() on a dict from outside the function", readableName(d.Source), name))
+		switch name {
+		case "pop", "setdefault", "update", "clear", "popitem":
+			t.mutateDict(d)
+		}
 	}
 	switch name {
+	case "clear":
+		d.Keys, d.Vals = nil, nil
+		return noneV, nil
 	case "pop":
 		for i, k := range d.Keys {
 			eq, err := t.equal(f, k, args[0])

@@ -84,7 +84,7 @@ func captureCase(api py.API, name, src string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cap, err := CaptureFrame(NewEnv(api), &FrameRequest{Func: fn, Code: code, Args: argv})
+	cap, err := CaptureFrame(NewEnv(api), &FrameRequest{Func: fn, Code: code, Args: argv, AllowBreaks: true})
 	return renderCapture(cap, err), nil
 }
 
@@ -97,9 +97,36 @@ func renderCapture(cap *Capture, err error) string {
 	}
 	if err != nil {
 		if u, ok := err.(*Unsupported); ok {
-			fmt.Fprintf(&b, "graph break: %s\n  at: %s\n  hint: %s\n", u.Reason, u.Where, u.Hint)
+			fmt.Fprintf(&b, "runs eagerly: %s\n  at: %s\n  hint: %s\n", u.Reason, u.Where, u.Hint)
 		} else {
 			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+	}
+	if cap != nil && cap.Break != nil {
+		br := cap.Break
+		fmt.Fprintf(&b, "graph break at %d %s %d: %s\n  at: %s\n", br.Instr.Offset, br.Instr.Op, br.Instr.Arg, br.Reason.Reason, br.Reason.Where)
+		var stack []string
+		for _, v := range br.Stack {
+			stack = append(stack, v.Describe())
+		}
+		fmt.Fprintf(&b, "  stack: [%s]\n", strings.Join(stack, ", "))
+	}
+	if cap != nil && cap.Effects != nil && !cap.Effects.Empty() {
+		b.WriteString("side effects:\n")
+		for _, l := range cap.Effects.lists {
+			fmt.Fprintf(&b, "  %s[:] = list of %d\n", l.Source.Name(), len(l.Items))
+		}
+		for _, d := range cap.Effects.dicts {
+			fmt.Fprintf(&b, "  %s = dict of %d\n", d.Source.Name(), len(d.Keys))
+		}
+		for _, a := range cap.Effects.attrs {
+			fmt.Fprintf(&b, "  %s.%s = %s\n", a.obj.Source.Name(), a.name, a.value.Describe())
+		}
+		for _, g := range cap.Effects.globals {
+			fmt.Fprintf(&b, "  global %s = %s\n", g.name, g.value.Describe())
+		}
+		for _, c := range cap.Effects.cells {
+			fmt.Fprintf(&b, "  cell %s = %s\n", c.cell.Source.Name(), c.value.Describe())
 		}
 	}
 	if cap != nil && cap.Guards != nil {

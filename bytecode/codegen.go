@@ -6,36 +6,43 @@ import (
 	"ptgo/bytecode/py"
 )
 
-// Transformed code for a captured frame: call the compiled graph with the inputs read from
-// their sources, then rebuild the frame's return value from the graph's outputs and constants.
+// Transformed code for a captured frame. Without a graph break:
 //
-//	RESUME 0
-//	COPY_FREE_VARS n          (when the code has free variables)
-//	PUSH_NULL
-//	LOAD_CONST <compiled graph>
-//	<load input 0> ... <load input k-1>
-//	PRECALL k; CALL k
-//	STORE_FAST __ptgo_out
-//	<rebuild the result>
-//	RETURN_VALUE
+//	COPY_FREE_VARS n; RESUME 0         (free variables only when the code has them)
+//	PUSH_NULL; LOAD_CONST <graph>; <load inputs>; PRECALL k; CALL k; STORE_FAST __ptgo_out
+//	<rebuild every value the rest needs into temporaries>     (before any write, so reads see
+//	<replay side effects>                                       the state the trace saw)
+//	<rebuild the result>; RETURN_VALUE
+//
+// With a graph break at instruction I, instead of the result: push the stack the frame had at
+// I (re-entering an active with block), run I itself, then call the resume function for the
+// instruction after I (two of them after a conditional jump) with the new stack and the live
+// locals, and return what it returns.
 //
 // The code keeps the original's argument slots (flattened signature: every argument
 // positional), globals, cells and free variables, so the shim calls it with the frame's
-// localsplus directly (DESIGN D2).
+// localsplus directly (DESIGN D2). Extra locals (__ptgo_out, temporaries) are appended to
+// co_varnames, which moves the cell and free variable slots; deref instructions are patched.
 
-// codeGen accumulates an assembly plus the constant and name tables of the new code object.
 type codeGen struct {
-	api    py.API
-	b      *Builder
-	pos    Position
-	consts []py.Obj
-	names  []string
-	nameIx map[string]int
-	ci     *codeInfo
-	outVar int // localsplus index of __ptgo_out
-	nvars  int // co_varnames of the new code
-	outIdx map[*TensorV]int
-	env    *Env
+	api     py.API
+	env     *Env
+	b       *Builder
+	pos     Position
+	consts  []py.Obj
+	names   []string
+	nameIx  map[string]int
+	ci      *codeInfo
+	extra   []string // extra varnames after the original ones
+	outIdx  map[*TensorV]int
+	memo    map[Value]int // mutable containers already rebuilt → temporary
+	derefs  []derefPatch
+	codeObj py.Obj
+}
+
+type derefPatch struct {
+	instr int // instruction index in the builder
+	slot  int // the original localsplus index
 }
 
 func (g *codeGen) constIndex(o py.Obj) int {
@@ -57,9 +64,21 @@ func (g *codeGen) nameIndex(s string) int {
 	return len(g.names) - 1
 }
 
-func (g *codeGen) emit(op Opcode, arg int) { g.b.Add(op, arg, g.pos) }
+func (g *codeGen) emit(op Opcode, arg int) int { return g.b.Add(op, arg, g.pos) }
 
 func (g *codeGen) loadConst(o py.Obj) { g.emit(LOAD_CONST, g.constIndex(o)) }
+
+// temp allocates a new local and returns its index.
+func (g *codeGen) temp() int {
+	g.extra = append(g.extra, fmt.Sprintf("__ptgo_t%d", len(g.extra)))
+	return len(g.ci.code.VarNames) + len(g.extra) - 1
+}
+
+// deref emits an instruction whose argument is an original cell/free slot (patched later).
+func (g *codeGen) deref(op Opcode, slot int) {
+	i := g.emit(op, 0)
+	g.derefs = append(g.derefs, derefPatch{i, slot})
+}
 
 // loadSource emits bytecode that pushes the value a source names.
 func (g *codeGen) loadSource(s Source) error {
@@ -71,7 +90,7 @@ func (g *codeGen) loadSource(s Source) error {
 	case *BuiltinSource:
 		g.emit(LOAD_GLOBAL, g.nameIndex(s.Var)<<1)
 	case *ClosureSource:
-		g.emit(LOAD_DEREF, g.ci.freeBase+s.Index)
+		g.deref(LOAD_DEREF, g.ci.freeBase+s.Index)
 	case *ConstSource:
 		g.loadConst(s.Obj)
 	case *AttrSource:
@@ -97,8 +116,12 @@ func (g *codeGen) loadSource(s Source) error {
 	return nil
 }
 
-// rebuild emits bytecode that pushes a value of the frame's result.
+// rebuild emits bytecode that pushes a value of the frame's state.
 func (g *codeGen) rebuild(v Value) error {
+	if slot, ok := g.memo[v]; ok {
+		g.emit(LOAD_FAST, slot)
+		return nil
+	}
 	switch x := v.(type) {
 	case *TensorV:
 		idx, ok := g.outIdx[x]
@@ -114,9 +137,9 @@ func (g *codeGen) rebuild(v Value) error {
 			if x.Source != nil {
 				return g.loadSource(x.Source)
 			}
-			return fmt.Errorf("ptgo BUG: codegen: result tensor %s is not a graph output", x.Node.Name)
+			return fmt.Errorf("ptgo BUG: codegen: tensor %s is not a graph output", x.Node.Name)
 		}
-		g.emit(LOAD_FAST, g.outVar)
+		g.emit(LOAD_FAST, len(g.ci.code.VarNames)) // __ptgo_out
 		g.loadConst(g.api.NewInt(int64(idx)))
 		g.emit(BINARY_SUBSCR, 0)
 	case *ConstV:
@@ -127,6 +150,8 @@ func (g *codeGen) rebuild(v Value) error {
 		g.loadConst(o)
 	case *LazyV:
 		return g.loadSource(x.Source)
+	case NullV:
+		g.emit(PUSH_NULL, 0)
 	case *TupleV:
 		class := x.Class
 		if x.Size {
@@ -156,6 +181,7 @@ func (g *codeGen) rebuild(v Value) error {
 			}
 		}
 		g.emit(BUILD_LIST, len(x.Items))
+		g.remember(v)
 	case *DictV:
 		if x.Source != nil {
 			return g.loadSource(x.Source)
@@ -177,6 +203,7 @@ func (g *codeGen) rebuild(v Value) error {
 			g.emit(PRECALL, 1)
 			g.emit(CALL, 1)
 		}
+		g.remember(v)
 	case *ObjV:
 		if x.Source != nil {
 			return g.loadSource(x.Source)
@@ -184,22 +211,77 @@ func (g *codeGen) rebuild(v Value) error {
 		g.loadConst(x.Obj)
 	case *FuncV:
 		if x.Obj == 0 {
-			return &Unsupported{Reason: "returning a function defined inside the compiled function"}
+			return &Unsupported{Reason: "a function defined inside the compiled code is still live", RootPC: -1}
 		}
 		if x.Source != nil {
 			return g.loadSource(x.Source)
 		}
 		g.loadConst(x.Obj)
+	case *BoundV:
+		if x.Fn == nil {
+			// A builtin method: getattr on the rebuilt receiver.
+			if err := g.rebuild(x.Self); err != nil {
+				return err
+			}
+			g.emit(LOAD_ATTR, g.nameIndex(x.Name))
+			return nil
+		}
+		fn, ok := x.Fn.(*FuncV)
+		if !ok || fn.Obj == 0 {
+			return &Unsupported{Reason: "a bound method of a function defined inside the compiled code is live", RootPC: -1}
+		}
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(g.env.Known("types.MethodType"))
+		g.loadConst(fn.Obj)
+		if err := g.rebuild(x.Self); err != nil {
+			return err
+		}
+		g.emit(PRECALL, 2)
+		g.emit(CALL, 2)
 	case *RangeV, *SliceV, *SetV:
 		o, err := materialize(g, v)
 		if err != nil {
 			return err
 		}
 		g.loadConst(o)
+	case *GradModeV:
+		// Only as a value (a with block's manager object is consumed by BEFORE_WITH).
+		cls, args := gradModeCtor(g.env, g.api, x)
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(cls)
+		for _, a := range args {
+			g.loadConst(a)
+		}
+		g.emit(PRECALL, len(args))
+		g.emit(CALL, len(args))
 	default:
-		return &Unsupported{Reason: "returning " + v.Describe() + " from a compiled function"}
+		return &Unsupported{Reason: v.Describe() + " is live where the compiled code hands over to Python", RootPC: -1}
 	}
 	return nil
+}
+
+// remember keeps a rebuilt mutable container in a temporary so that later references to the
+// same container are the same object (the value stays on the stack).
+func (g *codeGen) remember(v Value) {
+	slot := g.temp()
+	g.emit(COPY, 1)
+	g.emit(STORE_FAST, slot)
+	g.memo[v] = slot
+}
+
+// toTemp rebuilds v into a fresh temporary.
+func (g *codeGen) toTemp(v Value) (int, error) {
+	if err := g.rebuild(v); err != nil {
+		return 0, err
+	}
+	slot := g.temp()
+	g.emit(STORE_FAST, slot)
+	return slot, nil
+}
+
+// gradModeCtor is the class (and its argument) that re-creates a grad-mode context manager.
+func gradModeCtor(env *Env, api py.API, gm *GradModeV) (py.Obj, []py.Obj) {
+	return env.Known("torch.set_grad_enabled"), []py.Obj{api.NewBool(gm.Enabled)}
 }
 
 func constObj(api py.API, c *ConstV) (py.Obj, error) {
@@ -231,7 +313,7 @@ func materialize(g *codeGen, v Value) (py.Obj, error) {
 		for i, p := range []Value{x.Start, x.Stop, x.Step} {
 			c, ok := p.(*ConstV)
 			if !ok {
-				return 0, &Unsupported{Reason: "returning a slice of non-constants"}
+				return 0, &Unsupported{Reason: "a slice of non-constants is live", RootPC: -1}
 			}
 			o, err := constObj(api, c)
 			if err != nil {
@@ -245,7 +327,7 @@ func materialize(g *codeGen, v Value) (py.Obj, error) {
 		for i, it := range x.Items {
 			c, ok := it.(*ConstV)
 			if !ok {
-				return 0, &Unsupported{Reason: "returning a set of non-constants"}
+				return 0, &Unsupported{Reason: "a set of non-constants is live", RootPC: -1}
 			}
 			o, err := constObj(api, c)
 			if err != nil {
@@ -262,8 +344,122 @@ func materialize(g *codeGen, v Value) (py.Obj, error) {
 	return 0, fmt.Errorf("ptgo BUG: cannot materialize %s", v.Describe())
 }
 
+// replayEffects rebuilds every written value into a temporary, then applies the writes.
+func (g *codeGen) replayEffects(e *sideEffects) error {
+	if e == nil || e.empty() {
+		return nil
+	}
+	type write struct {
+		slot  int
+		apply func(slot int) error
+	}
+	var writes []write
+	for _, l := range e.lists {
+		l := l
+		slot, err := g.toTemp(&ListV{Items: l.Items})
+		if err != nil {
+			return err
+		}
+		writes = append(writes, write{slot, func(slot int) error {
+			g.emit(LOAD_FAST, slot)
+			if err := g.loadSource(l.Source); err != nil {
+				return err
+			}
+			g.loadConst(g.api.None())
+			g.loadConst(g.api.None())
+			g.emit(BUILD_SLICE, 2)
+			g.emit(STORE_SUBSCR, 0)
+			return nil
+		}})
+	}
+	for _, d := range e.dicts {
+		d := d
+		slot, err := g.toTemp(&DictV{Keys: d.Keys, Vals: d.Vals})
+		if err != nil {
+			return err
+		}
+		writes = append(writes, write{slot, func(slot int) error {
+			for _, m := range []string{"clear", "update"} {
+				if err := g.loadSource(d.Source); err != nil {
+					return err
+				}
+				g.emit(LOAD_METHOD, g.nameIndex(m))
+				n := 0
+				if m == "update" {
+					g.emit(LOAD_FAST, slot)
+					n = 1
+				}
+				g.emit(PRECALL, n)
+				g.emit(CALL, n)
+				g.emit(POP_TOP, 0)
+			}
+			return nil
+		}})
+	}
+	for _, a := range e.attrs {
+		a := a
+		slot, err := g.toTemp(a.value)
+		if err != nil {
+			return err
+		}
+		writes = append(writes, write{slot, func(slot int) error {
+			g.emit(LOAD_FAST, slot)
+			if err := g.loadSource(a.obj.Source); err != nil {
+				return err
+			}
+			g.emit(STORE_ATTR, g.nameIndex(a.name))
+			return nil
+		}})
+	}
+	for _, gw := range e.globals {
+		gw := gw
+		slot, err := g.toTemp(gw.value)
+		if err != nil {
+			return err
+		}
+		writes = append(writes, write{slot, func(slot int) error {
+			g.emit(LOAD_FAST, slot)
+			if gw.src == nil {
+				g.emit(STORE_GLOBAL, g.nameIndex(gw.name))
+				return nil
+			}
+			g.loadConst(gw.globals)
+			g.loadConst(g.api.NewStr(gw.name))
+			g.emit(STORE_SUBSCR, 0)
+			return nil
+		}})
+	}
+	for _, cw := range e.cells {
+		cw := cw
+		slot, err := g.toTemp(cw.value)
+		if err != nil {
+			return err
+		}
+		writes = append(writes, write{slot, func(slot int) error {
+			g.emit(LOAD_FAST, slot)
+			switch src := cw.cell.Source.(type) {
+			case *ClosureSource:
+				g.deref(STORE_DEREF, g.ci.freeBase+src.Index)
+			case *ConstSource:
+				g.loadConst(src.Obj)
+				g.emit(STORE_ATTR, g.nameIndex("cell_contents"))
+			default:
+				return fmt.Errorf("ptgo BUG: codegen: cell with source %T", src)
+			}
+			return nil
+		}})
+	}
+	for _, w := range writes {
+		if err := w.apply(w.slot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TransformedCode builds the code object that replaces a captured frame: it calls compiled
-// (the backend's callable for cap.Graph) and rebuilds the return value.
+// (the backend's callable for cap.Graph; unused when there is no graph), replays side effects,
+// and rebuilds the return value or hands over to a resume function at a graph break.
 func TransformedCode(env *Env, codeObj py.Obj, cap *Capture, compiled py.Obj) (py.Obj, *Assembly, error) {
 	api := env.API
 	ci, err := env.code(codeObj)
@@ -271,42 +467,68 @@ func TransformedCode(env *Env, codeObj py.Obj, cap *Capture, compiled py.Obj) (p
 		return 0, nil, err
 	}
 	c := ci.code
-	g := &codeGen{api: api, b: NewBuilder(c.FirstLineNo), pos: Position{Line: c.FirstLineNo, EndLine: c.FirstLineNo, Col: -1, EndCol: -1},
-		nameIx: map[string]int{}, ci: ci, outIdx: map[*TensorV]int{}, env: env}
-	// Extra local for the graph's outputs: appended to co_varnames, which shifts the cell and
-	// free variable slots by one; argument slots are unchanged.
-	varnames := append(append([]string(nil), c.VarNames...), "__ptgo_out")
-	g.outVar = len(c.VarNames)
-	g.ci = &codeInfo{freeBase: ci.freeBase + 1}
+	g := &codeGen{api: api, env: env, b: NewBuilder(c.FirstLineNo),
+		pos:    Position{Line: c.FirstLineNo, EndLine: c.FirstLineNo, Col: -1, EndCol: -1},
+		nameIx: map[string]int{}, ci: ci, outIdx: map[*TensorV]int{}, memo: map[Value]int{}, codeObj: codeObj}
+	g.extra = []string{"__ptgo_out"}
 	for i, o := range cap.Outputs {
 		g.outIdx[o] = i
 	}
-	g.emit(RESUME, 0)
 	if n := len(c.FreeVars); n > 0 {
 		g.emit(COPY_FREE_VARS, n)
 	}
-	g.emit(PUSH_NULL, 0)
-	g.loadConst(compiled)
-	for _, in := range cap.Inputs {
-		if err := g.loadSource(in.Source); err != nil {
+	g.emit(RESUME, 0)
+	if cap.Graph != nil {
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(compiled)
+		for _, in := range cap.Inputs {
+			if err := g.loadSource(in.Source); err != nil {
+				return 0, nil, err
+			}
+		}
+		g.emit(PRECALL, len(cap.Inputs))
+		g.emit(CALL, len(cap.Inputs))
+		g.emit(STORE_FAST, len(c.VarNames))
+	}
+	if cap.Break == nil {
+		slot, err := g.toTemp(cap.Result)
+		if err != nil {
 			return 0, nil, err
 		}
-	}
-	g.emit(PRECALL, len(cap.Inputs))
-	g.emit(CALL, len(cap.Inputs))
-	g.emit(STORE_FAST, g.outVar)
-	if err := g.rebuild(cap.Result); err != nil {
+		if err := g.replayEffects(cap.Effects); err != nil {
+			return 0, nil, err
+		}
+		g.emit(LOAD_FAST, slot)
+		g.emit(RETURN_VALUE, 0)
+	} else if err := g.breakTail(cap); err != nil {
 		return 0, nil, err
 	}
-	g.emit(RETURN_VALUE, 0)
 	asm, err := g.b.Assembly()
 	if err != nil {
 		return 0, nil, err
 	}
+	shift := len(g.extra)
+	for _, p := range g.derefs {
+		slot := p.slot
+		if slot >= len(c.VarNames) {
+			slot += shift
+		}
+		asm.Instrs[p.instr].Arg = slot
+	}
 	out, err := Assemble(asm)
+	if err != nil {
+		return 0, nil, fmt.Errorf("ptgo BUG: assembling transformed code for %s: %w", c.QualName, err)
+	}
+	varnames := append(append([]string(nil), c.VarNames...), g.extra...)
+	code, err := replaceCode(api, codeObj, c, out, g.consts, g.names, varnames, c.NArgs(), c.Name, c.QualName)
 	if err != nil {
 		return 0, nil, err
 	}
+	return code, asm, nil
+}
+
+func replaceCode(api py.API, codeObj py.Obj, c *Code, out *Assembled, consts []py.Obj, names, varnames []string,
+	nargs int, name, qualname string) (py.Obj, error) {
 	strs := func(xs []string) py.Obj {
 		objs := make([]py.Obj, len(xs))
 		for i, x := range xs {
@@ -317,20 +539,336 @@ func TransformedCode(env *Env, codeObj py.Obj, cap *Capture, compiled py.Obj) (p
 	flags := c.Flags &^ (CO_VARARGS | CO_VARKEYWORDS)
 	replace, err := api.GetAttr(codeObj, "replace")
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	kw := []string{"co_code", "co_consts", "co_names", "co_varnames", "co_nlocals", "co_argcount",
 		"co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_stacksize", "co_linetable", "co_exceptiontable",
-		"co_name"}
+		"co_name", "co_qualname"}
 	vals := []py.Obj{
-		api.NewBytes(out.Bytecode), api.NewTuple(g.consts), strs(g.names), strs(varnames),
-		api.NewInt(int64(len(varnames))), api.NewInt(int64(c.NArgs())), api.NewInt(0), api.NewInt(0),
+		api.NewBytes(out.Bytecode), api.NewTuple(consts), strs(names), strs(varnames),
+		api.NewInt(int64(len(varnames))), api.NewInt(int64(nargs)), api.NewInt(0), api.NewInt(0),
 		api.NewInt(int64(flags)), api.NewInt(int64(out.StackSize)), api.NewBytes(out.LineTable),
-		api.NewBytes(out.ExceptionTable), api.NewStr(c.Name),
+		api.NewBytes(out.ExceptionTable), api.NewStr(name), api.NewStr(qualname),
 	}
 	code, err := api.Call(replace, vals, kw)
 	if err != nil {
-		return 0, nil, fmt.Errorf("ptgo BUG: building transformed code for %s: %v", c.QualName, err)
+		return 0, fmt.Errorf("ptgo BUG: building transformed code for %s: %v", c.QualName, err)
 	}
-	return code, asm, nil
+	return code, nil
+}
+
+// operandCounts are the (popped, pushed) stack items of the instructions a graph break may
+// run eagerly.
+func operandCounts(op Opcode, arg int) (int, int, bool) {
+	switch op {
+	case CALL:
+		return arg + 2, 1, true
+	case CALL_FUNCTION_EX:
+		return 3 + arg&1, 1, true
+	case BINARY_OP, BINARY_SUBSCR, COMPARE_OP, CONTAINS_OP, IS_OP:
+		return 2, 1, true
+	case STORE_SUBSCR:
+		return 3, 0, true
+	case STORE_ATTR:
+		return 2, 0, true
+	case LOAD_ATTR, UNARY_NEGATIVE, UNARY_POSITIVE, UNARY_INVERT, UNARY_NOT:
+		return 1, 1, true
+	case DELETE_SUBSCR:
+		return 2, 0, true
+	case FORMAT_VALUE:
+		if arg&0x04 != 0 {
+			return 2, 1, true
+		}
+		return 1, 1, true
+	}
+	return 0, 0, false
+}
+
+// breakTail emits the state at the break, the break instruction, and the hand-over to the
+// resume function(s).
+func (g *codeGen) breakTail(cap *Capture) error {
+	b := cap.Break
+	ci := g.ci
+	c := ci.code
+	in := b.Instr
+	unsup := func(format string, args ...any) error {
+		return &Unsupported{Reason: fmt.Sprintf(format, args...), Where: b.Reason.Where, RootPC: -1}
+	}
+	// Live locals: bound variables; cells other than arguments make the frame non-resumable
+	// (a closure made before the break would see a different cell after it).
+	var live []int
+	for i := 0; i < len(c.VarNames); i++ {
+		if b.Locals[i] == nil {
+			continue
+		}
+		if _, isCell := b.Locals[i].(*CellV); isCell {
+			return unsup("graph break while variable %s is captured by a closure", c.VarNames[i])
+		}
+		live = append(live, i)
+	}
+	for i := len(c.VarNames); i < ci.freeBase; i++ {
+		if cell, ok := b.Locals[i].(*CellV); ok && cell.Contents != nil {
+			return unsup("graph break while variable %s is captured by a closure", ci.lpNames[i])
+		}
+	}
+	// Where the exits of active with blocks are.
+	exits := 0
+	for i, v := range b.Stack {
+		if _, ok := v.(*ExitV); ok {
+			exits++
+			if exits > 1 || i != 0 {
+				return unsup("graph break inside nested with blocks")
+			}
+		}
+	}
+	// Everything rebuilt before anything is written or run.
+	stackSlots := make([]int, len(b.Stack))
+	for i, v := range b.Stack {
+		switch v.(type) {
+		case *ExitV, NullV:
+			stackSlots[i] = -1
+			continue
+		}
+		slot, err := g.toTemp(v)
+		if err != nil {
+			return err
+		}
+		stackSlots[i] = slot
+	}
+	localSlots := make([]int, len(live))
+	for k, i := range live {
+		slot, err := g.toTemp(b.Locals[i])
+		if err != nil {
+			return err
+		}
+		localSlots[k] = slot
+	}
+	if err := g.replayEffects(cap.Effects); err != nil {
+		return err
+	}
+	// The stack at the break.
+	var exitCtx *GradModeV
+	for i, v := range b.Stack {
+		switch x := v.(type) {
+		case *ExitV:
+			gm, ok := x.Ctx.(*GradModeV)
+			if !ok {
+				return unsup("graph break inside a with block of %s", x.Ctx.Describe())
+			}
+			exitCtx = gm
+			cls, args := gradModeCtor(g.env, g.api, gm)
+			g.emit(PUSH_NULL, 0)
+			g.loadConst(cls)
+			for _, a := range args {
+				g.loadConst(a)
+			}
+			g.emit(PRECALL, len(args))
+			g.emit(CALL, len(args))
+			g.emit(BEFORE_WITH, 0)
+			g.emit(POP_TOP, 0)
+		case NullV:
+			g.emit(PUSH_NULL, 0)
+		default:
+			g.emit(LOAD_FAST, stackSlots[i])
+		}
+	}
+	depth := len(b.Stack)
+	if len(b.KwNames) > 0 {
+		objs := make([]py.Obj, len(b.KwNames))
+		for i, k := range b.KwNames {
+			objs[i] = g.api.NewStr(k)
+		}
+		g.emit(KW_NAMES, g.constIndex(g.api.NewTuple(objs)))
+	}
+	// The instruction itself, protected like the body of the with block when one is active.
+	var excLabel Label
+	start := g.b.Here()
+	if in.Op.IsJump() {
+		return g.branchTail(cap, live, localSlots, stackSlots, exitCtx)
+	}
+	pops, pushes, ok := operandCounts(in.Op, in.Arg)
+	if !ok {
+		return unsup("graph break at %s", in.Op)
+	}
+	if pops > depth {
+		return fmt.Errorf("ptgo BUG: %s pops %d of a %d-item stack", in.Op, pops, depth)
+	}
+	for _, v := range b.Stack[:depth-pops] {
+		if _, isNull := v.(NullV); isNull {
+			return unsup("graph break while a call is being set up around it")
+		}
+	}
+	if err := g.emitOriginal(in); err != nil {
+		return err
+	}
+	end := g.b.Here()
+	if exitCtx != nil {
+		excLabel = g.b.NewLabel()
+		g.b.Handle(start, end, excLabel, 1, true)
+	}
+	// After it: the items below its operands, then its results.
+	after := append([]Value(nil), b.Stack[:depth-pops]...)
+	for i := 0; i < pushes; i++ {
+		after = append(after, nil) // a result of the instruction
+	}
+	if err := g.handOver(cap, in, b.Index+1, after, live, localSlots, stackSlots, exitCtx); err != nil {
+		return err
+	}
+	if exitCtx != nil {
+		g.withCleanup(excLabel)
+	}
+	return nil
+}
+
+// branchTail handles a break at a conditional jump: the jump runs eagerly and each way
+// continues in its own resume function.
+func (g *codeGen) branchTail(cap *Capture, live, localSlots, stackSlots []int, exitCtx *GradModeV) error {
+	b := cap.Break
+	in := b.Instr
+	depth := len(b.Stack)
+	taken := g.b.NewLabel()
+	start := g.b.Here()
+	g.b.Jump(in.Op, taken, g.pos)
+	var excLabel Label
+	if exitCtx != nil {
+		excLabel = g.b.NewLabel()
+		g.b.Handle(start, g.b.Here(), excLabel, 1, true)
+	}
+	keepsCond := in.Op == JUMP_IF_TRUE_OR_POP || in.Op == JUMP_IF_FALSE_OR_POP
+	fall := append([]Value(nil), b.Stack[:depth-1]...)
+	if err := g.handOver(cap, in, b.Index+1, fall, live, localSlots, stackSlots, exitCtx); err != nil {
+		return err
+	}
+	g.b.Bind(taken)
+	jumped := append([]Value(nil), b.Stack[:depth-1]...)
+	if keepsCond {
+		jumped = append(jumped, nil)
+	}
+	target, ok := g.ci.index[in.Target]
+	if !ok {
+		return fmt.Errorf("ptgo BUG: jump target %d", in.Target)
+	}
+	if err := g.handOver(cap, in, target, jumped, live, localSlots, stackSlots, exitCtx); err != nil {
+		return err
+	}
+	if exitCtx != nil {
+		g.withCleanup(excLabel)
+	}
+	return nil
+}
+
+// handOver stores the stack after the break instruction, leaves the with block, and returns
+// resume(stack..., live locals...). after lists the stack bottom first: known values (still
+// in stackSlots positions) or nil for results of the instruction.
+func (g *codeGen) handOver(cap *Capture, in Instr, target int, after []Value, live, localSlots, stackSlots []int, exitCtx *GradModeV) error {
+	layout := &resumeLayout{target: target, locals: live}
+	// Pop everything above the exit into temporaries (top first).
+	base := 0
+	if exitCtx != nil {
+		base = 1
+	}
+	slots := make([]int, len(after))
+	for i := len(after) - 1; i >= base; i-- {
+		if _, isNull := after[i].(NullV); isNull {
+			return &Unsupported{Reason: "graph break leaves a call half set up", RootPC: -1}
+		}
+		slots[i] = g.temp()
+		g.emit(STORE_FAST, slots[i])
+	}
+	if exitCtx != nil {
+		// __exit__(None, None, None), as CPython does at the end of a with block.
+		for i := 0; i < 3; i++ {
+			g.loadConst(g.api.None())
+		}
+		g.emit(PRECALL, 2)
+		g.emit(CALL, 2)
+		g.emit(POP_TOP, 0)
+		cls, args := gradModeCtor(g.env, g.api, exitCtx)
+		layout.stack = append(layout.stack, resumeSlot{exit: true, ctx: cls, ctxArgs: args})
+	}
+	for i := base; i < len(after); i++ {
+		layout.stack = append(layout.stack, resumeSlot{})
+	}
+	rc, err := resumeCode(g.env, g.codeObj, g.ci, layout)
+	if err != nil {
+		return err
+	}
+	g.emit(PUSH_NULL, 0)
+	c := g.ci.code
+	if n := len(c.FreeVars); n > 0 {
+		for i := 0; i < n; i++ {
+			g.deref(LOAD_CLOSURE, g.ci.freeBase+i)
+		}
+		g.emit(BUILD_TUPLE, n)
+		g.loadConst(rc)
+		g.emit(MAKE_FUNCTION, 0x08)
+	} else {
+		g.loadConst(rc)
+		g.emit(MAKE_FUNCTION, 0)
+	}
+	for i := base; i < len(after); i++ {
+		g.emit(LOAD_FAST, slots[i])
+	}
+	for _, s := range localSlots {
+		g.emit(LOAD_FAST, s)
+	}
+	n := layout.nargs()
+	g.emit(PRECALL, n)
+	g.emit(CALL, n)
+	g.emit(RETURN_VALUE, 0)
+	return nil
+}
+
+// withCleanup emits CPython's handler for an exception inside a with block: call
+// __exit__(type, value, traceback) and re-raise unless it returns true.
+func (g *codeGen) withCleanup(exc Label) {
+	g.b.Bind(exc)
+	excStart := exc
+	g.emit(PUSH_EXC_INFO, 0)
+	g.emit(WITH_EXCEPT_START, 0)
+	suppress := g.b.NewLabel()
+	g.b.Jump(POP_JUMP_FORWARD_IF_TRUE, suppress, g.pos)
+	g.emit(RERAISE, 2)
+	cleanup := g.b.Here()
+	g.emit(COPY, 3)
+	g.emit(POP_EXCEPT, 0)
+	g.emit(RERAISE, 1)
+	g.b.Bind(suppress)
+	supStart := suppress
+	g.emit(POP_TOP, 0)
+	supEnd := g.b.Here()
+	g.emit(POP_EXCEPT, 0)
+	g.emit(POP_TOP, 0)
+	g.emit(POP_TOP, 0)
+	g.loadConst(g.api.None())
+	g.emit(RETURN_VALUE, 0)
+	g.b.Handle(excStart, cleanup, cleanup, 3, true)
+	g.b.Handle(supStart, supEnd, cleanup, 3, true)
+}
+
+// emitOriginal re-emits an instruction of the captured code in the transformed code, mapping
+// its constant, name and variable arguments to the new tables.
+func (g *codeGen) emitOriginal(in Instr) error {
+	arg := in.Arg
+	switch {
+	case in.Op.UsesConst():
+		arg = g.constIndex(g.ci.consts[in.Arg])
+	case in.Op.UsesName():
+		switch in.Op {
+		case LOAD_GLOBAL:
+			arg = g.nameIndex(g.ci.code.Names[in.Arg>>1])<<1 | in.Arg&1
+		default:
+			arg = g.nameIndex(g.ci.code.Names[in.Arg])
+		}
+	case localArgOps[in.Op]:
+		if in.Arg >= len(g.ci.code.VarNames) {
+			g.deref(in.Op, in.Arg)
+			return nil
+		}
+	}
+	if in.Op == CALL {
+		g.emit(PRECALL, in.Arg)
+	}
+	g.emit(in.Op, arg)
+	return nil
 }

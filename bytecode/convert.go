@@ -1,6 +1,7 @@
 package bytecode
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,6 +17,9 @@ type FrameRequest struct {
 	// MaxSteps and MaxDepth bound the trace (ptgo.config.max_trace_instructions and
 	// max_inline_depth).
 	MaxSteps, MaxDepth int
+	// AllowBreaks lets an unsupported instruction of the frame become a graph break (false
+	// with fullgraph=True: the first one is an error).
+	AllowBreaks bool
 }
 
 // Capture is what tracing a frame produced.
@@ -36,6 +40,10 @@ type Capture struct {
 	Code    *Code
 	// Elapsed is the time spent tracing.
 	Elapsed time.Duration
+	// Break is set when the capture ends at a graph break instead of the frame's return.
+	Break *Break
+	// Effects are the writes to outside objects the transformed code replays.
+	Effects *sideEffects
 }
 
 // SkipCode reports frames that ptgo never captures whatever their arguments.
@@ -49,11 +57,52 @@ func SkipCode(c *Code) string {
 	return ""
 }
 
+// Break is where a capture stopped for a graph break: the frame's state just before the
+// instruction that could not be traced. The transformed code rebuilds that state from the
+// graph's outputs, runs the instruction eagerly, and continues in a resume function.
+type Break struct {
+	Index   int // index of the instruction in the captured code's decoded instructions
+	Instr   Instr
+	Stack   []Value
+	Locals  []Value // localsplus slots (nil: unbound)
+	KwNames []string
+	Reason  *Unsupported
+}
+
+// errStopped ends a restarted trace at its break instruction.
+var errStopped = internalError("trace stopped at the graph break (not an error)")
+
 // CaptureFrame symbolically runs a frame and records its tensor work as a graph. On failure the
 // returned Capture still holds the guards gathered up to the failure (the same failure happens
-// again whenever they pass), and the error is an *Unsupported (a graph break) or another error
-// (a ptgo bug or a Python failure).
-func CaptureFrame(env *Env, req *FrameRequest) (cap *Capture, err error) {
+// again whenever they pass), and the error is an *Unsupported or another error (a ptgo bug or a
+// Python failure).
+//
+// With req.AllowBreaks, an unsupported instruction of the captured frame itself (a call that
+// cannot be traced, a branch on a tensor's value, an inlined call that fails anywhere inside) is
+// a graph break when the frame can be resumed after it: the trace is run again up to that
+// instruction and the Capture describes the state there (Capture.Break).
+func CaptureFrame(env *Env, req *FrameRequest) (*Capture, error) {
+	cap, err := captureOnce(env, req, -1)
+	var u *Unsupported
+	if err == nil || !req.AllowBreaks || !errors.As(err, &u) || u.RootPC < 0 {
+		return cap, err
+	}
+	ci, _ := env.code(req.Code)
+	if why := breakable(ci, u.RootPC); why != "" {
+		u.Reason += "; " + why + ", so the whole frame runs eagerly"
+		return cap, err
+	}
+	bcap, berr := captureOnce(env, req, u.RootPC)
+	if berr != errStopped || bcap == nil || bcap.Break == nil {
+		// The rerun must stop where the first run failed; anything else is a ptgo bug. The
+		// first result (eager frame) is always safe.
+		return cap, err
+	}
+	bcap.Break.Reason = u
+	return bcap, nil
+}
+
+func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err error) {
 	start := time.Now()
 	ci, err := env.code(req.Code)
 	if err != nil {
@@ -63,7 +112,7 @@ func CaptureFrame(env *Env, req *FrameRequest) (cap *Capture, err error) {
 		env: env, api: env.API, graph: fxgraph.New(ci.code.Name), guards: newGuards(),
 		maxSteps: req.MaxSteps, maxDepth: req.MaxDepth, rootCode: ci, rootFunc: req.Func, args: req.Args,
 		inputByObj: map[py.Obj]*TensorV{}, attrs: map[string]py.Obj{}, attrNodes: map[py.Obj]*TensorV{},
-		modulePaths: map[py.Obj]string{}, realized: map[py.Obj]Value{},
+		modulePaths: map[py.Obj]string{}, realized: map[py.Obj]Value{}, stopAt: stopAt,
 	}
 	if t.maxSteps <= 0 {
 		t.maxSteps = 2_000_000
@@ -92,6 +141,7 @@ func CaptureFrame(env *Env, req *FrameRequest) (cap *Capture, err error) {
 	}
 	n, _ := env.API.Int(g)
 	t.gradEnabled = n != 0
+	t.entryGrad = t.gradEnabled
 	t.guards.CallBool(gradFn, t.gradEnabled, "torch.is_grad_enabled()")
 
 	globals, err := env.API.GetAttr(req.Func, "__globals__")
@@ -111,6 +161,13 @@ func CaptureFrame(env *Env, req *FrameRequest) (cap *Capture, err error) {
 		t.modulePaths[req.Args[0]] = ""
 	}
 	result, err := t.runFrame(root)
+	if err == errStopped {
+		if err := t.finishBreak(root, cap); err != nil {
+			return cap, err
+		}
+		cap.Elapsed = time.Since(start)
+		return cap, errStopped
+	}
 	if err != nil {
 		return cap, err
 	}
@@ -118,12 +175,20 @@ func CaptureFrame(env *Env, req *FrameRequest) (cap *Capture, err error) {
 		return cap, err
 	}
 	cap.Result = result
-	cap.OpCount = t.opCount
+	t.finishGraph(cap, append([]Value{result}, t.effects.values()...))
 	cap.Elapsed = time.Since(start)
+	return cap, nil
+}
+
+// finishGraph adds the output node (every distinct tensor among vals) and prunes the graph; a
+// graph without operations is dropped.
+func (t *Tracer) finishGraph(cap *Capture, vals []Value) {
+	cap.OpCount = t.opCount
+	cap.Effects = &t.effects
 	if t.opCount == 0 {
-		return cap, nil
+		return
 	}
-	cap.Outputs = collectOutputs(result)
+	cap.Outputs = collectOutputs(vals...)
 	out := make([]fxgraph.Arg, len(cap.Outputs))
 	for i, o := range cap.Outputs {
 		out[i] = o.Node
@@ -133,8 +198,78 @@ func CaptureFrame(env *Env, req *FrameRequest) (cap *Capture, err error) {
 	fxgraph.EliminateDeadCode(t.graph, hasSideEffect)
 	cap.Graph = t.graph
 	cap.Inputs = t.inputs
-	cap.Elapsed = time.Since(start)
-	return cap, nil
+}
+
+// finishBreak records the frame's state at the break instruction and closes the graph with
+// every tensor that state holds.
+func (t *Tracer) finishBreak(f *frame, cap *Capture) error {
+	b := &Break{Index: t.stopAt, Instr: f.ci.instrs[t.stopAt], KwNames: append([]string(nil), f.kwNames...)}
+	b.Stack = make([]Value, len(f.stack))
+	for i, v := range f.stack {
+		r, err := t.realizeOutput(f, v)
+		if err != nil {
+			return err
+		}
+		b.Stack[i] = r
+	}
+	b.Locals = make([]Value, len(f.locals))
+	for i, v := range f.locals {
+		if v == nil {
+			continue
+		}
+		r, err := t.realizeOutput(f, v)
+		if err != nil {
+			return err
+		}
+		b.Locals[i] = r
+	}
+	cap.Break = b
+	if t.gradEnabled != t.entryGrad {
+		// The graph leaves grad mode as it found it; the transformed code re-enters the with
+		// block around the break instruction and the resume function re-enters it too.
+		t.setGradMode(f, t.entryGrad)
+	}
+	vals := append(append([]Value{}, b.Stack...), b.Locals...)
+	t.finishGraph(cap, append(vals, t.effects.values()...))
+	return nil
+}
+
+// breakable says why a graph break at instruction idx cannot resume the frame ("" when it can):
+// inside a loop (the resume point would be mid-iteration) or inside a try block (the rest of the
+// try would lose its handler for the eagerly run instruction).
+func breakable(ci *codeInfo, idx int) string {
+	in := ci.instrs[idx]
+	for _, j := range ci.instrs {
+		if j.Op.IsBackwardJump() && j.Target <= in.Offset && j.Offset >= in.Offset {
+			return "the graph break is inside a loop"
+		}
+	}
+	switch in.Op {
+	case FOR_ITER, GET_ITER, RETURN_VALUE, YIELD_VALUE, RETURN_GENERATOR, SEND, BEFORE_WITH, RAISE_VARARGS, RERAISE:
+		return "the graph break is at " + in.Op.String()
+	}
+	if !in.Op.IsJump() {
+		if _, err := StackEffect(in.Op, in.Arg, false); err != nil {
+			return "the graph break is at " + in.Op.String()
+		}
+	}
+	entries, err := DecodeExceptionTable(ci.code.ExceptionTable)
+	if err != nil {
+		return "the exception table cannot be read"
+	}
+	for _, e := range entries {
+		if in.Offset >= e.Start && in.Offset < e.End && !isWithCleanup(ci, e.Target) {
+			return "the graph break is inside a try block"
+		}
+	}
+	return ""
+}
+
+// isWithCleanup reports whether a handler is the cleanup CPython emits for a with statement
+// (PUSH_EXC_INFO; WITH_EXCEPT_START).
+func isWithCleanup(ci *codeInfo, target int) bool {
+	i, ok := ci.index[target]
+	return ok && i+1 < len(ci.instrs) && ci.instrs[i].Op == PUSH_EXC_INFO && ci.instrs[i+1].Op == WITH_EXCEPT_START
 }
 
 // realizeOutput realizes everything the frame returns, so its guards are installed and its
@@ -184,14 +319,18 @@ func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 	return v, nil
 }
 
-// collectOutputs lists the distinct tensors in a result, depth first.
-func collectOutputs(v Value) []*TensorV {
+// collectOutputs lists the distinct tensors in values, depth first.
+func collectOutputs(vals ...Value) []*TensorV {
 	var out []*TensorV
 	seen := map[*fxgraph.Node]bool{}
 	var walk func(v Value)
 	walk = func(v Value) {
 		switch x := v.(type) {
 		case *TensorV:
+			// Inputs the graph did not replace are reloaded from their sources.
+			if x.Node.Op == fxgraph.Placeholder && x.Source != nil {
+				return
+			}
 			if !seen[x.Node] {
 				seen[x.Node] = true
 				out = append(out, x)
@@ -212,9 +351,17 @@ func collectOutputs(v Value) []*TensorV {
 					walk(it)
 				}
 			}
+		case *BoundV:
+			walk(x.Self)
+		case *CellV:
+			if x.Contents != nil {
+				walk(x.Contents)
+			}
 		}
 	}
-	walk(v)
+	for _, v := range vals {
+		walk(v)
+	}
 	return out
 }
 

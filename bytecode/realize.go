@@ -565,6 +565,9 @@ func (t *Tracer) closureCells(f *frame) ([]*CellV, error) {
 // loadGlobal reads a global (then builtin) of frame f.
 func (t *Tracer) loadGlobal(f *frame, name string) (Value, error) {
 	api := t.api
+	if v, ok := t.pendingGlobal(f.globals, name); ok {
+		return v, nil
+	}
 	key := api.NewStr(name)
 	o, err := api.GetItem(f.globals, key)
 	if err == nil {

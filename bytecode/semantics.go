@@ -66,7 +66,7 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 			if base == "add" {
 				if inplace {
 					if x.Source != nil {
-						return nil, t.sideEffect(f, "+= on a list from outside the function")
+						t.mutateList(x)
 					}
 					x.Items = append(x.Items, y.Items...)
 					return x, nil
@@ -76,7 +76,7 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 		case *TupleV:
 			if base == "add" && inplace {
 				if x.Source != nil {
-					return nil, t.sideEffect(f, "+= on a list from outside the function")
+					t.mutateList(x)
 				}
 				x.Items = append(x.Items, y.Items...)
 				return x, nil
@@ -85,7 +85,7 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 			if base == "mul" && y.IsIntLike() {
 				if inplace {
 					if x.Source != nil {
-						return nil, t.sideEffect(f, "*= on a list from outside the function")
+						t.mutateList(x)
 					}
 					x.Items = repeat(x.Items, y.I)
 					return x, nil

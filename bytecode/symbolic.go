@@ -17,6 +17,9 @@ type Unsupported struct {
 	Where  string // the user's file:line
 	Hint   string // what to change
 	Stack  []string
+	// RootPC is the index of the captured frame's instruction during which it happened (-1:
+	// not known yet); that instruction is where a graph break goes.
+	RootPC int
 }
 
 func (u *Unsupported) Error() string {
@@ -136,7 +139,7 @@ func (e internalError) Error() string { return "ptgo BUG: " + string(e) }
 
 // unsupported builds an *Unsupported at the current instruction.
 func (f *frame) unsupported(hint string, format string, args ...any) error {
-	u := &Unsupported{Reason: fmt.Sprintf(format, args...), Where: f.userWhere(), Hint: hint}
+	u := &Unsupported{Reason: fmt.Sprintf(format, args...), Where: f.userWhere(), Hint: hint, RootPC: -1}
 	for g := f; g != nil; g = g.parent {
 		u.Stack = append(u.Stack, fmt.Sprintf("%s (%s)", g.ci.code.QualName, g.where()))
 	}
@@ -153,6 +156,9 @@ func (t *Tracer) runFrame(f *frame) (Value, error) {
 		if f.pc < 0 || f.pc >= len(instrs) {
 			return nil, internalError(fmt.Sprintf("pc %d out of range in %s", f.pc, f.ci.code.QualName))
 		}
+		if f.root && f.pc == t.stopAt {
+			return nil, errStopped
+		}
 		in := &instrs[f.pc]
 		f.curInstr = in
 		f.pc++
@@ -166,6 +172,10 @@ func (t *Tracer) runFrame(f *frame) (Value, error) {
 			return nil, f.unsupported("", "bytecode %s is not supported", in.Op)
 		}
 		if err := h(t, f, in); err != nil {
+			var u *Unsupported
+			if f.root && errors.As(err, &u) && u.RootPC < 0 {
+				u.RootPC = f.pc - 1
+			}
 			return nil, err
 		}
 	}
@@ -209,4 +219,10 @@ type Tracer struct {
 	realized           map[py.Obj]Value
 	opCount            int
 	globalHooksChecked bool
+	effects            sideEffects
+	entryGrad          bool // grad mode when the frame was entered
+	// stopAt is the root instruction index where a restarted trace stops for a graph break
+	// (-1: run to the end); brk is the state there.
+	stopAt int
+	brk    *Break
 }

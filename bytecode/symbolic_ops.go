@@ -101,7 +101,17 @@ func opLoadGlobal(t *Tracer, f *frame, in *Instr) error {
 }
 
 func opStoreGlobal(t *Tracer, f *frame, in *Instr) error {
-	return t.sideEffect(f, "assignment to the global "+f.ci.code.Names[in.Arg])
+	name := f.ci.code.Names[in.Arg]
+	v := f.pop()
+	switch {
+	case f.root:
+		t.writeGlobal(f.globals, nil, name, v)
+	case f.globSrc != nil:
+		t.writeGlobal(f.globals, f.globSrc, name, v)
+	default:
+		return t.sideEffect(f, "assignment to the global "+name+" of a library module")
+	}
+	return nil
 }
 
 func opMakeCell(t *Tracer, f *frame, in *Instr) error {
@@ -150,7 +160,8 @@ func opStoreDeref(t *Tracer, f *frame, in *Instr) error {
 		return internalError("STORE_DEREF of a non-cell in " + f.ci.code.QualName)
 	}
 	if c.Source != nil {
-		return t.sideEffect(f, "assignment to the enclosing scope's variable "+f.ci.lpNames[in.Arg])
+		t.writeCell(c, f.pop())
+		return nil
 	}
 	c.Contents = f.pop()
 	return nil

@@ -588,3 +588,13 @@ func (a *Args) Flag(name string) bool {
 // Opt returns an argument that only some signatures have, and whether the call's signature
 // (or the canonical one, by default) has it.
 func (a *Args) Opt(name string) (Value, bool) { return a.find(name) }
+
+// Values returns the bound arguments in signature order, by canonical name, defaults included:
+// a normalized form of the call for later stages.
+func (a *Args) Values() []KV {
+	out := make([]KV, len(a.vals))
+	for i, p := range a.Sig.Params {
+		out[i] = KV{p.Canon, a.vals[i]}
+	}
+	return out
+}

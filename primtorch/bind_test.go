@@ -155,3 +155,20 @@ func TestErrorKinds(t *testing.T) {
 	_, err := Lookup("torch.nn.functional.conv2d").Meta([]Value{f32(1, 1, 5, 5), f32(1, 1, 2, 2)}, []KV{{"padding", "same"}})
 	require.ErrorIs(t, err, ErrUnsupported)
 }
+
+func TestArgsValues(t *testing.T) {
+	_, a, err := Lookup("torch.nn.functional.softmax").Resolve([]Value{f32(2, 3)}, []KV{{"dim", int64(1)}})
+	require.NoError(t, err)
+	require.Equal(t, []KV{{"self", a.Get("self")}, {"dim", int64(1)}, {"_stacklevel", int64(3)}, {"dtype", nil}}, a.Values())
+}
+
+// TestGetitemTupleVsList: x[0, 1] (a Tuple) selects twice; x[[0, 1]] (a list) gathers rows.
+func TestGetitemTupleVsList(t *testing.T) {
+	x := f32(4, 5)
+	got, err := Lookup("operator.getitem").Meta([]Value{x, Tuple{int64(0), int64(1)}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "f32[]{+1}", got.(*TensorMeta).String())
+	got, err = Lookup("operator.getitem").Meta([]Value{x, []Value{int64(0), int64(1)}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 5}, got.(*TensorMeta).Shape)
+}

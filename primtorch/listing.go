@@ -61,8 +61,9 @@ func (op *Op) Status() string {
 	return "ok"
 }
 
-// Listing prints every op, one per line, sorted by name: name, kind, type promotion, aliasing,
-// flags, status, targets; then its other signatures, indented.
+// Listing prints every op, sorted by name: a line with name, kind, type promotion, aliasing,
+// flags and status, then its signatures (other ones after "|", with the targets that alone use
+// them) and its targets.
 func Listing() string {
 	var b strings.Builder
 	for _, op := range Ops() {
@@ -77,6 +78,10 @@ func Listing() string {
 		fmt.Fprintf(&b, " status=%q\n", op.Status())
 		fmt.Fprintf(&b, "    %s\n", op.Schema.Text)
 		for _, s := range op.Sigs[1:] {
+			if ts := op.sigTargets[s]; len(ts) > 0 {
+				fmt.Fprintf(&b, "    | %s  (only %s)\n", s.Text, strings.Join(ts, " "))
+				continue
+			}
 			fmt.Fprintf(&b, "    | %s\n", s.Text)
 		}
 		fmt.Fprintf(&b, "    targets: %s\n", strings.Join(op.Targets, " "))

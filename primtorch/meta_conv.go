@@ -107,7 +107,7 @@ func metaConv(k int, transposed bool) metaFn {
 			}
 		}
 		if in.DType != w.DType {
-			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(w.DType))
+			return nil, runtimeErrorf("Input type (torch.%sTensor) and weight type (torch.%sTensor) should be the same or input should be a MKLDNN tensor and weight is a dense tensor", scalarTypeName(in.DType), scalarTypeName(w.DType))
 		}
 		n, c := in.Shape[0], in.Shape[1]
 		shape := []int64{n}
@@ -149,7 +149,7 @@ func metaConv(k int, transposed bool) metaFn {
 			}
 			for i := 0; i < k; i++ {
 				if outPad[i] >= stride[i] && outPad[i] >= dilation[i] {
-					return nil, runtimeErrorf("output padding must be smaller than either stride or dilation, but got output_padding_height: %d output_padding_width: %d stride_height: %d stride_width: %d dilation_height: %d dilation_width: %d", outPad[0], outPad[k-1], stride[0], stride[k-1], dilation[0], dilation[k-1])
+					return nil, outputPaddingError(outPad, stride, dilation)
 				}
 			}
 			shape = append(shape, w.Shape[1]*groups)
@@ -273,10 +273,10 @@ func metaPool(k int, isMax bool) metaFn {
 			if stride[i] <= 0 {
 				return nil, runtimeErrorf("stride should be greater than zero, but got dH: %d dW: %d", stride[0], stride[k-1])
 			}
-			if isMax && padding[i] > kernel[i]/2 {
-				return nil, runtimeErrorf("pad should be smaller than or equal to half of kernel size, but got padW = %d, padH = %d, kW = %d, kH = %d", padding[k-1], padding[0], kernel[k-1], kernel[0])
-			}
-			if !isMax && padding[i] > kernel[i]/2 {
+			if padding[i] > kernel[i]/2 {
+				if isMax && k == 1 && !in.RequiresGrad && !a.Flag("return_indices") {
+					return nil, runtimeErrorf("max_pool1d() padding should be at most half of kernel size, but got padding=%d and kernel_size=%d", padding[i], kernel[i])
+				}
 				return nil, runtimeErrorf("pad should be at most half of kernel size, but got pad=%d and kernel_size=%d", padding[i], kernel[i])
 			}
 		}
@@ -288,9 +288,19 @@ func metaPool(k int, isMax bool) metaFn {
 			outSp = append(outSp, o)
 		}
 		for _, o := range outSp {
-			if o < 1 {
-				return nil, runtimeErrorf("Given input size: (%s). Calculated output size: (%s). Output size is too small", fmtDims(in.Shape[nb-1:], "x"), fmtDims(append([]int64{in.Shape[nb-1]}, outSp...), "x"))
+			if o >= 1 {
+				continue
 			}
+			if k == 3 && !isMax {
+				return nil, runtimeErrorf("input image (T: %d H: %d W: %d) smaller than kernel size (kT: %d kH: %d kW: %d)", in.Shape[nb], in.Shape[nb+1], in.Shape[nb+2], kernel[0], kernel[1], kernel[2])
+			}
+			inDims, outDims := in.Shape[nb-1:], append([]int64{in.Shape[nb-1]}, outSp...)
+			if k == 1 && !isMax {
+				// avg_pool1d runs as avg_pool2d with a unit height.
+				inDims = []int64{in.Shape[nb-1], 1, in.Shape[nb]}
+				outDims = []int64{in.Shape[nb-1], 1, outSp[0]}
+			}
+			return nil, runtimeErrorf("Given input size: (%s). Calculated output size: (%s). Output size is too small", fmtDims(inDims, "x"), fmtDims(outDims, "x"))
 		}
 		shape = append(shape, outSp...)
 		out := &TensorMeta{DType: in.DType, Shape: shape, Device: deviceOf(in)}
@@ -395,7 +405,13 @@ func metaAdaptivePool(k int, isMax bool) metaFn {
 		in := selfTensor(a)
 		name := a.Op.Schema.Name
 		if len(in.Shape) != k+1 && len(in.Shape) != k+2 {
-			return nil, runtimeErrorf("%s(): Expected %dD or %dD tensor, but got %s", name, k+1, k+2, fmtShape(in.Shape))
+			if k == 1 {
+				return nil, runtimeErrorf("Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument #1 'self' (while checking arguments for %s)", len(in.Shape), name)
+			}
+			if isMax {
+				return nil, runtimeErrorf("%s(): Expected 3D or 4D tensor, but got: %s", name, fmtShape(in.Shape))
+			}
+			return nil, runtimeErrorf("%s(): Expected 3D or 4D tensor, but got %s", name, fmtShape(in.Shape))
 		}
 		for _, s := range in.Shape[len(in.Shape)-k:] {
 			if s == 0 {
@@ -436,4 +452,27 @@ func metaAdaptivePool(k int, isMax bool) metaFn {
 		}
 		return out, nil
 	}
+}
+
+// outputPaddingError is torch's message for a transposed convolution's output_padding; 1-d
+// convolutions run as 2-d ones with a unit height.
+func outputPaddingError(outPad, stride, dilation []int64) error {
+	names := []string{"height", "width"}
+	op, st, dl := outPad, stride, dilation
+	switch len(outPad) {
+	case 1:
+		op, st, dl = []int64{0, outPad[0]}, []int64{1, stride[0]}, []int64{1, dilation[0]}
+	case 3:
+		names = []string{"depth", "height", "width"}
+	}
+	var parts []string
+	for _, g := range []struct {
+		name string
+		v    []int64
+	}{{"output_padding", op}, {"stride", st}, {"dilation", dl}} {
+		for i, n := range names {
+			parts = append(parts, fmt.Sprintf("%s_%s: %d", g.name, n, g.v[i]))
+		}
+	}
+	return runtimeErrorf("output padding must be smaller than either stride or dilation, but got %s", strings.Join(parts, " "))
 }

@@ -200,7 +200,7 @@ func metaEmptyStrided(a *Args) (Value, error) {
 		return nil, err
 	}
 	if len(size) != len(stride) {
-		return nil, runtimeErrorf("mismatch in length of strides and shape")
+		return nil, runtimeErrorf("dimensionality of sizes (%d) must match dimensionality of strides (%d)", len(size), len(stride))
 	}
 	dt, dev, rg, err := factoryOptions(a, DefaultFloat, CPU)
 	if err != nil {

@@ -1,6 +1,9 @@
 package primtorch
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // indexItem is one element of a getitem/setitem index after normalisation.
 type indexItem struct {
@@ -243,9 +246,9 @@ func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMe
 	return r, adv, nil
 }
 
-func itoa(v int64) string { return fmtShape([]int64{v})[1 : len(fmtShape([]int64{v}))-1] }
-
 // advancedIndex is at::index(self, indices): indices[d] indexes dim d (nil: the whole dim).
+// The output layout is TensorIterator's over the restrided source (indexed dims replaced by the
+// broadcast index shape with stride 0) and the index tensors reshaped to line up with it.
 func advancedIndex(self *TensorMeta, indices []*TensorMeta) (*TensorMeta, error) {
 	for _, t := range indices {
 		if t != nil && (t.DType == Bool || t.DType == UInt8) {
@@ -260,14 +263,11 @@ func advancedIndex(self *TensorMeta, indices []*TensorMeta) (*TensorMeta, error)
 	}
 	bshape, err := BroadcastShapes(shapes...)
 	if err != nil {
-		strs := ""
+		strs := make([]string, len(shapes))
 		for i, s := range shapes {
-			if i > 0 {
-				strs += ", "
-			}
-			strs += fmtShape(s)
+			strs[i] = fmtShape(s)
 		}
-		return nil, indexErrorf("shape mismatch: indexing tensors could not be broadcast together with shapes %s", strs)
+		return nil, indexErrorf("shape mismatch: indexing tensors could not be broadcast together with shapes %s", strings.Join(strs, ", "))
 	}
 	idx := make([]*TensorMeta, len(self.Shape))
 	for d, t := range indices {
@@ -323,7 +323,6 @@ func advancedIndex(self *TensorMeta, indices []*TensorMeta) (*TensorMeta, error)
 			return nil, indexErrorf("index is out of bounds for dimension with size 0")
 		}
 	}
-	// restride_src: the indexed dims become the broadcast index shape with stride 0.
 	shape := append([]int64(nil), src.Shape[:before]...)
 	st := append([]int64(nil), src.Strides[:before]...)
 	shape = append(shape, bshape...)
@@ -525,8 +524,8 @@ func metaIndexAdd(a *Args) (Value, error) {
 	if src.DType != self.DType {
 		return nil, runtimeErrorf("index_add_(): self (%s) and source (%s) must have the same scalar type", scalarTypeName(self.DType), scalarTypeName(src.DType))
 	}
-	if len(self.Shape) > 0 && len(src.Shape) > 0 && idx.Numel() != src.Shape[d] {
-		return nil, indexErrorf("index_add_(): Number of indices (%d) should be equal to source.size(dim) (%d)", idx.Numel(), src.Shape[d])
+	if len(self.Shape) > 0 && len(src.Shape) == len(self.Shape) && idx.Numel() != src.Shape[d] {
+		return nil, indexErrorf("index_add_(): Number of indices (%d) should be equal to source.size(dim): (%d), for dim: %d", idx.Numel(), src.Shape[d], d)
 	}
 	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
 }
@@ -583,6 +582,9 @@ func metaTakeAlongDim(a *Args) (Value, error) {
 	d, has := a.OptInt("dim")
 	if !has {
 		return newTensor(self.DType, []int64{idx.Numel()}, deviceOf(self)), nil
+	}
+	if len(self.Shape) == 0 {
+		return nil, indexErrorf("Dimension specified as 0 but tensor has no dimensions")
 	}
 	if len(self.Shape) != len(idx.Shape) {
 		return nil, runtimeErrorf("torch.take_along_dim(): input and indices should have the same number of dimensions, but got %d dimensions for input, and %d dimensions for indices", len(self.Shape), len(idx.Shape))

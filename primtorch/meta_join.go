@@ -189,6 +189,9 @@ func metaRoll(a *Args) (Value, error) {
 		return nil, runtimeErrorf("shifts and dimensions must align. shifts: %d, dims:%d", len(shifts), len(dims))
 	}
 	for _, d := range dims {
+		if len(self.Shape) == 0 {
+			return nil, indexErrorf("Dimension specified as 0 but tensor has no dimensions")
+		}
 		if _, err := wrapDim(d, len(self.Shape)); err != nil {
 			return nil, err
 		}

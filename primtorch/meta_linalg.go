@@ -1,18 +1,9 @@
 package primtorch
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 )
-
-// sameDType checks that matrix-product operands share a dtype.
-func sameDType(what string, x, y *TensorMeta) error {
-	if x.DType != y.DType {
-		return runtimeErrorf("expected %s to have the same dtype, but got: %s != %s", what, torchShort(x.DType), torchShort(y.DType))
-	}
-	return nil
-}
 
 // torchShort is the dtype spelling of some torch messages: "float", "double", "long int".
 func torchShort(d DType) string {
@@ -46,7 +37,7 @@ func metaMm(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sameDType("mat1 and mat2", x, y); err != nil {
+	if x.DType != y.DType {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
 	}
 	return newTensor(x.DType, shape, deviceOf(x)), nil
@@ -75,7 +66,7 @@ func metaMv(a *Args) (Value, error) {
 		return nil, runtimeErrorf("vector + matrix @ vector expected, got 1, %d, %d", len(x.Shape), len(v.Shape))
 	}
 	if x.Shape[1] != v.Shape[0] {
-		return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
+		return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
 	}
 	if x.DType != v.DType {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(v.DType))
@@ -121,7 +112,7 @@ func matmulShape(x, y *TensorMeta) ([]int64, error) {
 		return []int64{}, nil
 	case dx == 2 && dy == 1:
 		if x.Shape[1] != y.Shape[0] {
-			return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", x.Shape[0], x.Shape[0], x.Shape[1], y.Shape[0])
+			return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", x.Shape[0], x.Shape[0], x.Shape[1], y.Shape[0])
 		}
 		return []int64{x.Shape[0]}, nil
 	case dx == 1 && dy == 2:
@@ -135,7 +126,7 @@ func matmulShape(x, y *TensorMeta) ([]int64, error) {
 		k := x.Shape[dx-1]
 		if dy == 1 {
 			if k != y.Shape[0] {
-				return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", numel(x.Shape[:dx-1]), numel(x.Shape[:dx-1]), k, y.Shape[0])
+				return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", numel(x.Shape[:dx-1]), numel(x.Shape[:dx-1]), k, y.Shape[0])
 			}
 			return append([]int64(nil), x.Shape[:dx-1]...), nil
 		}
@@ -183,7 +174,7 @@ func metaMatmul(a *Args) (Value, error) {
 }
 
 // metaAddmm is addmm/addmv/baddbmm/addbmm: the product's shape, self broadcast to it.
-func metaAddmm(prod metaFn, selfDims string) metaFn {
+func metaAddmm(prod metaFn) metaFn {
 	return func(a *Args) (Value, error) {
 		r, err := prod(a)
 		if err != nil {
@@ -197,7 +188,6 @@ func metaAddmm(prod metaFn, selfDims string) metaFn {
 		if self.DType != m.DType {
 			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(m.DType), scalarTypeName(self.DType))
 		}
-		_ = selfDims
 		return m, nil
 	}
 }
@@ -227,7 +217,7 @@ func addmvProduct(a *Args) (Value, error) {
 		return nil, runtimeErrorf("vector + matrix @ vector expected, got %d, %d, %d", len(selfTensor(a).Shape), len(x.Shape), len(v.Shape))
 	}
 	if x.Shape[1] != v.Shape[0] {
-		return nil, runtimeErrorf("size mismatch, got input (%d), mat (%dx%d), vec (%d)", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
+		return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
 	}
 	return newTensor(x.DType, []int64{x.Shape[0]}, deviceOf(x)), nil
 }
@@ -247,20 +237,6 @@ func baddbmmProduct(a *Args) (Value, error) {
 		return newTensor(x.DType, []int64{x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
 	}
 	return newTensor(x.DType, []int64{x.Shape[0], x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
-}
-
-// broadcastTo checks that from broadcasts to shape to (expand's rule).
-func broadcastTo(from, to []int64) ([]int64, error) {
-	off := len(to) - len(from)
-	if off < 0 {
-		return nil, runtimeErrorf("the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)", len(to), len(from))
-	}
-	for i, s := range from {
-		if s != 1 && s != to[off+i] {
-			return nil, runtimeErrorf("The expanded size of the tensor (%d) must match the existing size (%d) at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", to[off+i], s, off+i, fmtShape(to), fmtShape(from))
-		}
-	}
-	return to, nil
 }
 
 func metaLinear(a *Args) (Value, error) {
@@ -287,6 +263,7 @@ func metaLinear(a *Args) (Value, error) {
 	return newTensor(x.DType, shape, deviceOf(x)), nil
 }
 
+// mustBroadcast is BroadcastShapes of two shapes, or a when they do not broadcast.
 func mustBroadcast(a, b []int64) []int64 {
 	s, err := BroadcastShapes(a, b)
 	if err != nil {
@@ -307,6 +284,9 @@ func transposeMeta(m *TensorMeta) *TensorMeta {
 
 func metaBilinear(a *Args) (Value, error) {
 	x1, x2, w, b := a.Tensor("input1"), a.Tensor("input2"), a.Tensor("weight"), a.Tensor("bias")
+	if len(x1.Shape) == 0 || len(x2.Shape) == 0 {
+		return nil, indexErrorf("Dimension out of range (expected to be in range of [-1, 0], but got -1)")
+	}
 	if len(x1.Shape) != len(x2.Shape) {
 		return nil, runtimeErrorf("bilinear(): input dimensions do not match: got %d and %d", len(x1.Shape), len(x2.Shape))
 	}
@@ -416,7 +396,7 @@ func metaEinsum(a *Args) (Value, error) {
 			}
 			s := m.Shape[d]
 			if old, ok := size[t[j]]; ok && old != s && old != 1 && s != 1 {
-				return nil, runtimeErrorf("einsum(): operands do not broadcast with remapped shapes (original->remapped): %s", fmtShape(m.Shape))
+				return nil, runtimeErrorf("einsum(): subscript %c has size %d for operand %d which does not broadcast with previously seen size %d", t[j], s, i, old)
 			}
 			if old, ok := size[t[j]]; !ok || old == 1 {
 				size[t[j]] = s
@@ -454,8 +434,6 @@ func metaEinsum(a *Args) (Value, error) {
 	}
 	return newTensor(ops[0].DType, shape, deviceOf(ops[0])), nil
 }
-
-var _ = fmt.Sprint
 
 // einsumView is a one-operand einsum that torch answers with a view: its output permutes the
 // operand's dims, repeated labels take diagonals, and every summed label has size 1. ok is false

@@ -49,12 +49,7 @@ func metaPointwiseLoss(a *Args) (Value, error) {
 		return nil, err
 	}
 	if a.Op.Schema.Name == "kl_div" {
-		// kl_div computes target * (log(target) - input): operands (target, input).
-		r, err := pointwise([]Value{tg, in}, PromoteDefault, 0, false)
-		if err != nil {
-			return nil, err
-		}
-		return reduced(red, r), nil
+		return klDiv(a, in, tg, red)
 	}
 	shape, err := BroadcastShapes(in.Shape, tg.Shape)
 	if err != nil {
@@ -131,9 +126,17 @@ func nllShapes(in, tg *TensorMeta, w *TensorMeta) ([]int64, error) {
 	if len(in.Shape) < 1 {
 		return nil, runtimeErrorf("input tensor should be 1D or 2D")
 	}
+	shape, err := nllShapeOnly(in, tg, w)
+	if err != nil {
+		return nil, err
+	}
 	if tg.DType != Int64 {
 		return nil, runtimeErrorf("expected scalar type Long but found %s", scalarTypeName(tg.DType))
 	}
+	return shape, nil
+}
+
+func nllShapeOnly(in, tg *TensorMeta, w *TensorMeta) ([]int64, error) {
 	c := in.Shape[0]
 	if len(in.Shape) >= 2 {
 		c = in.Shape[1]
@@ -198,9 +201,10 @@ func metaCrossEntropy(a *Args) (Value, error) {
 	if len(in.Shape) == 0 {
 		return nil, indexErrorf("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
 	}
-	if isFloatOrComplex(tg.DType) {
-		if !shapeEqual(in.Shape, tg.Shape) {
-			return nil, runtimeErrorf("Expected target size %s, got %s", fmtShape(classIndexShape(in)), fmtShape(tg.Shape))
+	if shapeEqual(in.Shape, tg.Shape) {
+		// Class probabilities: torch assumes them when input and target shapes agree.
+		if !isFloatOrComplex(tg.DType) {
+			return nil, runtimeErrorf("Expected floating point type for target with class probabilities, got %s", scalarTypeName(tg.DType))
 		}
 		if in.DType != tg.DType {
 			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(tg.DType))
@@ -232,4 +236,37 @@ func classIndexShape(in *TensorMeta) []int64 {
 		return []int64{}
 	}
 	return append([]int64{in.Shape[0]}, in.Shape[2:]...)
+}
+
+// klDiv follows torch's kl_div: xlogy(target, target) - target * input, or with log_target
+// exp(target) * (target - input); each step is a TensorIterator op.
+func klDiv(a *Args, in, tg *TensorMeta, red string) (Value, error) {
+	if in.DType.IsComplex() || tg.DType.IsComplex() {
+		return nil, runtimeErrorf("kl_div: Complex inputs not supported.")
+	}
+	if in.DType.IsIntegral(true) || tg.DType.IsIntegral(true) {
+		return nil, runtimeErrorf("kl_div: Integral inputs not supported.")
+	}
+	var x, y *TensorMeta
+	var err error
+	if a.Bool("log_target") {
+		if x, err = pointwise([]Value{tg}, PromoteIntToFloat, 0, false); err != nil {
+			return nil, err
+		}
+		if y, err = pointwise([]Value{tg, in}, PromoteDefault, 0, false); err != nil {
+			return nil, err
+		}
+	} else {
+		if x, err = pointwise([]Value{tg, tg}, PromoteIntToFloat, 0, false); err != nil {
+			return nil, err
+		}
+		if y, err = pointwise([]Value{tg, in}, PromoteDefault, 0, false); err != nil {
+			return nil, err
+		}
+	}
+	r, err := pointwise([]Value{x, y}, PromoteDefault, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return reduced(red, r), nil
 }

@@ -24,20 +24,32 @@ func metaPad(a *Args) (Value, error) {
 		shape[d] = in.Shape[d] + pad[2*i] + pad[2*i+1]
 	}
 	if mode == "constant" {
+		// torch first narrows for negative pads (dims in increasing order), then pads.
 		allNonPos := true
+		v := in
+		for d := nd - len(pad)/2; d < nd; d++ {
+			i := nd - 1 - d
+			l, r := pad[2*i], pad[2*i+1]
+			var err error
+			if l < 0 {
+				if v, err = checkedNarrow(v, d, -l, v.Shape[d]+l); err != nil {
+					return nil, err
+				}
+			}
+			if r < 0 {
+				if v, err = checkedNarrow(v, d, 0, v.Shape[d]+r); err != nil {
+					return nil, err
+				}
+			}
+			allNonPos = allNonPos && l <= 0 && r <= 0
+		}
 		for i := 0; i < len(pad)/2; i++ {
 			d := nd - 1 - i
 			if shape[d] < 0 {
 				return nil, runtimeErrorf("The input size %d, plus negative padding %d and %d resulted in a negative output size, which is invalid. Check dimension %d of your input.", in.Shape[d], pad[2*i], pad[2*i+1], d)
 			}
-			allNonPos = allNonPos && pad[2*i] <= 0 && pad[2*i+1] <= 0
 		}
 		if allNonPos {
-			v := in
-			for i := 0; i < len(pad)/2; i++ {
-				d := nd - 1 - i
-				v = narrowMeta(v, d, -pad[2*i], shape[d])
-			}
 			return emptyLike(v, in.DType, PreserveFormat), nil
 		}
 		return &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, in.SuggestMemoryFormat()), Device: deviceOf(in)}, nil

@@ -151,7 +151,7 @@ func metaWhere(a *Args) (Value, error) {
 func metaMaskedFill(a *Args) (Value, error) {
 	self, mask := selfTensor(a), a.Tensor("mask")
 	if mask.DType != Bool {
-		return nil, runtimeErrorf("masked_fill_ only supports boolean masks, but got mask with dtype %s", scalarTypeName(mask.DType))
+		return nil, dataDependentf("masked_fill with a %s mask is valid only when the mask holds 0s and 1s", scalarTypeName(mask.DType))
 	}
 	if v, ok := a.Get("value").(*TensorMeta); ok && len(v.Shape) != 0 {
 		return nil, runtimeErrorf("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).", len(v.Shape))
@@ -220,8 +220,8 @@ func metaHardtanh(a *Args) (Value, error) {
 }
 
 // clampLike is relu/relu6/hardtanh: no bool, no complex inputs.
-func clampLike(name string, m metaFn) metaFn {
-	return rejectDType(isBool, "Boolean inputs not supported for "+name, rejectDType(isComplex, "clamp is not supported for complex types", m))
+func clampLike(boolMsg string, m metaFn) metaFn {
+	return rejectDType(isBool, boolMsg, rejectDType(isComplex, "clamp is not supported for complex types", m))
 }
 
 // metaHalves is glu: an elementwise op over the two halves of self along dim.

@@ -251,6 +251,9 @@ func metaNorm(a *Args) (Value, error) {
 	dt, ok := a.DType("dtype")
 	if !ok {
 		if !isFloatOrComplex(self.DType) {
+			if a.Op.Schema.Name == "norm" {
+				return nil, runtimeErrorf("norm(): input dtype should be either floating point or complex. Got %s instead.", scalarTypeName(self.DType))
+			}
 			return nil, runtimeErrorf("linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s", scalarTypeName(self.DType))
 		}
 		dt = toReal(self.DType)

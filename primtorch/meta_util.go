@@ -86,18 +86,6 @@ func notImplementedFor(kernel string, d DType) *Error {
 	return runtimeErrorf("\"%s\" not implemented for '%s'", kernel, scalarTypeName(d))
 }
 
-// sameDevice checks that the tensors are on one device.
-func sameDevice(ts ...*TensorMeta) error {
-	var vals []Value
-	for _, t := range ts {
-		if t != nil {
-			vals = append(vals, t)
-		}
-	}
-	_, err := commonDevice(vals)
-	return err
-}
-
 func deviceOf(m *TensorMeta) Device {
 	if m == nil || m.Device.Type == "" {
 		return CPU

@@ -198,6 +198,9 @@ func metaFlatten(a *Args) (Value, error) {
 
 func metaUnflatten(a *Args) (Value, error) {
 	self := selfTensor(a)
+	if len(self.Shape) == 0 {
+		return nil, indexErrorf("Dimension specified as 0 but tensor has no dimensions")
+	}
 	d, err := wrapDim(a.Int("dim"), len(self.Shape))
 	if err != nil {
 		return nil, err
@@ -286,7 +289,7 @@ func permuteMeta(self *TensorMeta, dims []int64) (*TensorMeta, error) {
 			return nil, err
 		}
 		if seen[w] {
-			return nil, runtimeErrorf("repeated dim in permute")
+			return nil, runtimeErrorf("permute(): duplicate dims are not allowed.")
 		}
 		seen[w] = true
 		shape[i], st[i] = self.Shape[w], self.Strides[w]
@@ -300,6 +303,14 @@ func metaMovedim(a *Args) (Value, error) {
 	self := selfTensor(a)
 	src, dst := a.Ints("source"), a.Ints("destination")
 	nd := len(self.Shape)
+	if nd == 0 {
+		for _, d := range append(append([]int64(nil), src...), dst...) {
+			if _, err := wrapDim(d, 0); err != nil {
+				return nil, err
+			}
+		}
+		return self.Clone(), nil
+	}
 	if len(src) != len(dst) {
 		return nil, runtimeErrorf("movedim: Invalid source or destination dims: source (%s dims) should contain the same number of dims as destination (%s dims)", fmtShape(src), fmtShape(dst))
 	}
@@ -420,18 +431,20 @@ func metaNarrow(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	return checkedNarrow(self, d, a.Int("start"), a.Int("length"))
+}
+
+// checkedNarrow is torch's narrow(dim, start, length) with its argument checks.
+func checkedNarrow(self *TensorMeta, d int, start, length int64) (*TensorMeta, error) {
 	size := self.Shape[d]
-	start, length := a.Int("start"), a.Int("length")
-	if start < -size || start > size {
-		return nil, indexErrorf("start out of range (expected to be in range of [%d, %d], but got %d)", -size, size, start)
+	if start != size { // start == size is valid (an empty narrow), but no valid dim
+		w, err := wrapDim(start, int(size))
+		if err != nil {
+			return nil, err
+		}
+		start = int64(w)
 	}
-	if start < 0 {
-		start += size
-	}
-	if length < 0 {
-		return nil, runtimeErrorf("narrow(): length must be non-negative.")
-	}
-	if start+length > size {
+	if length < 0 || start > size-length {
 		return nil, runtimeErrorf("start (%d) + length (%d) exceeds dimension size (%d).", start, length, size)
 	}
 	return narrowMeta(self, d, start, length), nil

@@ -98,9 +98,10 @@ type Op struct {
 
 	meta        metaFn
 	ownGrad     bool
-	canonical   *Op  // for a target's view of the op (see Lookup): the registry's op
-	method      bool // a Tensor.<method> target's view: self is not counted in argument positions
-	selfNumbers bool // the first parameter accepts a Python number (see NumbersAsTensors)
+	sigTargets  map[*Schema][]string // signatures only some targets use, with those targets
+	canonical   *Op                  // for a target's view of the op (see Lookup): the registry's op
+	method      bool                 // a Tensor.<method> target's view: self is not counted in argument positions
+	selfNumbers bool                 // the first parameter accepts a Python number (see NumbersAsTensors)
 	overloads   []*Op
 	mutatesWhen func(*Args) []string
 }
@@ -113,6 +114,10 @@ func (op *Op) Canonical() *Op {
 	}
 	return op
 }
+
+// AliasesInput reports whether the output may share memory with an input (views, ops that may
+// return their input, in-place ops); Schema.Params[AliasArg] is that input.
+func (op *Op) AliasesInput() bool { return op.Alias != AliasNone }
 
 // Overloads returns the ops that share this op's targets, in the order calls try them (the op
 // itself included): max, max.dim, max.other.
@@ -245,8 +250,8 @@ func (op *Op) MetaArgs(a *Args) (out Value, err error) {
 }
 
 // writeInto checks that a result r may be written into self (an in-place op) and returns the
-// meta of self after the write.
-// typeMetaNames: the message names the output dtype as C++ does ("long int"), as clamp_ does.
+// meta of self after the write. With typeMetaNames the cast error names self's dtype as C++
+// does ("long int"), as clamp_'s check does.
 func writeInto(self, r *TensorMeta, typeMetaNames bool) (*TensorMeta, error) {
 	if !shapeEqual(self.Shape, r.Shape) {
 		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(self.Shape), fmtShape(r.Shape))

@@ -8,16 +8,16 @@ var linalgDefs = []*def{
 	row(OpMv, KindExtern, PromoteNone, "mv(Tensor self, Tensor vec) -> Tensor", "@mv", metaMv).with(fOut),
 	row(OpDot, KindExtern, PromoteNone, "dot(Tensor self, Tensor tensor) -> Tensor", "@dot @inner", metaDot).with(fOut),
 	row(OpOuter, KindPointwise, PromoteDefault, "outer(Tensor self, Tensor vec2) -> Tensor", "@outer @ger", metaOuter).with(fOut),
-	row(OpAddmm, KindExtern, PromoteNone, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmm", metaAddmm(addmmProduct, "mat")).
+	row(OpAddmm, KindExtern, PromoteNone, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmm", metaAddmm(addmmProduct)).
 		with(fOut).inplace(OpAddmmInplace, "Tensor.addmm_"),
-	row(OpAddmv, KindExtern, PromoteNone, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmv", metaAddmm(addmvProduct, "vec")).with(fOut),
-	row(OpBaddbmm, KindExtern, PromoteNone, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@baddbmm", metaAddmm(baddbmmProduct, "batch")).
+	row(OpAddmv, KindExtern, PromoteNone, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmv", metaAddmm(addmvProduct)).with(fOut),
+	row(OpBaddbmm, KindExtern, PromoteNone, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@baddbmm", metaAddmm(baddbmmProduct)).
 		with(fOut).inplace(OpBaddbmmInplace, "Tensor.baddbmm_"),
-	row(OpAddbmm, KindExtern, PromoteNone, "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addbmm", metaAddmm(baddbmmProduct, "mat")).with(fOut),
+	row(OpAddbmm, KindExtern, PromoteNone, "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addbmm", metaAddmm(baddbmmProduct)).with(fOut),
 	row(OpLinear, KindExtern, PromoteNone, "linear(Tensor input:self, Tensor weight, Tensor? bias=None) -> Tensor", "F.linear nn.linear", metaLinear),
 	row(OpBilinear, KindExtern, PromoteNone, "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor", "torch.bilinear F.bilinear", metaBilinear),
 	row(OpEinsum, KindExtern, PromoteNone, "einsum(str equation, Tensor... operands) -> Tensor", "torch.einsum", metaEinsum).
-		notes("output strides are contiguous; torch may return permuted layouts or views for some equations"),
+		notes("multi-operand outputs are laid out contiguous, as torch does for the common equations"),
 }
 
 // Convolutions (external oneDNN kernels) and pooling.

@@ -91,7 +91,7 @@ var unaryDefs = []*def{
 // act is an activation row: "name(Tensor self<params>) -> Tensor" with an F-level signature
 // that adds inplace=False (when fsig is not empty) and an in-place variant reached by ipTargets.
 func act(id, ip OpID, name, params, fsig, targets, ipTargets string, m metaFn) *def {
-	d := row(id, KindPointwise, PromoteDefault, name+"(Tensor self"+params+") -> Tensor", targets, m).with(fOut)
+	d := row(id, KindPointwise, PromoteDefault, name+"(Tensor self"+params+") -> Tensor", targets, m)
 	if fsig != "" {
 		d.py("F."+name, name+"(Tensor input:self"+fsig+") -> Tensor")
 	}
@@ -103,8 +103,8 @@ func act(id, ip OpID, name, params, fsig, targets, ipTargets string, m metaFn) *
 
 // Activation functions (torch.nn.functional).
 var activationDefs = []*def{
-	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", "Tensor.relu_ torch.relu_ F.relu_", clampLike("relu", metaPointwise)),
-	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", "", clampLike("hardtanh", metaHardtanh)),
+	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", "Tensor.relu_ torch.relu_ F.relu_", clampLike("Boolean inputs not supported for relu", metaPointwise)),
+	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", "", clampLike("Bool inputs not supported for hardtanh", metaHardtanh)),
 	act(OpGelu, noInplace, "gelu", ", *, str approximate='none'", "", "F.gelu nn.gelu", "", metaGelu),
 	act(OpSilu, OpSiluInplace, "silu", "", ", bool inplace=False", "F.silu nn.silu", "nn.silu_", metaPointwise),
 	act(OpMish, OpMishInplace, "mish", "", ", bool inplace=False", "F.mish nn.mish", "nn.mish_", metaPointwise),
@@ -112,7 +112,7 @@ var activationDefs = []*def{
 	act(OpSelu, OpSeluInplace, "selu", "", ", bool inplace=False", "torch.selu F.selu", "torch.selu_ F.selu_", metaPointwise),
 	act(OpCelu, OpCeluInplace, "celu", ", Scalar alpha=1.0", ", float alpha=1.0, bool inplace=False", "torch.celu F.celu", "torch.celu_ F.celu_", metaPointwise),
 	act(OpLeakyRelu, OpLeakyReluInplace, "leaky_relu", ", Scalar negative_slope=0.01", ", float negative_slope=0.01, bool inplace=False", "F.leaky_relu nn.leaky_relu", "F.leaky_relu_ nn.leaky_relu_", metaPointwise),
-	act(OpHardtanh, OpHardtanhInplace, "hardtanh", ", Scalar min_val=-1, Scalar max_val=1", ", float min_val=-1.0, float max_val=1.0, bool inplace=False", "F.hardtanh nn.hardtanh", "F.hardtanh_ nn.hardtanh_", clampLike("hardtanh", metaHardtanh)),
+	act(OpHardtanh, OpHardtanhInplace, "hardtanh", ", Scalar min_val=-1, Scalar max_val=1", ", float min_val=-1.0, float max_val=1.0, bool inplace=False", "F.hardtanh nn.hardtanh", "F.hardtanh_ nn.hardtanh_", clampLike("Bool inputs not supported for hardtanh", metaHardtanh)),
 	act(OpHardsigmoid, OpHardsigmoidInplace, "hardsigmoid", "", ", bool inplace=False", "F.hardsigmoid nn.hardsigmoid", "nn.hardsigmoid_", metaPointwise),
 	act(OpHardswish, OpHardswishInplace, "hardswish", "", ", bool inplace=False", "F.hardswish nn.hardswish", "nn.hardswish_", metaPointwise),
 	act(OpSoftplus, noInplace, "softplus", ", Scalar beta=1, Scalar threshold=20", "", "F.softplus nn.softplus", "", metaPointwise),
@@ -199,7 +199,7 @@ var ternaryDefs = []*def{
 	row(OpWhereCond, KindIndexing, PromoteNone, "where(Tensor condition) -> Tensor[]", "torch.where", nil).with(fDataDep | fNonDiff),
 	row(OpWhereMethod, KindPointwise, PromoteNoOpmath, "where.method(Tensor self, Tensor condition, Tensor other) -> Tensor", "Tensor.where", metaWhere),
 	row(OpMaskedFill, KindPointwise, PromoteNone, "masked_fill(Tensor self, Tensor mask, Tensor value) -> Tensor", "@masked_fill", metaMaskedFill).
-		with(fNumbers).inplace(OpMaskedFillInplace, "Tensor.masked_fill_"),
+		with(fNumbers).notes("a non-bool mask is data-dependent (valid only when it holds 0s and 1s)").inplace(OpMaskedFillInplace, "Tensor.masked_fill_"),
 	row(OpLerp, KindPointwise, PromoteDefault, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", "@lerp", metaSameDTypes).
 		with(fNumbers|fOut).inplace(OpLerpInplace, "Tensor.lerp_"),
 	row(OpAddcmul, KindPointwise, PromoteDefault, "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", "@addcmul", metaPointwise).

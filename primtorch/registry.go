@@ -153,6 +153,10 @@ func buildRegistry() []*Op {
 		for _, ps := range pysigs {
 			sc := MustParseSchema(ps.sig)
 			op.Sigs = append(op.Sigs[:len(op.Sigs):len(op.Sigs)], sc)
+			if op.sigTargets == nil {
+				op.sigTargets = map[*Schema][]string{}
+			}
+			op.sigTargets[sc] = ps.targets
 			for _, t := range ps.targets {
 				if indexOfString(op.Targets, t) < 0 {
 					panic(fmt.Sprintf("ptgo BUG: %s declares a signature for target %s, which is not among its targets", op.Name, t))
@@ -260,16 +264,4 @@ func indexOfString(list []string, s string) int {
 		}
 	}
 	return -1
-}
-
-func sameOps(a, b []*Op) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -88,7 +88,7 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 	if failedGuard != "" {
 		logs.Printf(logs.Recompiles, "Recompiling function %s in %s:%d\n    triggered by the guard failure: %s", qual, file, line, failedGuard)
 	}
-	req := &bytecode.FrameRequest{Func: fn, Code: code, Args: args,
+	req := &bytecode.FrameRequest{Func: fn, Code: code, Args: args, AllowBreaks: !ctx.fullgraph,
 		MaxSteps: configInt(api, "max_trace_instructions", 2_000_000), MaxDepth: configInt(api, "max_inline_depth", 64)}
 	cap, err := bytecode.CaptureFrame(env, req)
 	rec := &compileRecord{Function: qual, File: file, Line: line}
@@ -106,7 +106,12 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 		}
 		return failure(api, cap, fmt.Sprintf("ptgo: capturing %s (%s:%d) failed: %v", qual, file, line, err))
 	}
-	if cap.Graph == nil {
+	if b := cap.Break; b != nil {
+		u := b.Reason
+		rec.BreakReason, rec.BreakWhere, rec.BreakHint = u.Reason, u.Where, u.Hint
+		logs.Printf(logs.GraphBreaks, "Graph break in %s (%s:%d): %s\n    at %s%s\n    the code before it is compiled; it runs eagerly, then %s resumes", qual, short(file), line, u.Reason, u.Where, hintLine(u.Hint), qual)
+	}
+	if cap.Graph == nil && cap.Break == nil && (cap.Effects == nil || cap.Effects.Empty()) {
 		logs.Debugf(logs.Dynamo, "%s (%s:%d) does no tensor work; it runs eagerly", qual, short(file), line)
 		return eagerResult(cap)
 	}
@@ -115,15 +120,19 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 			return failure(api, cap, "ptgo BUG: the captured graph does not verify: "+err.Error())
 		}
 	}
-	rec.Ops = countOps(cap.Graph)
-	rec.Graph = cap.Graph.String()
 	rec.Guards = cap.Guards.Checks()
-	if logs.On(logs.Graph) {
-		logs.Printf(logs.Graph, "captured %s (%s:%d):\n%s", qual, short(file), line, cap.Graph.String())
-	}
-	compiled, err := compileGraph(api, ctx, cap)
-	if err != nil {
-		return failure(api, cap, fmt.Sprintf("ptgo: backend %s failed on the graph of %s (%s:%d): %v", ctx.backendName, qual, file, line, err))
+	var compiled py.Obj
+	if cap.Graph != nil {
+		rec.Ops = countOps(cap.Graph)
+		rec.Graph = cap.Graph.String()
+		if logs.On(logs.Graph) {
+			logs.Printf(logs.Graph, "captured %s (%s:%d):\n%s", qual, short(file), line, cap.Graph.String())
+		}
+		var err error
+		compiled, err = compileGraph(api, ctx, cap)
+		if err != nil {
+			return failure(api, cap, fmt.Sprintf("ptgo: backend %s failed on the graph of %s (%s:%d): %v", ctx.backendName, qual, file, line, err))
+		}
 	}
 	newCode, asm, err := bytecode.TransformedCode(env, code, cap, compiled)
 	if err != nil {

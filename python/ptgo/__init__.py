@@ -10,10 +10,11 @@ from ._logging import set_logs
 from .backends import list_backends, register_backend
 from .eval_frame import OptimizedModule, compile, disable, is_compiling, reset
 from .exc import BackendCompilerFailed, PtgoError, Unsupported
+from .explain import explain
 
 __version__ = "0.1.0"
 
 __all__ = [
     "compile", "reset", "disable", "is_compiling", "config", "set_logs", "list_backends",
-    "register_backend", "OptimizedModule", "Unsupported", "BackendCompilerFailed", "PtgoError",
+    "register_backend", "OptimizedModule", "Unsupported", "BackendCompilerFailed", "PtgoError", "explain",
 ]

@@ -315,3 +315,21 @@ def meta_call(target, is_method, args, kwargs):
 
 def make_size(items):
     return torch.Size(items)
+
+
+# ---- resume functions (graph breaks) --------------------------------------------------------
+
+#: code object -> {layout key: resume code object}; cleared by ptgo.reset().
+resume_cache = {}
+
+
+def get_resume(code, key):
+    return resume_cache.get(code, {}).get(key)
+
+
+def put_resume(code, key, resume):
+    resume_cache.setdefault(code, {})[key] = resume
+
+
+def reset():
+    resume_cache.clear()

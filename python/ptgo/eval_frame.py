@@ -261,6 +261,9 @@ def is_compiling():
 def reset():
     """Forget every compiled frame and cache entry (like ``torch._dynamo.reset()``)."""
     if _C is not None:
+        from . import _runtime
+
         _C.reset()
+        _runtime.reset()
         if _C.go_loaded():
             _C.request("reset", "{}")
