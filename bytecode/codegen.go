@@ -153,9 +153,19 @@ func (g *codeGen) rebuild(v Value) error {
 	case NullV:
 		g.emit(PUSH_NULL, 0)
 	case *TupleV:
+		if x.Source != nil && x.Named {
+			return g.loadSource(x.Source)
+		}
 		class := x.Class
 		if x.Size {
 			class = g.env.Known("torch.Size")
+		}
+		if x.Named {
+			make_, err := g.api.GetAttr(x.Class, "_make")
+			if err != nil {
+				return err
+			}
+			class = make_
 		}
 		if class != 0 {
 			g.emit(PUSH_NULL, 0)

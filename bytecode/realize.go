@@ -190,6 +190,31 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		typ := api.TypeOf(o)
 		size := typ == t.env.Known("torch.Size")
 		exact := typ == t.env.Known("builtins.tuple") || typ == t.env.Known("builtins.list")
+		if !exact && !size && k == py.KTuple && t.isNamedTuple(typ) {
+			n, err := api.Len(o)
+			if err != nil {
+				return nil, err
+			}
+			items := make([]Value, n)
+			for i := range items {
+				it, err := api.Index(o, i)
+				if err != nil {
+					return nil, err
+				}
+				if src == nil {
+					if items[i], err = t.wrapLive(f, it, nil); err != nil {
+						return nil, err
+					}
+				} else {
+					items[i] = t.lazy(it, &IndexSource{Base: src, Index: i})
+				}
+			}
+			if src != nil {
+				g.Type(src, typ, t.qualName(typ))
+			}
+			v = &TupleV{Items: items, Source: src, Class: typ, Named: true}
+			break
+		}
 		if !exact && !size {
 			if src != nil {
 				g.Type(src, typ, api.Repr(typ))
@@ -359,6 +384,13 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		t.realized[o] = v
 	}
 	return v, nil
+}
+
+// isNamedTuple reports a collections.namedtuple class (a tuple subclass with _fields and _make).
+func (t *Tracer) isNamedTuple(typ py.Obj) bool {
+	_, _, _, hasFields, _ := t.api.GetAttrStatic(typ, "_fields")
+	_, _, _, hasMake, _ := t.api.GetAttrStatic(typ, "_make")
+	return hasFields && hasMake
 }
 
 // allScalars reports whether the first n items of a tuple are None, bools, ints, floats or strs.

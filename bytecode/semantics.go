@@ -275,6 +275,13 @@ func (t *Tracer) toObj(f *frame, v Value) (py.Obj, error) {
 			return api.Call(t.env.Known("torch.Size"), []py.Obj{tup}, nil)
 		}
 		if v.Class != 0 {
+			if v.Named {
+				make_, err := api.GetAttr(v.Class, "_make")
+				if err != nil {
+					return 0, err
+				}
+				return api.Call(make_, []py.Obj{tup}, nil)
+			}
 			return api.Call(v.Class, []py.Obj{tup}, nil)
 		}
 		return tup, nil

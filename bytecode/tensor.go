@@ -514,7 +514,8 @@ func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
 		}
 	case *TupleV, *ListV:
 		var items []Value
-		if tv, ok := x.(*TupleV); ok {
+		tv, isTuple := x.(*TupleV)
+		if isTuple {
 			items = tv.Items
 		} else {
 			items = x.(*ListV).Items
@@ -526,6 +527,10 @@ func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
 				return nil, err
 			}
 			out[i] = m
+		}
+		if isTuple {
+			// x[0, 1] indexes two dims; x[[0, 1]] gathers rows.
+			return primtorch.Tuple(out), nil
 		}
 		return out, nil
 	case *SliceV:

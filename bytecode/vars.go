@@ -124,8 +124,10 @@ type TupleV struct {
 	Items  []Value
 	Size   bool
 	Source Source
-	// Class is a structseq type (torch.return_types.max) for ops returning named tuples.
+	// Class is a structseq type (torch.return_types.max) for ops returning named tuples, or a
+	// collections.namedtuple class (Named).
 	Class py.Obj
+	Named bool
 }
 
 // withItems is a copy of the tuple (same kind: plain, torch.Size or structseq) with new items.

@@ -123,7 +123,7 @@ enum ptgo_guard_op {
     PTGO_G_CLOSURE,      /* r[dst] = contents of closure cell i */
     PTGO_G_ATTR,         /* r[dst] = getattr(r[src], name) */
     PTGO_G_DICT_ITEM,    /* r[dst] = r[src][name] where r[src] is a dict (its own storage; str key) */
-    PTGO_G_INDEX,        /* r[dst] = r[src][i] for exact tuples and lists */
+    PTGO_G_INDEX,        /* r[dst] = r[src][i] for tuples and lists (their own storage) */
     PTGO_G_TYPE,         /* type(r[src]) is obj */
     PTGO_G_ID,           /* r[src] is obj */
     PTGO_G_EQ,           /* type(r[src]) is type(obj) and r[src] == obj */

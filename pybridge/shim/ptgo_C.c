@@ -746,8 +746,8 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             break;
         case PTGO_G_INDEX: {
             PyObject *s = regs[g->src];
-            if (PyTuple_CheckExact(s) && g->i < PyTuple_GET_SIZE(s)) v = PyTuple_GET_ITEM(s, g->i);
-            else if (PyList_CheckExact(s) && g->i < PyList_GET_SIZE(s)) v = PyList_GET_ITEM(s, g->i);
+            if (PyTuple_Check(s) && g->i < PyTuple_GET_SIZE(s)) v = PyTuple_GET_ITEM(s, g->i);
+            else if (PyList_Check(s) && g->i < PyList_GET_SIZE(s)) v = PyList_GET_ITEM(s, g->i);
             if (owned[g->dst]) Py_DECREF(regs[g->dst]);
             if (v) Py_INCREF(v); /* a list may shrink while later guards run Python code */
             regs[g->dst] = v;
