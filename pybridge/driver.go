@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"ptgo/bytecode"
@@ -270,13 +271,20 @@ type compileRecord struct {
 	Seconds     float64  `json:"seconds"`
 }
 
-var compileLog []*compileRecord
+// compileLog is read by requests that may run on another thread while a compile has released
+// the GIL in Python code: guard it (never across a callback into Python).
+var (
+	compileLogMu sync.Mutex
+	compileLog   []*compileRecord
+)
 
 // panicNextCompile makes the next compile panic: tests check that a Go panic reaches Python as
 // ptgo.BackendCompilerFailed and the process survives.
 var panicNextCompile bool
 
 func recordCompile(r *compileRecord) {
+	compileLogMu.Lock()
+	defer compileLogMu.Unlock()
 	compileLog = append(compileLog, r)
 	if len(compileLog) > 10000 {
 		compileLog = compileLog[len(compileLog)-10000:]
@@ -287,7 +295,9 @@ func recordCompile(r *compileRecord) {
 func handleRequest(method string, in []byte) ([]byte, error) {
 	switch method {
 	case "reset":
+		compileLogMu.Lock()
 		compileLog = nil
+		compileLogMu.Unlock()
 		return []byte("{}"), nil
 	case "set_logs":
 		var cfg map[string]string
@@ -299,6 +309,8 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 		panicNextCompile = true
 		return []byte("{}"), nil
 	case "compile_log":
+		compileLogMu.Lock()
+		defer compileLogMu.Unlock()
 		return json.Marshal(compileLog)
 	case "ops":
 		return json.Marshal(listOps())

@@ -282,3 +282,17 @@ def test_forked_child_runs_eagerly():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_compiled_module_is_not_kept_alive():
+    import gc
+    import weakref
+
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    cm = ptgo.compile(m, backend="eager")
+    cm(torch.randn(2, 4))
+    w, wp = weakref.ref(m), weakref.ref(m[0].weight)
+    del m, cm
+    gc.collect()
+    assert w() is None, "the cache entry keeps the module alive"
+    assert wp() is None, "the cache entry keeps the parameters alive"

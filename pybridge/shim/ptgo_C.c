@@ -542,7 +542,9 @@ static int load_go(void) {
 typedef struct {
     int32_t op, dst, src, nvec;
     int64_t i;
-    PyObject *obj;  /* strong */
+    PyObject *obj;  /* strong, or borrowed when weak is set */
+    PyObject *weak; /* weak reference to obj for identity guards (the entry must not keep modules
+                     * and parameters alive); its callback marks the entry dead */
     PyObject *name; /* interned str, strong */
     int64_t *vec;
     char *desc;
@@ -557,6 +559,8 @@ typedef struct entry {
     guard_t *guards;
     int nguards, nregs;
     long hits;
+    int dead;            /* an object an identity guard names has died: never matches again */
+    PyObject *on_death;  /* the weakref callback (bound to this entry) */
 } entry_t;
 
 typedef struct cache {
@@ -579,6 +583,10 @@ static PyObject *skip_files;      /* tuple of str: exact files never captured */
 
 static void free_entry(entry_t *e) {
     for (int i = 0; i < e->nguards; i++) {
+        if (e->guards[i].weak) {
+            Py_CLEAR(e->guards[i].weak); /* a freed weakref never calls its callback */
+            e->guards[i].obj = NULL;
+        }
         Py_XDECREF(e->guards[i].obj);
         Py_XDECREF(e->guards[i].name);
         PyMem_Free(e->guards[i].vec);
@@ -587,7 +595,38 @@ static void free_entry(entry_t *e) {
     PyMem_Free(e->guards);
     Py_XDECREF(e->code);
     Py_XDECREF(e->fn);
+    Py_XDECREF(e->on_death);
     PyMem_Free(e);
+}
+
+static PyObject *entry_died(PyObject *capsule, PyObject *wr) {
+    entry_t *e = PyCapsule_GetPointer(capsule, "ptgo.entry");
+    if (e) {
+        /* Release the compiled code (and the graph and parameters it holds) now; the entry
+         * itself is unlinked at the next lookup of its code object. */
+        e->dead = 1;
+        Py_CLEAR(e->code);
+        Py_CLEAR(e->fn);
+    }
+    PyErr_Clear();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef entry_died_def = {"entry_died", entry_died, METH_O, NULL};
+
+/* Unlinks and frees the entries of c whose identity-guarded objects died. */
+static void purge_dead(cache_t *c) {
+    entry_t **link = &c->head;
+    while (*link) {
+        entry_t *e = *link;
+        if (e->dead) {
+            *link = e->next;
+            c->nentries--;
+            free_entry(e);
+        } else {
+            link = &e->next;
+        }
+    }
 }
 
 static void clear_cache(cache_t *c) {
@@ -850,7 +889,22 @@ static entry_t *make_entry(const ptgo_result *r, long tag) {
         g->nvec = s->nvec;
         if (s->obj) {
             g->obj = (PyObject *)s->obj;
-            Py_INCREF(g->obj);
+            if (s->op == PTGO_G_ID && PyType_SUPPORTS_WEAKREFS(Py_TYPE(g->obj))) {
+                if (e->on_death == NULL) {
+                    PyObject *cap = PyCapsule_New(e, "ptgo.entry", NULL);
+                    if (cap) {
+                        e->on_death = PyCFunction_New(&entry_died_def, cap);
+                        Py_DECREF(cap);
+                    }
+                }
+                g->weak = e->on_death ? PyWeakref_NewRef(g->obj, e->on_death) : NULL;
+                if (g->weak == NULL) {
+                    PyErr_Clear();
+                    Py_INCREF(g->obj); /* fall back to a strong reference */
+                }
+            } else {
+                Py_INCREF(g->obj);
+            }
         }
         if (s->name) {
             g->name = PyUnicode_InternFromString(s->name);
@@ -937,6 +991,8 @@ static void warn_limit(cache_t *c, PyCodeObject *co) {
 
 /* Calls the transformed code with the frame's argument slots (flattened signature). */
 static PyObject *run_entry(entry_t *e, _PyInterpreterFrame *frame) {
+    if (e->code == NULL) /* released by entry_died while the guards ran */
+        return _PyEval_EvalFrameDefault(PyThreadState_GET(), frame, 0);
     PyCodeObject *co = frame->f_code;
     int nargs = co->co_argcount + co->co_kwonlyargcount + ((co->co_flags & CO_VARARGS) ? 1 : 0) +
                 ((co->co_flags & CO_VARKEYWORDS) ? 1 : 0);
@@ -1021,8 +1077,9 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     int ntag = 0;
     entry_t *prev = NULL;
     tl_busy = 1;
+    purge_dead(c);
     for (entry_t *e = c->head; e; prev = e, e = e->next) {
-        if (e->tag != tag) continue;
+        if (e->tag != tag || e->dead) continue;
         ntag++;
         const char *why = NULL;
         if (run_guards(e, frame, &why)) {
