@@ -6,7 +6,7 @@ VPY := $(VENV)/bin/python
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 export PATH := $(dir $(GO)):$(PATH)
 DEBS := python3-torch python3-numpy python3-pytest python3-venv python3-dev python3-setuptools \
-        python3-wheel python3-pip python3-matplotlib gcc make pkg-config
+        python3-wheel python3-pip python3-matplotlib libtorch-dev gcc g++ make pkg-config
 GO_SRC := $(shell find . -name '*.go' -not -path './.venv/*' -not -name '*_test.go') go.mod go.sum \
           pybridge/include/ptgo_abi.h
 SHIM_SRC := pybridge/shim/ptgo_C.c pybridge/fast/ptgo_fast.cpp pybridge/fast/ptgo_fast.h pybridge/include/ptgo_abi.h

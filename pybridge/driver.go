@@ -318,21 +318,22 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 	return nil, fmt.Errorf("unknown request %q", method)
 }
 
+// opRow is one line of `python -m ptgo.ops`.
 type opRow struct {
 	Name      string   `json:"name"`
 	Schema    string   `json:"schema"`
 	Kind      string   `json:"kind"`
 	Promotion string   `json:"promotion"`
+	Flags     []string `json:"flags,omitempty"`
 	Targets   []string `json:"targets"`
-	Meta      bool     `json:"meta"`
-	Note      string   `json:"note,omitempty"`
+	Meta      string   `json:"meta"` // the meta function's status: ok, partial: ..., data-dependent
 }
 
 func listOps() []opRow {
 	var rows []opRow
 	for _, op := range primtorch.Ops() {
-		rows = append(rows, opRow{Name: op.Name, Schema: op.Schema.String(), Kind: op.Kind.String(),
-			Promotion: op.Promotion.String(), Targets: op.Targets, Meta: !op.DataDependent, Note: op.Note})
+		rows = append(rows, opRow{Name: op.Name, Schema: op.Schema.Text, Kind: op.Kind.String(),
+			Promotion: op.Promotion.String(), Flags: op.Flags(), Targets: op.Targets, Meta: op.Status()})
 	}
 	return rows
 }

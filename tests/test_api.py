@@ -296,3 +296,12 @@ def test_compiled_module_is_not_kept_alive():
     gc.collect()
     assert w() is None, "the cache entry keeps the module alive"
     assert wp() is None, "the cache entry keeps the parameters alive"
+
+
+def test_ops_listing_cli():
+    out = subprocess.run([sys.executable, "-m", "ptgo.ops"], capture_output=True, text=True, check=True).stdout
+    last = out.strip().splitlines()[-1]
+    n_ops = int(last.split()[0])
+    assert n_ops >= 150, last
+    for name in ("add.Tensor", "linear", "softmax", "layer_norm", "conv2d"):
+        assert name in out

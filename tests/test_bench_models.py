@@ -1,0 +1,27 @@
+"""The benchmark workloads are captured as one graph each, with eager's results."""
+import sys
+import os
+
+import pytest
+import torch
+
+import ptgo
+from conftest import assert_same
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+from models import WORKLOADS  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_one_graph(name, counter):
+    make, inputs, grad = WORKLOADS[name]
+    torch.manual_seed(0)
+    m = make()
+    m.train(grad)
+    args = inputs()
+    ctx = torch.enable_grad() if grad else torch.no_grad()
+    with ctx:
+        out = ptgo.compile(m, backend=counter)(*args)
+        ref = m(*args)
+    assert_same(out, ref)
+    assert counter.frame_count == 1
