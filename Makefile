@@ -9,7 +9,7 @@ DEBS := python3-torch python3-numpy python3-pytest python3-venv python3-dev pyth
         python3-wheel python3-pip python3-matplotlib libtorch-dev gcc g++ make pkg-config
 GO_SRC := $(shell find . -name '*.go' -not -path './.venv/*' -not -name '*_test.go') go.mod go.sum \
           pybridge/include/ptgo_abi.h
-SHIM_SRC := pybridge/shim/ptgo_C.c pybridge/fast/ptgo_fast.cpp pybridge/fast/ptgo_fast.h pybridge/include/ptgo_abi.h
+SHIM_SRC := pybridge/shim/ptgo_C.c $(wildcard pybridge/fast/*.cpp pybridge/fast/*.h) pybridge/include/ptgo_abi.h
 LIB := python/ptgo/libptgo.so
 SHIM_STAMP := python/ptgo/.shim-built
 

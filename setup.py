@@ -46,10 +46,10 @@ def torch_cpp_extension():
     return [
         Extension(
             "ptgo._fast",
-            sources=["pybridge/fast/ptgo_fast.cpp"],
+            sources=["pybridge/fast/ptgo_fast.cpp", "pybridge/fast/ptgo_runtime.cpp"],
             include_dirs=["pybridge/include", "pybridge/fast", include],
             extra_compile_args=["-O2", "-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=1", "-fvisibility=hidden"],
-            libraries=["c10", "torch_cpu"],
+            libraries=["c10", "torch_cpu", "torch_python"],
             language="c++",
         )
     ]

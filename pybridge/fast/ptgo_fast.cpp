@@ -14,6 +14,7 @@
 
 #include "ptgo_abi.h"
 #include "ptgo_fast.h"
+#include "ptgo_runtime.h"
 
 namespace {
 
@@ -109,6 +110,10 @@ PyMODINIT_FUNC PyInit__fast(void) {
   PyObject* cap = PyCapsule_New(const_cast<ptgo_fast_api*>(&kApi), "ptgo._fast.api", nullptr);
   if (cap == nullptr || PyModule_AddObject(m, "api", cap) < 0) {
     Py_XDECREF(cap);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  if (ptgo_runtime_add(m) < 0) {
     Py_DECREF(m);
     return nullptr;
   }

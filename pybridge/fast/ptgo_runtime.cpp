@@ -1,0 +1,589 @@
+// The runtime of ptgo's C backend: runs a compiled graph's launch plan (inductor.Program) over
+// at::Tensors with no Python per kernel. Buffers are allocated through ATen, generated kernels are
+// called through function pointers from the library the Go side compiled, matrix products and
+// convolutions are torch's own kernels (DESIGN D5), and other externs (pooling, random ops) call
+// the torch function they name.
+//
+// ptgo._fast.Graph(plan, library_path, externs) builds one from the plan decoded from its JSON
+// (a dict; see inductor/program.go) and a dict target -> Python callable for fallback externs.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+
+#include <string>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <ATen/ops/mm.h>
+#include <c10/core/GradMode.h>
+#include <c10/util/MaybeOwned.h>
+
+#include "ptgo_runtime.h"
+
+// From libtorch_python (declared here to avoid its pybind11-heavy header).
+PyObject* THPVariable_Wrap(at::TensorBase var);
+
+namespace {
+
+struct Variable {  // layout of torch's THPVariable
+  PyObject_HEAD
+  c10::MaybeOwned<at::Tensor> cdata;
+  PyObject* backward_hooks;
+};
+
+typedef int (*KernelFn)(void* const* ptrs, const int64_t* ints, const double* floats, int nthreads);
+
+enum class Role { Input, Alloc, Extern, View };
+enum class StepOp { Alloc, Kernel, Extern, View, Free };
+enum class ExternKind { Mm, Bmm, Addmm, Convolution, Python };
+
+struct Buf {
+  Role role;
+  c10::ScalarType dtype;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0, storage_elems = 0;
+  int base = -1;
+};
+
+// An extern argument: a buffer, or a constant Python object, or a sequence of arguments.
+struct Arg {
+  int buf = -1;
+  PyObject* value = nullptr;  // strong; nullptr with buf < 0 and !seq means None
+  bool seq = false, tuple = false;
+  std::vector<Arg> items;
+};
+
+struct Step {
+  StepOp op;
+  int buf = -1, reuse = -1;
+  KernelFn fn = nullptr;
+  std::string kernel;
+  std::vector<int> ptrs;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  ExternKind ext = ExternKind::Python;
+  std::string target;
+  PyObject* callable = nullptr;  // strong, for Python externs
+  std::vector<Arg> args;
+  std::vector<std::pair<std::string, Arg>> kwargs;
+  std::vector<int> outs;
+};
+
+struct Output {
+  int buf = -1;
+  PyObject* value = nullptr;  // strong, when buf < 0
+};
+
+struct GraphObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  void* lib;
+  std::vector<Buf>* bufs;
+  std::vector<int>* inputs;
+  std::vector<Step>* steps;
+  std::vector<Output>* outputs;
+  std::string* name;
+};
+
+const c10::ScalarType kScalarTypes[] = {
+    c10::ScalarType::Bool,  c10::ScalarType::Byte,   c10::ScalarType::Char,         c10::ScalarType::Short,
+    c10::ScalarType::Int,   c10::ScalarType::Long,   c10::ScalarType::Half,         c10::ScalarType::BFloat16,
+    c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::ComplexFloat, c10::ScalarType::ComplexDouble,
+};
+
+bool parse_dtype(PyObject* s, c10::ScalarType* out) {
+  static const char* names[] = {"bool",    "uint8",   "int8",    "int16",   "int32",     "int64",
+                                "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+  const char* n = PyUnicode_AsUTF8(s);
+  if (n == nullptr) return false;
+  for (int i = 0; i < 12; i++) {
+    if (strcmp(n, names[i]) == 0) {
+      *out = kScalarTypes[i];
+      return true;
+    }
+  }
+  PyErr_Format(PyExc_ValueError, "ptgo runtime: unknown dtype %s in a plan", n);
+  return false;
+}
+
+bool int_list(PyObject* l, std::vector<int64_t>* out) {
+  if (!PyList_Check(l)) {
+    PyErr_SetString(PyExc_TypeError, "ptgo runtime: expected a list of ints in the plan");
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(l); i++) {
+    long long v = PyLong_AsLongLong(PyList_GET_ITEM(l, i));
+    if (v == -1 && PyErr_Occurred()) return false;
+    out->push_back(v);
+  }
+  return true;
+}
+
+PyObject* get(PyObject* d, const char* key) {  // borrowed; sets KeyError when missing
+  PyObject* v = PyDict_GetItemString(d, key);
+  if (v == nullptr && !PyErr_Occurred()) PyErr_Format(PyExc_KeyError, "ptgo runtime: plan entry lacks %s", key);
+  return v;
+}
+
+long get_int(PyObject* d, const char* key, long def) {
+  PyObject* v = PyDict_GetItemString(d, key);
+  if (v == nullptr || v == Py_None) return def;
+  return PyLong_AsLong(v);
+}
+
+// parse_arg turns a decoded plan argument into an Arg. Constants are already Python objects
+// (ptgo._runtime decodes {"float": ...}, dtypes and devices before calling Graph()).
+bool parse_arg(PyObject* a, Arg* out) {
+  if (PyDict_Check(a)) {
+    PyObject* b = PyDict_GetItemString(a, "buf");
+    if (b) {
+      out->buf = static_cast<int>(PyLong_AsLong(b));
+      return !PyErr_Occurred();
+    }
+    PyObject* seq = PyDict_GetItemString(a, "list");
+    bool tuple = false;
+    if (seq == nullptr) {
+      seq = PyDict_GetItemString(a, "tuple");
+      tuple = seq != nullptr;
+    }
+    if (seq) {
+      out->seq = true;
+      out->tuple = tuple;
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); i++) {
+        out->items.emplace_back();
+        if (!parse_arg(PyList_GET_ITEM(seq, i), &out->items.back())) return false;
+      }
+      return true;
+    }
+  }
+  if (a != Py_None) {
+    Py_INCREF(a);
+    out->value = a;
+  }
+  return true;
+}
+
+void clear_arg(Arg* a) {
+  Py_CLEAR(a->value);
+  for (auto& it : a->items) clear_arg(&it);
+}
+
+at::Tensor& unpack(PyObject* obj) { return const_cast<at::Tensor&>(*reinterpret_cast<Variable*>(obj)->cdata); }
+
+// Converts an extern argument to a Python object (new reference).
+PyObject* arg_to_py(const Arg& a, std::vector<at::Tensor>& bufs) {
+  if (a.buf >= 0) return THPVariable_Wrap(bufs[a.buf]);
+  if (a.seq) {
+    PyObject* l = a.tuple ? PyTuple_New(a.items.size()) : PyList_New(a.items.size());
+    if (l == nullptr) return nullptr;
+    for (size_t i = 0; i < a.items.size(); i++) {
+      PyObject* v = arg_to_py(a.items[i], bufs);
+      if (v == nullptr) {
+        Py_DECREF(l);
+        return nullptr;
+      }
+      if (a.tuple) PyTuple_SET_ITEM(l, i, v);
+      else PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+  }
+  PyObject* v = a.value ? a.value : Py_None;
+  Py_INCREF(v);
+  return v;
+}
+
+std::vector<int64_t> ints_of(const Arg& a) {
+  std::vector<int64_t> out;
+  for (auto& it : a.items) out.push_back(PyLong_AsLongLong(it.value));
+  return out;
+}
+
+// bind_extern stores an extern's result in buffer b, copied into the plan's layout if torch
+// returned another one (kernels index the buffer with the plan's strides).
+void bind_extern(std::vector<at::Tensor>& bufs, const std::vector<Buf>& specs, int b, const at::Tensor& t) {
+  const Buf& s = specs[b];
+  if (t.sizes().vec() == s.sizes && t.strides().vec() == s.strides && t.storage_offset() == s.offset) {
+    bufs[b] = t;
+    return;
+  }
+  at::Tensor dst = at::empty({s.storage_elems}, t.options().dtype(s.dtype)).as_strided(s.sizes, s.strides, s.offset);
+  dst.copy_(t);
+  bufs[b] = dst;
+}
+
+PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  GraphObject* g = reinterpret_cast<GraphObject*>(self);
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  const std::vector<Buf>& specs = *g->bufs;
+  if (kwnames && PyTuple_GET_SIZE(kwnames) > 0) {
+    PyErr_SetString(PyExc_TypeError, "a ptgo compiled graph takes positional tensors only");
+    return nullptr;
+  }
+  if (nargs != static_cast<Py_ssize_t>(g->inputs->size())) {
+    PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s takes %zu inputs, got %zd", g->name->c_str(),
+                 g->inputs->size(), nargs);
+    return nullptr;
+  }
+  try {
+    c10::AutoGradMode no_grad(false);
+    std::vector<at::Tensor> bufs(specs.size());
+    std::vector<at::Tensor> dead(specs.size());
+    for (Py_ssize_t i = 0; i < nargs; i++) bufs[(*g->inputs)[i]] = unpack(args[i]);
+    const int nthreads = at::get_num_threads();
+    std::vector<void*> ptrs;
+    for (const Step& st : *g->steps) {
+      switch (st.op) {
+        case StepOp::Alloc: {
+          const Buf& s = specs[st.buf];
+          if (st.reuse >= 0 && dead[st.reuse].defined() && dead[st.reuse].scalar_type() == s.dtype) {
+            bufs[st.buf] = dead[st.reuse].as_strided(s.sizes, s.strides, s.offset);
+            dead[st.reuse].reset();
+          } else if (s.offset == 0) {
+            bufs[st.buf] = at::empty_strided(s.sizes, s.strides, at::TensorOptions().dtype(s.dtype));
+          } else {
+            bufs[st.buf] = at::empty({s.storage_elems}, at::TensorOptions().dtype(s.dtype))
+                               .as_strided(s.sizes, s.strides, s.offset);
+          }
+          break;
+        }
+        case StepOp::Kernel: {
+          ptrs.clear();
+          for (int b : st.ptrs) {
+            const at::Tensor& t = bufs[b];
+            ptrs.push_back(static_cast<char*>(t.data_ptr()) - t.storage_offset() * static_cast<int64_t>(t.element_size()));
+          }
+          int rc = st.fn(ptrs.data(), st.ints.data(), st.floats.data(), nthreads);
+          if (rc != 0) {
+            if (rc == 1)
+              PyErr_Format(PyExc_IndexError, "index out of range in ptgo kernel %s (graph %s)", st.kernel.c_str(),
+                           g->name->c_str());
+            else
+              PyErr_Format(PyExc_RuntimeError, "ptgo kernel %s failed with status %d", st.kernel.c_str(), rc);
+            return nullptr;
+          }
+          break;
+        }
+        case StepOp::Extern: {
+          at::Tensor r;
+          switch (st.ext) {
+            case ExternKind::Mm:
+              r = at::mm(bufs[st.args[0].buf], bufs[st.args[1].buf]);
+              break;
+            case ExternKind::Bmm:
+              r = at::bmm(bufs[st.args[0].buf], bufs[st.args[1].buf]);
+              break;
+            case ExternKind::Addmm:
+              r = at::addmm(bufs[st.args[0].buf], bufs[st.args[1].buf], bufs[st.args[2].buf]);
+              break;
+            case ExternKind::Convolution: {
+              c10::optional<at::Tensor> bias;
+              if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
+              r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3]),
+                                  ints_of(st.args[4]), ints_of(st.args[5]), st.args[6].value == Py_True,
+                                  ints_of(st.args[7]), PyLong_AsLongLong(st.args[8].value));
+              break;
+            }
+            case ExternKind::Python: {
+              std::vector<PyObject*> call;
+              bool ok = true;
+              for (const Arg& a : st.args) {
+                PyObject* v = arg_to_py(a, bufs);
+                if (v == nullptr) ok = false;
+                call.push_back(v);
+              }
+              PyObject* names = nullptr;
+              if (ok && !st.kwargs.empty()) {
+                names = PyTuple_New(st.kwargs.size());
+                for (size_t i = 0; i < st.kwargs.size(); i++) {
+                  PyTuple_SET_ITEM(names, i, PyUnicode_FromString(st.kwargs[i].first.c_str()));
+                  PyObject* v = arg_to_py(st.kwargs[i].second, bufs);
+                  if (v == nullptr) ok = false;
+                  call.push_back(v);
+                }
+              }
+              PyObject* res = nullptr;
+              if (ok) {
+                // Fallback externs may create autograd history only if grad mode were on; the
+                // plan runs with it off, like the graph it replaces would under no_grad.
+                res = PyObject_Vectorcall(st.callable, call.data(), st.args.size(), names);
+              }
+              for (PyObject* v : call) Py_XDECREF(v);
+              Py_XDECREF(names);
+              if (res == nullptr) return nullptr;
+              if (st.outs.size() == 1) {
+                if (!PyObject_TypeCheck(res, reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
+                  Py_DECREF(res);
+                  PyErr_Format(PyExc_TypeError, "ptgo: extern %s returned a non-tensor", st.target.c_str());
+                  return nullptr;
+                }
+                bind_extern(bufs, specs, st.outs[0], unpack(res));
+              } else {
+                PyObject* seq = PySequence_Fast(res, "extern result is not a sequence");
+                if (seq == nullptr || PySequence_Fast_GET_SIZE(seq) < static_cast<Py_ssize_t>(st.outs.size())) {
+                  Py_XDECREF(seq);
+                  Py_DECREF(res);
+                  if (!PyErr_Occurred())
+                    PyErr_Format(PyExc_RuntimeError, "ptgo: extern %s returned too few results", st.target.c_str());
+                  return nullptr;
+                }
+                for (size_t i = 0; i < st.outs.size(); i++) {
+                  if (st.outs[i] >= 0) bind_extern(bufs, specs, st.outs[i], unpack(PySequence_Fast_GET_ITEM(seq, i)));
+                }
+                Py_DECREF(seq);
+              }
+              Py_DECREF(res);
+              continue;
+            }
+          }
+          bind_extern(bufs, specs, st.outs[0], r);
+          break;
+        }
+        case StepOp::View: {
+          const Buf& s = specs[st.buf];
+          bufs[st.buf] = bufs[s.base].as_strided(s.sizes, s.strides, s.offset);
+          break;
+        }
+        case StepOp::Free:
+          dead[st.buf] = std::move(bufs[st.buf]);
+          bufs[st.buf].reset();
+          break;
+      }
+    }
+    const std::vector<Output>& outs = *g->outputs;
+    PyObject* result = PyTuple_New(outs.size());
+    if (result == nullptr) return nullptr;
+    for (size_t i = 0; i < outs.size(); i++) {
+      PyObject* v;
+      if (outs[i].buf >= 0) {
+        v = THPVariable_Wrap(bufs[outs[i].buf]);
+      } else {
+        v = outs[i].value ? outs[i].value : Py_None;
+        Py_INCREF(v);
+      }
+      if (v == nullptr) {
+        Py_DECREF(result);
+        return nullptr;
+      }
+      PyTuple_SET_ITEM(result, i, v);
+    }
+    return result;
+  } catch (const std::exception& e) {
+    PyErr_Format(PyExc_RuntimeError, "%s", e.what());
+    return nullptr;
+  }
+}
+
+void graph_dealloc(PyObject* self) {
+  GraphObject* g = reinterpret_cast<GraphObject*>(self);
+  if (g->steps) {
+    for (Step& st : *g->steps) {
+      Py_CLEAR(st.callable);
+      for (Arg& a : st.args) clear_arg(&a);
+      for (auto& kw : st.kwargs) clear_arg(&kw.second);
+    }
+  }
+  if (g->outputs)
+    for (Output& o : *g->outputs) Py_CLEAR(o.value);
+  delete g->bufs;
+  delete g->inputs;
+  delete g->steps;
+  delete g->outputs;
+  delete g->name;
+  // The library stays loaded: kernels may be shared with other graphs through the cache.
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
+  PyObject *plan, *libpath, *externs;
+  if (!PyArg_ParseTuple(args, "O!UO!:Graph", &PyDict_Type, &plan, &libpath, &PyDict_Type, &externs)) return nullptr;
+  GraphObject* g = reinterpret_cast<GraphObject*>(type->tp_alloc(type, 0));
+  if (g == nullptr) return nullptr;
+  g->vectorcall = graph_call;
+  g->bufs = new std::vector<Buf>();
+  g->inputs = new std::vector<int>();
+  g->steps = new std::vector<Step>();
+  g->outputs = new std::vector<Output>();
+  g->name = new std::string("graph");
+  PyObject* self = reinterpret_cast<PyObject*>(g);
+  auto fail = [&]() -> PyObject* {
+    Py_DECREF(self);
+    return nullptr;
+  };
+  if (PyObject* n = PyDict_GetItemString(plan, "name")) {
+    if (const char* s = PyUnicode_AsUTF8(n)) *g->name = s;
+  }
+  const char* path = PyUnicode_AsUTF8(libpath);
+  if (path == nullptr) return fail();
+  if (*path) {
+    g->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (g->lib == nullptr) {
+      PyErr_Format(PyExc_RuntimeError, "ptgo runtime: cannot load %s: %s", path, dlerror());
+      return fail();
+    }
+  }
+  PyObject* bufs = get(plan, "buffers");
+  if (bufs == nullptr) return fail();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(bufs); i++) {
+    PyObject* b = PyList_GET_ITEM(bufs, i);
+    Buf s;
+    PyObject* role = get(b, "role");
+    if (role == nullptr) return fail();
+    std::string r = PyUnicode_AsUTF8(role);
+    s.role = r == "input" ? Role::Input : r == "alloc" ? Role::Alloc : r == "extern" ? Role::Extern : Role::View;
+    PyObject* dt = get(b, "dtype");
+    if (dt == nullptr || !parse_dtype(dt, &s.dtype)) return fail();
+    PyObject *sz = get(b, "sizes"), *st = get(b, "strides");
+    if (sz == nullptr || st == nullptr || !int_list(sz, &s.sizes) || !int_list(st, &s.strides)) return fail();
+    s.offset = get_int(b, "offset", 0);
+    s.storage_elems = get_int(b, "storage_elems", 0);
+    s.base = static_cast<int>(get_int(b, "base", -1));
+    g->bufs->push_back(std::move(s));
+  }
+  PyObject* inputs = get(plan, "inputs");
+  if (inputs == nullptr) return fail();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(inputs); i++)
+    g->inputs->push_back(static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(inputs, i))));
+  PyObject* steps = get(plan, "steps");
+  if (steps == nullptr) return fail();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(steps); i++) {
+    PyObject* d = PyList_GET_ITEM(steps, i);
+    PyObject* op = get(d, "op");
+    if (op == nullptr) return fail();
+    std::string o = PyUnicode_AsUTF8(op);
+    Step st;
+    st.buf = static_cast<int>(get_int(d, "buf", -1));
+    st.reuse = static_cast<int>(get_int(d, "reuse", -1));
+    if (o == "alloc") {
+      st.op = StepOp::Alloc;
+    } else if (o == "view") {
+      st.op = StepOp::View;
+    } else if (o == "free") {
+      st.op = StepOp::Free;
+    } else if (o == "kernel") {
+      st.op = StepOp::Kernel;
+      PyObject* k = get(d, "kernel");
+      if (k == nullptr) return fail();
+      st.kernel = PyUnicode_AsUTF8(k);
+      st.fn = g->lib ? reinterpret_cast<KernelFn>(dlsym(g->lib, st.kernel.c_str())) : nullptr;
+      if (st.fn == nullptr) {
+        PyErr_Format(PyExc_RuntimeError, "ptgo runtime: kernel %s not found in %s", st.kernel.c_str(), path);
+        return fail();
+      }
+      std::vector<int64_t> p;
+      PyObject *ptrs = get(d, "ptrs"), *ints = get(d, "ints"), *floats = get(d, "floats");
+      if (!ptrs || !ints || !floats || !int_list(ptrs, &p) || !int_list(ints, &st.ints)) return fail();
+      for (int64_t x : p) st.ptrs.push_back(static_cast<int>(x));
+      for (Py_ssize_t j = 0; j < PyList_GET_SIZE(floats); j++) st.floats.push_back(PyFloat_AsDouble(PyList_GET_ITEM(floats, j)));
+      if (st.ints.empty()) st.ints.push_back(0);  // never pass a null array
+      if (st.floats.empty()) st.floats.push_back(0);
+    } else if (o == "extern") {
+      st.op = StepOp::Extern;
+      PyObject* t = get(d, "target");
+      if (t == nullptr) return fail();
+      st.target = PyUnicode_AsUTF8(t);
+      PyObject* a = get(d, "args");
+      if (a == nullptr) return fail();
+      for (Py_ssize_t j = 0; j < PyList_GET_SIZE(a); j++) {
+        st.args.emplace_back();
+        if (!parse_arg(PyList_GET_ITEM(a, j), &st.args.back())) return fail();
+      }
+      if (PyObject* kws = PyDict_GetItemString(d, "kwargs")) {
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(kws); j++) {
+          PyObject* pair = PyList_GET_ITEM(kws, j);
+          st.kwargs.emplace_back(PyUnicode_AsUTF8(PyList_GET_ITEM(pair, 0)), Arg());
+          if (!parse_arg(PyList_GET_ITEM(pair, 1), &st.kwargs.back().second)) return fail();
+        }
+      }
+      std::vector<int64_t> outs;
+      PyObject* os = get(d, "outs");
+      if (os == nullptr || !int_list(os, &outs)) return fail();
+      for (int64_t x : outs) st.outs.push_back(static_cast<int>(x));
+      auto all_bufs = [&](size_t n) {
+        if (st.args.size() != n || !st.kwargs.empty() || st.outs.size() != 1) return false;
+        for (size_t j = 0; j < n; j++)
+          if (st.args[j].buf < 0) return false;
+        return true;
+      };
+      if (st.target == "prims.mm" && all_bufs(2)) {
+        st.ext = ExternKind::Mm;
+      } else if (st.target == "prims.bmm" && all_bufs(2)) {
+        st.ext = ExternKind::Bmm;
+      } else if (st.target == "prims.addmm" && all_bufs(3)) {
+        st.ext = ExternKind::Addmm;
+      } else if (st.target == "prims.convolution" && st.args.size() == 9 && st.outs.size() == 1 &&
+                 st.args[0].buf >= 0 && st.args[1].buf >= 0) {
+        st.ext = ExternKind::Convolution;
+      } else {
+        st.ext = ExternKind::Python;
+        PyObject* c = PyDict_GetItemString(externs, st.target.c_str());
+        if (c == nullptr) {
+          PyErr_Format(PyExc_RuntimeError, "ptgo runtime: no callable for extern %s", st.target.c_str());
+          return fail();
+        }
+        Py_INCREF(c);
+        st.callable = c;
+      }
+    } else {
+      PyErr_Format(PyExc_ValueError, "ptgo runtime: unknown plan step %s", o.c_str());
+      return fail();
+    }
+    g->steps->push_back(std::move(st));
+  }
+  PyObject* outs = get(plan, "outputs");
+  if (outs == nullptr) return fail();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(outs); i++) {
+    PyObject* o = PyList_GET_ITEM(outs, i);
+    Output out;
+    if (PyObject* b = PyDict_GetItemString(o, "buf")) {
+      out.buf = static_cast<int>(PyLong_AsLong(b));
+    } else if (PyObject* v = PyDict_GetItemString(o, "value")) {
+      if (v != Py_None) {
+        Py_INCREF(v);
+        out.value = v;
+      }
+    }
+    g->outputs->push_back(out);
+  }
+  if (PyErr_Occurred()) return fail();
+  return self;
+}
+
+PyObject* graph_repr(PyObject* self) {
+  GraphObject* g = reinterpret_cast<GraphObject*>(self);
+  return PyUnicode_FromFormat("<ptgo compiled graph %s: %zu steps>", g->name->c_str(), g->steps->size());
+}
+
+PyTypeObject GraphType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "ptgo._fast.Graph";
+  t.tp_basicsize = sizeof(GraphObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  t.tp_vectorcall_offset = offsetof(GraphObject, vectorcall);
+  t.tp_call = PyVectorcall_Call;
+  t.tp_new = graph_new;
+  t.tp_dealloc = graph_dealloc;
+  t.tp_repr = graph_repr;
+  t.tp_doc = "Graph(plan, library_path, externs): a compiled graph's launch plan, callable with its inputs.";
+  return t;
+}();
+
+}  // namespace
+
+PyObject* ptgo_tensor_type = nullptr;
+
+int ptgo_runtime_add(PyObject* module) {
+  if (PyType_Ready(&GraphType) < 0) return -1;
+  Py_INCREF(&GraphType);
+  if (PyModule_AddObject(module, "Graph", reinterpret_cast<PyObject*>(&GraphType)) < 0) return -1;
+  PyObject* torch = PyImport_ImportModule("torch");
+  if (torch == nullptr) return -1;
+  ptgo_tensor_type = PyObject_GetAttrString(torch, "Tensor");
+  Py_DECREF(torch);
+  return ptgo_tensor_type ? 0 : -1;
+}
