@@ -308,6 +308,12 @@ func bind(op *Op, sig *Schema, args []Value, kwargs []KV) (*Args, error) {
 		}
 		j := pos[k]
 		prm := sig.Params[j]
+		if prm.Type.Varargs && prm.Type.Base == TAny {
+			// Any... (prims.fallback's arguments) takes every remaining positional argument.
+			raw[j] = append([]Value{}, args[k:]...)
+			a.given[j] = true
+			break
+		}
 		if varargsParam(sig, j) {
 			_, isSeq := sequence(args[k])
 			elemOK := false

@@ -18,7 +18,12 @@
 //   - Op fields for later stages: ID (dense, < NumOps, so per-op tables are [NumOps]T arrays),
 //     Name, Schema (ATen-like, with (a)/(a!) alias annotations), Kind, Promotion, Mutates,
 //     Alias/AliasArg, Random, NonDifferentiable, Functional/Inplace links, DataDependent, Note.
-//     Ops() lists every op; Listing() prints them with their status (testdata/ops.txt).
+//     Ops() lists every op; Listing() prints them with their meta status and decomposition
+//     status (Op.DecompStatus, set by package primtorch/decomp; testdata/ops.txt).
+//   - The core ops ("prims", ops_prims.go, contract in doc_prims.go): rows like the others,
+//     with OpIDs OpPrim*, names "prims::add", targets "prims.add" and strict meta functions
+//     (meta_prims.go); Op.IsPrim tells them apart. Package primtorch/decomp lowers torch-level
+//     graphs to them; primtorch/ref interprets them.
 //   - Type promotion identical to torch 1.13: PromoteTypes (torch.promote_types), ResultType
 //     (torch.result_type over tensors, zero-dim tensors and Python numbers), Promotion kinds.
 //   - ResultRequiresGrad: autograd's rule for whether a result requires grad.
@@ -47,5 +52,7 @@
 // outputs are modelled as torch lays them out for the common forms only (see Op.Note).
 //
 // Adding an op: a row in the ops_*.go table of its group (plus its ID in ids.go), cases in
-// testdata/gen_meta_cases.py, then go test ./primtorch -run 'TestMeta|TestListing' -update.
+// testdata/gen_meta_cases.py (for a core op: testdata/gen_prim_cases.py, and its evaluation in
+// primtorch/ref), its decomposition or fallback reason in primtorch/decomp/table.go, then
+// go test ./primtorch -run 'TestMeta|TestPrimMeta|TestListing' -update.
 package primtorch

@@ -61,8 +61,28 @@ func (op *Op) Status() string {
 	return "ok"
 }
 
+// decompStatus is set by package primtorch/decomp (SetDecompStatus) when it is linked in.
+var decompStatus func(*Op) string
+
+// SetDecompStatus installs the function DecompStatus reports; package primtorch/decomp calls it
+// from its init, so the registry can list decomposition status without importing decomp.
+func SetDecompStatus(f func(*Op) string) { decompStatus = f }
+
+// DecompStatus says how the decomposition stage treats the op: "decomposed" (into core ops),
+// "fallback" (kept as a prims.fallback call run by torch), "n/a" (a core op itself), or
+// "unknown" when package primtorch/decomp is not linked into the program.
+func (op *Op) DecompStatus() string {
+	if op.IsPrim() {
+		return "n/a"
+	}
+	if decompStatus == nil {
+		return "unknown"
+	}
+	return decompStatus(op)
+}
+
 // Listing prints every op, sorted by name: a line with name, kind, type promotion, aliasing,
-// flags and status, then its signatures (other ones after "|", with the targets that alone use
+// flags, meta status and decomposition status, then its signatures (other ones after "|", with the targets that alone use
 // them) and its targets.
 func Listing() string {
 	var b strings.Builder
@@ -75,7 +95,7 @@ func Listing() string {
 		if f := op.Flags(); len(f) > 0 {
 			fmt.Fprintf(&b, " flags=%s", strings.Join(f, ","))
 		}
-		fmt.Fprintf(&b, " status=%q\n", op.Status())
+		fmt.Fprintf(&b, " status=%q decomp=%s\n", op.Status(), op.DecompStatus())
 		fmt.Fprintf(&b, "    %s\n", op.Schema.Text)
 		for _, s := range op.Sigs[1:] {
 			if ts := op.sigTargets[s]; len(ts) > 0 {

@@ -12,6 +12,7 @@ type indexItem struct {
 	slice  Slice
 	b      bool
 	tensor *TensorMeta
+	list   Value // the (nested) list of numbers tensor was made from, nil for a tensor index
 }
 
 // listIndexMeta converts a nested list of ints (x[[0, 2]]) to the int64 (or bool) tensor torch
@@ -82,7 +83,7 @@ func parseIndex(index Value) ([]indexItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			return []indexItem{{kind: 't', tensor: t}}, nil
+			return []indexItem{{kind: 't', tensor: t, list: ix}}, nil
 		}
 	default:
 		elems = []Value{index}
@@ -110,7 +111,7 @@ func parseIndex(index Value) ([]indexItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, indexItem{kind: 't', tensor: t})
+			items = append(items, indexItem{kind: 't', tensor: t, list: e})
 		default:
 			return nil, indexErrorf("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got %s)", pyTypeName(e))
 		}
@@ -602,4 +603,50 @@ func metaTakeAlongDim(a *Args) (Value, error) {
 	}
 	b[w] = idx.Shape[w]
 	return newTensor(self.DType, b, deviceOf(self)), nil
+}
+
+// IndexItem is one element of a getitem/setitem index, as torch's indexing reads it.
+type IndexItem struct {
+	// Kind is 'i' (an int: Int), 's' (a slice: Slice), 'n' (None), 'e' (Ellipsis), 'b' (a
+	// Python bool: Bool) or 't' (a tensor: Tensor; List holds the nested list of numbers torch
+	// makes the tensor of, nil for a real tensor).
+	Kind   byte
+	Int    int64
+	Slice  Slice
+	Bool   bool
+	Tensor *TensorMeta
+	List   Value
+}
+
+// ParseIndex splits a getitem/setitem index into items as torch does (a list of numbers is one
+// index tensor; a list holding slices, None, Ellipsis or tensors indexes several dims).
+func ParseIndex(index Value) ([]IndexItem, error) {
+	items, err := parseIndex(index)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]IndexItem, len(items))
+	for i, it := range items {
+		out[i] = IndexItem{Kind: it.kind, Int: it.i, Slice: it.slice, Bool: it.b, Tensor: it.tensor, List: it.list}
+	}
+	return out, nil
+}
+
+// NormalizeSlice resolves a Python slice over a dim of size size as torch's indexing does:
+// 0 <= start <= end <= size, step >= 1 (a non-positive step is an error).
+func NormalizeSlice(s Slice, size int64) (start, end, step int64, err error) {
+	m, err := sliceMeta(&TensorMeta{Shape: []int64{size}, Strides: []int64{1}}, 0, s)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	step = 1
+	if s.Step != nil {
+		step = *s.Step
+	}
+	start = m.Offset
+	end = min(start+m.Shape[0]*step, size)
+	if m.Shape[0] == 0 {
+		end = start
+	}
+	return start, end, step, nil
 }

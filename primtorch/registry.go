@@ -117,7 +117,7 @@ func allDefs() [][]*def {
 	return [][]*def{
 		unaryDefs, activationDefs, binaryDefs, ternaryDefs, reductionDefs, normDefs,
 		linalgDefs, convDefs, viewDefs, joinDefs, indexDefs, factoryDefs, castDefs,
-		lossDefs, miscDefs,
+		lossDefs, miscDefs, primDefs,
 	}
 }
 

@@ -98,19 +98,25 @@ type Param struct {
 // takes trailing positional arguments, like torch.einsum's operands) and "name:canon" (the Python
 // keyword is name, meta functions read canon).
 type Schema struct {
-	Name     string
-	Overload string
-	Params   []Param
-	Returns  []Param
-	Text     string
+	// Namespace is "prims" for core ops ("prims::add(...)"), "" for torch-level ops.
+	Namespace string
+	Name      string
+	Overload  string
+	Params    []Param
+	Returns   []Param
+	Text      string
 }
 
-// FullName is name.overload, or name when there is no overload.
+// FullName is [namespace::]name[.overload]: "add.Tensor", "relu", "prims::add".
 func (s *Schema) FullName() string {
-	if s.Overload == "" {
-		return s.Name
+	name := s.Name
+	if s.Namespace != "" {
+		name = s.Namespace + "::" + name
 	}
-	return s.Name + "." + s.Overload
+	if s.Overload == "" {
+		return name
+	}
+	return name + "." + s.Overload
 }
 
 // Param returns the index of the parameter whose Name or Canon is name, or -1.
@@ -194,6 +200,12 @@ func (p *schemaParser) schema() (*Schema, error) {
 	sc := &Schema{Name: p.ident()}
 	if sc.Name == "" {
 		return nil, fmt.Errorf("expected the op name")
+	}
+	if p.eat("::") {
+		sc.Namespace, sc.Name = sc.Name, p.ident()
+		if sc.Name == "" {
+			return nil, fmt.Errorf("expected the op name after the namespace")
+		}
 	}
 	if p.eat(".") {
 		sc.Overload = p.ident()

@@ -13,6 +13,7 @@ import (
 	"ptgo/fxgraph"
 	"ptgo/logs"
 	"ptgo/primtorch"
+	_ "ptgo/primtorch/decomp" // registers decomposition status for the ops listing
 	"ptgo/pybridge/capi"
 )
 
@@ -326,14 +327,17 @@ type opRow struct {
 	Promotion string   `json:"promotion"`
 	Flags     []string `json:"flags,omitempty"`
 	Targets   []string `json:"targets"`
-	Meta      string   `json:"meta"` // the meta function's status: ok, partial: ..., data-dependent
+	Meta      string   `json:"meta"`   // the meta function's status: ok, partial: ..., data-dependent
+	Decomp    string   `json:"decomp"` // decomposed, fallback, n/a
+	Prim      bool     `json:"prim"`   // a core op (prims.*) rather than a torch-level op
 }
 
 func listOps() []opRow {
 	var rows []opRow
 	for _, op := range primtorch.Ops() {
 		rows = append(rows, opRow{Name: op.Name, Schema: op.Schema.Text, Kind: op.Kind.String(),
-			Promotion: op.Promotion.String(), Flags: op.Flags(), Targets: op.Targets, Meta: op.Status()})
+			Promotion: op.Promotion.String(), Flags: op.Flags(), Targets: op.Targets, Meta: op.Status(),
+			Decomp: op.DecompStatus(), Prim: op.IsPrim()})
 	}
 	return rows
 }

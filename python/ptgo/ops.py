@@ -23,24 +23,29 @@ def main(argv=None):
     ap.add_argument("filter", nargs="?", default="", help="substring of an op name or target")
     ap.add_argument("--targets", action="store_true", help="list the call targets of each op")
     ap.add_argument("--json", action="store_true", help="print JSON")
+    ap.add_argument("--prims", action="store_true", help="list the core ops (prims.*) instead")
     args = ap.parse_args(argv)
-    ops = [r for r in rows() if args.filter in r["name"] or any(args.filter in t for t in r["targets"])]
+    ops = [r for r in rows() if r.get("prim", False) == args.prims
+           and (args.filter in r["name"] or any(args.filter in t for t in r["targets"]))]
     if args.json:
         json.dump(ops, sys.stdout, indent=1)
         print()
         return 0
     w = max([len(r["name"]) for r in ops] + [4])
-    print("%-*s  %-10s  %-16s  %s" % (w, "op", "kind", "promotion", "meta"))
+    print("%-*s  %-10s  %-16s  %-11s  %s" % (w, "op", "kind", "promotion", "decomp", "meta"))
     for r in ops:
-        print("%-*s  %-10s  %-16s  %s" % (w, r["name"], r["kind"], r["promotion"], r["meta"]))
+        print("%-*s  %-10s  %-16s  %-11s  %s" % (w, r["name"], r["kind"], r["promotion"], r["decomp"], r["meta"]))
         if args.targets:
             print("%*s  %s" % (w, "", ", ".join(r["targets"])))
-    counts = {}
+    counts, decomps = {}, {}
     for r in ops:
         key = "ok" if r["meta"] == "ok" else r["meta"].split(":")[0]
         counts[key] = counts.get(key, 0) + 1
+        decomps[r["decomp"]] = decomps.get(r["decomp"], 0) + 1
     targets = sum(len(r["targets"]) for r in ops)
-    print("\n%d ops, %d call targets; meta: %s" % (len(ops), targets, ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
+    print("\n%d ops, %d call targets; meta: %s; decomposition: %s" % (
+        len(ops), targets, ", ".join("%s %d" % kv for kv in sorted(counts.items())),
+        ", ".join("%s %d" % kv for kv in sorted(decomps.items()))))
     return 0
 
 

@@ -1,0 +1,356 @@
+package decomp
+
+import (
+	"fmt"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// val is an operand of the builders: a *fxgraph.Node of the prims graph (a tensor) or a Go
+// number (bool, int64, float64) meaning a 0-d value of the op's dtype.
+type val = any
+
+// asNode returns a tensor operand's node; a number is a decomposition bug here.
+func asNode(v val) *fxgraph.Node {
+	n, ok := v.(*fxgraph.Node)
+	if !ok {
+		bug("expected a tensor, got %T %v", v, v)
+	}
+	return n
+}
+
+// metaOf is a tensor operand's meta, nil for a number.
+func metaOf(v val) *primtorch.TensorMeta {
+	if n, ok := v.(*fxgraph.Node); ok {
+		return n.TensorMeta()
+	}
+	return nil
+}
+
+// dtypeOf is an operand's dtype (a number's: bool, int64 or the default float dtype).
+func dtypeOf(v val) primtorch.DType {
+	if m := metaOf(v); m != nil {
+		return m.DType
+	}
+	return primtorch.ResultType(v)
+}
+
+// toArg converts a builder argument to a graph argument and the value meta functions see.
+func toArg(x any) (fxgraph.Arg, primtorch.Value) {
+	switch v := x.(type) {
+	case *fxgraph.Node:
+		return v, v.Meta
+	case nil:
+		return fxgraph.Const{V: nil}, nil
+	case bool, int64, float64, string, primtorch.DType:
+		return fxgraph.Const{V: v}, v
+	case int:
+		return fxgraph.Const{V: int64(v)}, int64(v)
+	case []int64:
+		elems := make([]fxgraph.Arg, len(v))
+		vals := make([]primtorch.Value, len(v))
+		for i, e := range v {
+			elems[i], vals[i] = fxgraph.Const{V: e}, e
+		}
+		return fxgraph.List{Elems: elems}, vals
+	case []*fxgraph.Node:
+		elems := make([]fxgraph.Arg, len(v))
+		vals := make([]primtorch.Value, len(v))
+		for i, e := range v {
+			elems[i], vals[i] = toArg(e)
+		}
+		return fxgraph.List{Elems: elems}, vals
+	case []any:
+		elems := make([]fxgraph.Arg, len(v))
+		vals := make([]primtorch.Value, len(v))
+		for i, e := range v {
+			elems[i], vals[i] = toArg(e)
+		}
+		return fxgraph.List{Elems: elems}, vals
+	case fxgraph.Const:
+		return v, v.V
+	case fxgraph.List:
+		vals := make([]primtorch.Value, len(v.Elems))
+		for i, e := range v.Elems {
+			_, vals[i] = toArg(e)
+		}
+		return v, vals
+	case fxgraph.Tuple:
+		vals := make(primtorch.Tuple, len(v.Elems))
+		for i, e := range v.Elems {
+			_, vals[i] = toArg(e)
+		}
+		return v, vals
+	}
+	bug("builder argument of type %T", x)
+	return nil, nil
+}
+
+// emit appends a call of target (a prims target, or operator.getitem of a tuple-valued
+// fallback) with the meta its meta function computes; an invalid call is a decomposition bug.
+func (d *decomposer) emit(target string, args []any, kwargs []fxgraph.Kwarg) *fxgraph.Node {
+	fargs := make([]fxgraph.Arg, len(args))
+	vals := make([]primtorch.Value, len(args))
+	for i, a := range args {
+		fargs[i], vals[i] = toArg(a)
+	}
+	op := primtorch.Lookup(target)
+	if op == nil || !op.IsPrim() {
+		bug("emit of %s, which is not a core op", target)
+	}
+	meta, err := op.Meta(vals, nil)
+	if err != nil {
+		bug("%s(%s): %v", target, describeArgs(vals), err)
+	}
+	m, ok := meta.(*primtorch.TensorMeta)
+	if !ok {
+		bug("%s gave a %T meta", target, meta)
+	}
+	d.setRequiresGrad(m, args)
+	n := d.g.AddCall(target, fargs, kwargs, m)
+	n.Where = d.cur.Where
+	if op.Kind == primtorch.KindView {
+		d.viewSrc[n] = asNode(args[0])
+	}
+	return n
+}
+
+// setRequiresGrad: a new node requires grad when the torch-level result does, it is floating
+// point, and one of its tensor inputs requires grad.
+func (d *decomposer) setRequiresGrad(m *primtorch.TensorMeta, args []any) {
+	m.RequiresGrad = false
+	if !d.rg || !m.DType.IsFloatingPoint() {
+		return
+	}
+	var walk func(x any) bool
+	walk = func(x any) bool {
+		switch v := x.(type) {
+		case *fxgraph.Node:
+			tm := v.TensorMeta()
+			return tm != nil && tm.RequiresGrad
+		case []*fxgraph.Node:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, a := range args {
+		if walk(a) {
+			m.RequiresGrad = true
+			return
+		}
+	}
+}
+
+func describeArgs(vals []primtorch.Value) string {
+	s := ""
+	for i, v := range vals {
+		if i > 0 {
+			s += ", "
+		}
+		if m, ok := v.(*primtorch.TensorMeta); ok {
+			s += m.String()
+			continue
+		}
+		s += fmt.Sprint(v)
+	}
+	return s
+}
+
+// prim emits prims.<name>(args...).
+func (d *decomposer) prim(name string, args ...any) *fxgraph.Node {
+	return d.emit("prims."+name, args, nil)
+}
+
+// un applies a unary prim.
+func (d *decomposer) un(name string, x val) val { return d.prim(name, x) }
+
+// bin applies a binary prim (operands already of one dtype and shape).
+func (d *decomposer) bin(name string, x, y val) val {
+	if metaOf(x) == nil && metaOf(y) == nil {
+		bug("prims.%s of two numbers (%v, %v)", name, x, y)
+	}
+	return d.prim(name, x, y)
+}
+
+// scalarAs converts a Go number to the Python number a prim of dtype dt reads.
+func scalarAs(v val, dt primtorch.DType) val {
+	var f float64
+	var i int64
+	switch x := v.(type) {
+	case bool:
+		if x {
+			f, i = 1, 1
+		}
+	case int64:
+		f, i = float64(x), x
+	case float64:
+		f, i = x, int64(x)
+	case int:
+		f, i = float64(x), int64(x)
+	default:
+		bug("scalarAs of %T", v)
+	}
+	switch {
+	case dt == primtorch.Bool:
+		return f != 0
+	case dt.IsFloatingPoint():
+		return f
+	}
+	return i
+}
+
+// convert casts an operand to dt (a no-op when it has that dtype).
+func (d *decomposer) convert(x val, dt primtorch.DType) val {
+	m := metaOf(x)
+	if m == nil {
+		return scalarAs(x, dt)
+	}
+	if m.DType == dt {
+		return x
+	}
+	return d.prim("convert_element_type", x, dt)
+}
+
+// expand broadcasts a tensor operand to shape (numbers stay numbers).
+func (d *decomposer) expand(x val, shape []int64) val {
+	m := metaOf(x)
+	if m == nil || equalInts(m.Shape, shape) {
+		return x
+	}
+	return d.prim("expand", x, append([]int64{}, shape...))
+}
+
+// materialize returns x as a tensor of shape and dtype dt: numbers become prims.full.
+func (d *decomposer) materialize(x val, shape []int64, dt primtorch.DType) *fxgraph.Node {
+	if metaOf(x) == nil {
+		return d.prim("full", append([]int64{}, shape...), scalarAs(x, dt), dt)
+	}
+	return asNode(d.expand(d.convert(x, dt), shape))
+}
+
+// view views a tensor as shape (a no-op when it has that shape).
+func (d *decomposer) view(x val, shape []int64) val {
+	if equalInts(metaOf(x).Shape, shape) {
+		return x
+	}
+	return d.prim("view", x, append([]int64{}, shape...))
+}
+
+// viewable reports whether x can be viewed as shape without a copy.
+func viewable(x val, shape []int64) bool {
+	m := metaOf(x)
+	_, err := primtorch.OpPrimView.Op().Meta([]primtorch.Value{m, toValues(shape)}, nil)
+	return err == nil
+}
+
+func toValues(xs []int64) []primtorch.Value {
+	out := make([]primtorch.Value, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+// reshape is torch's reshape: a view when x is viewable as shape, else a contiguous clone
+// viewed.
+func (d *decomposer) reshape(x val, shape []int64) *fxgraph.Node {
+	if shape == nil {
+		shape = []int64{}
+	}
+	if equalInts(metaOf(x).Shape, shape) {
+		return asNode(x)
+	}
+	if !viewable(x, shape) {
+		x = d.prim("clone", x)
+	}
+	return d.prim("view", x, append([]int64{}, shape...))
+}
+
+func (d *decomposer) permute(x val, dims []int64) val {
+	id := true
+	for i, p := range dims {
+		id = id && p == int64(i)
+	}
+	if id {
+		return x
+	}
+	return d.prim("permute", x, append([]int64{}, dims...))
+}
+
+// transpose swaps two dims.
+func (d *decomposer) transpose(x val, a, b int) val {
+	nd := len(metaOf(x).Shape)
+	perm := make([]int64, nd)
+	for i := range perm {
+		perm[i] = int64(i)
+	}
+	perm[a], perm[b] = perm[b], perm[a]
+	return d.permute(x, perm)
+}
+
+func (d *decomposer) unsqueeze(x val, dim int) val { return d.prim("unsqueeze", x, int64(dim)) }
+
+func (d *decomposer) squeeze(x val, dims ...int) val {
+	if len(dims) == 0 {
+		return x
+	}
+	ds := make([]int64, len(dims))
+	for i, k := range dims {
+		ds[i] = int64(k)
+	}
+	return d.prim("squeeze", x, ds)
+}
+
+// slice takes [start, end) with step along dim (a no-op for the whole dim).
+func (d *decomposer) slice(x val, dim int, start, end, step int64) val {
+	size := metaOf(x).Shape[dim]
+	if start == 0 && end == size && step == 1 {
+		return x
+	}
+	return d.prim("slice", x, int64(dim), start, end, step)
+}
+
+func (d *decomposer) selectDim(x val, dim int, index int64) val {
+	return d.prim("select", x, int64(dim), index)
+}
+
+// reduce applies a reduction prim over dims (sorted, non-negative).
+func (d *decomposer) reduce(name string, x val, dims []int, keepdim bool) val {
+	ds := make([]int64, len(dims))
+	for i, k := range dims {
+		ds[i] = int64(k)
+	}
+	if len(ds) == 0 && len(metaOf(x).Shape) > 0 {
+		// prims read [] as every dim; reducing no dim is the identity.
+		return x
+	}
+	return d.prim(name, x, ds, keepdim)
+}
+
+func (d *decomposer) full(shape []int64, v val, dt primtorch.DType) *fxgraph.Node {
+	return d.prim("full", append([]int64{}, shape...), scalarAs(v, dt), dt)
+}
+
+func (d *decomposer) iota(n int64, start, step val, dt primtorch.DType) *fxgraph.Node {
+	return d.prim("iota", n, scalarAs(start, dt), scalarAs(step, dt), dt)
+}
+
+// allDims is [0, nd).
+func allDims(nd int) []int {
+	out := make([]int, nd)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}

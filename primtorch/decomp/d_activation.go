@@ -1,0 +1,210 @@
+package decomp
+
+import (
+	"math"
+
+	"ptgo/primtorch"
+)
+
+// Activation functions, with torch's formulas (computed in float32 for float16/bfloat16).
+
+func dRelu(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.bin("maximum", x, zero(x)) }), nil
+}
+
+func dRelu6(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		return d.bin("minimum", d.bin("maximum", x, zero(x)), scalarAs(int64(6), dtypeOf(x)))
+	}), nil
+}
+
+func dHardtanh(c *ctx) (any, error) {
+	d := c.d
+	lo, hi := c.get("min_val"), c.get("max_val")
+	return c.unary(func(x val) val {
+		dt := dtypeOf(x)
+		return d.bin("minimum", d.bin("maximum", x, scalarAs(lo, dt)), scalarAs(hi, dt))
+	}), nil
+}
+
+// dGelu is x/2 * (1 + erf(x/√2)), or with approximate="tanh" x/2 * (1 + tanh(√(2/π) (x +
+// 0.044715 x³))).
+func dGelu(c *ctx) (any, error) {
+	d := c.d
+	tanh := c.str("approximate") == "tanh"
+	return c.unary(func(x val) val {
+		half := d.mul(x, 0.5)
+		if tanh {
+			inner := d.mul(d.add(x, d.mul(d.mul(d.mul(x, x), x), 0.044715)), math.Sqrt(2/math.Pi))
+			return d.mul(half, d.add(d.un("tanh", inner), 1.0))
+		}
+		return d.mul(half, d.add(d.un("erf", d.mul(x, 1/math.Sqrt2)), 1.0))
+	}), nil
+}
+
+// dSilu is x / (1 + exp(-x)).
+func dSilu(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.div(x, d.add(d.un("exp", d.un("neg", x)), 1.0)) }), nil
+}
+
+// dMish is x * tanh(log1p(exp(x))).
+func dMish(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.mul(x, d.un("tanh", d.un("log1p", d.un("exp", x)))) }), nil
+}
+
+// elu is scale*x for x > 0, else scale*alpha*(exp(x*inputScale) - 1).
+func (d *decomposer) elu(x val, alpha, scale, inputScale float64) val {
+	neg := d.mul(d.un("expm1", d.mul(x, inputScale)), alpha*scale)
+	pos := d.mul(x, scale)
+	return d.where(d.bin("gt", x, 0.0), pos, neg)
+}
+
+func dElu(c *ctx) (any, error) {
+	d := c.d
+	alpha, scale, inScale := c.float("alpha"), 1.0, 1.0
+	if _, ok := c.a.Opt("scale"); ok {
+		scale, inScale = c.float("scale"), c.float("input_scale")
+	}
+	return c.unary(func(x val) val { return d.elu(x, alpha, scale, inScale) }), nil
+}
+
+func dSelu(c *ctx) (any, error) {
+	d := c.d
+	const alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+	return c.unary(func(x val) val { return d.elu(x, alpha, scale, 1) }), nil
+}
+
+func dCelu(c *ctx) (any, error) {
+	d := c.d
+	alpha := c.float("alpha")
+	return c.unary(func(x val) val { return d.elu(x, alpha, 1, 1/alpha) }), nil
+}
+
+func dLeakyRelu(c *ctx) (any, error) {
+	d := c.d
+	slope := c.get("negative_slope")
+	return c.unary(func(x val) val {
+		return d.where(d.bin("gt", x, zero(x)), x, d.mul(x, scalarAs(slope, dtypeOf(x))))
+	}), nil
+}
+
+// hardsigmoid is min(max(x + 3, 0), 6) / 6.
+func (d *decomposer) hardsigmoid(x val) val {
+	return d.div(d.bin("minimum", d.bin("maximum", d.add(x, 3.0), 0.0), 6.0), 6.0)
+}
+
+func dHardsigmoid(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.hardsigmoid(x) }), nil
+}
+
+// dHardswish is x * min(max(x + 3, 0), 6) / 6.
+func dHardswish(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		return d.div(d.mul(x, d.bin("minimum", d.bin("maximum", d.add(x, 3.0), 0.0), 6.0)), 6.0)
+	}), nil
+}
+
+// dSoftplus is x where x*beta > threshold, else log1p(exp(x*beta)) / beta.
+func dSoftplus(c *ctx) (any, error) {
+	d := c.d
+	beta, threshold := asFloat(c.get("beta")), asFloat(c.get("threshold"))
+	return c.unary(func(x val) val {
+		xb := d.mul(x, beta)
+		soft := d.div(d.un("log1p", d.un("exp", xb)), beta)
+		return d.where(d.bin("gt", xb, threshold), x, soft)
+	}), nil
+}
+
+// dLogSigmoid is min(0, x) - log1p(exp(-|x|)).
+func dLogSigmoid(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		return d.sub(d.bin("minimum", x, 0.0), d.un("log1p", d.un("exp", d.un("neg", d.un("abs", x)))))
+	}), nil
+}
+
+// dSoftsign is x / (1 + |x|).
+func dSoftsign(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.div(x, d.add(d.un("abs", x), 1.0)) }), nil
+}
+
+func dTanhshrink(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.sub(x, d.un("tanh", x)) }), nil
+}
+
+// dHardshrink is 0 for -lambd <= x <= lambd, else x.
+func dHardshrink(c *ctx) (any, error) {
+	d := c.d
+	l := asFloat(c.get("lambd"))
+	return c.unary(func(x val) val {
+		inside := d.bin("logical_and", d.bin("ge", x, scalarAs(-l, dtypeOf(x))), d.bin("le", x, scalarAs(l, dtypeOf(x))))
+		return d.where(inside, zero(x), x)
+	}), nil
+}
+
+// dSoftshrink is x - lambd above lambd, x + lambd below -lambd, else 0.
+func dSoftshrink(c *ctx) (any, error) {
+	d := c.d
+	l := asFloat(c.get("lambd"))
+	return c.unary(func(x val) val {
+		r := d.where(d.bin("lt", x, -l), d.add(x, l), zero(x))
+		return d.where(d.bin("gt", x, l), d.sub(x, l), r)
+	}), nil
+}
+
+// dThreshold is value where x <= threshold, else x.
+func dThreshold(c *ctx) (any, error) {
+	d := c.d
+	th, v := c.get("threshold"), c.get("value")
+	return c.unary(func(x val) val {
+		dt := dtypeOf(x)
+		return d.where(d.bin("le", x, scalarAs(th, dt)), scalarAs(v, dt), x)
+	}), nil
+}
+
+// dGlu is a * sigmoid(b) for the halves a, b of self along dim.
+func dGlu(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	m := metaOf(x)
+	dim := wrap(c.int("dim"), len(m.Shape))
+	h := m.Shape[dim] / 2
+	a, b := d.slice(x, dim, 0, h, 1), d.slice(x, dim, h, 2*h, 1)
+	return d.ew(primtorch.PromoteDefault, func(v []val) val { return d.mul(v[0], d.un("sigmoid", v[1])) }, a, b), nil
+}
+
+// dPrelu is x where x > 0, else weight*x, weight per channel (dim 1) or one value.
+func dPrelu(c *ctx) (any, error) {
+	d := c.d
+	x, w := c.selfNode(), c.in("weight")
+	xm, wm := metaOf(x), metaOf(asNode(w))
+	if wm.Numel() == 1 {
+		w = d.reshape(w, []int64{})
+	} else if len(xm.Shape) >= 2 {
+		shape := make([]int64, len(xm.Shape)-1)
+		for i := range shape {
+			shape[i] = 1
+		}
+		shape[0] = wm.Numel()
+		w = d.reshape(w, shape)
+	}
+	return d.ewIn(opmath(xm.DType), xm.DType, func(v []val) val {
+		return d.where(d.bin("gt", v[0], 0.0), v[0], d.mul(v[1], v[0]))
+	}, x, w), nil
+}
+
+// wrap normalizes a dim for ndim dims (0-d tensors take 0 and -1).
+func wrap(dim int64, ndim int) int {
+	if dim < 0 {
+		dim += int64(max(ndim, 1))
+	}
+	return int(dim)
+}

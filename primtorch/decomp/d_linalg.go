@@ -1,0 +1,260 @@
+package decomp
+
+import (
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// Matrix products become prims.mm / prims.bmm / prims.addmm (torch's kernels at run time) with
+// views around them; convolutions become prims.convolution.
+
+func dMm(c *ctx) (any, error) { return c.d.prim("mm", c.self(), c.in("mat2")), nil }
+
+func dBmm(c *ctx) (any, error) { return c.d.prim("bmm", c.self(), c.in("mat2")), nil }
+
+// dMatmul is matmul, mv and dot.
+func dMatmul(c *ctx) (any, error) {
+	return c.d.matmul(c.selfNode(), asNode(c.in(c.op.Schema.Params[1].Canon))), nil
+}
+
+func prodInts(xs []int64) int64 {
+	p := int64(1)
+	for _, x := range xs {
+		p *= x
+	}
+	return p
+}
+
+// matmul is torch.matmul in every rank case: mm for 1-d and 2-d operands, an mm over folded
+// rows when only the first operand has batch dims, else a bmm over the broadcast batch.
+func (d *decomposer) matmul(a, b *fxgraph.Node) *fxgraph.Node {
+	am, bm := metaOf(a), metaOf(b)
+	na, nb := len(am.Shape), len(bm.Shape)
+	k := am.Shape[na-1]
+	switch {
+	case na == 1 && nb == 1:
+		return d.reshape(d.prim("mm", d.view(a, []int64{1, k}), d.view(b, []int64{k, 1})), nil)
+	case na == 2 && nb == 1:
+		return d.reshape(d.prim("mm", a, d.view(b, []int64{k, 1})), []int64{am.Shape[0]})
+	case na == 1 && nb == 2:
+		return d.reshape(d.prim("mm", d.view(a, []int64{1, k}), b), []int64{bm.Shape[1]})
+	case na == 2 && nb == 2:
+		return d.prim("mm", a, b)
+	case na >= 3 && nb <= 2:
+		rows := prodInts(am.Shape[:na-1])
+		var b2 val = b
+		if nb == 1 {
+			b2 = d.view(b, []int64{k, 1})
+		}
+		r := d.prim("mm", d.reshape(a, []int64{rows, k}), b2)
+		shape := append([]int64{}, am.Shape[:na-1]...)
+		if nb == 2 {
+			shape = append(shape, bm.Shape[1])
+		}
+		return d.reshape(r, shape)
+	}
+	var a2, b2 val = a, b
+	if na == 1 {
+		a2 = d.view(a, []int64{1, k})
+	}
+	if nb == 1 {
+		b2 = d.view(b, []int64{k, 1})
+	}
+	as, bs := metaOf(a2).Shape, metaOf(b2).Shape
+	m, n := as[len(as)-2], bs[len(bs)-1]
+	batch, err := primtorch.BroadcastShapes(as[:len(as)-2], bs[:len(bs)-2])
+	if err != nil {
+		bug("matmul batch dims do not broadcast: %v", err)
+	}
+	nbatch := prodInts(batch)
+	A := d.reshape(d.expand(a2, append(append([]int64{}, batch...), m, k)), []int64{nbatch, m, k})
+	B := d.reshape(d.expand(b2, append(append([]int64{}, batch...), k, n)), []int64{nbatch, k, n})
+	r := d.prim("bmm", A, B)
+	shape := append([]int64{}, batch...)
+	if na > 1 {
+		shape = append(shape, m)
+	}
+	if nb > 1 {
+		shape = append(shape, n)
+	}
+	return d.reshape(r, shape)
+}
+
+// dOuter is self[:, None] * vec2[None, :].
+func dOuter(c *ctx) (any, error) {
+	d := c.d
+	a, b := c.selfNode(), asNode(c.in("vec2"))
+	av := d.view(a, []int64{metaOf(a).Numel(), 1})
+	bv := d.view(b, []int64{1, metaOf(b).Numel()})
+	return d.ew(primtorch.PromoteDefault, func(v []val) val { return d.mul(v[0], v[1]) }, av, bv), nil
+}
+
+// dAddmm is addmm, addmv, baddbmm and addbmm: beta*self + alpha*product (self ignored when
+// beta is 0); prims.addmm when beta and alpha are 1.
+func dAddmm(c *ctx) (any, error) {
+	d := c.d
+	self := c.selfNode()
+	beta, alpha := c.get("beta"), c.get("alpha")
+	var p *fxgraph.Node
+	switch c.op.Schema.Name {
+	case "addmm", "addmm_":
+		x, y := c.in("mat1"), c.in("mat2")
+		if isOne(beta) && isOne(alpha) {
+			return d.prim("addmm", self, x, y), nil
+		}
+		p = d.prim("mm", x, y)
+	case "addmv":
+		mat, vec := asNode(c.in("mat")), asNode(c.in("vec"))
+		p = d.matmul(mat, vec)
+	case "baddbmm", "baddbmm_":
+		p = d.prim("bmm", c.in("batch1"), c.in("batch2"))
+	case "addbmm":
+		p = asNode(d.reduce("sum", d.prim("bmm", c.in("batch1"), c.in("batch2")), []int{0}, false))
+	default:
+		bug("dAddmm of %s", c.op.Name)
+	}
+	shape := metaOf(p).Shape
+	dt := metaOf(p).DType
+	var r val = p
+	if !isOne(alpha) {
+		r = d.mulScalar(r, alpha)
+	}
+	if asFloat(beta) != 0 {
+		s := d.expand(d.convert(self, dt), shape)
+		if !isOne(beta) {
+			s = d.mulScalar(s, beta)
+		}
+		r = d.add(s, r)
+	}
+	return r, nil
+}
+
+// dLinear is x @ weight.T + bias over x's rows folded into one matrix: prims.addmm with a bias,
+// prims.mm without.
+func dLinear(c *ctx) (any, error) {
+	d := c.d
+	x, w := c.selfNode(), asNode(c.in("weight"))
+	b := c.in("bias")
+	xm, wm := metaOf(x), metaOf(w)
+	out := c.outMeta().Shape
+	if len(wm.Shape) == 1 {
+		r := d.matmul(x, w)
+		if b != nil {
+			return d.ew(primtorch.PromoteDefault, func(v []val) val { return d.add(v[0], v[1]) }, r, b), nil
+		}
+		return r, nil
+	}
+	k := wm.Shape[1]
+	rows := xm.Numel() / max(k, 1)
+	if k == 0 {
+		rows = prodInts(xm.Shape[:len(xm.Shape)-1])
+	}
+	x2 := d.reshape(x, []int64{rows, k})
+	wt := d.transpose(w, 0, 1)
+	var r *fxgraph.Node
+	if b != nil {
+		r = d.prim("addmm", b, x2, wt)
+	} else {
+		r = d.prim("mm", x2, wt)
+	}
+	return d.reshape(r, out), nil
+}
+
+// dBilinear is sum_ij x1_i W_oij x2_j + b_o: one mm of x1 with W laid out [i, o*j], then a
+// product with x2 summed over j.
+func dBilinear(c *ctx) (any, error) {
+	d := c.d
+	x1, x2, w := asNode(c.in("input1")), asNode(c.in("input2")), asNode(c.in("weight"))
+	wm := metaOf(w)
+	o, i, j := wm.Shape[0], wm.Shape[1], wm.Shape[2]
+	bsz := metaOf(x1).Numel() / max(i, 1)
+	x1f := d.reshape(x1, []int64{bsz, i})
+	x2f := d.reshape(x2, []int64{bsz, j})
+	wp := d.reshape(d.permute(w, []int64{1, 0, 2}), []int64{i, o * j})
+	t := d.view(d.prim("mm", x1f, wp), []int64{bsz, o, j})
+	p := d.mul(t, d.expand(d.view(x2f, []int64{bsz, 1, j}), []int64{bsz, o, j}))
+	y := d.reduce("sum", p, []int{2}, false)
+	if b := c.in("bias"); b != nil {
+		y = d.add(y, d.expand(b, []int64{bsz, o}))
+	}
+	return d.reshape(y, c.outMeta().Shape), nil
+}
+
+// expandK repeats a one-element list to k entries.
+func expandK(v []int64, k int) []int64 {
+	if len(v) == 1 && k > 1 {
+		out := make([]int64, k)
+		for i := range out {
+			out[i] = v[0]
+		}
+		return out
+	}
+	return append([]int64{}, v...)
+}
+
+// dConv is conv1d/2d/3d and conv_transpose1d/2d/3d as prims.convolution (an unbatched input is
+// unsqueezed; padding="same" with an odd total padding falls back, torch pads it unevenly).
+func dConv(k int, transposed bool) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x, w := c.selfNode(), asNode(c.in("weight"))
+		unbatched := len(metaOf(x).Shape) == k+1
+		var xb val = x
+		if unbatched {
+			xb = d.unsqueeze(x, 0)
+		}
+		stride, dilation := expandK(c.ints("stride"), k), expandK(c.ints("dilation"), k)
+		var padding []int64
+		switch p := c.get("padding").(type) {
+		case string:
+			padding = make([]int64, k)
+			if p == "same" {
+				for i := range padding {
+					total := dilation[i] * (metaOf(w).Shape[2+i] - 1)
+					if total%2 != 0 {
+						return nil, errFallback
+					}
+					padding[i] = total / 2
+				}
+			}
+		case []int64:
+			padding = expandK(p, k)
+		}
+		outPad := make([]int64, k)
+		if transposed {
+			outPad = expandK(c.ints("output_padding"), k)
+		}
+		r := d.prim("convolution", xb, w, c.in("bias"), stride, padding, dilation, transposed, outPad, c.int("groups"))
+		if unbatched {
+			return d.squeeze(r, 0), nil
+		}
+		return r, nil
+	}
+}
+
+// dAdaptiveAvgPool is a mean over windows when every output size divides its input size
+// (output size 1: a mean over the whole spatial dims); other sizes fall back.
+func dAdaptiveAvgPool(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	m := metaOf(x)
+	out := c.outMeta().Shape
+	nsp := 1
+	if c.op.ID == primtorch.OpAdaptiveAvgPool2d {
+		nsp = 2
+	}
+	lead := len(m.Shape) - nsp
+	var shape []int64
+	var dims []int
+	shape = append(shape, m.Shape[:lead]...)
+	for i := 0; i < nsp; i++ {
+		in, o := m.Shape[lead+i], out[lead+i]
+		if o == 0 || in%o != 0 {
+			return nil, errFallback
+		}
+		shape = append(shape, o, in/o)
+		dims = append(dims, lead+2*i+1)
+	}
+	y := d.mean(d.reshape(x, shape), dims, false, m.DType)
+	return d.reshape(y, out), nil
+}

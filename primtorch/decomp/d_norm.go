@@ -1,0 +1,183 @@
+package decomp
+
+import "ptgo/primtorch"
+
+// Normalizations (statistics in float32 for float16/bfloat16 inputs, biased variance, rsqrt of
+// var + eps) and dropout.
+
+// affine applies weight and bias (broadcast to shape, nil when absent) in dtype cdt.
+func (d *decomposer) affine(y val, w, b val, shape []int64, cdt primtorch.DType) val {
+	if w != nil {
+		y = d.mul(y, d.expand(d.convert(w, cdt), shape))
+	}
+	if b != nil {
+		y = d.add(y, d.expand(d.convert(b, cdt), shape))
+	}
+	return y
+}
+
+// normalize returns (x - mean) * rsqrt(var + eps) with mean and var over dims (kept), and the
+// mean and biased variance (kept dims).
+func (d *decomposer) normalize(xc val, dims []int, eps float64) (y, mean, variance val) {
+	shape := metaOf(xc).Shape
+	n := numelOver(shape, dims)
+	mean = d.div(d.reduce("sum", xc, dims, true), float64(n))
+	diff := d.sub(xc, d.expand(mean, shape))
+	variance = d.div(d.reduce("sum", d.mul(diff, diff), dims, true), float64(n))
+	rstd := d.un("rsqrt", d.add(variance, eps))
+	return d.mul(diff, d.expand(rstd, shape)), mean, variance
+}
+
+func dLayerNorm(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	m := metaOf(x)
+	k := len(c.ints("normalized_shape"))
+	dims := allDims(len(m.Shape))[len(m.Shape)-k:]
+	cdt := opmath(m.DType)
+	y, _, _ := d.normalize(d.convert(x, cdt), dims, c.float("eps"))
+	y = d.affine(y, c.in("weight"), c.in("bias"), m.Shape, cdt)
+	return d.convert(y, m.DType), nil
+}
+
+// channelShape is [C, 1, ..., 1] for broadcasting per-channel values over an [N, C, *] tensor.
+func channelShape(m *primtorch.TensorMeta) []int64 {
+	s := make([]int64, len(m.Shape)-1)
+	for i := range s {
+		s[i] = 1
+	}
+	s[0] = m.Shape[1]
+	return s
+}
+
+// perChannel views a [C] tensor as [C, 1, ..., 1] (nil stays nil).
+func (d *decomposer) perChannel(v val, m *primtorch.TensorMeta) val {
+	if v == nil {
+		return nil
+	}
+	return d.reshape(v, channelShape(m))
+}
+
+func dGroupNorm(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	m := metaOf(x)
+	g := c.int("num_groups")
+	n := m.Shape[0]
+	cdt := opmath(m.DType)
+	grouped := d.reshape(d.convert(x, cdt), []int64{n, g, m.Numel() / max(n*g, 1)})
+	y, _, _ := d.normalize(grouped, []int{2}, c.float("eps"))
+	out := d.reshape(y, m.Shape)
+	out = asNode(d.affine(out, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.Shape, cdt))
+	return d.convert(out, m.DType), nil
+}
+
+// dBatchNorm normalizes over every dim but channels (dim 1): with the batch's statistics in
+// training (updating running_mean/var when given: momentum-weighted, the variance unbiased),
+// with the running statistics otherwise.
+func dBatchNorm(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	m := metaOf(x)
+	cdt := opmath(m.DType)
+	xc := d.convert(x, cdt)
+	eps := c.float("eps")
+	var dims []int
+	for k := range m.Shape {
+		if k != 1 {
+			dims = append(dims, k)
+		}
+	}
+	training := c.bool("training")
+	rm, rv := c.in("running_mean"), c.in("running_var")
+	var y val
+	if training || rm == nil {
+		var mean, variance val
+		y, mean, variance = d.normalize(xc, dims, eps)
+		if training && rm != nil {
+			n := numelOver(m.Shape, dims)
+			mom := c.float("momentum")
+			if err := d.updateRunning(c, "running_mean", d.view(mean, []int64{m.Shape[1]}), mom, 1); err != nil {
+				return nil, err
+			}
+			if rv != nil {
+				unbias := float64(n) / float64(max(n-1, 1))
+				if err := d.updateRunning(c, "running_var", d.view(variance, []int64{m.Shape[1]}), mom, unbias); err != nil {
+					return nil, err
+				}
+			}
+		}
+	} else {
+		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.Shape)
+		rstd := d.un("rsqrt", d.add(d.perChannel(d.convert(rv, cdt), m), eps))
+		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.Shape))
+	}
+	y = d.affine(y, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.Shape, cdt)
+	return d.convert(y, m.DType), nil
+}
+
+// updateRunning writes (1 - momentum)*running + momentum*scale*stat into running statistic
+// name (a buffer, usually a get_attr).
+func (d *decomposer) updateRunning(c *ctx, name string, stat val, momentum, scale float64) error {
+	s := c.state(name)
+	cur := d.read(s)
+	dt := metaOf(cur).DType
+	cdt := opmath(dt)
+	st := d.convert(stat, cdt)
+	if scale != 1 {
+		st = d.mul(st, scale)
+	}
+	nv := d.add(d.mul(d.convert(cur, cdt), 1-momentum), d.mul(st, momentum))
+	return d.write(s, asNode(d.convert(nv, dt)), false)
+}
+
+// dInstanceNorm normalizes each (sample, channel) over the spatial dims with its own
+// statistics (use_input_stats, updating running stats with their batch mean) or with the
+// running statistics.
+func dInstanceNorm(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	m := metaOf(x)
+	cdt := opmath(m.DType)
+	xc := d.convert(x, cdt)
+	eps := c.float("eps")
+	rm, rv := c.in("running_mean"), c.in("running_var")
+	var y val
+	if c.bool("use_input_stats") {
+		dims := allDims(len(m.Shape))[2:]
+		var mean, variance val
+		y, mean, variance = d.normalize(xc, dims, eps)
+		if rm != nil {
+			mom := c.float("momentum")
+			nc := []int64{m.Shape[0], m.Shape[1]}
+			bm := d.mean(d.view(mean, nc), []int{0}, false, cdt)
+			if err := d.updateRunning(c, "running_mean", bm, mom, 1); err != nil {
+				return nil, err
+			}
+			if rv != nil {
+				n := numelOver(m.Shape, dims)
+				bv := d.mean(d.view(variance, nc), []int{0}, false, cdt)
+				if err := d.updateRunning(c, "running_var", bv, mom, float64(n)/float64(max(n-1, 1))); err != nil {
+					return nil, err
+				}
+			}
+		}
+	} else {
+		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.Shape)
+		rstd := d.un("rsqrt", d.add(d.perChannel(d.convert(rv, cdt), m), eps))
+		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.Shape))
+	}
+	y = d.affine(y, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.Shape, cdt)
+	return d.convert(y, m.DType), nil
+}
+
+// dDropout is the identity (torch returns its input) unless it drops in training: then the call
+// stays a fallback so the random mask comes from torch's generator.
+func dDropout(c *ctx) (any, error) {
+	x := c.selfNode()
+	p := c.float("p")
+	if c.bool("train") && p > 0 && metaOf(x).Numel() > 0 {
+		return nil, errFallback
+	}
+	return x, nil
+}

@@ -1,0 +1,435 @@
+package decomp
+
+import (
+	"math"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// Elementwise math: each op promotes and broadcasts its operands (ew) and applies prims.
+
+// unaryPrim is a torch op that is one unary prim after promotion.
+func unaryPrim(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		return d.ew(c.op.Promotion, func(x []val) val { return d.un(name, x[0]) }, c.self()), nil
+	}
+}
+
+// binaryPrim is a torch op that is one binary prim after promotion.
+func binaryPrim(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x, y := c.self(), c.in(c.op.Schema.Params[1].Canon)
+		return d.ew(c.op.Promotion, func(v []val) val { return d.bin(name, v[0], v[1]) }, x, y), nil
+	}
+}
+
+// unary applies f to self after promotion.
+func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
+	return c.d.ew(c.op.Promotion, func(v []val) val { return f(v[0]) }, c.self())
+}
+
+// dPositive returns its input (torch.positive aliases it).
+func dPositive(c *ctx) (any, error) { return c.selfNode(), nil }
+
+// dAsinh is copysign(log1p(|x| + x²/(1 + sqrt(x² + 1))), x): accurate near 0 and for large |x|.
+func dAsinh(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		a := d.un("abs", x)
+		a2 := d.mul(a, a)
+		r := d.un("log1p", d.add(a, d.div(a2, d.add(d.un("sqrt", d.add(a2, 1.0)), 1.0))))
+		return d.bin("copysign", r, x)
+	}), nil
+}
+
+// dAcosh is log(x + sqrt((x - 1)(x + 1))).
+func dAcosh(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		return d.un("log", d.add(x, d.un("sqrt", d.mul(d.sub(x, 1.0), d.add(x, 1.0)))))
+	}), nil
+}
+
+// dAtanh is log1p(2x / (1 - x)) / 2.
+func dAtanh(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		return d.mul(d.un("log1p", d.div(d.mul(x, 2.0), d.sub(1.0, x))), 0.5)
+	}), nil
+}
+
+// dFrac is x - trunc(x).
+func dFrac(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.sub(x, d.un("trunc", x)) }), nil
+}
+
+// dSignbit: floats by their sign bit (copysign(1, x) < 0 sees -0.0 and -NaN), integers x < 0.
+func dSignbit(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	switch dt := metaOf(x).DType; {
+	case dt == primtorch.Bool:
+		return d.full(metaOf(x).Shape, false, primtorch.Bool), nil
+	case dt.IsFloatingPoint():
+		return d.bin("lt", d.bin("copysign", 1.0, x), 0.0), nil
+	}
+	return d.bin("lt", x, int64(0)), nil
+}
+
+func dSquare(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val { return d.mul(x, x) }), nil
+}
+
+// dRound is round half to even, with decimals as torch: x*10^d rounded / 10^d (or x/10^-d
+// rounded * 10^-d for negative d), 10^d in the result dtype.
+func dRound(c *ctx) (any, error) {
+	d := c.d
+	dec := c.int("decimals")
+	return c.d.ew(primtorch.PromoteNoOpmath, func(v []val) val {
+		x := v[0]
+		if dec == 0 {
+			return d.un("round", x)
+		}
+		p := math.Pow(10, math.Abs(float64(dec)))
+		if dtypeOf(x) == primtorch.Float32 {
+			p = float64(float32(p))
+		}
+		if dec > 0 {
+			return d.div(d.un("round", d.mul(x, p)), p)
+		}
+		return d.mul(d.un("round", d.div(x, p)), p)
+	}, c.self()), nil
+}
+
+// dIsInfSigned is isposinf (sign 1) / isneginf (sign -1).
+func dIsInfSigned(sign float64) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x := c.selfNode()
+		if !metaOf(x).DType.IsFloatingPoint() {
+			return d.full(metaOf(x).Shape, false, primtorch.Bool), nil
+		}
+		return d.bin("eq", x, math.Inf(int(sign))), nil
+	}
+}
+
+// maxFinite is the largest finite value of a floating dtype.
+func maxFinite(dt primtorch.DType) float64 {
+	switch dt {
+	case primtorch.Float16:
+		return 65504
+	case primtorch.BFloat16:
+		return 3.3895313892515355e38
+	case primtorch.Float32:
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}
+
+func dNanToNum(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	dt := metaOf(x).DType
+	if !dt.IsFloatingPoint() {
+		return d.prim("clone", x), nil
+	}
+	nan, posinf, neginf := 0.0, maxFinite(dt), -maxFinite(dt)
+	if c.has("nan") {
+		nan = c.float("nan")
+	}
+	if c.has("posinf") {
+		posinf = c.float("posinf")
+	}
+	if c.has("neginf") {
+		neginf = c.float("neginf")
+	}
+	r := d.where(d.un("isnan", x), nan, x)
+	r = d.where(d.bin("eq", x, math.Inf(1)), posinf, r)
+	return d.where(d.bin("eq", x, math.Inf(-1)), neginf, r), nil
+}
+
+// dLogit is log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given.
+func dLogit(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		if c.has("eps") {
+			eps := c.float("eps")
+			x = d.bin("minimum", d.bin("maximum", x, eps), 1-eps)
+		}
+		return d.un("log", d.div(x, d.sub(1.0, x)))
+	}), nil
+}
+
+// dClamp is clamp / clamp_min / clamp_max: maximum with min, then minimum with max (so min >
+// max gives max; NaN propagates as in torch).
+func dClamp(c *ctx) (any, error) {
+	d := c.d
+	var lo, hi val
+	if _, ok := c.a.Opt("min"); ok {
+		lo = c.in("min")
+	}
+	if _, ok := c.a.Opt("max"); ok {
+		hi = c.in("max")
+	}
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		r := v[0]
+		if v[1] != nil {
+			r = d.bin("maximum", r, v[1])
+		}
+		if v[2] != nil {
+			r = d.bin("minimum", r, v[2])
+		}
+		return r
+	}, c.self(), lo, hi), nil
+}
+
+// dAdd is self + alpha*other.
+func dAdd(c *ctx) (any, error) {
+	d := c.d
+	alpha := c.get("alpha")
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		y := v[1]
+		if !isOne(alpha) {
+			y = d.mulScalar(y, alpha)
+		}
+		return d.add(v[0], y)
+	}, c.self(), c.in("other")), nil
+}
+
+// dSub is self - alpha*other.
+func dSub(c *ctx) (any, error) {
+	d := c.d
+	alpha := c.get("alpha")
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		y := v[1]
+		if !isOne(alpha) {
+			y = d.mulScalar(y, alpha)
+		}
+		return d.sub(v[0], y)
+	}, c.self(), c.in("other")), nil
+}
+
+// dRsub is other - alpha*self.
+func dRsub(c *ctx) (any, error) {
+	d := c.d
+	alpha := c.get("alpha")
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		x := v[0]
+		if !isOne(alpha) {
+			x = d.mulScalar(x, alpha)
+		}
+		return d.sub(v[1], x)
+	}, c.self(), c.in("other")), nil
+}
+
+func isOne(v any) bool {
+	switch x := v.(type) {
+	case int64:
+		return x == 1
+	case float64:
+		return x == 1
+	case bool:
+		return x
+	}
+	return false
+}
+
+// mulScalar multiplies an operand by a Python number in the operand's dtype.
+func (d *decomposer) mulScalar(x val, s any) val {
+	if metaOf(x) == nil {
+		return asFloat(x) * asFloat(s)
+	}
+	return d.mul(x, scalarAs(s, dtypeOf(x)))
+}
+
+func asFloat(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	case bool:
+		if x {
+			return 1
+		}
+	}
+	return 0
+}
+
+// dDiv is true division, or with rounding_mode "trunc" / "floor".
+func dDiv(c *ctx) (any, error) {
+	d := c.d
+	x, y := c.self(), c.in("other")
+	switch mode, _ := c.get("rounding_mode").(string); mode {
+	case "trunc":
+		return d.ew(primtorch.PromoteDefault, func(v []val) val {
+			if dtypeOf(v[0]).IsFloatingPoint() || dtypeOf(v[1]).IsFloatingPoint() {
+				return d.un("trunc", d.div(v[0], v[1]))
+			}
+			// integers: (a - fmod(a, b)) is a multiple of b, so floor division is exact.
+			return d.bin("floordiv", d.sub(v[0], d.bin("fmod", v[0], v[1])), v[1])
+		}, x, y), nil
+	case "floor":
+		return d.ew(primtorch.PromoteDefault, func(v []val) val { return d.bin("floordiv", v[0], v[1]) }, x, y), nil
+	}
+	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val { return d.div(v[0], v[1]) }, x, y), nil
+}
+
+// dPow is pow, with torch's exact special cases for float number exponents (x*x for 2, sqrt
+// for 0.5, ...).
+func dPow(c *ctx) (any, error) {
+	d := c.d
+	x, e := c.self(), c.in("exponent")
+	return d.ew(primtorch.PromoteBoolToLong, func(v []val) val {
+		if metaOf(v[1]) == nil && dtypeOf(v[0]).IsFloatingPoint() && metaOf(v[0]) != nil {
+			switch asFloat(v[1]) {
+			case 1:
+				return d.prim("clone", v[0])
+			case 2:
+				return d.mul(v[0], v[0])
+			case 3:
+				return d.mul(d.mul(v[0], v[0]), v[0])
+			case 0.5:
+				return d.un("sqrt", v[0])
+			case -0.5:
+				return d.un("rsqrt", v[0])
+			case -1:
+				return d.un("reciprocal", v[0])
+			case -2:
+				return d.un("reciprocal", d.mul(v[0], v[0]))
+			}
+		}
+		if metaOf(v[0]) == nil && metaOf(v[1]) == nil {
+			bug("pow of two numbers")
+		}
+		return d.bin("pow", v[0], v[1])
+	}, x, e), nil
+}
+
+// dFmaxFmin is fmax/fmin: maximum/minimum that ignore a NaN operand.
+func dFmaxFmin(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		return d.ew(primtorch.PromoteDefault, func(v []val) val {
+			r := d.bin(name, v[0], v[1])
+			if !dtypeOf(v[0]).IsFloatingPoint() {
+				return r
+			}
+			r = d.where(d.un("isnan", v[1]), v[0], r)
+			return d.where(d.un("isnan", v[0]), v[1], r)
+		}, c.self(), c.in("other")), nil
+	}
+}
+
+// dXlogy is x*log(y), 0 where x == 0, NaN where y is NaN.
+func dXlogy(c *ctx) (any, error) {
+	d := c.d
+	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val {
+		x, y := v[0], v[1]
+		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
+		if metaOf(y) != nil {
+			r = d.where(d.un("isnan", y), math.NaN(), r)
+		}
+		return r
+	}, c.self(), c.in("other")), nil
+}
+
+// dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf.
+func dLogaddexp(c *ctx) (any, error) {
+	d := c.d
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		a, b := v[0], v[1]
+		m := d.bin("maximum", a, b)
+		r := d.add(m, d.un("log1p", d.un("exp", d.un("neg", d.un("abs", d.sub(a, b))))))
+		same := d.bin("logical_and", d.un("isinf", a), d.bin("eq", a, b))
+		return d.where(same, a, r)
+	}, c.self(), c.in("other")), nil
+}
+
+// dWhere is where(condition, self, other): values promoted (no opmath), everything broadcast.
+func dWhere(c *ctx) (any, error) {
+	d := c.d
+	cond, x, y := c.in("condition"), c.in("self"), c.in("other")
+	t := ewDTypes(primtorch.PromoteNoOpmath, x, y)
+	shape := broadcastShape(cond, x, y)
+	if dtypeOf(cond) != primtorch.Bool {
+		cond = d.bin("ne", cond, zero(cond))
+	}
+	v := d.prepare(t.result, shape, []val{x, y})
+	return d.where(d.expand(cond, shape), v[0], v[1]), nil
+}
+
+// dMaskedFill is where(mask, value, self) in self's dtype.
+func dMaskedFill(c *ctx) (any, error) {
+	d := c.d
+	x, mask, value := c.selfNode(), c.in("mask"), c.in("value")
+	dt := metaOf(x).DType
+	shape := c.outMeta().Shape
+	v := d.prepare(dt, shape, []val{value, x})
+	return d.where(d.expand(mask, shape), v[0], v[1]), nil
+}
+
+// dLerp is torch's two-sided formula: self + w*(end - self) for |w| < 0.5, else end - (end -
+// self)*(1 - w).
+func dLerp(c *ctx) (any, error) {
+	d := c.d
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		x, e, w := v[0], v[1], v[2]
+		diff := d.sub(e, x)
+		lo := d.add(x, d.mulAny(w, diff))
+		hi := d.sub(e, d.mulAny(diff, d.subAny(1.0, w)))
+		if metaOf(w) == nil {
+			if math.Abs(asFloat(w)) < 0.5 {
+				return lo
+			}
+			return hi
+		}
+		return d.where(d.bin("lt", d.un("abs", w), 0.5), lo, hi)
+	}, c.self(), c.in("end"), c.in("weight")), nil
+}
+
+// mulAny and subAny compute on operands that may both be numbers.
+func (d *decomposer) mulAny(x, y val) val {
+	if metaOf(x) == nil && metaOf(y) == nil {
+		return asFloat(x) * asFloat(y)
+	}
+	return d.mul(x, y)
+}
+
+func (d *decomposer) subAny(x, y val) val {
+	if metaOf(x) == nil && metaOf(y) == nil {
+		return asFloat(x) - asFloat(y)
+	}
+	return d.sub(x, y)
+}
+
+// dAddcmul is self + value*t1*t2.
+func dAddcmul(c *ctx) (any, error) {
+	d := c.d
+	value := c.get("value")
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		p := d.mul(v[1], v[2])
+		if !isOne(value) {
+			p = d.mulScalar(p, value)
+		}
+		return d.add(v[0], p)
+	}, c.self(), c.in("tensor1"), c.in("tensor2")), nil
+}
+
+// dAddcdiv is self + value*t1/t2.
+func dAddcdiv(c *ctx) (any, error) {
+	d := c.d
+	value := c.get("value")
+	return d.ew(primtorch.PromoteDefault, func(v []val) val {
+		t1 := v[1]
+		if !isOne(value) {
+			t1 = d.mulScalar(t1, value)
+		}
+		return d.add(v[0], d.div(t1, v[2]))
+	}, c.self(), c.in("tensor1"), c.in("tensor2")), nil
+}

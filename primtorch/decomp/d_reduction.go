@@ -1,0 +1,346 @@
+package decomp
+
+import (
+	"math"
+	"sort"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// Reductions, scans and softmax: reduced dims are listed explicitly (sorted, non-negative);
+// sums accumulate as torch does (integers in int64, float16/bfloat16 in float32).
+
+// reduceDims normalizes a dim argument (nil, an int or a list; nil and [] mean every dim).
+func reduceDims(v any, nd int) []int {
+	var ds []int64
+	switch x := v.(type) {
+	case int64:
+		ds = []int64{x}
+	case []int64:
+		ds = x
+	}
+	if len(ds) == 0 {
+		return allDims(nd)
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, k := range ds {
+		w := wrap(k, nd)
+		if nd == 0 || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// numelOver is the number of elements of shape over dims.
+func numelOver(shape []int64, dims []int) int64 {
+	n := int64(1)
+	for _, k := range dims {
+		n *= shape[k]
+	}
+	return n
+}
+
+// accDType is the dtype torch's sum-like reductions with result dtype out accumulate in.
+func accDType(out primtorch.DType) primtorch.DType { return opmath(out) }
+
+// sumTo sums x over dims, computing in opmath of dt (the result dtype) and returning dt.
+func (d *decomposer) sumTo(x val, dims []int, keepdim bool, dt primtorch.DType) *fxgraph.Node {
+	r := d.reduce("sum", d.convert(x, accDType(dt)), dims, keepdim)
+	return asNode(d.convert(r, dt))
+}
+
+func dSum(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
+	return d.sumTo(x, dims, c.bool("keepdim"), c.outMeta().DType), nil
+}
+
+func dNansum(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	var v val = x
+	if metaOf(x).DType.IsFloatingPoint() {
+		v = d.where(d.un("isnan", x), zero(x), x)
+	}
+	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
+	return d.sumTo(v, dims, c.bool("keepdim"), c.outMeta().DType), nil
+}
+
+// mean is the sum over dims divided by their element count, in opmath.
+func (d *decomposer) mean(x val, dims []int, keepdim bool, dt primtorch.DType) val {
+	n := numelOver(metaOf(x).Shape, dims)
+	s := d.reduce("sum", d.convert(x, opmath(dt)), dims, keepdim)
+	return d.convert(d.div(s, float64(n)), dt)
+}
+
+func dMean(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
+	return d.mean(x, dims, c.bool("keepdim"), c.outMeta().DType), nil
+}
+
+func dProd(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	var dims []int
+	if k, ok := c.optInt("dim"); ok {
+		dims = []int{wrap(k, len(metaOf(x).Shape))}
+	} else {
+		dims = allDims(len(metaOf(x).Shape))
+	}
+	dt := c.outMeta().DType
+	r := d.reduce("prod", d.convert(x, accDType(dt)), dims, c.bool("keepdim"))
+	return d.convert(r, dt), nil
+}
+
+func dAmaxAmin(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		x := c.selfNode()
+		dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
+		return c.d.reduce(name, x, dims, c.bool("keepdim")), nil
+	}
+}
+
+// dMaxMinAll is max(x)/min(x) over every element.
+func dMaxMinAll(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		x := c.selfNode()
+		return c.d.prim(name, x, []int64{}, false), nil
+	}
+}
+
+// dMaxMinDim is max.dim/min.dim: (amax, argmax) over one dim.
+func dMaxMinDim(red, arg string) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x := c.selfNode()
+		dim := []int64{int64(wrap(c.int("dim"), len(metaOf(x).Shape)))}
+		keep := c.bool("keepdim")
+		return []any{d.prim(red, x, dim, keep), d.prim(arg, x, dim, keep)}, nil
+	}
+}
+
+// dArg is argmax/argmin: over one dim, or over the flattened tensor when dim is None.
+func dArg(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x := c.selfNode()
+		m := metaOf(x)
+		if k, ok := c.optInt("dim"); ok {
+			return d.prim(name, x, []int64{int64(wrap(k, len(m.Shape)))}, c.bool("keepdim")), nil
+		}
+		flat := d.reshape(x, []int64{m.Numel()})
+		r := d.prim(name, flat, []int64{0}, false)
+		return d.view(r, c.outMeta().Shape), nil
+	}
+}
+
+// correction reads var/std's correction (or legacy unbiased) argument.
+func (c *ctx) correction() float64 {
+	if v, ok := c.a.Opt("correction"); ok && v != nil && c.a.Given("correction") {
+		return asFloat(v)
+	}
+	if v, ok := c.a.Opt("unbiased"); ok && c.a.Given("unbiased") {
+		if b, _ := v.(bool); !b {
+			return 0
+		}
+	}
+	return 1
+}
+
+// variance returns var and mean of x over dims (in opmath), var divided by max(0, N - corr).
+func (d *decomposer) variance(x val, dims []int, keepdim bool, corr float64) (v, mean val) {
+	cdt := opmath(dtypeOf(x))
+	xc := d.convert(x, cdt)
+	n := numelOver(metaOf(x).Shape, dims)
+	mk := d.div(d.reduce("sum", xc, dims, true), float64(n))
+	diff := d.sub(xc, d.expand(mk, metaOf(xc).Shape))
+	ss := d.reduce("sum", d.mul(diff, diff), dims, keepdim)
+	v = d.div(ss, math.Max(0, float64(n)-corr))
+	mean = mk
+	if !keepdim {
+		mean = d.squeeze(mk, dims...)
+	}
+	return v, mean
+}
+
+// dVar is var, std, var_mean and std_mean.
+func dVar(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	var dimArg any
+	if v, ok := c.a.Opt("dim"); ok {
+		dimArg = v
+	}
+	dims := reduceDims(dimArg, len(metaOf(x).Shape))
+	keep := false
+	if v, ok := c.a.Opt("keepdim"); ok {
+		keep, _ = v.(bool)
+	}
+	v, mean := d.variance(x, dims, keep, c.correction())
+	name := c.op.Schema.Name
+	if name == "std" || name == "std_mean" {
+		v = d.un("sqrt", v)
+	}
+	var out primtorch.DType
+	if name == "var_mean" || name == "std_mean" {
+		ms := c.outMetas()
+		return []any{d.convert(v, ms[0].DType), d.convert(mean, ms[1].DType)}, nil
+	}
+	out = c.outMeta().DType
+	return d.convert(v, out), nil
+}
+
+// dLogsumexp is log(sum(exp(x - m))) + m with m the max (0 where it is infinite).
+func dLogsumexp(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
+	keep := c.bool("keepdim")
+	out := c.outMeta().DType
+	xc := d.convert(x, opmath(out))
+	m := d.reduce("amax", xc, dims, true)
+	m = d.where(d.un("isinf", m), zero(m), m)
+	s := d.reduce("sum", d.un("exp", d.sub(xc, d.expand(m, metaOf(xc).Shape))), dims, keep)
+	if !keep {
+		m = d.squeeze(m, dims...)
+	}
+	return d.convert(d.add(d.un("log", s), m), out), nil
+}
+
+// dNorm is torch.norm / linalg.vector_norm for p = 2, 1, ±inf, 0 and other numbers ("fro" is 2,
+// "nuc" falls back).
+func dNorm(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	var p float64
+	switch v := c.get("p").(type) {
+	case nil:
+		p = 2
+	case string:
+		if v != "fro" {
+			return nil, errFallback
+		}
+		p = 2
+	case int64, float64, bool:
+		p = asFloat(v)
+	default:
+		return nil, errFallback
+	}
+	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
+	keep := c.bool("keepdim")
+	out := c.outMeta().DType
+	xc := d.convert(x, opmath(out))
+	a := d.un("abs", xc)
+	var r val
+	switch {
+	case p == 2:
+		r = d.un("sqrt", d.reduce("sum", d.mul(xc, xc), dims, keep))
+	case p == 1:
+		r = d.reduce("sum", a, dims, keep)
+	case math.IsInf(p, 1):
+		r = d.reduce("amax", a, dims, keep)
+	case math.IsInf(p, -1):
+		r = d.reduce("amin", a, dims, keep)
+	case p == 0:
+		r = d.reduce("sum", d.convert(d.bin("ne", xc, 0.0), dtypeOf(xc)), dims, keep)
+	default:
+		r = d.bin("pow", d.reduce("sum", d.bin("pow", a, p), dims, keep), 1/p)
+	}
+	return d.convert(r, out), nil
+}
+
+// dAllAny is all/any over one dim or every dim, in the dtype torch returns (uint8 for uint8).
+func dAllAny(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x := c.selfNode()
+		var dims []int
+		if k, ok := c.optInt("dim"); ok {
+			dims = []int{wrap(k, len(metaOf(x).Shape))}
+		} else {
+			dims = allDims(len(metaOf(x).Shape))
+		}
+		r := d.reduce(name, x, dims, c.bool("keepdim"))
+		return d.convert(r, c.outMeta().DType), nil
+	}
+}
+
+// dCountNonzero is the sum of x != 0 as int64.
+func dCountNonzero(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
+	nz := d.convert(d.bin("ne", x, zero(x)), primtorch.Int64)
+	return d.reduce("sum", nz, dims, false), nil
+}
+
+// dScan is cumsum/cumprod in the result dtype's opmath.
+func dScan(name string) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x := c.selfNode()
+		out := c.outMeta().DType
+		dim := int64(wrap(c.int("dim"), len(metaOf(x).Shape)))
+		if len(metaOf(x).Shape) == 0 {
+			dim = 0
+		}
+		r := d.prim(name, d.convert(x, opmath(out)), dim)
+		return d.convert(r, out), nil
+	}
+}
+
+// softmaxDim is softmax's dim, with F.softmax's legacy choice when it is None.
+func softmaxDim(c *ctx, nd int) int {
+	if k, ok := c.optInt("dim"); ok {
+		return wrap(k, nd)
+	}
+	if nd == 0 || nd == 1 || nd == 3 {
+		return 0
+	}
+	return 1
+}
+
+// dSoftmax is exp(x - max) / sum(exp(x - max)); log_softmax is (x - max) - log(sum(exp(x -
+// max))). dtype= converts the input first.
+func dSoftmax(log bool) decompFn {
+	return func(c *ctx) (any, error) {
+		d := c.d
+		x := c.selfNode()
+		out := c.outMeta().DType
+		nd := len(metaOf(x).Shape)
+		dims := []int{softmaxDim(c, nd)}
+		if nd == 0 {
+			dims = nil
+		}
+		xc := d.convert(d.convert(x, out), opmath(out))
+		shape := metaOf(xc).Shape
+		m := d.reduceKeep("amax", xc, dims)
+		shifted := d.sub(xc, d.expand(m, shape))
+		e := d.un("exp", shifted)
+		s := d.reduceKeep("sum", e, dims)
+		var r val
+		if log {
+			r = d.sub(shifted, d.expand(d.un("log", s), shape))
+		} else {
+			r = d.div(e, d.expand(s, shape))
+		}
+		return d.convert(r, out), nil
+	}
+}
+
+// reduceKeep reduces over dims keeping them (a 0-d x is reduced over no dim: itself).
+func (d *decomposer) reduceKeep(name string, x val, dims []int) val {
+	if len(metaOf(x).Shape) == 0 {
+		return d.prim(name, x, []int64{}, true)
+	}
+	return d.reduce(name, x, dims, true)
+}

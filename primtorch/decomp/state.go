@@ -1,0 +1,193 @@
+package decomp
+
+import (
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// Functionalization. Every torch-level tensor has a state: its current value (a node of the
+// prims graph) and, for a view, the base tensor it views and the chain of view prims that
+// makes it from the base's value. A write (an in-place op, setitem, copy_, out=) computes the
+// tensor's new value out of place:
+//   - a base takes the new value; its version increases, so views of it read later replay
+//     their chain on the new value (views read before keep the old value, as they should);
+//   - a view scatters the new value into its base (prims.index_put at the positions the view
+//     chain selects, found by replaying the chain on an iota of the base's positions), then
+//     the base takes the result;
+//   - a graph input (placeholder or get_attr) that was written gets a final
+//     prims.copy_(input, value) in the epilogue.
+// Writes through a view of a graph input, and graphs returning a graph input they write, are
+// ErrUnsupported.
+
+// tstate is one torch-level tensor's functional state.
+type tstate struct {
+	cur     *fxgraph.Node   // current value
+	base    *tstate         // the base this tensor views (nil: a base itself)
+	chain   []*fxgraph.Node // view prims making cur from the base's value (templates for replay)
+	seen    int             // base.version when cur was made
+	version int             // for a base: incremented by every write
+	input   *fxgraph.Node   // for a graph input: its placeholder or get_attr node
+	mutated bool            // for a base: written at least once
+	// frozen names a fallback whose result aliases this tensor in torch in a way the graph
+	// cannot follow: writes to it are unsupported.
+	frozen string
+}
+
+// read returns s's current value, replaying its view chain when its base was written since.
+func (d *decomposer) read(s *tstate) *fxgraph.Node {
+	if s.base != nil && s.seen != s.base.version {
+		s.cur = d.replay(d.read(s.base), s.chain)
+		s.seen = s.base.version
+	}
+	return s.cur
+}
+
+// replay applies the view prims of chain (templates) to src.
+func (d *decomposer) replay(src *fxgraph.Node, chain []*fxgraph.Node) *fxgraph.Node {
+	cur := src
+	for _, t := range chain {
+		args := make([]any, len(t.Args))
+		args[0] = cur
+		for i, a := range t.Args[1:] {
+			args[i+1] = a
+		}
+		cur = d.emit(t.Target, args, nil)
+	}
+	return cur
+}
+
+// deriveState returns the state of result r of call c: the state of the input it is (the op
+// returned its input), a view of an input it views through view prims, or a new base.
+func (d *decomposer) deriveState(c *ctx, r *fxgraph.Node) *tstate {
+	var parents []*tstate
+	switch {
+	case c.op.Alias == primtorch.AliasView || c.op.Alias == primtorch.AliasMaybe:
+		if m, ok := c.a.Get(c.op.Schema.Params[c.op.AliasArg].Canon).(*primtorch.TensorMeta); ok {
+			parents = append(parents, c.stateOf(m))
+		}
+	case c.op.Kind == primtorch.KindView: // broadcast_tensors: each result views one input
+		for _, m := range c.a.AllTensors() {
+			parents = append(parents, c.stateOf(m))
+		}
+	}
+	for _, p := range parents {
+		pv := d.read(p)
+		if r == pv {
+			return p
+		}
+		var steps []*fxgraph.Node
+		for v := r; d.viewSrc[v] != nil; v = d.viewSrc[v] {
+			steps = append(steps, v)
+			if d.viewSrc[v] != pv {
+				continue
+			}
+			for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+				steps[i], steps[j] = steps[j], steps[i]
+			}
+			base, chain := p, steps
+			if p.base != nil {
+				base, chain = p.base, append(append([]*fxgraph.Node{}, p.chain...), steps...)
+			}
+			return &tstate{cur: r, base: base, chain: chain, seen: base.version}
+		}
+	}
+	return &tstate{cur: r}
+}
+
+// write gives tensor s the new value v (converted to s's dtype). resize allows a new shape (out=
+// tensors torch resizes).
+func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
+	if s.frozen != "" || (s.base != nil && s.base.frozen != "") {
+		return d.unsupportedf("writes a tensor that aliases the result of %s, which runs in torch", s.frozen+basefrozen(s))
+	}
+	cur := d.read(s)
+	if v == cur {
+		return nil // the value is unchanged (dropout in eval, requires_grad_, ...)
+	}
+	want := cur.TensorMeta()
+	v = d.convert(v, want.DType).(*fxgraph.Node)
+	if vm := v.TensorMeta(); !equalInts(vm.Shape, want.Shape) {
+		if !resize || s.base != nil || s.input != nil {
+			if _, err := primtorch.BroadcastShapes(vm.Shape, want.Shape); err != nil || len(vm.Shape) > len(want.Shape) {
+				return d.unsupportedf("writes a %s value into a %s tensor", vm, want)
+			}
+			v = d.expand(v, want.Shape).(*fxgraph.Node)
+		}
+	}
+	if vm := v.TensorMeta(); !equalInts(vm.Strides, want.Strides) && equalInts(vm.Shape, want.Shape) &&
+		want.Offset == 0 && want.IsNonOverlappingAndDense() {
+		// In-place ops keep the tensor's layout.
+		v = d.prim("clone", v)
+		v.TensorMeta().Strides = append([]int64{}, want.Strides...)
+	}
+	if s.base == nil {
+		s.cur = v
+		s.version++
+		s.mutated = true
+		return nil
+	}
+	b := s.base
+	if b.input != nil {
+		return d.unsupportedf("writes into a view of graph input %s", b.input.Name)
+	}
+	nb, err := d.scatterBack(d.read(b), s.chain, v)
+	if err != nil {
+		return err
+	}
+	b.cur = nb
+	b.version++
+	b.mutated = true
+	s.cur, s.seen = v, b.version
+	return nil
+}
+
+// scatterBack returns base with v written at the positions the view chain selects.
+func (d *decomposer) scatterBack(base *fxgraph.Node, chain []*fxgraph.Node, v *fxgraph.Node) (*fxgraph.Node, error) {
+	bm := base.TensorMeta()
+	for _, t := range chain {
+		if t.Target == "prims.as_strided" || t.Target == "prims.expand" {
+			return nil, d.unsupportedf("writes through a %s view", t.Target)
+		}
+	}
+	if v.TensorMeta().Numel() == 0 {
+		return base, nil
+	}
+	if len(bm.Shape) == 0 {
+		return d.reshape(v, nil), nil
+	}
+	pos := d.positions(bm.Shape)
+	return d.indexPutAt(base, d.replay(pos, chain), v, false), nil
+}
+
+// positions is an int64 tensor of shape holding each element's row-major position.
+func (d *decomposer) positions(shape []int64) *fxgraph.Node {
+	n := primtorch.NewContiguous(primtorch.Int64, shape, primtorch.CPU).Numel()
+	return d.view(d.prim("iota", n, int64(0), int64(1), primtorch.Int64), shape).(*fxgraph.Node)
+}
+
+// indexPutAt writes values into base at the row-major positions pos (an int64 tensor of
+// values' shape) with prims.index_put.
+func (d *decomposer) indexPutAt(base, pos *fxgraph.Node, values val, accumulate bool) *fxgraph.Node {
+	shape := base.TensorMeta().Shape
+	idx := make([]any, len(shape))
+	stride := int64(1)
+	for k := len(shape) - 1; k >= 0; k-- {
+		var t val = pos
+		if stride != 1 {
+			t = d.prim("floordiv", t, stride)
+		}
+		if k > 0 {
+			t = d.prim("remainder", t, shape[k])
+		}
+		idx[k] = t
+		stride *= shape[k]
+	}
+	return d.prim("index_put", base, idx, values, accumulate)
+}
+
+func basefrozen(s *tstate) string {
+	if s.base != nil {
+		return s.base.frozen
+	}
+	return ""
+}
