@@ -41,6 +41,7 @@ type ctxInfo struct {
 	obj         py.Obj
 	fullgraph   bool
 	backendName string
+	inductor    bool // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
 }
 
 func readCtx(api py.API, ctx py.Obj) ctxInfo {
@@ -51,6 +52,10 @@ func readCtx(api py.API, ctx py.Obj) ctxInfo {
 	}
 	if v, err := api.GetAttr(ctx, "backend_name"); err == nil {
 		ci.backendName, _ = api.Str(v)
+	}
+	if v, err := api.GetAttr(ctx, "ptgo_inductor"); err == nil {
+		n, _ := api.Int(v)
+		ci.inductor = n != 0
 	}
 	return ci
 }
@@ -131,9 +136,18 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 			logs.Printf(logs.Graph, "captured %s (%s:%d):\n%s", qual, short(file), line, cap.Graph.String())
 		}
 		var err error
-		compiled, err = compileGraph(api, ctx, cap)
-		if err != nil {
-			return failure(api, cap, fmt.Sprintf("ptgo: backend %s failed on the graph of %s (%s:%d): %v", ctx.backendName, qual, file, line, err))
+		ok := false
+		if ctx.inductor {
+			compiled, ok, err = compileInductor(api, cap, qual)
+			if err != nil {
+				return failure(api, cap, fmt.Sprintf("ptgo: compiling the graph of %s (%s:%d) to C failed: %v", qual, file, line, err))
+			}
+		}
+		if !ok {
+			compiled, err = compileGraph(api, ctx, cap)
+			if err != nil {
+				return failure(api, cap, fmt.Sprintf("ptgo: backend %s failed on the graph of %s (%s:%d): %v", ctx.backendName, qual, file, line, err))
+			}
 		}
 	}
 	newCode, asm, err := bytecode.TransformedCode(env, code, cap, compiled)
@@ -309,6 +323,11 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 	case "panic_next_compile":
 		panicNextCompile = true
 		return []byte("{}"), nil
+	case "inductor_stats":
+		inductorStats.Lock()
+		defer inductorStats.Unlock()
+		return json.Marshal(map[string]any{"compiled": inductorStats.Compiled, "fallbacks": inductorStats.Fallbacks,
+			"reasons": inductorStats.Reasons})
 	case "compile_log":
 		compileLogMu.Lock()
 		defer compileLogMu.Unlock()

@@ -25,3 +25,17 @@ def test_workload_one_graph(name, counter):
         ref = m(*args)
     assert_same(out, ref)
     assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_inductor(name):
+    make, inputs, grad = WORKLOADS[name]
+    torch.manual_seed(0)
+    m = make()
+    m.train(grad)
+    args = inputs()
+    ctx = torch.enable_grad() if grad else torch.no_grad()
+    with ctx:
+        out = ptgo.compile(m)(*args)
+        ref = m(*args)
+    assert_same(out, ref)

@@ -246,3 +246,31 @@ def test_dtypes(counter):
         fn = lambda x: (x * 2, x.sum(), x.to(torch.float32))  # noqa: E731
         assert_same(ptgo.compile(fn, backend=c)(x), fn(x))
         assert c.frame_count == 1, dt
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_inductor(name, grad):
+    """The same programs through ptgo's C backend (inference graphs compile to C; graphs autograd
+    needs run with torch), compared with eager."""
+    op, make_args = CASES[name]
+
+    def fn(*a):
+        return op(*a)
+
+    torch.manual_seed(0)
+    args = make_args()
+    if grad:
+        args = [a.requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+    ctx = torch.enable_grad() if grad else torch.no_grad()
+    with ctx:
+        compiled = ptgo.compile(fn)
+        try:
+            expected = fn(*clone_args(args))
+        except Exception as e:  # noqa: BLE001 - eager rejects it: so must the compiled code
+            with pytest.raises(type(e)):
+                compiled(*clone_args(args))
+            return
+        actual = compiled(*clone_args(args))
+        assert_same(actual, expected)
+        assert_same(compiled(*clone_args(args)), expected)

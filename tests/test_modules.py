@@ -229,3 +229,43 @@ def test_graph_module_has_original_parameter_names(counter):
     params = dict(gm.named_parameters())
     assert set(params) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}
     assert params["fc1.weight"] is m.fc1.weight
+
+
+def _inductor_case(make, inputs, train, grad):
+    torch.manual_seed(0)
+    m = make()
+    m.train(train)
+    args = inputs() if callable(inputs) else inputs
+    ctx = torch.enable_grad() if grad else torch.no_grad()
+    with ctx:
+        compiled = ptgo.compile(m)
+        torch.manual_seed(1)
+        out = compiled(*args)
+        torch.manual_seed(1)
+        ref = m(*args)
+        assert_same(out, ref)
+        torch.manual_seed(2)
+        out2 = compiled(*args)
+        torch.manual_seed(2)
+        assert_same(out2, m(*args))
+    first = out[0] if isinstance(out, tuple) else out
+    if grad and first.requires_grad:
+        first.float().sum().backward()
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_inductor(name, grad):
+    make, inputs = MODULES[name]
+    torch.manual_seed(0)
+    train = make().training
+    _inductor_case(make, inputs, train, grad)
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn", "encoder"])
+@pytest.mark.parametrize("train", [False, True], ids=["eval", "train"])
+def test_models_inductor(model, train):
+    make, inputs = {"mlp": (MLP, lambda: [torch.randn(4, 16)]),
+                    "cnn": (CNN, lambda: [torch.randn(2, 3, 16, 16)]),
+                    "encoder": (Encoder, lambda: [torch.randint(0, 50, (2, 7))])}[model]
+    _inductor_case(make, inputs, train, grad=train)

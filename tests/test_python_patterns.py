@@ -232,3 +232,14 @@ def test_pattern(name, counter, ptgo_log):
     assert_same(actual, expected)
     assert "Graph break" not in ptgo_log.text and "eager" not in ptgo_log.text, ptgo_log.text
     assert counter.frame_count == 1, ptgo_log.text
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_pattern_inductor(name):
+    fn, make_args = CASES[name]
+    torch.manual_seed(0)
+    args = make_args()
+    with torch.no_grad():
+        expected = fn(*clone_args(args))
+        actual = ptgo.compile(fn)(*clone_args(args))
+    assert_same(actual, expected)

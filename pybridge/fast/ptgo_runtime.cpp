@@ -88,6 +88,7 @@ struct GraphObject {
   std::vector<int>* inputs;
   std::vector<Step>* steps;
   std::vector<Output>* outputs;
+  std::vector<PyObject*>* consts;  // tensors bound to the last inputs (parameters), strong
   std::string* name;
 };
 
@@ -225,9 +226,10 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
     PyErr_SetString(PyExc_TypeError, "a ptgo compiled graph takes positional tensors only");
     return nullptr;
   }
-  if (nargs != static_cast<Py_ssize_t>(g->inputs->size())) {
+  const size_t nconst = g->consts->size();
+  if (nargs + nconst != g->inputs->size()) {
     PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s takes %zu inputs, got %zd", g->name->c_str(),
-                 g->inputs->size(), nargs);
+                 g->inputs->size() - nconst, nargs);
     return nullptr;
   }
   try {
@@ -235,6 +237,7 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
     std::vector<at::Tensor> bufs(specs.size());
     std::vector<at::Tensor> dead(specs.size());
     for (Py_ssize_t i = 0; i < nargs; i++) bufs[(*g->inputs)[i]] = unpack(args[i]);
+    for (size_t i = 0; i < nconst; i++) bufs[(*g->inputs)[nargs + i]] = unpack((*g->consts)[i]);
     const int nthreads = at::get_num_threads();
     std::vector<void*> ptrs;
     for (const Step& st : *g->steps) {
@@ -390,6 +393,9 @@ void graph_dealloc(PyObject* self) {
   }
   if (g->outputs)
     for (Output& o : *g->outputs) Py_CLEAR(o.value);
+  if (g->consts)
+    for (PyObject*& c : *g->consts) Py_CLEAR(c);
+  delete g->consts;
   delete g->bufs;
   delete g->inputs;
   delete g->steps;
@@ -400,8 +406,10 @@ void graph_dealloc(PyObject* self) {
 }
 
 PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
-  PyObject *plan, *libpath, *externs;
-  if (!PyArg_ParseTuple(args, "O!UO!:Graph", &PyDict_Type, &plan, &libpath, &PyDict_Type, &externs)) return nullptr;
+  PyObject *plan, *libpath, *externs, *consts = nullptr;
+  if (!PyArg_ParseTuple(args, "O!UO!|O!:Graph", &PyDict_Type, &plan, &libpath, &PyDict_Type, &externs, &PyList_Type,
+                        &consts))
+    return nullptr;
   GraphObject* g = reinterpret_cast<GraphObject*>(type->tp_alloc(type, 0));
   if (g == nullptr) return nullptr;
   g->vectorcall = graph_call;
@@ -409,12 +417,24 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->inputs = new std::vector<int>();
   g->steps = new std::vector<Step>();
   g->outputs = new std::vector<Output>();
+  g->consts = new std::vector<PyObject*>();
   g->name = new std::string("graph");
   PyObject* self = reinterpret_cast<PyObject*>(g);
   auto fail = [&]() -> PyObject* {
     Py_DECREF(self);
     return nullptr;
   };
+  if (consts) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(consts); i++) {
+      PyObject* c = PyList_GET_ITEM(consts, i);
+      if (!PyObject_TypeCheck(c, reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
+        PyErr_SetString(PyExc_TypeError, "ptgo runtime: constants must be tensors");
+        return fail();
+      }
+      Py_INCREF(c);
+      g->consts->push_back(c);
+    }
+  }
   if (PyObject* n = PyDict_GetItemString(plan, "name")) {
     if (const char* s = PyUnicode_AsUTF8(n)) *g->name = s;
   }
@@ -569,7 +589,8 @@ PyTypeObject GraphType = [] {
   t.tp_new = graph_new;
   t.tp_dealloc = graph_dealloc;
   t.tp_repr = graph_repr;
-  t.tp_doc = "Graph(plan, library_path, externs): a compiled graph's launch plan, callable with its inputs.";
+  t.tp_doc = "Graph(plan, library_path, externs, consts=[]): a compiled graph's launch plan, callable with its "
+             "inputs; consts are bound to the plan's last inputs.";
   return t;
 }();
 

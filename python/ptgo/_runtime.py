@@ -333,3 +333,55 @@ def put_resume(code, key, resume):
 
 def reset():
     resume_cache.clear()
+
+
+# ---- the C backend's runtime ------------------------------------------------------------------
+
+def _decode_plan_arg(a):
+    """Turns a plan argument's JSON form (inductor/program.go) into Python values in place."""
+    if isinstance(a, dict):
+        if "float" in a:
+            return float(a["float"])
+        if "dtype" in a:
+            return getattr(torch, a["dtype"])
+        if "device" in a:
+            return torch.device(a["device"])
+        if "list" in a:
+            return {"list": [_decode_plan_arg(x) for x in a["list"]]}
+        if "tuple" in a:
+            return {"tuple": [_decode_plan_arg(x) for x in a["tuple"]]}
+        if "value" in a:
+            raise ValueError("ptgo runtime: the plan has an argument Python cannot represent: %r" % (a,))
+    return a
+
+
+def _extern_callable(target):
+    if target.startswith("Tensor."):
+        return getattr(torch.Tensor, target[len("Tensor."):])
+    if target.startswith("prims."):
+        return None  # run by the C++ runtime itself
+    return resolve(target)
+
+
+def make_compiled_graph(plan_json, lib_path, consts):
+    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan."""
+    try:
+        from . import _fast
+    except ImportError:
+        raise RuntimeError("ptgo._fast is not built (it needs torch's C++ headers: libtorch-dev)") from None
+    plan = json.loads(plan_json)
+    externs = {}
+    for st in plan["steps"]:
+        if st["op"] != "extern":
+            continue
+        st["args"] = [_decode_plan_arg(a) for a in st["args"]]
+        st["kwargs"] = [[k, _decode_plan_arg(v)] for k, v in st.get("kwargs") or []]
+        fn = _extern_callable(st["target"])
+        if fn is not None:
+            externs[st["target"]] = fn
+    for out in plan["outputs"]:
+        if "value" in out:
+            out["value"] = _decode_plan_arg(out["value"])
+    from . import _C
+
+    return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts)))

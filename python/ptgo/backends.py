@@ -51,7 +51,10 @@ def eager(gm, example_inputs):
 
 @register_backend("inductor")
 def inductor(gm, example_inputs):
-    """ptgo's default backend. Until the C backend lands it runs the captured graph with torch."""
+    """ptgo's default backend: fused C kernels generated in Go (ptgo.compile calls Go directly).
+
+    Called with a GraphModule only for graphs the C backend cannot run (autograd needs them, or
+    an op has no lowering); those run with torch."""
     return gm.forward
 
 

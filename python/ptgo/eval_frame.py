@@ -50,13 +50,16 @@ class _Context:
     """What a compiled callable runs under: the backend and options. Cache entries are tagged
     with ``tag``: equal configurations share compiled code, different ones never do."""
 
-    __slots__ = ("backend", "backend_name", "fullgraph", "dynamic", "mode", "options", "tag", "__weakref__")
+    __slots__ = ("backend", "backend_name", "fullgraph", "dynamic", "mode", "options", "tag", "ptgo_inductor",
+                 "__weakref__")
 
     _tags = {}
     _keep = []  # backends referenced by tags stay alive so ids are never reused
 
     def __init__(self, backend, fullgraph, dynamic, mode, options):
         self.backend = _backends.lookup_backend(backend)
+        # ptgo's own backend compiles in Go without a torch.fx round trip.
+        self.ptgo_inductor = self.backend is _backends.inductor
         self.backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
         self.fullgraph = bool(fullgraph)
         self.dynamic = dynamic

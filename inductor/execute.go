@@ -1,0 +1,176 @@
+package inductor
+
+import (
+	"fmt"
+	"unsafe"
+
+	"ptgo/kernels"
+)
+
+// Execute runs a plan over Go-owned host memory: the reference runtime for tests (the CPython
+// extension runs the same plan over at::Tensors). Inputs must have exactly the plan's dtypes,
+// sizes, strides and offsets. Kernels are called through kernels/dl with nthreads OpenMP threads;
+// externs run the naive Go implementations in goExterns (prims.mm, prims.bmm, prims.addmm);
+// other externs (fallbacks, convolution) are an error here.
+func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) ([]*Tensor, error) {
+	if len(inputs) != len(p.Inputs) {
+		return nil, fmt.Errorf("inductor: program %s takes %d inputs, got %d", p.Name, len(p.Inputs), len(inputs))
+	}
+	bufs := make([]*Tensor, len(p.Buffers))
+	dead := map[int][]byte{}
+	for i, id := range p.Inputs {
+		spec := p.Buffers[id]
+		t := inputs[i]
+		if err := checkLayout(spec, t); err != nil {
+			return nil, fmt.Errorf("inductor: input %d of %s: %w; call it with inputs of the layout it was compiled for", i, p.Name, err)
+		}
+		bufs[id] = t
+	}
+	fns := map[string]kernels.Kernel{}
+	for si, st := range p.Steps {
+		switch st.Op {
+		case "alloc":
+			spec := p.Buffers[st.Buf]
+			need := spec.StorageElems * int64(spec.DType.ItemSize())
+			var data []byte
+			if st.Reuse >= 0 {
+				data = dead[st.Reuse]
+				if int64(len(data)) < need {
+					return nil, fmt.Errorf("ptgo BUG: inductor: step %d reuses %%%d (%d bytes) for %%%d (%d bytes)", si, st.Reuse, len(data), st.Buf, need)
+				}
+				delete(dead, st.Reuse)
+			} else {
+				data = NewStorage(need)
+			}
+			bufs[st.Buf] = &Tensor{DType: spec.DType, Sizes: spec.Sizes, Strides: spec.Strides, Offset: spec.Offset, Data: data}
+		case "view":
+			spec := p.Buffers[st.Buf]
+			base := bufs[spec.Base]
+			if base == nil {
+				return nil, fmt.Errorf("ptgo BUG: inductor: step %d views %%%d, which does not exist", si, spec.Base)
+			}
+			bufs[st.Buf] = &Tensor{DType: spec.DType, Sizes: spec.Sizes, Strides: spec.Strides, Offset: spec.Offset, Data: base.Data}
+		case "free":
+			if t := bufs[st.Buf]; t != nil && p.Buffers[st.Buf].Role == "alloc" {
+				dead[st.Buf] = t.Data
+			}
+			bufs[st.Buf] = nil
+		case "kernel":
+			k, ok := fns[st.Kernel]
+			if !ok {
+				var err error
+				if k, err = lib.Kernel(st.Kernel); err != nil {
+					return nil, err
+				}
+				fns[st.Kernel] = k
+			}
+			ptrs := make([]unsafe.Pointer, len(st.Ptrs))
+			for i, id := range st.Ptrs {
+				t := bufs[id]
+				if t == nil {
+					return nil, fmt.Errorf("ptgo BUG: inductor: kernel %s reads %%%d before it exists", st.Kernel, id)
+				}
+				if len(t.Data) > 0 {
+					ptrs[i] = unsafe.Pointer(&t.Data[0])
+				}
+			}
+			if err := k.Call(ptrs, st.Ints, st.Floats, max(nthreads, 1)); err != nil {
+				return nil, fmt.Errorf("inductor: %w (1 means an index was out of range)", err)
+			}
+		case "extern":
+			fn := goExterns[st.Target]
+			if fn == nil {
+				return nil, fmt.Errorf("inductor: the Go executor cannot run extern %s; run this plan in the torch runtime", st.Target)
+			}
+			args := make([]any, len(st.Args))
+			for i, a := range st.Args {
+				args[i] = resolveArg(a, bufs)
+			}
+			kwargs := map[string]any{}
+			for _, kw := range st.Kwargs {
+				kwargs[kw.Name] = resolveArg(kw.Value, bufs)
+			}
+			outs, err := fn(args, kwargs)
+			if err != nil {
+				return nil, fmt.Errorf("inductor: extern %s: %w", st.Target, err)
+			}
+			if len(outs) != len(st.Outs) {
+				return nil, fmt.Errorf("inductor: extern %s gave %d results, the plan expects %d", st.Target, len(outs), len(st.Outs))
+			}
+			for i, id := range st.Outs {
+				spec := p.Buffers[id]
+				t := outs[i]
+				if checkLayout(spec, t) != nil {
+					t = copyInto(spec, t)
+				}
+				bufs[id] = t
+			}
+		default:
+			return nil, fmt.Errorf("inductor: unknown plan step %q", st.Op)
+		}
+	}
+	out := make([]*Tensor, len(p.Outputs))
+	for i, o := range p.Outputs {
+		if o.Buf < 0 {
+			continue
+		}
+		if bufs[o.Buf] == nil {
+			return nil, fmt.Errorf("ptgo BUG: inductor: output %d (%%%d) was freed or never made", i, o.Buf)
+		}
+		out[i] = bufs[o.Buf]
+	}
+	return out, nil
+}
+
+func resolveArg(a PArg, bufs []*Tensor) any {
+	switch {
+	case a.Buf >= 0:
+		return bufs[a.Buf]
+	case a.IsSeq:
+		out := make([]any, len(a.Seq))
+		for i, e := range a.Seq {
+			out[i] = resolveArg(e, bufs)
+		}
+		return out
+	}
+	return a.Value
+}
+
+// checkLayout compares a tensor with a plan buffer: dtype, sizes, strides of dims with more than
+// one element, and offset.
+func checkLayout(spec BufSpec, t *Tensor) error {
+	if t == nil {
+		return fmt.Errorf("missing tensor")
+	}
+	if t.DType != spec.DType {
+		return fmt.Errorf("dtype %s, expected %s", t.DType, spec.DType)
+	}
+	if !equalShape(t.Sizes, spec.Sizes) {
+		return fmt.Errorf("sizes %v, expected %v", t.Sizes, spec.Sizes)
+	}
+	for d, s := range t.Sizes {
+		if s > 1 && t.Strides[d] != spec.Strides[d] {
+			return fmt.Errorf("strides %v, expected %v", t.Strides, spec.Strides)
+		}
+	}
+	if t.Offset != spec.Offset && numel(t.Sizes) > 0 {
+		return fmt.Errorf("storage offset %d, expected %d", t.Offset, spec.Offset)
+	}
+	if need := storageElems(t.Sizes, Layout{Strides: t.Strides, Offset: t.Offset}) * int64(t.DType.ItemSize()); int64(len(t.Data)) < need {
+		return fmt.Errorf("storage of %d bytes, the layout needs %d", len(t.Data), need)
+	}
+	return nil
+}
+
+// copyInto copies t into a new tensor with spec's layout.
+func copyInto(spec BufSpec, t *Tensor) *Tensor {
+	out := NewStrided(spec.DType, spec.Sizes, spec.Strides, spec.Offset)
+	for k := int64(0); k < t.Numel(); k++ {
+		if spec.DType.IsFloatingPoint() {
+			out.Set(k, t.At(k))
+		} else {
+			out.SetInt(k, t.AtInt(k))
+		}
+	}
+	return out
+}

@@ -1,0 +1,460 @@
+package inductor
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Index expressions: the symbolic integers that say where a load reads and a store writes.
+//
+// An Expr is an affine sum C + Σ Coef·Atom with integer coefficients, kept canonical: terms
+// sorted by atom, equal atoms merged, no zero coefficients. An atom is an index variable, a
+// floor division x // n or floor modulo x % n of an expression by a positive constant (views and
+// reshapes of non-contiguous layouts need them), or an indirect index read from a tensor
+// (gather, index_select, advanced indexing). Division and modulo have floor semantics in the IR;
+// generated C uses / and %, which agree because every index is non-negative wherever it is
+// evaluated (masked branches guard the others).
+//
+// Simplification uses Bounds, the range of each variable, to drop divisions and modulos that
+// cannot matter, and merges the pairs c*(x//c) + x%c → x and c*((x//c)%s) + x%c → x%(c*s), so
+// a reshape that only re-groups contiguous dimensions costs nothing.
+
+// AtomKind says what an Atom is.
+type AtomKind uint8
+
+const (
+	AtomVar AtomKind = iota // index variable Var
+	AtomDiv                 // X // N
+	AtomMod                 // X % N
+	AtomInd                 // Val (an int64 value) wrapped into [0, N), checked at run time
+)
+
+// Atom is an indivisible part of an Expr. Atoms are immutable.
+type Atom struct {
+	Kind AtomKind
+	Var  int
+	X    Expr
+	N    int64
+	Val  *Value
+	key  string
+}
+
+func (a *Atom) Key() string { return a.key }
+
+func newAtom(a *Atom) *Atom {
+	switch a.Kind {
+	case AtomVar:
+		a.key = "v" + strconv.Itoa(a.Var)
+	case AtomDiv:
+		a.key = "div(" + a.X.Key() + "," + strconv.FormatInt(a.N, 10) + ")"
+	case AtomMod:
+		a.key = "mod(" + a.X.Key() + "," + strconv.FormatInt(a.N, 10) + ")"
+	case AtomInd:
+		a.key = "ind(#" + strconv.Itoa(a.Val.ID) + "," + strconv.FormatInt(a.N, 10) + ")"
+	}
+	return a
+}
+
+// Term is Coef·Atom.
+type Term struct {
+	Coef int64
+	Atom *Atom
+}
+
+// Expr is C + Σ Terms. The zero Expr is the constant 0.
+type Expr struct {
+	C     int64
+	Terms []Term
+}
+
+// Bounds gives the size of each variable's range: variable k takes values 0..b[k]-1. A variable
+// beyond the slice has an unknown range.
+type Bounds []int64
+
+// Const is the constant expression c.
+func Const(c int64) Expr { return Expr{C: c} }
+
+// Var is index variable k.
+func Var(k int) Expr { return atomExpr(newAtom(&Atom{Kind: AtomVar, Var: k})) }
+
+func atomExpr(a *Atom) Expr { return Expr{Terms: []Term{{Coef: 1, Atom: a}}} }
+
+// IsConst reports whether e has no terms.
+func (e Expr) IsConst() bool { return len(e.Terms) == 0 }
+
+// IsVar reports whether e is exactly variable k.
+func (e Expr) IsVar(k int) bool {
+	return e.C == 0 && len(e.Terms) == 1 && e.Terms[0].Coef == 1 && e.Terms[0].Atom.Kind == AtomVar && e.Terms[0].Atom.Var == k
+}
+
+// Key is a canonical string: equal keys mean equal expressions.
+func (e Expr) Key() string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(e.C, 10))
+	for _, t := range e.Terms {
+		b.WriteString("+" + strconv.FormatInt(t.Coef, 10) + "*" + t.Atom.key)
+	}
+	return b.String()
+}
+
+// Equal reports structural equality.
+func (e Expr) Equal(o Expr) bool { return e.Key() == o.Key() }
+
+// Add returns e + o.
+func (e Expr) Add(o Expr) Expr {
+	return normalize(Expr{C: e.C + o.C, Terms: append(append([]Term(nil), e.Terms...), o.Terms...)}, nil)
+}
+
+// AddConst returns e + c.
+func (e Expr) AddConst(c int64) Expr { return Expr{C: e.C + c, Terms: e.Terms} }
+
+// Scale returns k·e.
+func (e Expr) Scale(k int64) Expr {
+	if k == 0 {
+		return Expr{}
+	}
+	out := Expr{C: e.C * k, Terms: make([]Term, len(e.Terms))}
+	for i, t := range e.Terms {
+		out.Terms[i] = Term{Coef: t.Coef * k, Atom: t.Atom}
+	}
+	return out
+}
+
+// Coef returns the coefficient of variable k among e's top-level terms.
+func (e Expr) Coef(k int) int64 {
+	for _, t := range e.Terms {
+		if t.Atom.Kind == AtomVar && t.Atom.Var == k {
+			return t.Coef
+		}
+	}
+	return 0
+}
+
+// Affine reports whether every term of e is a variable (no division, modulo or indirection).
+func (e Expr) Affine() bool {
+	for _, t := range e.Terms {
+		if t.Atom.Kind != AtomVar {
+			return false
+		}
+	}
+	return true
+}
+
+// UsesVarNested reports whether variable k appears inside a division, modulo or indirect atom.
+func (e Expr) UsesVarNested(k int) bool {
+	for _, t := range e.Terms {
+		switch t.Atom.Kind {
+		case AtomDiv, AtomMod:
+			if t.Atom.X.UsesVar(k) {
+				return true
+			}
+		case AtomInd:
+			if t.Atom.Val.usesVar(k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// UsesVar reports whether variable k appears anywhere in e.
+func (e Expr) UsesVar(k int) bool { return e.Coef(k) != 0 || e.UsesVarNested(k) }
+
+func floorDiv(a, d int64) int64 {
+	q := a / d
+	if a%d != 0 && (a < 0) != (d < 0) {
+		q--
+	}
+	return q
+}
+
+func floorMod(a, m int64) int64 { return a - m*floorDiv(a, m) }
+
+// Range returns the smallest and largest value e takes, ok=false when unknown.
+func (e Expr) Range(b Bounds) (lo, hi int64, ok bool) {
+	lo, hi = e.C, e.C
+	for _, t := range e.Terms {
+		alo, ahi, aok := t.Atom.rangeOf(b)
+		if !aok {
+			return 0, 0, false
+		}
+		if t.Coef >= 0 {
+			lo += t.Coef * alo
+			hi += t.Coef * ahi
+		} else {
+			lo += t.Coef * ahi
+			hi += t.Coef * alo
+		}
+	}
+	return lo, hi, true
+}
+
+func (a *Atom) rangeOf(b Bounds) (lo, hi int64, ok bool) {
+	switch a.Kind {
+	case AtomVar:
+		if a.Var < len(b) && b[a.Var] > 0 {
+			return 0, b[a.Var] - 1, true
+		}
+		return 0, 0, false
+	case AtomDiv:
+		xlo, xhi, xok := a.X.Range(b)
+		if !xok {
+			return 0, 0, false
+		}
+		return floorDiv(xlo, a.N), floorDiv(xhi, a.N), true
+	case AtomMod:
+		xlo, xhi, xok := a.X.Range(b)
+		if xok && xlo >= 0 && xhi < a.N {
+			return xlo, xhi, true
+		}
+		return 0, a.N - 1, true
+	case AtomInd:
+		return 0, a.N - 1, true
+	}
+	return 0, 0, false
+}
+
+// normalize sorts and merges terms and applies the div/mod pair rules. b may be nil.
+func normalize(e Expr, b Bounds) Expr {
+	for {
+		e = mergeTerms(e)
+		next, changed := mergeDivModPairs(e, b)
+		if !changed {
+			return e
+		}
+		e = next
+	}
+}
+
+func mergeTerms(e Expr) Expr {
+	if len(e.Terms) == 0 {
+		return Expr{C: e.C}
+	}
+	ts := append([]Term(nil), e.Terms...)
+	sort.SliceStable(ts, func(i, j int) bool { return atomLess(ts[i].Atom, ts[j].Atom) })
+	out := ts[:0]
+	for _, t := range ts {
+		if n := len(out); n > 0 && out[n-1].Atom.key == t.Atom.key {
+			out[n-1].Coef += t.Coef
+			continue
+		}
+		out = append(out, t)
+	}
+	res := Expr{C: e.C}
+	for _, t := range out {
+		if t.Coef != 0 {
+			res.Terms = append(res.Terms, t)
+		}
+	}
+	return res
+}
+
+// atomLess orders variables first by index, then other atoms by key.
+func atomLess(a, b *Atom) bool {
+	if (a.Kind == AtomVar) != (b.Kind == AtomVar) {
+		return a.Kind == AtomVar
+	}
+	if a.Kind == AtomVar {
+		return a.Var < b.Var
+	}
+	return a.key < b.key
+}
+
+// mergeDivModPairs applies k·c·(x//c) + k·(x%c) → k·x and k·c·((x//c)%s) + k·(x%c) → k·(x%(c·s)).
+func mergeDivModPairs(e Expr, b Bounds) (Expr, bool) {
+	for i, t := range e.Terms {
+		if t.Atom.Kind != AtomMod {
+			continue
+		}
+		x, c, k := t.Atom.X, t.Atom.N, t.Coef
+		for j, u := range e.Terms {
+			if j == i || u.Coef != k*c {
+				continue
+			}
+			var repl Expr
+			switch {
+			case u.Atom.Kind == AtomDiv && u.Atom.N == c && u.Atom.X.Key() == x.Key():
+				repl = x.Scale(k)
+			case u.Atom.Kind == AtomMod && u.Atom.X.Terms != nil && len(u.Atom.X.Terms) == 1 && u.Atom.X.C == 0 &&
+				u.Atom.X.Terms[0].Coef == 1 && u.Atom.X.Terms[0].Atom.Kind == AtomDiv &&
+				u.Atom.X.Terms[0].Atom.N == c && u.Atom.X.Terms[0].Atom.X.Key() == x.Key():
+				repl = Mod(x, c*u.Atom.N, b).Scale(k)
+			default:
+				continue
+			}
+			rest := Expr{C: e.C + repl.C}
+			for m, w := range e.Terms {
+				if m != i && m != j {
+					rest.Terms = append(rest.Terms, w)
+				}
+			}
+			rest.Terms = append(rest.Terms, repl.Terms...)
+			return rest, true
+		}
+	}
+	return e, false
+}
+
+// FloorDiv returns x // d (d > 0), simplified under b.
+func FloorDiv(x Expr, d int64, b Bounds) Expr {
+	if d == 1 {
+		return x
+	}
+	cq := floorDiv(x.C, d)
+	q := Expr{C: cq}
+	rest := Expr{C: x.C - cq*d}
+	for _, t := range x.Terms {
+		if t.Coef%d == 0 {
+			q.Terms = append(q.Terms, Term{Coef: t.Coef / d, Atom: t.Atom})
+		} else {
+			rest.Terms = append(rest.Terms, t)
+		}
+	}
+	q = normalize(q, b)
+	if len(rest.Terms) == 0 {
+		return q.AddConst(floorDiv(rest.C, d))
+	}
+	if lo, hi, ok := rest.Range(b); ok && floorDiv(lo, d) == floorDiv(hi, d) {
+		return q.AddConst(floorDiv(lo, d))
+	}
+	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.Kind == AtomDiv {
+		inner := rest.Terms[0].Atom
+		return q.Add(FloorDiv(inner.X, inner.N*d, b))
+	}
+	// (x % (k·d)) // d = (x // d) % k
+	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.Kind == AtomMod && rest.Terms[0].Atom.N%d == 0 {
+		inner := rest.Terms[0].Atom
+		return q.Add(Mod(FloorDiv(inner.X, d, b), inner.N/d, b))
+	}
+	return normalize(q.Add(atomExpr(newAtom(&Atom{Kind: AtomDiv, X: rest, N: d}))), b)
+}
+
+// Mod returns x % m (m > 0), simplified under b.
+func Mod(x Expr, m int64, b Bounds) Expr {
+	if m == 1 {
+		return Expr{}
+	}
+	rest := Expr{C: floorMod(x.C, m)}
+	for _, t := range x.Terms {
+		if t.Coef%m != 0 {
+			rest.Terms = append(rest.Terms, t)
+		}
+	}
+	if len(rest.Terms) == 0 {
+		return rest
+	}
+	if lo, hi, ok := rest.Range(b); ok && floorDiv(lo, m) == floorDiv(hi, m) {
+		return rest.AddConst(-m * floorDiv(lo, m))
+	}
+	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.Kind == AtomMod && rest.Terms[0].Atom.N%m == 0 {
+		return Mod(rest.Terms[0].Atom.X, m, b)
+	}
+	return atomExpr(newAtom(&Atom{Kind: AtomMod, X: rest, N: m}))
+}
+
+// Ind is the indirect index v (an int64 value) for a dimension of size n: negative values count
+// from the end, and a value outside [-n, n) makes the kernel return status 1.
+func Ind(v *Value, n int64) Expr { return atomExpr(newAtom(&Atom{Kind: AtomInd, Val: v, N: n})) }
+
+// Subst replaces variable k by f(k) everywhere (inside atoms too) and simplifies under b, the
+// bounds of the new variables. vs rebuilds values inside indirect atoms.
+func (e Expr) Subst(f func(k int) Expr, b Bounds, vs *valueSubst) Expr {
+	out := Expr{C: e.C}
+	for _, t := range e.Terms {
+		var r Expr
+		switch t.Atom.Kind {
+		case AtomVar:
+			r = f(t.Atom.Var)
+		case AtomDiv:
+			r = FloorDiv(t.Atom.X.Subst(f, b, vs), t.Atom.N, b)
+		case AtomMod:
+			r = Mod(t.Atom.X.Subst(f, b, vs), t.Atom.N, b)
+		case AtomInd:
+			r = Ind(vs.value(t.Atom.Val), t.Atom.N)
+		}
+		r = r.Scale(t.Coef)
+		out.C += r.C
+		out.Terms = append(out.Terms, r.Terms...)
+	}
+	return normalize(out, b)
+}
+
+// Simplify re-simplifies e under b.
+func (e Expr) Simplify(b Bounds) Expr { return e.Subst(Var, b, nil) }
+
+// Format prints e: names names variables, ind prints an indirect atom's value.
+func (e Expr) Format(names func(int) string, ind func(*Atom) string, cStyle bool) string {
+	var b strings.Builder
+	first := true
+	for _, t := range e.Terms {
+		coef := t.Coef
+		if !first {
+			if coef < 0 {
+				b.WriteString(" - ")
+				coef = -coef
+			} else {
+				b.WriteString(" + ")
+			}
+		} else if coef < 0 {
+			b.WriteString("-")
+			coef = -coef
+		}
+		first = false
+		if coef != 1 {
+			b.WriteString(strconv.FormatInt(coef, 10) + "*")
+		}
+		b.WriteString(t.Atom.format(names, ind, cStyle))
+	}
+	if first {
+		return strconv.FormatInt(e.C, 10)
+	}
+	if e.C > 0 {
+		b.WriteString(" + " + strconv.FormatInt(e.C, 10))
+	} else if e.C < 0 {
+		b.WriteString(" - " + strconv.FormatInt(-e.C, 10))
+	}
+	return b.String()
+}
+
+func (a *Atom) format(names func(int) string, ind func(*Atom) string, cStyle bool) string {
+	switch a.Kind {
+	case AtomVar:
+		return names(a.Var)
+	case AtomDiv, AtomMod:
+		x := a.X.Format(names, ind, cStyle)
+		if len(a.X.Terms) > 1 || a.X.C != 0 || (len(a.X.Terms) == 1 && a.X.Terms[0].Coef != 1) {
+			x = "(" + x + ")"
+		}
+		op := " // "
+		if a.Kind == AtomMod {
+			op = " % "
+		} else if cStyle {
+			op = " / "
+		}
+		return "(" + x + op + strconv.FormatInt(a.N, 10) + ")"
+	case AtomInd:
+		return ind(a)
+	}
+	return "?"
+}
+
+// String prints e with variables named v0, v1, ...
+func (e Expr) String() string {
+	return e.Format(func(k int) string { return "v" + strconv.Itoa(k) }, func(a *Atom) string { return "ind(#" + strconv.Itoa(a.Val.ID) + ")" }, false)
+}
+
+// flatten returns the storage index of a logical index under strides and offset, simplified
+// under b.
+func flatten(idx []Expr, strides []int64, offset int64, b Bounds) Expr {
+	out := Expr{C: offset}
+	for k, e := range idx {
+		if strides[k] == 0 {
+			continue
+		}
+		s := e.Scale(strides[k])
+		out.C += s.C
+		out.Terms = append(out.Terms, s.Terms...)
+	}
+	return normalize(out, b)
+}

@@ -1,0 +1,492 @@
+package inductor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"ptgo/logs"
+)
+
+// MaxKernelNodes bounds how many stored or local nodes one fused kernel holds.
+const MaxKernelNodes = 32
+
+// Fuse is the second fusion pass: it groups the buffers left after Inline into kernels and
+// orders kernels and extern calls. A kernel is one loop nest over its Outer ranges; each member
+// node runs, inside one outer iteration, over its own inner ranges (pointwise dims beyond Outer,
+// then reduction dims). So a reduction fuses with its pointwise prologue (already inlined into
+// its body) and its epilogue: softmax over rows is one kernel whose outer loop runs over rows
+// and whose members are the max, the exp-sum and the normalizing loop.
+//
+// A node joins a kernel when (reasons logged on logs.Fusion):
+//   - its ranges, size-1 dims dropped, start with the kernel's Outer ranges or are a prefix of
+//     them (the kernel's Outer shrinks to them);
+//   - it reads the kernel's buffers only at the same outer index (what one outer iteration has
+//     computed);
+//   - the fused kernel does not need to run both before and after another step (an extern
+//     between a producer and a consumer);
+//   - the kernel stays under MaxKernelNodes.
+//
+// Candidates are the kernels that produce the node's inputs (vertical fusion), then the latest
+// kernel that reads the same buffers (horizontal fusion). Scans and externs are steps of their
+// own. A member whose value is a scalar per outer iteration and that nothing outside the kernel
+// reads becomes Local: a C variable, never stored.
+func Fuse(g *Graph) *Schedule {
+	f := &fuser{g: g, groupOf: map[*Buffer]*group{}, users: g.Users(), outputs: g.outputSet()}
+	f.orderMutations()
+	for _, b := range g.Buffers {
+		f.add(b)
+	}
+	return f.schedule()
+}
+
+// Schedule is a fused graph: kernels and extern calls in execution order.
+type Schedule struct {
+	Graph *Graph
+	Steps []Step
+}
+
+// Step is a *Kernel or an *ExternStep.
+type Step interface{ stepName() string }
+
+// ExternStep runs one extern call.
+type ExternStep struct{ Call *Extern }
+
+func (e *ExternStep) stepName() string { return "extern " + e.Call.Target }
+
+// Kernel is one generated C function: a loop nest over Outer with its member nodes inside.
+type Kernel struct {
+	Name  string
+	Outer []int64
+	Nodes []*KernelNode
+}
+
+func (k *Kernel) stepName() string { return k.Name }
+
+// KernelNode is a member of a kernel.
+type KernelNode struct {
+	Buf *Buffer
+	// Local: the value is kept in a C variable for the outer iteration and never stored.
+	Local bool
+}
+
+// group is a kernel (or a step of its own) being built.
+type group struct {
+	id    int
+	kind  string // "kernel", "scan", "extern", "alias"
+	outer []int64
+	nodes []*Buffer
+	ext   *Extern
+	// sealed groups take no other node (a copy_ into a graph input runs alone, after every
+	// reader of that input)
+	sealed bool
+}
+
+type fuser struct {
+	g       *Graph
+	groups  []*group
+	groupOf map[*Buffer]*group
+	users   map[*Buffer][]*Buffer
+	outputs map[*Buffer]bool
+}
+
+// orderMutations makes every reader of a storage a copy_ writes run before the copy_ (an
+// ordering edge in the users map).
+func (f *fuser) orderMutations() {
+	for _, m := range f.g.Buffers {
+		if _, copyInto := m.Def.(*Pointwise); m.Mutates == nil || !copyInto {
+			continue // scatters are ordered by their reads
+		}
+		dst := m.Mutates.Storage()
+		for _, r := range f.g.Buffers {
+			if r == m {
+				continue
+			}
+			for _, in := range r.Def.Reads() {
+				if in.Storage() == dst {
+					f.users[r] = append(f.users[r], m)
+					break
+				}
+			}
+		}
+	}
+}
+
+// squeezed returns the sizes of a node's (output) ranges without size-1 dims, and for each the
+// position in the ranges.
+func squeezed(ranges []int64) ([]int64, []int) {
+	var sizes []int64
+	var pos []int
+	for k, s := range ranges {
+		if s != 1 {
+			sizes = append(sizes, s)
+			pos = append(pos, k)
+		}
+	}
+	return sizes, pos
+}
+
+func rangesOf(n Node) []int64 {
+	switch n := n.(type) {
+	case *Pointwise:
+		return n.Ranges
+	case *Reduction:
+		return n.Ranges
+	case *Scan:
+		return n.Ranges
+	case *ScatterNode:
+		return n.Ranges
+	}
+	return nil
+}
+
+func (f *fuser) newGroup(kind string, b *Buffer) *group {
+	gr := &group{id: len(f.groups), kind: kind}
+	f.groups = append(f.groups, gr)
+	if b != nil {
+		gr.nodes = []*Buffer{b}
+		f.groupOf[b] = gr
+	}
+	return gr
+}
+
+func (f *fuser) add(b *Buffer) {
+	switch d := b.Def.(type) {
+	case *InputNode:
+		return
+	case *AliasNode:
+		f.newGroup("alias", b)
+		return
+	case *Extern:
+		if d.Outs[0] == b {
+			gr := f.newGroup("extern", b)
+			gr.ext = d
+		} else {
+			f.groupOf[b] = f.groupOf[d.Outs[0]]
+		}
+		return
+	case *Scan:
+		f.newGroup("scan", b)
+		return
+	}
+	sq, _ := squeezed(rangesOf(b.Def))
+	if b.Mutates != nil {
+		gr := f.newGroup("kernel", b)
+		gr.outer, gr.sealed = sq, true
+		if _, ok := b.Def.(*ScatterNode); ok {
+			logs.Printf(logs.Fusion, "not fusing %s: a scatter into %s runs alone", b.Name, b.Mutates.Name)
+		} else {
+			logs.Printf(logs.Fusion, "not fusing %s: it writes graph input %s, after everything that reads it", b.Name, b.Mutates.Name)
+		}
+		return
+	}
+	for _, gr := range f.candidates(b) {
+		outer, why := f.canFuse(gr, b)
+		if why != "" {
+			logs.Printf(logs.Fusion, "not fusing %s into %s: %s", b.Name, groupText(gr), why)
+			continue
+		}
+		logs.Printf(logs.Fusion, "fusing %s into %s: %s", b.Name, groupText(gr), fuseReason(gr, b, outer))
+		gr.outer = outer
+		gr.nodes = append(gr.nodes, b)
+		f.groupOf[b] = gr
+		return
+	}
+	gr := f.newGroup("kernel", b)
+	gr.outer = sq
+	if r, ok := b.Def.(*Reduction); ok && columnFriendly(r) && len(sq) > 0 {
+		// keep the contiguous output dim as a loop of the reduction, so the code generator
+		// accumulates along it (see columnOK)
+		gr.outer = sq[:len(sq)-1]
+		logs.Printf(logs.Fusion, "%s: reducing %s with output dim %d as an inner loop (it is contiguous, the reduced dims are not)", b.Name, intsText(r.ReduceRanges), sq[len(sq)-1])
+	}
+}
+
+// columnFriendly reports a reduction whose last non-trivial output dim is read contiguously
+// while its last reduced dim is strided.
+func columnFriendly(r *Reduction) bool {
+	sq, pos := squeezed(r.Ranges)
+	rsq, rpos := squeezed(r.ReduceRanges)
+	if len(sq) == 0 || len(rsq) == 0 || sq[len(sq)-1] < 8 {
+		return false
+	}
+	i := pos[len(pos)-1]
+	rv := len(r.Ranges) + rpos[len(rpos)-1]
+	b := Bounds(append(append([]int64(nil), r.Ranges...), r.ReduceRanges...))
+	strided := false
+	for _, l := range loadsOf(r.Body) {
+		e := flatten(l.Index, l.Buf.Layout.Strides, l.Buf.Layout.Offset, b)
+		if e.UsesVarNested(i) || e.UsesVarNested(rv) {
+			return false
+		}
+		if c := e.Coef(i); c != 0 && c != 1 {
+			return false
+		}
+		if c := e.Coef(rv); c != 0 && c != 1 {
+			strided = true
+		}
+	}
+	return strided
+}
+
+func groupText(gr *group) string {
+	names := make([]string, len(gr.nodes))
+	for i, b := range gr.nodes {
+		names[i] = b.Name
+	}
+	return strings.Join(names, "+")
+}
+
+func fuseReason(gr *group, b *Buffer, outer []int64) string {
+	if r, ok := b.Def.(*Reduction); ok {
+		return fmt.Sprintf("%s over %s per outer index %s", r.Kind, intsText(r.ReduceRanges), intsText(outer))
+	}
+	sq, _ := squeezed(rangesOf(b.Def))
+	if slices.Equal(sq, outer) && slices.Equal(gr.outer, outer) {
+		return "same ranges " + intsText(outer)
+	}
+	return fmt.Sprintf("ranges %s split as outer %s", intsText(sq), intsText(outer))
+}
+
+// candidates are the kernel groups b could join, most recent first: those producing b's inputs,
+// then the latest kernel reading one of b's inputs.
+func (f *fuser) candidates(b *Buffer) []*group {
+	var out []*group
+	seen := map[*group]bool{}
+	reads := b.Def.Reads()
+	for i := len(f.groups) - 1; i >= 0; i-- {
+		gr := f.groups[i]
+		if gr.kind != "kernel" || gr.sealed {
+			continue
+		}
+		for _, r := range reads {
+			if f.groupOf[r] == gr && !seen[gr] {
+				seen[gr] = true
+				out = append(out, gr)
+			}
+		}
+	}
+	for i := len(f.groups) - 1; i >= 0 && len(out) == 0; i-- {
+		gr := f.groups[i]
+		if gr.kind != "kernel" || gr.sealed {
+			continue
+		}
+		if sharesReads(gr, reads) {
+			out = append(out, gr)
+		}
+	}
+	return out
+}
+
+func sharesReads(gr *group, reads []*Buffer) bool {
+	for _, m := range gr.nodes {
+		for _, r := range m.Def.Reads() {
+			if slices.Contains(reads, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// canFuse returns the kernel's new outer ranges if b can join gr, else a reason.
+func (f *fuser) canFuse(gr *group, b *Buffer) ([]int64, string) {
+	if len(gr.nodes) >= MaxKernelNodes {
+		return nil, fmt.Sprintf("the kernel has %d nodes already (MaxKernelNodes)", len(gr.nodes))
+	}
+	sq, pos := squeezed(rangesOf(b.Def))
+	var outer []int64
+	switch {
+	case hasPrefix(sq, gr.outer):
+		outer = gr.outer
+	case hasPrefix(gr.outer, sq):
+		outer = sq
+	default:
+		return nil, fmt.Sprintf("ranges differ %s vs %s", intsText(gr.outer), intsText(sq))
+	}
+	// b must read the kernel's buffers at its own outer index
+	for _, l := range loadsOf(bodyOf(b.Def)) {
+		if f.groupOf[l.Buf] != gr {
+			continue
+		}
+		_, ppos := squeezed(rangesOf(l.Buf.Def))
+		for j := range outer {
+			if !l.Index[ppos[j]].IsVar(pos[j]) {
+				return nil, fmt.Sprintf("it reads %s at another outer index (%s)", l.Buf.Name, l.Index[ppos[j]])
+			}
+		}
+	}
+	if f.reachesProducer(gr, b) {
+		return nil, "another step runs between them (fusing would make a cycle)"
+	}
+	return outer, ""
+}
+
+func hasPrefix(a, p []int64) bool { return len(a) >= len(p) && slices.Equal(a[:len(p)], p) }
+
+// reachesProducer reports whether a step that must run before b (a producer of b outside gr)
+// depends on gr: fusing b into gr would then need gr both before and after it.
+func (f *fuser) reachesProducer(gr *group, b *Buffer) bool {
+	targets := map[*group]bool{}
+	for _, r := range b.Def.Reads() {
+		if pg := f.groupOf[r]; pg != nil && pg != gr {
+			targets[pg] = true
+		}
+	}
+	if len(targets) == 0 {
+		return false
+	}
+	seen := map[*group]bool{gr: true}
+	stack := []*group{gr}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, succ := range f.successors(cur) {
+			if targets[succ] {
+				return true
+			}
+			if !seen[succ] {
+				seen[succ] = true
+				stack = append(stack, succ)
+			}
+		}
+	}
+	return false
+}
+
+// successors are the groups reading a buffer of gr.
+func (f *fuser) successors(gr *group) []*group {
+	var out []*group
+	seen := map[*group]bool{}
+	bufs := gr.nodes
+	if gr.ext != nil {
+		bufs = gr.ext.Outs
+	}
+	for _, b := range bufs {
+		for _, u := range f.users[b] {
+			if ug := f.groupOf[u]; ug != nil && ug != gr && !seen[ug] {
+				seen[ug] = true
+				out = append(out, ug)
+			}
+		}
+	}
+	return out
+}
+
+// schedule orders the groups (a topological order, earliest buffer first) and builds the steps.
+func (f *fuser) schedule() *Schedule {
+	indeg := map[*group]int{}
+	for _, gr := range f.groups {
+		for _, s := range f.successors(gr) {
+			indeg[s]++
+		}
+	}
+	var ready []*group
+	for _, gr := range f.groups {
+		if indeg[gr] == 0 {
+			ready = append(ready, gr)
+		}
+	}
+	s := &Schedule{Graph: f.g}
+	kernels := 0
+	for len(ready) > 0 {
+		slices.SortFunc(ready, func(a, b *group) int { return a.nodes[0].index - b.nodes[0].index })
+		gr := ready[0]
+		ready = ready[1:]
+		for _, succ := range f.successors(gr) {
+			indeg[succ]--
+			if indeg[succ] == 0 {
+				ready = append(ready, succ)
+			}
+		}
+		switch gr.kind {
+		case "alias":
+			continue
+		case "extern":
+			s.Steps = append(s.Steps, &ExternStep{Call: gr.ext})
+			continue
+		}
+		k := &Kernel{Outer: gr.outer}
+		for _, b := range gr.nodes {
+			k.Nodes = append(k.Nodes, &KernelNode{Buf: b, Local: f.isLocal(gr, b)})
+		}
+		k.Name = kernelName(k, kernels)
+		kernels++
+		s.Steps = append(s.Steps, k)
+	}
+	return s
+}
+
+// isLocal reports whether b can live in a C variable: one value per outer iteration, read only
+// inside its kernel, not a graph output.
+func (f *fuser) isLocal(gr *group, b *Buffer) bool {
+	if gr.kind != "kernel" || f.outputs[b] || b.Mutates != nil {
+		return false
+	}
+	sq, _ := squeezed(rangesOf(b.Def))
+	if len(sq) != len(gr.outer) {
+		return false
+	}
+	for _, u := range f.users[b] {
+		if f.groupOf[u] != gr {
+			return false
+		}
+	}
+	return true
+}
+
+// kernelName is cpp_fused_<ops>_<index>, the ops being the prims targets the kernel computes.
+func kernelName(k *Kernel, index int) string {
+	var ops []string
+	for _, n := range k.Nodes {
+		ops = mergeNames(ops, n.Buf.Targets)
+	}
+	var short []string
+	for _, op := range ops {
+		op = strings.TrimPrefix(op, "prims.")
+		op = strings.TrimPrefix(op, "operator.")
+		if op == "convert_element_type" {
+			op = "convert"
+		}
+		op = strings.TrimSuffix(op, "_")
+		short = append(short, op)
+	}
+	if len(short) > 6 {
+		short = short[:6]
+	}
+	if len(short) == 0 {
+		short = []string{"copy"}
+	}
+	if k.Nodes[0].Buf.Def.kindName() == "scan" {
+		return fmt.Sprintf("cpp_%s_%d", strings.Join(short, "_"), index)
+	}
+	return fmt.Sprintf("cpp_fused_%s_%d", strings.Join(short, "_"), index)
+}
+
+// String prints the schedule: each step, a kernel's members with their roles.
+func (s *Schedule) String() string {
+	var b strings.Builder
+	b.WriteString("schedule " + s.Graph.Name + ":\n")
+	for _, st := range s.Steps {
+		switch st := st.(type) {
+		case *ExternStep:
+			b.WriteString("  " + bufNames(st.Call.Outs) + " = " + externText(st.Call) + "\n")
+		case *Kernel:
+			fmt.Fprintf(&b, "  kernel %s outer=%s\n", st.Name, intsText(st.Outer))
+			for _, n := range st.Nodes {
+				role := "stored"
+				if n.Local {
+					role = "local"
+				}
+				var w strings.Builder
+				writeBuffer(&w, n.Buf, "")
+				lines := strings.Split(strings.TrimRight(w.String(), "\n"), "\n")
+				fmt.Fprintf(&b, "    [%s] %s\n", role, lines[0])
+				for _, l := range lines[1:] {
+					b.WriteString("      " + l + "\n")
+				}
+			}
+		}
+	}
+	return b.String()
+}

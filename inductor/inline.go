@@ -1,0 +1,209 @@
+package inductor
+
+import (
+	"fmt"
+
+	"ptgo/logs"
+)
+
+// InlineMaxRecompute bounds the extra work inlining may cause: a pointwise buffer is inlined
+// into its readers when cost(body)·(R-1) ≤ InlineMaxRecompute, where R is how many times its
+// elements are computed once inlined (1 for a single reader at the same size; 2 for two
+// readers; the broadcast factor for a reader that reads it expanded). A stored pointwise buffer
+// costs a write and a read per element; recomputing a few cheap ops is cheaper.
+const InlineMaxRecompute = 16
+
+// Inline is the first fusion pass (vertical fusion of pointwise chains): it substitutes the body
+// of each pointwise buffer into the loads of its readers when that is cheap, and drops buffers
+// nothing reads. Reductions, scans and externs are never recomputed; buffers that are graph
+// outputs, read by externs or aliased stay stored. Decisions are logged on logs.Fusion. It edits
+// g in place and returns the names of the inlined buffers.
+func Inline(g *Graph) []string {
+	outputs := g.outputSet()
+	users := g.Users()
+	var inlined []string
+	removed := map[*Buffer]bool{}
+	for _, p := range g.Buffers {
+		pw, ok := p.Def.(*Pointwise)
+		if !ok || p.Mutates != nil {
+			continue
+		}
+		us := users[p]
+		live := us[:0:0]
+		for _, u := range us {
+			if !removed[u] {
+				live = append(live, u)
+			}
+		}
+		us = live
+		if len(us) == 0 && !outputs[p] {
+			removed[p] = true
+			logs.Debugf(logs.Fusion, "inductor: dropping %s: nothing reads it", p.Name)
+			continue
+		}
+		if why := mustStore(p, us, outputs); why != "" {
+			logs.Printf(logs.Fusion, "not fusing %s into its readers: %s", p.Name, why)
+			continue
+		}
+		work, bad := recompute(p, us)
+		c := cost(pw.Body)
+		if bad == "" && float64(c)*(work-1) > InlineMaxRecompute {
+			bad = fmt.Sprintf("recomputing it costs %d ops x %.3g times", c, work)
+		}
+		if bad == "" {
+			bad = mutationHazard(g, p, us)
+		}
+		if bad != "" {
+			logs.Printf(logs.Fusion, "not fusing %s into %s: %s", p.Name, bufNames(us), bad)
+			continue
+		}
+		logs.Printf(logs.Fusion, "fusing %s into %s: pointwise, inlined (cost %d, computed %.3gx)", p.Name, bufNames(us), c, work)
+		for _, u := range us {
+			inlineInto(g, p, u)
+		}
+		removed[p] = true
+		inlined = append(inlined, p.Name)
+	}
+	kept := g.Buffers[:0]
+	for _, b := range g.Buffers {
+		if !removed[b] {
+			kept = append(kept, b)
+		}
+	}
+	g.Buffers = kept
+	for i, b := range g.Buffers {
+		b.index = i
+	}
+	return inlined
+}
+
+// mustStore says why p cannot be inlined ("" when it can).
+func mustStore(p *Buffer, users []*Buffer, outputs map[*Buffer]bool) string {
+	if outputs[p] {
+		return "it is a graph output"
+	}
+	for _, u := range users {
+		if u.Mutates == p {
+			return u.Name + " writes into it"
+		}
+		switch u.Def.(type) {
+		case *Extern:
+			return "extern " + u.Name + " reads it"
+		case *AliasNode:
+			return u.Name + " is a view of its storage"
+		}
+	}
+	return ""
+}
+
+// recompute returns how many times p's elements are computed once inlined into users (total
+// iterations of the loads of p, over p's element count).
+func recompute(p *Buffer, users []*Buffer) (float64, string) {
+	n := float64(max(p.Numel(), 1))
+	total := 0.0
+	for _, u := range users {
+		body := bodyOf(u.Def)
+		if body == nil {
+			return 0, "reader " + u.Name + " has no loop body"
+		}
+		iters := float64(iterNumel(u.Def))
+		roots := []*Value{body}
+		if sc, ok := u.Def.(*ScatterNode); ok {
+			roots = sc.roots()
+		}
+		for _, l := range loadsOf(roots...) {
+			if l.Buf == p {
+				total += iters
+			}
+		}
+	}
+	return total / n, ""
+}
+
+// iterNumel is the number of points a node's body is evaluated at.
+func iterNumel(n Node) int64 {
+	switch n := n.(type) {
+	case *Pointwise:
+		return numel(n.Ranges)
+	case *Reduction:
+		return numel(n.Ranges) * numel(n.ReduceRanges)
+	case *Scan:
+		return numel(n.Ranges)
+	case *ScatterNode:
+		return numel(n.Ranges)
+	}
+	return 0
+}
+
+// nodeBounds are the variable ranges of a node's body.
+func nodeBounds(n Node) Bounds {
+	switch n := n.(type) {
+	case *Pointwise:
+		return Bounds(n.Ranges)
+	case *Reduction:
+		return Bounds(append(append([]int64(nil), n.Ranges...), n.ReduceRanges...))
+	case *Scan:
+		return Bounds(n.Ranges)
+	case *ScatterNode:
+		return Bounds(n.Ranges)
+	}
+	return nil
+}
+
+// inlineInto replaces u's loads of p by p's body at the loaded index.
+func inlineInto(g *Graph, p, u *Buffer) {
+	pw := p.Def.(*Pointwise)
+	b := nodeBounds(u.Def)
+	s := &valueSubst{vs: g.vals, vars: Var, bounds: b}
+	s.load = func(v *Value, idx []Expr) *Value {
+		if v.Buf != p {
+			return nil
+		}
+		inner := &valueSubst{vs: g.vals, vars: func(k int) Expr { return idx[k] }, bounds: b}
+		return inner.value(pw.Body)
+	}
+	setBody(u.Def, s.value(bodyOf(u.Def)))
+	if sc, ok := u.Def.(*ScatterNode); ok {
+		for d, e := range sc.Target {
+			sc.Target[d] = e.Subst(Var, b, s)
+		}
+	}
+	u.Origins = mergeNames(p.Origins, u.Origins)
+	u.Targets = mergeNames(p.Targets, u.Targets)
+}
+
+// mergeNames returns a then the elements of b not in a... keeping first-seen order.
+func mergeNames(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range append(append([]string(nil), a...), b...) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// mutationHazard says why p cannot be inlined into a copy_ that writes a storage p reads at
+// another position than the one being written ("" when it can).
+func mutationHazard(g *Graph, p *Buffer, users []*Buffer) string {
+	for _, u := range users {
+		if _, copyInto := u.Def.(*Pointwise); u.Mutates == nil || !copyInto {
+			continue
+		}
+		dst := u.Mutates.Storage()
+		b := nodeBounds(u.Def)
+		store := flatten(indexVars(u.Sizes, 0), u.Layout.Strides, u.Layout.Offset, b)
+		for _, l := range loadsOf(bodyOf(p.Def)) {
+			if l.Buf.Storage() != dst {
+				continue
+			}
+			// p's loads in u's variables: p is read by u at u's own index (copy_ reads src there)
+			if !flatten(l.Index, l.Buf.Layout.Strides, l.Buf.Layout.Offset, b).Equal(store) {
+				return fmt.Sprintf("%s writes %s, which it would read elsewhere", u.Name, dst.Name)
+			}
+		}
+	}
+	return ""
+}

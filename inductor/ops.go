@@ -1,0 +1,346 @@
+package inductor
+
+import (
+	"fmt"
+	"strings"
+
+	"ptgo/primtorch"
+)
+
+// The ops table: every op a loop body can apply, with its arity, result kind, cost (for fusion
+// decisions) and C rendering. Semantics are torch 1.13's on CPU (DESIGN, primtorch doc.go):
+// floordiv and remainder follow Python's signs, fmod C's; maximum/minimum propagate NaN; round
+// is half-to-even; integer add/sub/mul/neg wrap; shifts use the shift count modulo the width,
+// as x86 does (torch 1.13 does not check it); integer division by zero, which torch reports as an
+// error before running the kernel, gives 0.
+
+// cOperands is what a C rendering knows about its operands.
+type cOperands struct {
+	dt     primtorch.DType // dtype of the operands (of the first value operand for where)
+	ct     string          // C compute type of the operands
+	f      string          // libm suffix: "f" when computing in float, "" in double
+	fl     bool            // floating dtype
+	helper func(name string) string
+}
+
+type opInfo struct {
+	arity   int
+	boolOut bool // result is bool whatever the operands' dtype
+	cost    int
+	c       func(o cOperands, a []string) string
+}
+
+// opTable is keyed by op name.
+var opTable = map[string]*opInfo{}
+
+func init() {
+	unaryMath := []string{"exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
+		"asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc"}
+	for _, name := range unaryMath {
+		name := name
+		cost := 6
+		if name == "sqrt" {
+			cost = 2
+		}
+		opTable[name] = &opInfo{arity: 1, cost: cost, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return fmt.Sprintf("(%s)%s((double)%s)", o.ct, name, a[0])
+			}
+			return name + o.f + "(" + a[0] + ")"
+		}}
+	}
+	rounding := map[string]string{"floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc"}
+	for name, fn := range rounding {
+		fn := fn
+		opTable[name] = &opInfo{arity: 1, cost: 1, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return a[0]
+			}
+			return fn + o.f + "(" + a[0] + ")"
+		}}
+	}
+	simple := map[string]*opInfo{
+		"abs": {arity: 1, cost: 1, c: func(o cOperands, a []string) string {
+			if o.fl {
+				return "fabs" + o.f + "(" + a[0] + ")"
+			}
+			if o.dt == primtorch.Bool || o.dt == primtorch.UInt8 {
+				return a[0]
+			}
+			return fmt.Sprintf("(%s < 0 ? %s : %s)", a[0], wrapNeg(o, a[0]), a[0])
+		}},
+		"neg": {arity: 1, cost: 1, c: func(o cOperands, a []string) string {
+			if o.fl {
+				return "(-" + a[0] + ")"
+			}
+			return wrapNeg(o, a[0])
+		}},
+		"rsqrt": {arity: 1, cost: 3, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return fmt.Sprintf("(%s)(1.0 / sqrt((double)%s))", o.ct, a[0])
+			}
+			return fmt.Sprintf("(%s / sqrt%s(%s))", one(o), o.f, a[0])
+		}},
+		"sigmoid": {arity: 1, cost: 6, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return fmt.Sprintf("(%s)(1.0 / (1.0 + exp(-(double)%s)))", o.ct, a[0])
+			}
+			return fmt.Sprintf("(%s / (%s + exp%s(-%s)))", one(o), one(o), o.f, a[0])
+		}},
+		"reciprocal": {arity: 1, cost: 2, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return fmt.Sprintf("(%s)(1.0 / (double)%s)", o.ct, a[0])
+			}
+			return fmt.Sprintf("(%s / %s)", one(o), a[0])
+		}},
+		"sign": {arity: 1, cost: 1, c: func(o cOperands, a []string) string {
+			return fmt.Sprintf("(%s)((%s > 0) - (%s < 0))", o.ct, a[0], a[0])
+		}},
+		"bitwise_not": {arity: 1, cost: 1, c: func(o cOperands, a []string) string {
+			if o.dt == primtorch.Bool {
+				return "(!" + a[0] + ")"
+			}
+			return fmt.Sprintf("(%s)(~%s)", o.ct, a[0])
+		}},
+		"logical_not": {arity: 1, boolOut: true, cost: 1, c: func(o cOperands, a []string) string { return "(" + a[0] + " == 0)" }},
+		"isnan": {arity: 1, boolOut: true, cost: 1, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return "0"
+			}
+			return "(" + a[0] + " != " + a[0] + ")"
+		}},
+		"isinf": {arity: 1, boolOut: true, cost: 1, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return "0"
+			}
+			return fmt.Sprintf("(%s == %s || %s == -%s)", a[0], inf(o), a[0], inf(o))
+		}},
+		"isfinite": {arity: 1, boolOut: true, cost: 1, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return "1"
+			}
+			return fmt.Sprintf("(%s == %s && %s != %s && %s != -%s)", a[0], a[0], a[0], inf(o), a[0], inf(o))
+		}},
+
+		"add": {arity: 2, cost: 1, c: func(o cOperands, a []string) string { return arith(o, "+", a) }},
+		"sub": {arity: 2, cost: 1, c: func(o cOperands, a []string) string { return arith(o, "-", a) }},
+		"mul": {arity: 2, cost: 1, c: func(o cOperands, a []string) string { return arith(o, "*", a) }},
+		"div": {arity: 2, cost: 2, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return o.helper("div_trunc") + "(" + a[0] + ", " + a[1] + ")"
+			}
+			return "(" + a[0] + " / " + a[1] + ")"
+		}},
+		"floordiv":  {arity: 2, cost: 4, c: helperCall("floordiv")},
+		"remainder": {arity: 2, cost: 4, c: helperCall("remainder")},
+		"fmod": {arity: 2, cost: 4, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return o.helper("fmod") + "(" + a[0] + ", " + a[1] + ")"
+			}
+			return "fmod" + o.f + "(" + a[0] + ", " + a[1] + ")"
+		}},
+		"pow": {arity: 2, cost: 8, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return o.helper("pow") + "(" + a[0] + ", " + a[1] + ")"
+			}
+			return "pow" + o.f + "(" + a[0] + ", " + a[1] + ")"
+		}},
+		"maximum": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return fmt.Sprintf("(%s > %s ? %s : %s)", a[0], a[1], a[0], a[1])
+			}
+			return fmt.Sprintf("((%s != %s || %s > %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
+		}},
+		"minimum": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			if !o.fl {
+				return fmt.Sprintf("(%s < %s ? %s : %s)", a[0], a[1], a[0], a[1])
+			}
+			return fmt.Sprintf("((%s != %s || %s < %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
+		}},
+		"atan2":    {arity: 2, cost: 6, c: floatFn2("atan2")},
+		"hypot":    {arity: 2, cost: 4, c: floatFn2("hypot")},
+		"copysign": {arity: 2, cost: 1, c: floatFn2("copysign")},
+		"bitwise_and": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			return fmt.Sprintf("(%s)(%s & %s)", o.ct, a[0], a[1])
+		}},
+		"bitwise_or": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			return fmt.Sprintf("(%s)(%s | %s)", o.ct, a[0], a[1])
+		}},
+		"bitwise_xor": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			return fmt.Sprintf("(%s)(%s ^ %s)", o.ct, a[0], a[1])
+		}},
+		"shift_left": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			switch o.dt {
+			case primtorch.Int64:
+				return fmt.Sprintf("(int64_t)((uint64_t)%s << (%s & 63))", a[0], a[1])
+			case primtorch.Int32:
+				return fmt.Sprintf("(int32_t)((uint32_t)%s << (%s & 31))", a[0], a[1])
+			}
+			return fmt.Sprintf("(%s)((uint32_t)%s << (%s & 31))", o.ct, a[0], a[1])
+		}},
+		"shift_right": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			if o.dt == primtorch.Int64 {
+				return fmt.Sprintf("(int64_t)(%s >> (%s & 63))", a[0], a[1])
+			}
+			return fmt.Sprintf("(%s)(%s >> (%s & 31))", o.ct, a[0], a[1])
+		}},
+		"eq":          {arity: 2, boolOut: true, cost: 1, c: cmp("==")},
+		"ne":          {arity: 2, boolOut: true, cost: 1, c: cmp("!=")},
+		"lt":          {arity: 2, boolOut: true, cost: 1, c: cmp("<")},
+		"le":          {arity: 2, boolOut: true, cost: 1, c: cmp("<=")},
+		"gt":          {arity: 2, boolOut: true, cost: 1, c: cmp(">")},
+		"ge":          {arity: 2, boolOut: true, cost: 1, c: cmp(">=")},
+		"logical_and": {arity: 2, boolOut: true, cost: 1, c: logical("&")},
+		"logical_or":  {arity: 2, boolOut: true, cost: 1, c: logical("|")},
+		"logical_xor": {arity: 2, boolOut: true, cost: 1, c: logical("!=")},
+		"where": {arity: 3, cost: 1, c: func(o cOperands, a []string) string {
+			return fmt.Sprintf("(%s ? %s : %s)", a[0], a[1], a[2])
+		}},
+	}
+	for k, v := range simple {
+		opTable[k] = v
+	}
+}
+
+func one(o cOperands) string {
+	if o.f == "f" {
+		return "1.0f"
+	}
+	return "1.0"
+}
+
+func inf(o cOperands) string {
+	if o.f == "f" {
+		return "INFINITY"
+	}
+	return "(double)INFINITY"
+}
+
+// unsignedOf is the unsigned type used for wrapping arithmetic of 32- and 64-bit integers.
+func unsignedOf(dt primtorch.DType) string {
+	switch dt {
+	case primtorch.Int64:
+		return "uint64_t"
+	case primtorch.Int32:
+		return "uint32_t"
+	}
+	return ""
+}
+
+func wrapNeg(o cOperands, a string) string {
+	if u := unsignedOf(o.dt); u != "" {
+		return fmt.Sprintf("(%s)(0 - (%s)%s)", o.ct, u, a)
+	}
+	return fmt.Sprintf("(%s)(-%s)", o.ct, a)
+}
+
+func arith(o cOperands, op string, a []string) string {
+	if o.fl {
+		return "(" + a[0] + " " + op + " " + a[1] + ")"
+	}
+	if o.dt == primtorch.Bool {
+		switch op {
+		case "+":
+			return "(" + a[0] + " | " + a[1] + ")"
+		case "*":
+			return "(" + a[0] + " & " + a[1] + ")"
+		}
+		return "(" + a[0] + " ^ " + a[1] + ")"
+	}
+	if u := unsignedOf(o.dt); u != "" {
+		return fmt.Sprintf("(%s)((%s)%s %s (%s)%s)", o.ct, u, a[0], op, u, a[1])
+	}
+	return fmt.Sprintf("(%s)(%s %s %s)", o.ct, a[0], op, a[1])
+}
+
+func helperCall(name string) func(o cOperands, a []string) string {
+	return func(o cOperands, a []string) string { return o.helper(name) + "(" + a[0] + ", " + a[1] + ")" }
+}
+
+func floatFn2(fn string) func(o cOperands, a []string) string {
+	return func(o cOperands, a []string) string {
+		if !o.fl {
+			return fmt.Sprintf("(%s)%s((double)%s, (double)%s)", o.ct, fn, a[0], a[1])
+		}
+		return fn + o.f + "(" + a[0] + ", " + a[1] + ")"
+	}
+}
+
+func cmp(op string) func(o cOperands, a []string) string {
+	return func(o cOperands, a []string) string { return "(" + a[0] + " " + op + " " + a[1] + ")" }
+}
+
+func logical(op string) func(o cOperands, a []string) string {
+	return func(o cOperands, a []string) string {
+		return "((" + a[0] + " != 0) " + op + " (" + a[1] + " != 0))"
+	}
+}
+
+// cHelpers are small static inline functions the renderings call, defined once per compute
+// type in a translation unit that uses them. %T is the C type, %f the libm suffix.
+var cHelpers = map[string]string{
+	"floordiv_float": `static inline %T ptgo_floordiv_%T(%T a, %T b) {
+    if (b == 0) return a / b;
+    %T mod = fmod%f(a, b);
+    %T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+    if (div == 0) return copysign%f(0, a / b);
+    %T fl = floor%f(div);
+    if (div - fl > (%T)0.5) fl += 1;
+    return fl;
+}`,
+	"floordiv_int": `static inline %T ptgo_floordiv_%T(%T a, %T b) {
+    if (b == 0) return 0;
+    if (b == -1) return (%T)(0 - (%U)a);
+    %T q = a / b, r = a % b;
+    return (r != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}`,
+	"remainder_float": `static inline %T ptgo_remainder_%T(%T a, %T b) {
+    %T mod = fmod%f(a, b);
+    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+    return mod;
+}`,
+	"remainder_int": `static inline %T ptgo_remainder_%T(%T a, %T b) {
+    if (b == 0 || b == -1) return 0;
+    %T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}`,
+	"fmod_int": `static inline %T ptgo_fmod_%T(%T a, %T b) {
+    if (b == 0 || b == -1) return 0;
+    return a % b;
+}`,
+	"div_trunc_int": `static inline %T ptgo_div_trunc_%T(%T a, %T b) {
+    if (b == 0) return 0;
+    if (b == -1) return (%T)(0 - (%U)a);
+    return a / b;
+}`,
+	"pow_int": `static inline %T ptgo_pow_%T(%T a, %T b) {
+    if (b < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (b % 2) ? -1 : 1;
+        return 0;
+    }
+    %U r = 1, x = (%U)a;
+    while (b) { if (b & 1) r *= x; b /= 2; x *= x; }
+    return (%T)r;
+}`,
+}
+
+// helperText returns the definition of helper name for compute type ct.
+func helperText(name string, dt primtorch.DType) string {
+	kind := "int"
+	if dt.IsFloatingPoint() {
+		kind = "float"
+	}
+	tmpl, ok := cHelpers[name+"_"+kind]
+	if !ok {
+		panic("ptgo BUG: inductor: no C helper " + name + " for " + dt.String())
+	}
+	u := unsignedOf(dt)
+	if u == "" {
+		u = "uint32_t"
+	}
+	r := strings.NewReplacer("%T", cCompute(dt), "%f", mathSuffix(dt), "%U", u)
+	return r.Replace(tmpl)
+}

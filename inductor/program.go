@@ -1,0 +1,515 @@
+package inductor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"ptgo/primtorch"
+)
+
+// Program is the launch plan of a compiled graph: a plain data structure a small runtime (the
+// CPython extension's C++ code over at::Tensors, or Execute in Go) runs with no Python and no Go
+// per kernel. Its JSON form (Program.JSON, DecodeProgram), version 1:
+//
+//	{"version": 1, "name": "forward",
+//	 "buffers": [BUFFER, ...],        indexed from 0; steps and outputs refer to them by index
+//	 "inputs": [0, 1],                the buffer of each graph input, in placeholder order
+//	 "outputs": [OUTPUT, ...],        the graph's results, flattened, in order
+//	 "steps": [STEP, ...]}            run in order
+//
+//	BUFFER = {"name": "buf3", "role": ROLE, "dtype": "float32", "sizes": [4, 16],
+//	          "strides": [16, 1], "offset": 0, "storage_elems": 64, "output": false,
+//	          "base": 2}              base only for role "view"
+//	  ROLE "input":  a graph input, passed by the caller with exactly these sizes, strides and
+//	                 storage offset (the guards checked them); never freed or written.
+//	  ROLE "alloc":  created by an alloc step: a storage of storage_elems elements (or a dead
+//	                 buffer's storage, see alloc) viewed with sizes/strides/offset.
+//	  ROLE "extern": bound to a result of an extern step. If torch returns it with other strides
+//	                 or offset, the runtime copies it into a tensor of this layout (kernels
+//	                 index it with these strides).
+//	  ROLE "view":   created by a view step: sizes/strides/offset over the storage of buffer
+//	                 base (offset counts from the start of that storage, as torch's
+//	                 storage_offset does). Outputs that alias inputs or other outputs are views.
+//	  "output": true marks buffers returned to the caller (never freed or reused).
+//
+//	OUTPUT = {"buf": 3} | {"value": ARG}      a buffer, or a constant (null for None)
+//
+//	STEP = {"op": "alloc", "buf": 5}                allocate buffer 5
+//	     | {"op": "alloc", "buf": 5, "reuse": 2}    buffer 5 takes the storage of buffer 2, which is
+//	                                               dead (freed earlier) and has the same byte size
+//	     | {"op": "kernel", "kernel": "cpp_fused_add_0", "ptrs": [0, 5], "ints": [], "floats": []}
+//	           call the library's symbol with ptrs[k] = the start of buffer ptrs[k]'s storage
+//	           (data_ptr − storage_offset·itemsize), then ints, floats and the thread count
+//	           (torch.get_num_threads()); a nonzero result is an error: 1 means an index was out
+//	           of range (raise IndexError)
+//	     | {"op": "extern", "target": "prims.mm", "args": [ARG, ...], "kwargs": [["name", ARG], ...],
+//	        "outs": [4]}
+//	           run the op (a prims target, or for fallbacks the torch-level target such as
+//	           "torch.nn.functional.max_pool2d") with these arguments; its result (a tuple when
+//	           outs has several buffers) binds the out buffers
+//	     | {"op": "view", "buf": 7}                 create view buffer 7 (as_strided of its base)
+//	     | {"op": "free", "buf": 3}                 drop buffer 3 (its storage may be reused)
+//
+//	ARG  = {"buf": 3} | null | true | false | INT | "string" | {"float": "0.5"} (Python repr,
+//	       "inf"/"nan" included) | {"dtype": "float32"} | {"device": "cpu"}
+//	     | {"list": [ARG, ...]} | {"tuple": [ARG, ...]} | {"value": "<Go %v>"} for anything else
+type Program struct {
+	Name    string
+	Buffers []BufSpec
+	Inputs  []int
+	Outputs []OutSpec
+	Steps   []PStep
+}
+
+// BufSpec describes one run-time buffer.
+type BufSpec struct {
+	Name         string
+	Role         string // "input", "alloc", "extern", "view"
+	DType        primtorch.DType
+	Sizes        []int64
+	Strides      []int64
+	Offset       int64
+	StorageElems int64
+	Output       bool
+	Base         int // for views, else -1
+}
+
+// OutSpec is one graph output: Buf ≥ 0, or a constant.
+type OutSpec struct {
+	Buf   int
+	Value any
+}
+
+// PStep is one plan step; which fields matter depends on Op.
+type PStep struct {
+	Op     string // "alloc", "kernel", "extern", "view", "free"
+	Buf    int
+	Reuse  int // alloc: the dead buffer whose storage is taken, else -1
+	Kernel string
+	Ptrs   []int
+	Ints   []int64
+	Floats []float64
+	Target string
+	Args   []PArg
+	Kwargs []PKwarg
+	Outs   []int
+}
+
+// PArg is an extern argument: a buffer (Buf ≥ 0), a sequence (Seq), or a constant Value
+// (nil for None).
+type PArg struct {
+	Buf   int
+	Value any
+	Seq   []PArg
+	IsSeq bool
+	Tuple bool
+}
+
+// PKwarg is a keyword argument of an extern step.
+type PKwarg struct {
+	Name  string
+	Value PArg
+}
+
+// String prints the plan as readable text (one step per line).
+func (p *Program) String() string {
+	var b strings.Builder
+	b.WriteString("program " + p.Name + ":\n")
+	for i, bs := range p.Buffers {
+		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.Sizes, Layout{Strides: bs.Strides, Offset: bs.Offset}))
+		if bs.Role == "view" {
+			fmt.Fprintf(&b, " of %%%d", bs.Base)
+		}
+		if bs.Output {
+			b.WriteString(" output")
+		}
+		b.WriteString("\n")
+	}
+	for _, st := range p.Steps {
+		b.WriteString("  " + st.text() + "\n")
+	}
+	var outs []string
+	for _, o := range p.Outputs {
+		if o.Buf >= 0 {
+			outs = append(outs, "%"+strconv.Itoa(o.Buf))
+		} else {
+			outs = append(outs, constText(o.Value))
+		}
+	}
+	b.WriteString("  return (" + strings.Join(outs, ", ") + ")\n")
+	return b.String()
+}
+
+func (st PStep) text() string {
+	switch st.Op {
+	case "alloc":
+		if st.Reuse >= 0 {
+			return fmt.Sprintf("alloc %%%d reusing %%%d", st.Buf, st.Reuse)
+		}
+		return fmt.Sprintf("alloc %%%d", st.Buf)
+	case "kernel":
+		return fmt.Sprintf("kernel %s%s", st.Kernel, refsText(st.Ptrs))
+	case "extern":
+		var parts []string
+		for _, a := range st.Args {
+			parts = append(parts, a.text())
+		}
+		for _, kw := range st.Kwargs {
+			parts = append(parts, kw.Name+"="+kw.Value.text())
+		}
+		return fmt.Sprintf("%s = extern %s(%s)", strings.Trim(refsText(st.Outs), "()"), st.Target, strings.Join(parts, ", "))
+	case "view", "free":
+		return fmt.Sprintf("%s %%%d", st.Op, st.Buf)
+	}
+	return st.Op
+}
+
+func refsText(ids []int) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = "%" + strconv.Itoa(id)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func (a PArg) text() string {
+	switch {
+	case a.Buf >= 0:
+		return "%" + strconv.Itoa(a.Buf)
+	case a.IsSeq:
+		parts := make([]string, len(a.Seq))
+		for i, e := range a.Seq {
+			parts[i] = e.text()
+		}
+		if a.Tuple {
+			return "(" + strings.Join(parts, ", ") + ")"
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return externArgText(ExternArg{Value: a.Value, None: a.Value == nil})
+}
+
+// JSON encodes the plan in the documented form, one buffer or step per line.
+func (p *Program) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	name, _ := json.Marshal(p.Name)
+	b.WriteString(`{"version": 1, "name": ` + string(name) + ",\n \"buffers\": [")
+	for i, bs := range p.Buffers {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		m := []kv{{"name", bs.Name}, {"role", bs.Role}, {"dtype", dtypeName(bs.DType)}, {"sizes", ints(bs.Sizes)},
+			{"strides", ints(bs.Strides)}, {"offset", bs.Offset}, {"storage_elems", bs.StorageElems}, {"output", bs.Output}}
+		if bs.Role == "view" {
+			m = append(m, kv{"base", bs.Base})
+		}
+		b.WriteString("\n  " + objText(m))
+	}
+	b.WriteString("],\n \"inputs\": " + mustJSON(p.Inputs) + ",\n \"outputs\": [")
+	for i, o := range p.Outputs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if o.Buf >= 0 {
+			b.WriteString(`{"buf": ` + strconv.Itoa(o.Buf) + "}")
+		} else {
+			v, err := argJSON(PArg{Buf: -1, Value: o.Value})
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(`{"value": ` + v + "}")
+		}
+	}
+	b.WriteString("],\n \"steps\": [")
+	for i, st := range p.Steps {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		var m []kv
+		m = append(m, kv{"op", st.Op})
+		switch st.Op {
+		case "alloc":
+			m = append(m, kv{"buf", st.Buf})
+			if st.Reuse >= 0 {
+				m = append(m, kv{"reuse", st.Reuse})
+			}
+		case "view", "free":
+			m = append(m, kv{"buf", st.Buf})
+		case "kernel":
+			m = append(m, kv{"kernel", st.Kernel}, kv{"ptrs", intList(st.Ptrs)}, kv{"ints", ints(st.Ints)}, kv{"floats", floatsRaw(st.Floats)})
+		case "extern":
+			var args []string
+			for _, a := range st.Args {
+				s, err := argJSON(a)
+				if err != nil {
+					return nil, err
+				}
+				args = append(args, s)
+			}
+			var kws []string
+			for _, kw := range st.Kwargs {
+				s, err := argJSON(kw.Value)
+				if err != nil {
+					return nil, err
+				}
+				kws = append(kws, "["+mustJSON(kw.Name)+", "+s+"]")
+			}
+			m = append(m, kv{"target", st.Target}, kv{"args", raw("[" + strings.Join(args, ", ") + "]")},
+				kv{"kwargs", raw("[" + strings.Join(kws, ", ") + "]")}, kv{"outs", intList(st.Outs)})
+		}
+		b.WriteString("\n  " + objText(m))
+	}
+	b.WriteString("]}\n")
+	return b.Bytes(), nil
+}
+
+type kv struct {
+	k string
+	v any
+}
+
+type raw string
+
+func ints(xs []int64) raw {
+	if xs == nil {
+		xs = []int64{}
+	}
+	return raw(mustJSON(xs))
+}
+
+func intList(xs []int) raw {
+	if xs == nil {
+		xs = []int{}
+	}
+	return raw(mustJSON(xs))
+}
+
+func floatsRaw(xs []float64) raw {
+	parts := make([]string, len(xs))
+	for i, f := range xs {
+		parts[i] = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return raw("[" + strings.Join(parts, ", ") + "]")
+}
+
+func objText(m []kv) string {
+	parts := make([]string, len(m))
+	for i, e := range m {
+		v, ok := e.v.(raw)
+		if !ok {
+			v = raw(mustJSON(e.v))
+		}
+		parts[i] = mustJSON(e.k) + ": " + string(v)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("ptgo BUG: inductor: " + err.Error())
+	}
+	return string(b)
+}
+
+// argJSON encodes an extern argument or constant output.
+func argJSON(a PArg) (string, error) {
+	if a.Buf >= 0 {
+		return `{"buf": ` + strconv.Itoa(a.Buf) + "}", nil
+	}
+	if a.IsSeq {
+		parts := make([]string, len(a.Seq))
+		for i, e := range a.Seq {
+			s, err := argJSON(e)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = s
+		}
+		tag := "list"
+		if a.Tuple {
+			tag = "tuple"
+		}
+		return `{"` + tag + `": [` + strings.Join(parts, ", ") + "]}", nil
+	}
+	switch v := a.Value.(type) {
+	case nil:
+		return "null", nil
+	case bool, int64, string:
+		return mustJSON(v), nil
+	case float64:
+		return `{"float": "` + pyLiteral(primtorch.Float64, Number{F: v}) + `"}`, nil
+	case primtorch.DType:
+		return `{"dtype": "` + dtypeName(v) + `"}`, nil
+	case primtorch.Device:
+		return `{"device": "` + v.String() + `"}`, nil
+	}
+	return `{"value": ` + mustJSON(fmt.Sprint(a.Value)) + "}", nil
+}
+
+// DecodeProgram reads the JSON form back.
+func DecodeProgram(data []byte) (*Program, error) {
+	var raw struct {
+		Version int               `json:"version"`
+		Name    string            `json:"name"`
+		Buffers []json.RawMessage `json:"buffers"`
+		Inputs  []int             `json:"inputs"`
+		Outputs []map[string]any  `json:"outputs"`
+		Steps   []json.RawMessage `json:"steps"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("inductor: decoding a program: %w", err)
+	}
+	if raw.Version != 1 {
+		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version 1", raw.Version)
+	}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs}
+	for _, rb := range raw.Buffers {
+		var jb struct {
+			Name         string  `json:"name"`
+			Role         string  `json:"role"`
+			DType        string  `json:"dtype"`
+			Sizes        []int64 `json:"sizes"`
+			Strides      []int64 `json:"strides"`
+			Offset       int64   `json:"offset"`
+			StorageElems int64   `json:"storage_elems"`
+			Output       bool    `json:"output"`
+			Base         *int    `json:"base"`
+		}
+		if err := json.Unmarshal(rb, &jb); err != nil {
+			return nil, fmt.Errorf("inductor: decoding buffer %s: %w", rb, err)
+		}
+		dt, err := parseDTypeName(jb.DType)
+		if err != nil {
+			return nil, err
+		}
+		bs := BufSpec{Name: jb.Name, Role: jb.Role, DType: dt, Sizes: jb.Sizes, Strides: jb.Strides, Offset: jb.Offset,
+			StorageElems: jb.StorageElems, Output: jb.Output, Base: -1}
+		if jb.Base != nil {
+			bs.Base = *jb.Base
+		}
+		p.Buffers = append(p.Buffers, bs)
+	}
+	for _, o := range raw.Outputs {
+		if b, ok := o["buf"]; ok {
+			n, _ := b.(json.Number).Int64()
+			p.Outputs = append(p.Outputs, OutSpec{Buf: int(n)})
+			continue
+		}
+		a, err := decodeArg(o["value"])
+		if err != nil {
+			return nil, err
+		}
+		p.Outputs = append(p.Outputs, OutSpec{Buf: -1, Value: a.Value})
+	}
+	for _, rs := range raw.Steps {
+		var js struct {
+			Op     string          `json:"op"`
+			Buf    int             `json:"buf"`
+			Reuse  *int            `json:"reuse"`
+			Kernel string          `json:"kernel"`
+			Ptrs   []int           `json:"ptrs"`
+			Ints   []int64         `json:"ints"`
+			Floats []float64       `json:"floats"`
+			Target string          `json:"target"`
+			Args   []any           `json:"args"`
+			Kwargs [][]any         `json:"kwargs"`
+			Outs   []int           `json:"outs"`
+			Extra  json.RawMessage `json:"-"`
+		}
+		d := json.NewDecoder(bytes.NewReader(rs))
+		d.UseNumber()
+		if err := d.Decode(&js); err != nil {
+			return nil, fmt.Errorf("inductor: decoding step %s: %w", rs, err)
+		}
+		st := PStep{Op: js.Op, Buf: js.Buf, Reuse: -1, Kernel: js.Kernel, Ptrs: js.Ptrs, Ints: js.Ints, Floats: js.Floats,
+			Target: js.Target, Outs: js.Outs}
+		if js.Reuse != nil {
+			st.Reuse = *js.Reuse
+		}
+		for _, a := range js.Args {
+			pa, err := decodeArg(a)
+			if err != nil {
+				return nil, err
+			}
+			st.Args = append(st.Args, pa)
+		}
+		for _, kw := range js.Kwargs {
+			if len(kw) != 2 {
+				return nil, fmt.Errorf("inductor: a kwarg must be [name, ARG], got %v", kw)
+			}
+			name, _ := kw[0].(string)
+			pa, err := decodeArg(kw[1])
+			if err != nil {
+				return nil, err
+			}
+			st.Kwargs = append(st.Kwargs, PKwarg{Name: name, Value: pa})
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	return p, nil
+}
+
+func decodeArg(v any) (PArg, error) {
+	switch v := v.(type) {
+	case nil:
+		return PArg{Buf: -1}, nil
+	case bool, string:
+		return PArg{Buf: -1, Value: v}, nil
+	case json.Number:
+		n, err := v.Int64()
+		return PArg{Buf: -1, Value: n}, err
+	case map[string]any:
+		for tag, x := range v {
+			switch tag {
+			case "buf":
+				n, err := x.(json.Number).Int64()
+				return PArg{Buf: int(n)}, err
+			case "float":
+				s, _ := x.(string)
+				f, err := parsePyFloat(s)
+				return PArg{Buf: -1, Value: f}, err
+			case "dtype":
+				s, _ := x.(string)
+				dt, err := parseDTypeName(s)
+				return PArg{Buf: -1, Value: dt}, err
+			case "device":
+				s, _ := x.(string)
+				d, err := primtorch.ParseDevice(s)
+				return PArg{Buf: -1, Value: d}, err
+			case "list", "tuple":
+				out := PArg{Buf: -1, IsSeq: true, Tuple: tag == "tuple", Seq: []PArg{}}
+				elems, _ := x.([]any)
+				for _, e := range elems {
+					a, err := decodeArg(e)
+					if err != nil {
+						return PArg{}, err
+					}
+					out.Seq = append(out.Seq, a)
+				}
+				return out, nil
+			case "value":
+				return PArg{Buf: -1, Value: x}, nil
+			}
+		}
+	}
+	return PArg{}, fmt.Errorf("inductor: bad ARG %v in a program", v)
+}
+
+func parsePyFloat(s string) (float64, error) {
+	switch s {
+	case "inf":
+		return math.Inf(1), nil
+	case "-inf":
+		return math.Inf(-1), nil
+	case "nan":
+		return math.NaN(), nil
+	}
+	return strconv.ParseFloat(s, 64)
+}
