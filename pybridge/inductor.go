@@ -181,4 +181,3 @@ func liftAttrs(g *fxgraph.Graph) (*fxgraph.Graph, []string) {
 	g.Renumber()
 	return g, paths
 }
-
