@@ -386,6 +386,9 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 			return sub, nil
 		default:
 			t.guards.ID(src, v, "the tensor at "+path)
+			if _, seen := t.attrSources[path]; !seen {
+				t.attrSources[path] = src
+			}
 			return t.paramAttr(f, v, path)
 		}
 	}

@@ -28,8 +28,10 @@ type Capture struct {
 	Graph *fxgraph.Graph
 	// Inputs are the graph's placeholders, in order, with their sources and live tensors.
 	Inputs []*TensorV
-	// Attrs maps get_attr targets (dotted paths) to the live parameters and buffers.
-	Attrs map[string]py.Obj
+	// Attrs maps get_attr targets (dotted paths) to the live parameters and buffers;
+	// AttrSources says where each is read from.
+	Attrs       map[string]py.Obj
+	AttrSources map[string]Source
 	// Guards decide whether the capture applies to a later call.
 	Guards *Guards
 	// Result is the frame's return value, symbolically.
@@ -113,6 +115,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 		maxSteps: req.MaxSteps, maxDepth: req.MaxDepth, rootCode: ci, rootFunc: req.Func, args: req.Args,
 		inputByObj: map[py.Obj]*TensorV{}, attrs: map[string]py.Obj{}, attrNodes: map[py.Obj]*TensorV{},
 		modulePaths: map[py.Obj]string{}, realized: map[py.Obj]Value{}, stopAt: stopAt,
+		attrSources: map[string]Source{},
 	}
 	if t.maxSteps <= 0 {
 		t.maxSteps = 2_000_000
@@ -120,7 +123,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	if t.maxDepth <= 0 {
 		t.maxDepth = 64
 	}
-	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs}
+	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources}
 	defer func() {
 		if r := recover(); r != nil {
 			if ie, ok := r.(internalError); ok {

@@ -143,6 +143,7 @@ const (
 	GNotID
 	GSame
 	GConst
+	GTensorVersion
 )
 
 // Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
@@ -247,6 +248,12 @@ func (g *Guards) Len(s Source, n int) {
 // DictKeys guards that s is an exact dict with exactly these keys in this order.
 func (g *Guards) DictKeys(s Source, keys py.Obj, repr string) {
 	g.check(Guard{Op: GDictKeys, Src: g.reg(s), Obj: keys, Desc: fmt.Sprintf("list(%s.keys()) == %s", s.Name(), repr)})
+}
+
+// Version guards a tensor's version counter (tensor._version, bumped by every in-place write):
+// what was computed from its values at compile time is not stale.
+func (g *Guards) Version(s Source, version int64) {
+	g.check(Guard{Op: GTensorVersion, Src: g.reg(s), I: version, Desc: fmt.Sprintf("%s._version == %d", s.Name(), version)})
 }
 
 // Same guards that two sources are one object.

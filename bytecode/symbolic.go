@@ -213,6 +213,8 @@ type Tracer struct {
 	// attrs are the get_attr targets: dotted path → live tensor.
 	attrs     map[string]py.Obj
 	attrNodes map[py.Obj]*TensorV
+	// attrSources says where each get_attr tensor is read from (for guards added later).
+	attrSources map[string]Source
 	// modulePaths names modules by where they sit under the root ("fc1", "layers.0").
 	modulePaths map[py.Obj]string
 	// realized caches live objects turned into values, so one object is one value.

@@ -42,6 +42,7 @@ type ctxInfo struct {
 	fullgraph   bool
 	backendName string
 	inductor    bool // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
+	freezing    bool // options={"freezing": True}: parameters are constants in inference graphs
 }
 
 func readCtx(api py.API, ctx py.Obj) ctxInfo {
@@ -56,6 +57,10 @@ func readCtx(api py.API, ctx py.Obj) ctxInfo {
 	if v, err := api.GetAttr(ctx, "ptgo_inductor"); err == nil {
 		n, _ := api.Int(v)
 		ci.inductor = n != 0
+	}
+	if v, err := api.GetAttr(ctx, "freezing"); err == nil {
+		n, _ := api.Int(v)
+		ci.freezing = n != 0
 	}
 	return ci
 }
@@ -138,6 +143,11 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 		var err error
 		ok := false
 		if ctx.inductor {
+			if ctx.freezing {
+				if _, err := freeze(api, cap); err != nil {
+					return failure(api, cap, fmt.Sprintf("ptgo: freezing the graph of %s (%s:%d): %v", qual, file, line, err))
+				}
+			}
 			compiled, ok, err = compileInductor(api, cap, qual)
 			if err != nil {
 				return failure(api, cap, fmt.Sprintf("ptgo: compiling the graph of %s (%s:%d) to C failed: %v", qual, file, line, err))

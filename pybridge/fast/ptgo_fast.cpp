@@ -97,7 +97,12 @@ int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {
 
 int grad_enabled() noexcept { return c10::GradMode::is_enabled(); }
 
-const ptgo_fast_api kApi = {PTGO_FAST_VERSION, tensor_match, tensor_meta, grad_enabled};
+int64_t tensor_version(PyObject* obj) noexcept {
+  const at::Tensor& t = *reinterpret_cast<Variable*>(obj)->cdata;
+  return t.defined() ? static_cast<int64_t>(t._version()) : -1;
+}
+
+const ptgo_fast_api kApi = {PTGO_FAST_VERSION, tensor_match, tensor_meta, grad_enabled, tensor_version};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "ptgo._fast",
                        "C++ fast path for ptgo's tensor guards (reads at::Tensor directly).", -1};

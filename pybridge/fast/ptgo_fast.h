@@ -7,7 +7,7 @@
 
 #include "ptgo_abi.h"
 
-#define PTGO_FAST_VERSION 1
+#define PTGO_FAST_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +20,8 @@ typedef struct {
     /* Fills m except is_parameter and is_plain (Python-level facts); 0 ok, -1 error. */
     int (*tensor_meta)(PyObject *t, ptgo_tensor_meta *m);
     int (*grad_enabled)(void);
+    /* The tensor's version counter (tensor._version). */
+    int64_t (*tensor_version)(PyObject *t);
 } ptgo_fast_api;
 
 #ifdef __cplusplus

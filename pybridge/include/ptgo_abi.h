@@ -134,6 +134,7 @@ enum ptgo_guard_op {
     PTGO_G_NOT_ID,       /* r[src] is not obj */
     PTGO_G_SAME,         /* r[src] is r[i] (two sources name one object) */
     PTGO_G_CONST,        /* r[dst] = obj (a dict or cell known not to change identity) */
+    PTGO_G_TENSOR_VERSION, /* r[src]._version == i (a tensor whose values were folded at compile time) */
 };
 
 typedef struct {

@@ -806,6 +806,19 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
         case PTGO_G_SAME:
             ok = regs[g->src] == regs[g->i];
             break;
+        case PTGO_G_TENSOR_VERSION: {
+            PyObject *t = regs[g->src];
+            if (!tensor_type || !PyObject_TypeCheck(t, (PyTypeObject *)tensor_type)) {
+                ok = 0;
+            } else if (fast) {
+                ok = fast->tensor_version(t) == g->i;
+            } else {
+                PyObject *v = PyObject_GetAttrString(t, "_version");
+                ok = v != NULL && PyLong_AsLongLong(v) == g->i;
+                Py_XDECREF(v);
+            }
+            break;
+        }
         case PTGO_G_CONST:
             if (owned[g->dst]) Py_DECREF(regs[g->dst]);
             regs[g->dst] = g->obj;

@@ -363,6 +363,22 @@ def _extern_callable(target):
     return resolve(target)
 
 
+def fold_conv_bn(w, b, mean, var, gamma, beta, eps):
+    """Folds an eval-mode BatchNorm after a convolution into the convolution's weight and bias."""
+    with torch.no_grad():
+        scale = torch.rsqrt(var + eps)
+        if gamma is not None:
+            scale = scale * gamma
+        shape = (-1,) + (1,) * (w.dim() - 1)
+        nw = (w * scale.reshape(shape).to(w.dtype)).contiguous()
+        nb = -mean * scale
+        if b is not None:
+            nb = nb + b * scale
+        if beta is not None:
+            nb = nb + beta
+        return nw, nb.to(w.dtype).contiguous()
+
+
 def make_compiled_graph(plan_json, lib_path, consts):
     """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan."""
     try:

@@ -51,7 +51,7 @@ class _Context:
     with ``tag``: equal configurations share compiled code, different ones never do."""
 
     __slots__ = ("backend", "backend_name", "fullgraph", "dynamic", "mode", "options", "tag", "ptgo_inductor",
-                 "__weakref__")
+                 "freezing", "__weakref__")
 
     _tags = {}
     _keep = []  # backends referenced by tags stay alive so ids are never reused
@@ -65,6 +65,10 @@ class _Context:
         self.dynamic = dynamic
         self.mode = mode
         self.options = dict(options or {})
+        unknown = set(self.options) - {"freezing"}
+        if unknown:
+            raise ValueError("ptgo.compile: unknown options %s; ptgo knows: freezing" % ", ".join(sorted(unknown)))
+        self.freezing = bool(self.options.get("freezing", False))
         key = (id(self.backend), self.fullgraph, dynamic, mode, tuple(sorted(self.options.items(), key=repr)))
         tag = _Context._tags.get(key)
         if tag is None:

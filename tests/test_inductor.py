@@ -1,0 +1,103 @@
+"""ptgo's C backend specifics: freezing, fallbacks, error reporting."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+
+import ptgo
+from ptgo import _C
+from conftest import assert_same
+from test_modules import CNN
+
+
+def stats():
+    return json.loads(_C.request("inductor_stats", "{}"))
+
+
+def test_freezing_folds_batchnorm_and_tracks_weight_updates(ptgo_log):
+    ptgo.set_logs("+inductor")
+    torch.manual_seed(0)
+    m = CNN().eval()
+    # non-trivial running statistics
+    for bn in (m.features[1], m.features[5]):
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 3, 16, 16)
+    cm = ptgo.compile(m, options={"freezing": True})
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        assert ptgo_log.text.count("freezing: folded") == 2, ptgo_log.text
+        # An in-place update of a folded parameter must not be served stale.
+        m.features[0].weight.mul_(1.5)
+        m.features[1].running_var.add_(0.25)
+        assert_same(cm(x), m(x))
+
+
+def test_freezing_is_opt_in_and_validated():
+    with pytest.raises(ValueError, match="unknown options"):
+        ptgo.compile(nn.Linear(2, 2), options={"freezeing": True})
+
+
+def test_graphs_needing_autograd_run_with_torch(ptgo_log):
+    ptgo.set_logs("perf_hints")
+    lin = nn.Linear(3, 3)
+    out = ptgo.compile(lin)(torch.randn(2, 3))
+    assert out.requires_grad
+    assert "autograd" in ptgo_log.text
+
+
+def test_inference_graph_compiles_to_c():
+    before = stats()["compiled"]
+    f = ptgo.compile(lambda x: torch.relu(x) * 2 + 1)
+    with torch.no_grad():
+        x = torch.randn(16)
+        assert_same(f(x), torch.relu(x) * 2 + 1)
+    assert stats()["compiled"] == before + 1
+
+
+def run_child(code, **env):
+    e = dict(os.environ)
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True)
+
+
+def test_no_c_compiler_warns_and_runs_with_torch(tmp_path):
+    code = (
+        "import warnings, torch, ptgo\n"
+        "warnings.simplefilter('always')\n"
+        "f = ptgo.compile(lambda x: x.sin() + 1)\n"
+        "with torch.no_grad():\n"
+        "    x = torch.randn(8)\n"
+        "    assert torch.equal(f(x), x.sin() + 1)\n"
+        "print('ok')\n"
+    )
+    out = run_child(code, CC=str(tmp_path / "no-such-cc"), PTGO_CACHE_DIR=str(tmp_path / "cache"))
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout
+    assert "no C compiler" in out.stderr, out.stderr
+
+
+def test_kernel_compile_error_is_reported(tmp_path):
+    cc = tmp_path / "badcc"
+    cc.write_text("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -v ] && exec gcc -v; done\n"
+                  "echo 'kernel.c:1:1: error: simulated compiler failure' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    code = (
+        "import torch, ptgo\n"
+        "f = ptgo.compile(lambda x: x.cos() * 3)\n"
+        "try:\n"
+        "    with torch.no_grad():\n"
+        "        f(torch.randn(8))\n"
+        "except ptgo.BackendCompilerFailed as e:\n"
+        "    print('FAILED:', e)\n"
+        "print('alive')\n"
+    )
+    out = run_child(code, CC=str(cc), PTGO_CACHE_DIR=str(tmp_path / "cache"))
+    assert out.returncode == 0, out.stderr
+    assert "alive" in out.stdout
+    assert "FAILED:" in out.stdout and "simulated compiler failure" in out.stdout, out.stdout
+    assert ".c" in out.stdout  # the path of the kept source
