@@ -595,7 +595,8 @@ func operandCounts(op Opcode, arg int) (int, int, bool) {
 }
 
 // breakTail emits the state at the break, the break instruction, and the hand-over to the
-// resume function(s).
+// resume function(s). Only the instruction's operands are pushed: the stack items below them
+// (and NULLs among them) go straight to the resume function, whose prologue pushes them back.
 func (g *codeGen) breakTail(cap *Capture) error {
 	b := cap.Break
 	ci := g.ci
@@ -603,6 +604,10 @@ func (g *codeGen) breakTail(cap *Capture) error {
 	in := b.Instr
 	unsup := func(format string, args ...any) error {
 		return &Unsupported{Reason: fmt.Sprintf(format, args...), Where: b.Reason.Where, RootPC: -1}
+	}
+	if in.Pos.HasLine() {
+		// The eagerly run instruction (and anything it raises) is at the user's line.
+		g.pos = in.Pos
 	}
 	// Live locals: bound variables; cells other than arguments make the frame non-resumable
 	// (a closure made before the break would see a different cell after it).
@@ -621,29 +626,63 @@ func (g *codeGen) breakTail(cap *Capture) error {
 			return unsup("graph break while variable %s is captured by a closure", ci.lpNames[i])
 		}
 	}
-	// Where the exits of active with blocks are.
-	exits := 0
+	// The exit of an active with block (at most one, at the bottom).
+	var exitCtx *GradModeV
+	base := 0
 	for i, v := range b.Stack {
-		if _, ok := v.(*ExitV); ok {
-			exits++
-			if exits > 1 || i != 0 {
-				return unsup("graph break inside nested with blocks")
-			}
-		}
-	}
-	// Everything rebuilt before anything is written or run.
-	stackSlots := make([]int, len(b.Stack))
-	for i, v := range b.Stack {
-		switch v.(type) {
-		case *ExitV, NullV:
-			stackSlots[i] = -1
+		x, ok := v.(*ExitV)
+		if !ok {
 			continue
 		}
-		slot, err := g.toTemp(v)
-		if err != nil {
-			return err
+		gm, isGrad := x.Ctx.(*GradModeV)
+		switch {
+		case i != 0 || exitCtx != nil:
+			return unsup("graph break inside nested with blocks")
+		case !isGrad:
+			return unsup("graph break inside a with block of %s", x.Ctx.Describe())
 		}
-		stackSlots[i] = slot
+		exitCtx, base = gm, 1
+	}
+	// Operands of the instruction: the top of the stack.
+	var pops, pushes int
+	switch {
+	case in.Op.IsJump():
+		pops = 1
+	default:
+		var ok bool
+		if pops, pushes, ok = operandCounts(in.Op, in.Arg); !ok {
+			return unsup("graph break at %s", in.Op)
+		}
+	}
+	depth := len(b.Stack)
+	if pops > depth-base {
+		return fmt.Errorf("ptgo BUG: %s pops %d of a %d-item stack", in.Op, pops, depth-base)
+	}
+	lower := b.Stack[base : depth-pops]
+	operands := b.Stack[depth-pops:]
+	// Everything rebuilt before anything is written or run.
+	slotOf := func(vals []Value) ([]int, error) {
+		slots := make([]int, len(vals))
+		for i, v := range vals {
+			if _, isNull := v.(NullV); isNull {
+				slots[i] = -1
+				continue
+			}
+			slot, err := g.toTemp(v)
+			if err != nil {
+				return nil, err
+			}
+			slots[i] = slot
+		}
+		return slots, nil
+	}
+	lowerSlots, err := slotOf(lower)
+	if err != nil {
+		return err
+	}
+	operandSlots, err := slotOf(operands)
+	if err != nil {
+		return err
 	}
 	localSlots := make([]int, len(live))
 	for k, i := range live {
@@ -656,33 +695,25 @@ func (g *codeGen) breakTail(cap *Capture) error {
 	if err := g.replayEffects(cap.Effects); err != nil {
 		return err
 	}
-	// The stack at the break.
-	var exitCtx *GradModeV
-	for i, v := range b.Stack {
-		switch x := v.(type) {
-		case *ExitV:
-			gm, ok := x.Ctx.(*GradModeV)
-			if !ok {
-				return unsup("graph break inside a with block of %s", x.Ctx.Describe())
-			}
-			exitCtx = gm
-			cls, args := gradModeCtor(g.env, g.api, gm)
+	if exitCtx != nil {
+		cls, args := gradModeCtor(g.env, g.api, exitCtx)
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(cls)
+		for _, a := range args {
+			g.loadConst(a)
+		}
+		g.emit(PRECALL, len(args))
+		g.emit(CALL, len(args))
+		g.emit(BEFORE_WITH, 0)
+		g.emit(POP_TOP, 0)
+	}
+	for _, slot := range operandSlots {
+		if slot < 0 {
 			g.emit(PUSH_NULL, 0)
-			g.loadConst(cls)
-			for _, a := range args {
-				g.loadConst(a)
-			}
-			g.emit(PRECALL, len(args))
-			g.emit(CALL, len(args))
-			g.emit(BEFORE_WITH, 0)
-			g.emit(POP_TOP, 0)
-		case NullV:
-			g.emit(PUSH_NULL, 0)
-		default:
-			g.emit(LOAD_FAST, stackSlots[i])
+		} else {
+			g.emit(LOAD_FAST, slot)
 		}
 	}
-	depth := len(b.Stack)
 	if len(b.KwNames) > 0 {
 		objs := make([]py.Obj, len(b.KwNames))
 		for i, k := range b.KwNames {
@@ -690,39 +721,43 @@ func (g *codeGen) breakTail(cap *Capture) error {
 		}
 		g.emit(KW_NAMES, g.constIndex(g.api.NewTuple(objs)))
 	}
+	h := &handOver{g: g, live: live, localSlots: localSlots, lower: lower, lowerSlots: lowerSlots, exitCtx: exitCtx}
 	// The instruction itself, protected like the body of the with block when one is active.
-	var excLabel Label
 	start := g.b.Here()
+	var excLabel Label
+	protect := func() {
+		if exitCtx != nil {
+			excLabel = g.b.NewLabel()
+			g.b.Handle(start, g.b.Here(), excLabel, 1, true)
+		}
+	}
 	if in.Op.IsJump() {
-		return g.branchTail(cap, live, localSlots, stackSlots, exitCtx)
-	}
-	pops, pushes, ok := operandCounts(in.Op, in.Arg)
-	if !ok {
-		return unsup("graph break at %s", in.Op)
-	}
-	if pops > depth {
-		return fmt.Errorf("ptgo BUG: %s pops %d of a %d-item stack", in.Op, pops, depth)
-	}
-	for _, v := range b.Stack[:depth-pops] {
-		if _, isNull := v.(NullV); isNull {
-			return unsup("graph break while a call is being set up around it")
+		taken := g.b.NewLabel()
+		g.b.Jump(in.Op, taken, g.pos)
+		protect()
+		if err := h.emit(b.Index+1, 0); err != nil {
+			return err
 		}
-	}
-	if err := g.emitOriginal(in); err != nil {
-		return err
-	}
-	end := g.b.Here()
-	if exitCtx != nil {
-		excLabel = g.b.NewLabel()
-		g.b.Handle(start, end, excLabel, 1, true)
-	}
-	// After it: the items below its operands, then its results.
-	after := append([]Value(nil), b.Stack[:depth-pops]...)
-	for i := 0; i < pushes; i++ {
-		after = append(after, nil) // a result of the instruction
-	}
-	if err := g.handOver(cap, in, b.Index+1, after, live, localSlots, stackSlots, exitCtx); err != nil {
-		return err
+		g.b.Bind(taken)
+		target, ok := g.ci.index[in.Target]
+		if !ok {
+			return fmt.Errorf("ptgo BUG: jump target %d", in.Target)
+		}
+		kept := 0
+		if in.Op == JUMP_IF_TRUE_OR_POP || in.Op == JUMP_IF_FALSE_OR_POP {
+			kept = 1 // the condition stays on the stack on the jumping path
+		}
+		if err := h.emit(target, kept); err != nil {
+			return err
+		}
+	} else {
+		if err := g.emitOriginal(in); err != nil {
+			return err
+		}
+		protect()
+		if err := h.emit(b.Index+1, pushes); err != nil {
+			return err
+		}
 	}
 	if exitCtx != nil {
 		g.withCleanup(excLabel)
@@ -730,62 +765,28 @@ func (g *codeGen) breakTail(cap *Capture) error {
 	return nil
 }
 
-// branchTail handles a break at a conditional jump: the jump runs eagerly and each way
-// continues in its own resume function.
-func (g *codeGen) branchTail(cap *Capture, live, localSlots, stackSlots []int, exitCtx *GradModeV) error {
-	b := cap.Break
-	in := b.Instr
-	depth := len(b.Stack)
-	taken := g.b.NewLabel()
-	start := g.b.Here()
-	g.b.Jump(in.Op, taken, g.pos)
-	var excLabel Label
-	if exitCtx != nil {
-		excLabel = g.b.NewLabel()
-		g.b.Handle(start, g.b.Here(), excLabel, 1, true)
-	}
-	keepsCond := in.Op == JUMP_IF_TRUE_OR_POP || in.Op == JUMP_IF_FALSE_OR_POP
-	fall := append([]Value(nil), b.Stack[:depth-1]...)
-	if err := g.handOver(cap, in, b.Index+1, fall, live, localSlots, stackSlots, exitCtx); err != nil {
-		return err
-	}
-	g.b.Bind(taken)
-	jumped := append([]Value(nil), b.Stack[:depth-1]...)
-	if keepsCond {
-		jumped = append(jumped, nil)
-	}
-	target, ok := g.ci.index[in.Target]
-	if !ok {
-		return fmt.Errorf("ptgo BUG: jump target %d", in.Target)
-	}
-	if err := g.handOver(cap, in, target, jumped, live, localSlots, stackSlots, exitCtx); err != nil {
-		return err
-	}
-	if exitCtx != nil {
-		g.withCleanup(excLabel)
-	}
-	return nil
+// handOver continues a break in a resume function.
+type handOver struct {
+	g          *codeGen
+	live       []int
+	localSlots []int
+	lower      []Value
+	lowerSlots []int
+	exitCtx    *GradModeV
 }
 
-// handOver stores the stack after the break instruction, leaves the with block, and returns
-// resume(stack..., live locals...). after lists the stack bottom first: known values (still
-// in stackSlots positions) or nil for results of the instruction.
-func (g *codeGen) handOver(cap *Capture, in Instr, target int, after []Value, live, localSlots, stackSlots []int, exitCtx *GradModeV) error {
-	layout := &resumeLayout{target: target, locals: live}
-	// Pop everything above the exit into temporaries (top first).
-	base := 0
-	if exitCtx != nil {
-		base = 1
+// emit stores the results the instruction left on the stack (results items), leaves the with
+// block, and returns resume(lower..., results..., live locals...), the resume function
+// continuing at instruction target.
+func (h *handOver) emit(target, results int) error {
+	g := h.g
+	layout := &resumeLayout{target: target, locals: h.live}
+	resSlots := make([]int, results)
+	for i := results - 1; i >= 0; i-- {
+		resSlots[i] = g.temp()
+		g.emit(STORE_FAST, resSlots[i])
 	}
-	slots := make([]int, len(after))
-	for i := len(after) - 1; i >= base; i-- {
-		if _, isNull := after[i].(NullV); isNull {
-			return &Unsupported{Reason: "graph break leaves a call half set up", RootPC: -1}
-		}
-		slots[i] = g.temp()
-		g.emit(STORE_FAST, slots[i])
-	}
-	if exitCtx != nil {
+	if h.exitCtx != nil {
 		// __exit__(None, None, None), as CPython does at the end of a with block.
 		for i := 0; i < 3; i++ {
 			g.loadConst(g.api.None())
@@ -793,11 +794,21 @@ func (g *codeGen) handOver(cap *Capture, in Instr, target int, after []Value, li
 		g.emit(PRECALL, 2)
 		g.emit(CALL, 2)
 		g.emit(POP_TOP, 0)
-		cls, args := gradModeCtor(g.env, g.api, exitCtx)
+		cls, args := gradModeCtor(g.env, g.api, h.exitCtx)
 		layout.stack = append(layout.stack, resumeSlot{exit: true, ctx: cls, ctxArgs: args})
 	}
-	for i := base; i < len(after); i++ {
+	var argSlots []int
+	for i := range h.lower {
+		if h.lowerSlots[i] < 0 {
+			layout.stack = append(layout.stack, resumeSlot{null: true})
+			continue
+		}
 		layout.stack = append(layout.stack, resumeSlot{})
+		argSlots = append(argSlots, h.lowerSlots[i])
+	}
+	for _, s := range resSlots {
+		layout.stack = append(layout.stack, resumeSlot{})
+		argSlots = append(argSlots, s)
 	}
 	rc, err := resumeCode(g.env, g.codeObj, g.ci, layout)
 	if err != nil {
@@ -816,10 +827,10 @@ func (g *codeGen) handOver(cap *Capture, in Instr, target int, after []Value, li
 		g.loadConst(rc)
 		g.emit(MAKE_FUNCTION, 0)
 	}
-	for i := base; i < len(after); i++ {
-		g.emit(LOAD_FAST, slots[i])
+	for _, s := range argSlots {
+		g.emit(LOAD_FAST, s)
 	}
-	for _, s := range localSlots {
+	for _, s := range h.localSlots {
 		g.emit(LOAD_FAST, s)
 	}
 	n := layout.nargs()

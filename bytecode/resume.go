@@ -19,10 +19,12 @@ import (
 // resumeSlot is one value of the stack at the resume point.
 type resumeSlot struct {
 	// exit is set for the __exit__ of an active with block: the prologue re-enters ctx, a
-	// class called with no arguments (torch.no_grad) or with one (torch.set_grad_enabled).
+	// class called with ctxArgs (torch.set_grad_enabled(False)).
 	exit    bool
 	ctx     py.Obj
 	ctxArgs []py.Obj
+	// null is the NULL CPython keeps below a callable being set up (PUSH_NULL in the prologue).
+	null bool
 }
 
 // resumeLayout describes a resume function's arguments.
@@ -36,9 +38,12 @@ func (l *resumeLayout) key(ci *codeInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d|", ci.instrs[l.target].Offset)
 	for _, s := range l.stack {
-		if s.exit {
+		switch {
+		case s.exit:
 			fmt.Fprintf(&b, "E%x/%d,", uintptr(s.ctx), len(s.ctxArgs))
-		} else {
+		case s.null:
+			b.WriteString("N,")
+		default:
 			b.WriteString("v,")
 		}
 	}
@@ -53,7 +58,7 @@ func (l *resumeLayout) key(ci *codeInfo) string {
 func (l *resumeLayout) nargs() int {
 	n := len(l.locals)
 	for _, s := range l.stack {
-		if !s.exit {
+		if !s.exit && !s.null {
 			n++
 		}
 	}
@@ -106,7 +111,7 @@ func buildResumeCode(env *Env, codeObj py.Obj, ci *codeInfo, l *resumeLayout) (p
 	// New variable names: stack arguments, live locals, then the other variables.
 	var varnames []string
 	for i, s := range l.stack {
-		if !s.exit {
+		if !s.exit && !s.null {
 			varnames = append(varnames, fmt.Sprintf("___stack%d", i))
 		}
 	}
@@ -174,6 +179,10 @@ func buildResumeCode(env *Env, codeObj py.Obj, ci *codeInfo, l *resumeLayout) (p
 			add(POP_TOP, 0)
 			continue
 		}
+		if s.null {
+			add(PUSH_NULL, 0)
+			continue
+		}
 		add(LOAD_FAST, argi)
 		argi++
 	}
@@ -192,6 +201,10 @@ func buildResumeCode(env *Env, codeObj py.Obj, ci *codeInfo, l *resumeLayout) (p
 		return api.NewTuple(objs)
 	}
 	name := fmt.Sprintf("__resume_at_%d", ci.instrs[l.target].Offset)
+	qual := c.QualName
+	if i := strings.Index(qual, ".__resume_at_"); i >= 0 {
+		qual = qual[:i] // a resume function of a resume function is named after the original
+	}
 	flags := c.Flags &^ (CO_VARARGS | CO_VARKEYWORDS)
 	replace, err := api.GetAttr(codeObj, "replace")
 	if err != nil {
@@ -201,7 +214,7 @@ func buildResumeCode(env *Env, codeObj py.Obj, ci *codeInfo, l *resumeLayout) (p
 		"co_kwonlyargcount", "co_flags", "co_stacksize", "co_linetable", "co_exceptiontable", "co_name", "co_qualname"}
 	vals := []py.Obj{api.NewBytes(out.Bytecode), api.NewTuple(consts), strs(varnames), api.NewInt(int64(len(varnames))),
 		api.NewInt(int64(nargs)), api.NewInt(0), api.NewInt(0), api.NewInt(int64(flags)), api.NewInt(int64(out.StackSize)),
-		api.NewBytes(out.LineTable), api.NewBytes(out.ExceptionTable), api.NewStr(name), api.NewStr(c.QualName + "." + name)}
+		api.NewBytes(out.LineTable), api.NewBytes(out.ExceptionTable), api.NewStr(name), api.NewStr(qual + "." + name)}
 	code, err := api.Call(replace, vals, kw)
 	if err != nil {
 		return 0, fmt.Errorf("ptgo BUG: making the resume function of %s: %v", c.QualName, err)

@@ -359,6 +359,10 @@ func opBuildString(t *Tracer, f *frame, in *Instr) error {
 	parts := f.popN(in.Arg)
 	s := ""
 	for _, p := range parts {
+		p, err := t.realize(f, p)
+		if err != nil {
+			return err
+		}
 		c, ok := p.(*ConstV)
 		if !ok || c.Kind != py.KStr {
 			return internalError("BUILD_STRING of a non-string")

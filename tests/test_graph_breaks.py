@@ -350,3 +350,34 @@ def test_models_with_print_keep_ops_compiled(name, capsys):
             assert_same(e.out, whole(x))
         assert e.graph_break_count == 1, str(e)
         assert e.op_count >= 0.9 * ref.op_count, "%d of %d ops compiled\n%s" % (e.op_count, ref.op_count, e)
+
+
+def test_break_with_call_being_set_up(capsys):
+    import logging
+
+    log = logging.getLogger("ptgo-test-user")
+
+    def f(x):
+        y = x * 2
+        log.warning("mean %s", float(y.mean()))  # float() breaks while log.warning is being set up
+        print(f"sum={y.sum():.3f}")  # formatting a tensor breaks inside print's arguments
+        return y + 1
+
+    x = torch.randn(4)
+    run_both(f, [x], capsys)
+    e = ptgo.explain(f)(x)
+    capsys.readouterr()
+    assert e.graph_count >= 2, str(e)
+
+
+def test_frozen_stdlib_frames_are_not_captured(capsys):
+    import os.path
+
+    def f(x):
+        name = os.path.basename("/a/b.txt")
+        print(name)
+        return x + len(name)
+
+    e = ptgo.explain(f)(torch.randn(2))
+    capsys.readouterr()
+    assert all("frozen" not in b.user_stack for b in e.break_reasons), str(e)

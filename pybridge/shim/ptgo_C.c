@@ -973,6 +973,7 @@ static int should_skip_code(PyCodeObject *co) {
             if (p && strcmp(fn, p) == 0) return 1;
         }
     }
+    if (strncmp(fn, "<frozen ", 8) == 0) return 1; /* frozen standard-library modules */
     if (allow_prefixes && starts_with(fn, allow_prefixes)) return 0;
     if (skip_prefixes && starts_with(fn, skip_prefixes)) return 1;
     return 0;
