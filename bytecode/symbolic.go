@@ -129,7 +129,8 @@ func (f *frame) userWhere() string {
 }
 
 func isLibraryFile(fn string) bool {
-	return strings.Contains(fn, "/torch/") || strings.Contains(fn, "/python3.11/") || strings.Contains(fn, "/ptgo/")
+	return strings.Contains(fn, "/torch/") || strings.Contains(fn, "/python3.11/") || strings.Contains(fn, "/ptgo/") ||
+		strings.HasPrefix(fn, "<frozen ")
 }
 
 // internalError is a ptgo bug found during tracing; recovered at the pybridge boundary.
