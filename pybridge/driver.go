@@ -42,6 +42,7 @@ type ctxInfo struct {
 	fullgraph   bool
 	backendName string
 	inductor    bool // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
+	aotEager    bool // the backend is "aot_eager": ptgo's autograd, graphs run by torch
 	freezing    bool // options={"freezing": True}: parameters are constants in inference graphs
 }
 
@@ -57,6 +58,10 @@ func readCtx(api py.API, ctx py.Obj) ctxInfo {
 	if v, err := api.GetAttr(ctx, "ptgo_inductor"); err == nil {
 		n, _ := api.Int(v)
 		ci.inductor = n != 0
+	}
+	if v, err := api.GetAttr(ctx, "ptgo_aot_eager"); err == nil {
+		n, _ := api.Int(v)
+		ci.aotEager = n != 0
 	}
 	if v, err := api.GetAttr(ctx, "freezing"); err == nil {
 		n, _ := api.Int(v)
@@ -142,7 +147,13 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 		}
 		var err error
 		ok := false
-		if ctx.inductor {
+		switch {
+		case (ctx.inductor || ctx.aotEager) && needsAutograd(cap.Graph):
+			compiled, ok, err = compileAutograd(api, cap, qual, ctx.inductor)
+			if err != nil {
+				return failure(api, cap, fmt.Sprintf("ptgo: compiling the forward and backward of %s (%s:%d) failed: %v", qual, file, line, err))
+			}
+		case ctx.inductor:
 			if ctx.freezing {
 				if _, err := freeze(api, cap); err != nil {
 					return failure(api, cap, fmt.Sprintf("ptgo: freezing the graph of %s (%s:%d): %v", qual, file, line, err))

@@ -401,3 +401,49 @@ def make_compiled_graph(plan_json, lib_path, consts):
     from . import _C
 
     return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts)))
+
+
+# ---- autograd: one torch.autograd.Function per compiled region ------------------------------
+
+def make_torch_graph(graph_json):
+    """A prims graph ptgo turned back into torch calls (aot_eager), as a callable."""
+    from .fx_export import graph_module_from_json
+
+    from . import _C
+
+    return _C.Disabled(graph_module_from_json(graph_json, None, {}).forward)
+
+
+def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts):
+    """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
+
+    fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
+    bwd(*saved, *tangents) returns one gradient (or None) per input and parameter."""
+    from torch.autograd.function import once_differentiable
+
+    tangents = list(tangents)
+    diff = set(tangents)
+    consts = list(consts)
+
+    class CompiledRegion(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            outs = fwd(*args)
+            user, saved = outs[:num_outputs], outs[num_outputs:]
+            ctx.save_for_backward(*saved)
+            ctx.mark_non_differentiable(*[user[i] for i in range(num_outputs)
+                                          if i not in diff and isinstance(user[i], torch.Tensor)])
+            return tuple(user)
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, *grads):
+            tang = [grads[k].contiguous() for k in tangents]
+            return tuple(bwd(*ctx.saved_tensors, *tang))
+
+    apply = CompiledRegion.apply
+
+    def run(*inputs):
+        return apply(*inputs, *consts)
+
+    return run

@@ -58,6 +58,15 @@ def inductor(gm, example_inputs):
     return gm.forward
 
 
+@register_backend("aot_eager")
+def aot_eager(gm, example_inputs):
+    """Graphs through ptgo's autograd (decomposition, forward/backward split), run by torch.
+
+    ptgo.compile handles it in Go; called with a GraphModule only for graphs ptgo's autograd
+    cannot split (they run as captured)."""
+    return gm.forward
+
+
 def torch_entry_point(gm, example_inputs):
     """The ``torch_dynamo_backends: ptgo`` entry point: torch.compile(m, backend="ptgo")."""
     return inductor(gm, example_inputs)

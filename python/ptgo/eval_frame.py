@@ -51,7 +51,7 @@ class _Context:
     with ``tag``: equal configurations share compiled code, different ones never do."""
 
     __slots__ = ("backend", "backend_name", "fullgraph", "dynamic", "mode", "options", "tag", "ptgo_inductor",
-                 "freezing", "__weakref__")
+                 "ptgo_aot_eager", "freezing", "__weakref__")
 
     _tags = {}
     _keep = []  # backends referenced by tags stay alive so ids are never reused
@@ -60,6 +60,7 @@ class _Context:
         self.backend = _backends.lookup_backend(backend)
         # ptgo's own backend compiles in Go without a torch.fx round trip.
         self.ptgo_inductor = self.backend is _backends.inductor
+        self.ptgo_aot_eager = self.backend is _backends.aot_eager
         self.backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
         self.fullgraph = bool(fullgraph)
         self.dynamic = dynamic

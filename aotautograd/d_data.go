@@ -1,0 +1,150 @@
+package aotautograd
+
+import (
+	"ptgo/fxgraph"
+)
+
+// Derivatives of copies and data movement: gathers become accumulating index_puts into zeros
+// (scatter-add), scatters become gathers.
+
+func vjpClone(c *vjpCtx) {
+	if c.needs(0) {
+		c.give(c.x(0), c.g)
+	}
+}
+
+// slice takes [start, end) along dim (x itself for the whole dim).
+func (b *builder) slice(x *fxgraph.Node, dim int, start, end int64) *fxgraph.Node {
+	if start == 0 && end == x.TensorMeta().Shape[dim] {
+		return x
+	}
+	return b.emit("slice", x, int64(dim), start, end, int64(1))
+}
+
+// cat: each input gets its slice of the gradient.
+func vjpCat(c *vjpCtx) {
+	l, ok := c.n.Args[0].(fxgraph.List)
+	if !ok {
+		bug("%s: cat of %T", c.n.Name, c.n.Args[0])
+	}
+	dim := normDim(c.intArg(1), c.outMeta().Dim())
+	off := int64(0)
+	for _, e := range l.Elems {
+		t, ok := e.(*fxgraph.Node)
+		if !ok {
+			bug("%s: cat of a non-tensor", c.n.Name)
+		}
+		size := t.TensorMeta().Shape[dim]
+		if c.j.rg[t] {
+			c.give(t, c.slice(c.g, dim, off, off+size))
+		}
+		off += size
+	}
+}
+
+// constant_pad_nd: the gradient padded by the negated pads (cropped where the forward padded,
+// zero-filled where it cropped).
+func vjpPad(c *vjpCtx) {
+	if !c.needs(0) {
+		return
+	}
+	pads := c.intsArg(1)
+	neg := make([]int64, len(pads))
+	nonzero := false
+	for i, p := range pads {
+		neg[i] = -p
+		nonzero = nonzero || p != 0
+	}
+	if !nonzero {
+		c.give(c.x(0), c.g)
+		return
+	}
+	c.give(c.x(0), c.emit("constant_pad_nd", c.g, neg, 0.0))
+}
+
+// gather(x, dim, index): the gradient added into zeros at the gathered positions (each
+// position of index names one element of x: iotas for the other dims).
+func vjpGather(c *vjpCtx) {
+	if !c.needs(0) {
+		return
+	}
+	x, index := c.x(0), c.x(2)
+	m, im := x.TensorMeta(), index.TensorMeta()
+	if m.Dim() == 0 {
+		c.give(x, c.reshape(c.g, nil))
+		return
+	}
+	dim := normDim(c.intArg(1), m.Dim())
+	indices := make([]any, m.Dim())
+	for d := range m.Dim() {
+		if d == dim {
+			indices[d] = index
+			continue
+		}
+		one := make([]int64, m.Dim())
+		for k := range one {
+			one[k] = 1
+		}
+		one[d] = im.Shape[d]
+		indices[d] = c.expand(c.reshape(c.iota(im.Shape[d], 0, 1), one), im.Shape)
+	}
+	c.give(x, c.emit("index_put", c.zerosLike(m), indices, c.g, true))
+}
+
+// index_select(x, dim, index): the gradient added into zeros at x[..., index, ...].
+func vjpIndexSelect(c *vjpCtx) {
+	if !c.needs(0) {
+		return
+	}
+	x, index := c.x(0), c.x(2)
+	m := x.TensorMeta()
+	if m.Dim() == 0 {
+		c.give(x, c.reshape(c.g, nil))
+		return
+	}
+	if index.TensorMeta().Dim() == 0 {
+		index = c.reshape(index, []int64{1})
+	}
+	dim := normDim(c.intArg(1), m.Dim())
+	indices := make([]any, dim+1)
+	indices[dim] = index
+	c.give(x, c.emit("index_put", c.zerosLike(m), indices, c.g, true))
+}
+
+// index(x, indices): the gradient added into zeros at x[indices] (duplicates accumulate).
+func vjpIndex(c *vjpCtx) {
+	if c.needs(0) {
+		x := c.x(0)
+		c.give(x, c.emit("index_put", c.zerosLike(x.TensorMeta()), c.n.Args[1], c.g, true))
+	}
+}
+
+// scatter(x, dim, index, src): x gets the gradient with the overwritten positions zeroed; src
+// gets the gradient gathered at index.
+func vjpScatter(c *vjpCtx) {
+	dim, index := c.in(1), c.x(2)
+	if c.needs(0) {
+		c.give(c.x(0), c.emit("scatter", c.g, dim, index, 0.0))
+	}
+	if c.needs(3) {
+		c.give(c.x(3), c.emit("gather", c.g, dim, index))
+	}
+}
+
+// index_put(x, indices, values, accumulate): x gets the gradient (zeroed at the written
+// positions unless accumulating); values get the gradient read at those positions, summed over
+// the dims values broadcast along.
+func vjpIndexPut(c *vjpCtx) {
+	indices, accumulate := c.n.Args[1], c.boolArg(3)
+	if c.needs(0) {
+		if accumulate {
+			c.give(c.x(0), c.g)
+		} else {
+			c.give(c.x(0), c.emit("index_put", c.g, indices, 0.0, false))
+		}
+	}
+	if c.needs(2) {
+		v := c.x(2)
+		c.give(v, c.sumTo(c.emit("index", c.g, indices), v.TensorMeta().Shape))
+	}
+}

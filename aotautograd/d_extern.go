@@ -1,0 +1,87 @@
+package aotautograd
+
+import (
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// Derivatives of externs: matrix products through matrix products of the transposes (still
+// externs, run by torch's BLAS), convolution through torch's own convolution_backward kernel.
+
+func vjpMm(c *vjpCtx) {
+	a, b := c.x(0), c.x(1)
+	if c.needs(0) {
+		c.give(a, c.emit("mm", c.g, c.transpose(b, 0, 1)))
+	}
+	if c.needs(1) {
+		c.give(b, c.emit("mm", c.transpose(a, 0, 1), c.g))
+	}
+}
+
+func vjpBmm(c *vjpCtx) {
+	a, b := c.x(0), c.x(1)
+	if c.needs(0) {
+		c.give(a, c.emit("bmm", c.g, c.transpose(b, 1, 2)))
+	}
+	if c.needs(1) {
+		c.give(b, c.emit("bmm", c.transpose(a, 1, 2), c.g))
+	}
+}
+
+// addmm(bias, a, b): bias gets the gradient summed to its shape.
+func vjpAddmm(c *vjpCtx) {
+	bias, a, b := c.x(0), c.x(1), c.x(2)
+	if c.needs(0) {
+		c.give(bias, c.sumTo(c.g, bias.TensorMeta().Shape))
+	}
+	if c.needs(1) {
+		c.give(a, c.emit("mm", c.g, c.transpose(b, 0, 1)))
+	}
+	if c.needs(2) {
+		c.give(b, c.emit("mm", c.transpose(a, 0, 1), c.g))
+	}
+}
+
+// ConvolutionBackward is the fallback target of convolution's derivative: torch 1.13's
+// aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]?
+// bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[]
+// output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor), the kernel
+// eager autograd runs. Entries of output_mask that are false come back as None.
+const ConvolutionBackward = "torch.ops.aten.convolution_backward"
+
+// convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups): one
+// prims.fallback of ConvolutionBackward computing the gradients that are needed, read with
+// operator.getitem. Its meta is set here (the registry does not know the target): each
+// gradient is contiguous with its input's shape and dtype, the bias's is [C_out].
+func vjpConvolution(c *vjpCtx) {
+	x, w, bias := c.x(0), c.x(1), c.x(2)
+	mask := []bool{c.needs(0), c.needs(1), c.needs(2)}
+	if !mask[0] && !mask[1] && !mask[2] {
+		return
+	}
+	var biasSizes fxgraph.Arg = fxgraph.Const{V: nil}
+	if bias != nil {
+		biasSizes, _ = toArg(append([]int64(nil), bias.TensorMeta().Shape...))
+	}
+	metas := make([]any, 3)
+	for i, t := range []*fxgraph.Node{x, w, bias} {
+		if mask[i] {
+			m := t.TensorMeta()
+			metas[i] = primtorch.NewContiguous(m.DType, m.Shape, m.Device)
+		}
+	}
+	maskArg, _ := toArg(mask)
+	args := []fxgraph.Arg{fxgraph.Const{V: ConvolutionBackward}, c.g, x, w, biasSizes}
+	args = append(args, c.n.Args[3:9]...)
+	args = append(args, maskArg)
+	fb := c.builder.g.AddCall("prims.fallback", args, nil, metas)
+	fb.Where = c.loc
+	for i, t := range []*fxgraph.Node{x, w, bias} {
+		if !mask[i] {
+			continue
+		}
+		item := c.builder.g.AddCall("operator.getitem", []fxgraph.Arg{fb, fxgraph.Const{V: int64(i)}}, nil, metas[i])
+		item.Where = c.loc
+		c.give(t, item)
+	}
+}

@@ -1,0 +1,472 @@
+package aotautograd
+
+import (
+	"fmt"
+	"slices"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// The prims → torch mapping: ToTorch rewrites a prims graph (a forward or backward graph of
+// Split, or any decomp.Decompose result) into a torch-level graph that python/ptgo/fx_export.py
+// turns into a torch.fx GraphModule run by plain torch calls — the "aot_eager" backend: ptgo's
+// decompositions and autograd, torch's kernels.
+
+// numbers says where a torch function takes a Python number for a prim's tensor operand.
+type numbers uint8
+
+const (
+	numNone   numbers = iota // numbers become 0-d tensors (torch.scalar_tensor) of the op's dtype
+	numSecond                // the second operand may be a number (torch.add(x, 2.0))
+	numBoth                  // either operand may be (torch.pow(2.0, x), torch.where(c, x, 0.0))
+)
+
+// torchRule is how one prim runs in torch: a call of target (a method of the first argument
+// when method is set) with the prim's arguments, or a custom rewrite.
+type torchRule struct {
+	target string
+	method bool
+	nums   numbers
+	kwargs func(t *toTorch, n *fxgraph.Node) []fxgraph.Kwarg
+	custom func(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg
+}
+
+func fn(target string) torchRule                  { return torchRule{target: target} }
+func fnNum(target string, nums numbers) torchRule { return torchRule{target: target, nums: nums} }
+
+// torchRules is the one table of the prims → torch mapping, keyed by OpID; every core op has
+// an entry (TestTorchRuleCoverage).
+var torchRules = [primtorch.NumOps]torchRule{
+	primtorch.OpPrimAbs: fn("torch.abs"), primtorch.OpPrimNeg: fn("torch.neg"), primtorch.OpPrimExp: fn("torch.exp"),
+	primtorch.OpPrimExp2: fn("torch.exp2"), primtorch.OpPrimExpm1: fn("torch.expm1"), primtorch.OpPrimLog: fn("torch.log"),
+	primtorch.OpPrimLog1p: fn("torch.log1p"), primtorch.OpPrimLog2: fn("torch.log2"), primtorch.OpPrimLog10: fn("torch.log10"),
+	primtorch.OpPrimSqrt: fn("torch.sqrt"), primtorch.OpPrimRsqrt: fn("torch.rsqrt"), primtorch.OpPrimSin: fn("torch.sin"),
+	primtorch.OpPrimCos: fn("torch.cos"), primtorch.OpPrimTan: fn("torch.tan"), primtorch.OpPrimAsin: fn("torch.asin"),
+	primtorch.OpPrimAcos: fn("torch.acos"), primtorch.OpPrimAtan: fn("torch.atan"), primtorch.OpPrimSinh: fn("torch.sinh"),
+	primtorch.OpPrimCosh: fn("torch.cosh"), primtorch.OpPrimTanh: fn("torch.tanh"), primtorch.OpPrimSigmoid: fn("torch.sigmoid"),
+	primtorch.OpPrimErf: fn("torch.erf"), primtorch.OpPrimErfc: fn("torch.erfc"), primtorch.OpPrimFloor: fn("torch.floor"),
+	primtorch.OpPrimCeil: fn("torch.ceil"), primtorch.OpPrimRound: fn("torch.round"), primtorch.OpPrimTrunc: fn("torch.trunc"),
+	primtorch.OpPrimSign: fn("torch.sign"), primtorch.OpPrimReciprocal: fn("torch.reciprocal"),
+	primtorch.OpPrimBitwiseNot: fn("torch.bitwise_not"), primtorch.OpPrimLogicalNot: fn("torch.logical_not"),
+	primtorch.OpPrimIsnan: fn("torch.isnan"), primtorch.OpPrimIsinf: fn("torch.isinf"), primtorch.OpPrimIsfinite: fn("torch.isfinite"),
+
+	primtorch.OpPrimAdd: fnNum("torch.add", numSecond), primtorch.OpPrimSub: fnNum("torch.sub", numSecond),
+	primtorch.OpPrimMul: fnNum("torch.mul", numSecond), primtorch.OpPrimDiv: fnNum("torch.div", numSecond),
+	primtorch.OpPrimFloordiv: {target: "torch.div", nums: numSecond, kwargs: func(*toTorch, *fxgraph.Node) []fxgraph.Kwarg {
+		return []fxgraph.Kwarg{{Name: "rounding_mode", Value: fxgraph.Const{V: "floor"}}}
+	}},
+	primtorch.OpPrimRemainder: fnNum("torch.remainder", numSecond), primtorch.OpPrimFmod: fnNum("torch.fmod", numSecond),
+	primtorch.OpPrimPow: fnNum("torch.pow", numBoth), primtorch.OpPrimMaximum: fn("torch.maximum"),
+	primtorch.OpPrimMinimum: fn("torch.minimum"), primtorch.OpPrimAtan2: fn("torch.atan2"), primtorch.OpPrimHypot: fn("torch.hypot"),
+	primtorch.OpPrimCopysign: fnNum("torch.copysign", numSecond), primtorch.OpPrimBitwiseAnd: fnNum("torch.bitwise_and", numSecond),
+	primtorch.OpPrimBitwiseOr: fnNum("torch.bitwise_or", numSecond), primtorch.OpPrimBitwiseXor: fnNum("torch.bitwise_xor", numSecond),
+	primtorch.OpPrimShiftLeft: fnNum("torch.bitwise_left_shift", numSecond), primtorch.OpPrimShiftRight: fnNum("torch.bitwise_right_shift", numSecond),
+	primtorch.OpPrimEq: fnNum("torch.eq", numSecond), primtorch.OpPrimNe: fnNum("torch.ne", numSecond),
+	primtorch.OpPrimLt: fnNum("torch.lt", numSecond), primtorch.OpPrimLe: fnNum("torch.le", numSecond),
+	primtorch.OpPrimGt: fnNum("torch.gt", numSecond), primtorch.OpPrimGe: fnNum("torch.ge", numSecond),
+	primtorch.OpPrimLogicalAnd: fn("torch.logical_and"), primtorch.OpPrimLogicalOr: fn("torch.logical_or"),
+	primtorch.OpPrimLogicalXor: fn("torch.logical_xor"),
+
+	primtorch.OpPrimWhere:              {target: "torch.where", custom: torchWhere},
+	primtorch.OpPrimConvertElementType: {target: "to", method: true},
+
+	primtorch.OpPrimSum:     {target: "torch.sum", custom: torchSumLike},
+	primtorch.OpPrimProd:    {target: "torch.prod", custom: torchOneDimReduction},
+	primtorch.OpPrimAmax:    {target: "torch.amax", custom: torchAmaxAmin},
+	primtorch.OpPrimAmin:    {target: "torch.amin", custom: torchAmaxAmin},
+	primtorch.OpPrimAny:     {target: "torch.any", custom: torchOneDimReduction},
+	primtorch.OpPrimAll:     {target: "torch.all", custom: torchOneDimReduction},
+	primtorch.OpPrimArgmax:  {target: "torch.argmax", custom: torchArgReduction},
+	primtorch.OpPrimArgmin:  {target: "torch.argmin", custom: torchArgReduction},
+	primtorch.OpPrimCumsum:  {target: "torch.cumsum", kwargs: dtypeKwarg},
+	primtorch.OpPrimCumprod: {target: "torch.cumprod", kwargs: dtypeKwarg},
+
+	primtorch.OpPrimView:      {target: "reshape", method: true},
+	primtorch.OpPrimPermute:   {target: "permute", method: true},
+	primtorch.OpPrimExpand:    {target: "expand", method: true},
+	primtorch.OpPrimSlice:     fn("torch.ops.aten.slice.Tensor"),
+	primtorch.OpPrimSelect:    fn("torch.select"),
+	primtorch.OpPrimSqueeze:   {target: "torch.squeeze", custom: torchSqueeze},
+	primtorch.OpPrimUnsqueeze: fn("torch.unsqueeze"),
+	primtorch.OpPrimAsStrided: fn("torch.as_strided"),
+
+	primtorch.OpPrimClone:         {target: "torch.clone", custom: torchClone},
+	primtorch.OpPrimCat:           fn("torch.cat"),
+	primtorch.OpPrimConstantPadNd: fn("torch.constant_pad_nd"),
+	primtorch.OpPrimGather:        fn("torch.gather"),
+	primtorch.OpPrimIndexSelect:   fn("torch.index_select"),
+	primtorch.OpPrimIndex:         fn("torch.ops.aten.index.Tensor"),
+	primtorch.OpPrimScatter:       fn("torch.scatter"),
+	primtorch.OpPrimIndexPut:      {target: "torch.ops.aten.index_put.default", custom: torchIndexPut},
+
+	primtorch.OpPrimFull: {target: "torch.full", custom: torchFull},
+	primtorch.OpPrimIota: {target: "torch.arange", custom: torchIota},
+
+	primtorch.OpPrimMm:          fn("torch.mm"),
+	primtorch.OpPrimBmm:         fn("torch.bmm"),
+	primtorch.OpPrimAddmm:       fn("torch.addmm"),
+	primtorch.OpPrimConvolution: fn("torch.convolution"),
+	primtorch.OpPrimFallback:    {target: "<the fallback's target>", custom: torchFallback},
+
+	primtorch.OpPrimCopy: {target: "copy_", method: true},
+}
+
+// TorchTarget returns the torch callable a core op runs as: a Python path ("torch.add",
+// "torch.ops.aten.slice.Tensor") or, when method is set, a Tensor method name ("to",
+// "expand"). ok is false for torch-level ops. Some prims need more than one torch call (prod
+// over several dims, iota in float64, clone into a strided layout): ToTorch writes those.
+func TorchTarget(op *primtorch.Op) (target string, method, ok bool) {
+	if op == nil || !op.IsPrim() || torchRules[op.ID].target == "" {
+		return "", false, false
+	}
+	r := torchRules[op.ID]
+	return r.target, r.method, true
+}
+
+// toTorch holds one ToTorch call's state.
+type toTorch struct {
+	g     *fxgraph.Graph
+	env   map[*fxgraph.Node]fxgraph.Arg
+	named map[*fxgraph.Node]bool // nodes already standing for a prims node
+	cur   *fxgraph.Node
+}
+
+// ToTorch rewrites a prims graph into a torch-level graph computing the same values with
+// torch's functions (call_function targets are Python paths, call_method targets Tensor
+// methods), for python/ptgo/fx_export.py. Placeholders, get_attrs and the output structure are
+// kept, and every prims node becomes a node of the same name (plus helper nodes where one torch
+// call is not enough: Python numbers torch does not accept become torch.scalar_tensor of the
+// op's dtype). Views stay views (view becomes Tensor.reshape, a view whenever prims.view is
+// valid); prims.fallback becomes its torch-level call.
+func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
+	t := &toTorch{g: fxgraph.Clone(g), env: map[*fxgraph.Node]fxgraph.Arg{}, named: map[*fxgraph.Node]bool{}}
+	defer func() {
+		if r := recover(); r != nil {
+			be, ok := r.(bugError)
+			if !ok {
+				panic(r)
+			}
+			out, err = nil, fmt.Errorf("aotautograd: ToTorch: %s", be.msg)
+		}
+	}()
+	t.g.Nodes = nil
+	for _, n := range g.Nodes {
+		t.cur = n
+		switch n.Op {
+		case fxgraph.Placeholder:
+			p := t.g.AddPlaceholder(n.Target, n.Meta)
+			p.Name, p.Target, p.Where = n.Name, n.Target, n.Where
+			t.env[n], t.named[p] = p, true
+		case fxgraph.GetAttr:
+			a := t.g.AddGetAttr(n.Target, n.Meta)
+			a.Name, a.Where = n.Name, n.Where
+			t.env[n], t.named[a] = a, true
+		case fxgraph.CallFunction:
+			r, err := t.call(n)
+			if err != nil {
+				return nil, err
+			}
+			if rn, ok := r.(*fxgraph.Node); ok && !t.named[rn] {
+				rn.Name = n.Name
+				t.named[rn] = true
+			}
+			t.env[n] = r
+		case fxgraph.Output:
+			var res fxgraph.Arg
+			if len(n.Args) > 0 {
+				res = t.arg(n.Args[0])
+			}
+			t.g.AddOutput(res)
+		default:
+			return nil, fmt.Errorf("aotautograd: ToTorch: node %s is a %s; ToTorch takes prims graphs", n.Name, n.Op)
+		}
+	}
+	t.g.Renumber()
+	return t.g, nil
+}
+
+func (t *toTorch) arg(a fxgraph.Arg) fxgraph.Arg {
+	return fxgraph.MapArg(a, func(n *fxgraph.Node) fxgraph.Arg {
+		v, ok := t.env[n]
+		if !ok {
+			bug("node %s reads %s before it is defined", t.cur.Name, n.Name)
+		}
+		return v
+	})
+}
+
+// emit appends a torch call; meta is the prims node's for the node standing for it, nil for
+// helpers.
+func (t *toTorch) emit(target string, method bool, args []fxgraph.Arg, kwargs []fxgraph.Kwarg, meta any) *fxgraph.Node {
+	var n *fxgraph.Node
+	if method {
+		n = t.g.AddMethod(target, args, kwargs, meta)
+	} else {
+		n = t.g.AddCall(target, args, kwargs, meta)
+	}
+	n.Where = t.cur.Where
+	return n
+}
+
+func (t *toTorch) call(n *fxgraph.Node) (fxgraph.Arg, error) {
+	args := make([]fxgraph.Arg, len(n.Args))
+	for i, a := range n.Args {
+		args[i] = t.arg(a)
+	}
+	if n.Target == "operator.getitem" {
+		return t.emit("operator.getitem", false, args, nil, n.Meta), nil
+	}
+	op := primtorch.Lookup(n.Target)
+	if op == nil || !op.IsPrim() {
+		return nil, fmt.Errorf("aotautograd: ToTorch: node %s calls %s, which is not a core op", n.Name, n.Target)
+	}
+	r := torchRules[op.ID]
+	if r.custom != nil {
+		return r.custom(t, n, args, r.target), nil
+	}
+	if op.Kind == primtorch.KindPointwise {
+		args = t.numbers(n, args, r.nums)
+	}
+	var kwargs []fxgraph.Kwarg
+	if r.kwargs != nil {
+		kwargs = r.kwargs(t, n)
+	}
+	return t.emit(r.target, r.method, args, kwargs, n.Meta), nil
+}
+
+// opDType is the dtype of a pointwise node's operands (its first tensor operand's).
+func opDType(n *fxgraph.Node) (primtorch.DType, primtorch.Device) {
+	for _, a := range n.Args {
+		if m := meta(a); m != nil {
+			return m.DType, m.Device
+		}
+	}
+	m := n.TensorMeta()
+	return m.DType, m.Device
+}
+
+// scalarTensor materializes a number as a 0-d tensor of dtype dt (it broadcasts like the
+// prims contract's number).
+func (t *toTorch) scalarTensor(v any, dt primtorch.DType, dev primtorch.Device) *fxgraph.Node {
+	kw := []fxgraph.Kwarg{{Name: "dtype", Value: fxgraph.Const{V: dt}}}
+	if dev != primtorch.CPU {
+		kw = append(kw, fxgraph.Kwarg{Name: "device", Value: fxgraph.Const{V: dev}})
+	}
+	return t.emit("torch.scalar_tensor", false, []fxgraph.Arg{fxgraph.Const{V: num(toFloat(v), dt)}}, kw, nil)
+}
+
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return 1
+		}
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return 0
+}
+
+// numbers replaces number operands torch does not take by 0-d tensors. Bool tensors always
+// take tensors (torch.add(bool, 1) would promote to int64).
+func (t *toTorch) numbers(n *fxgraph.Node, args []fxgraph.Arg, nums numbers) []fxgraph.Arg {
+	dt, dev := opDType(n)
+	out := slices.Clone(args)
+	for i, a := range args {
+		c, ok := a.(fxgraph.Const)
+		if !ok {
+			continue
+		}
+		switch c.V.(type) {
+		case bool, int64, float64:
+		default:
+			continue
+		}
+		keep := dt != primtorch.Bool && (nums == numBoth || (nums == numSecond && i == 1 && meta(args[0]) != nil))
+		if !keep {
+			out[i] = t.scalarTensor(c.V, dt, dev)
+		}
+	}
+	return out
+}
+
+func dtypeKwarg(t *toTorch, n *fxgraph.Node) []fxgraph.Kwarg {
+	return []fxgraph.Kwarg{{Name: "dtype", Value: fxgraph.Const{V: n.TensorMeta().DType}}}
+}
+
+// torchWhere: torch.where takes numbers for either value; a constant condition becomes a
+// tensor, and so does one of two number values.
+func torchWhere(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	m := n.TensorMeta()
+	if c, ok := args[0].(fxgraph.Const); ok {
+		args[0] = t.scalarTensor(c.V, primtorch.Bool, m.Device)
+	}
+	if _, ok := args[1].(fxgraph.Const); ok {
+		if _, ok := args[2].(fxgraph.Const); ok {
+			args[1] = t.scalarTensor(args[1].(fxgraph.Const).V, m.DType, m.Device)
+		}
+	}
+	return t.emit("torch.where", false, args, nil, n.Meta)
+}
+
+// reduceDims reads a reduction's dims and keepdim.
+func reduceDims(n *fxgraph.Node) ([]int64, bool) {
+	l := n.Args[1].(fxgraph.List)
+	dims := make([]int64, len(l.Elems))
+	for i, e := range l.Elems {
+		dims[i] = e.(fxgraph.Const).V.(int64)
+	}
+	keep, _ := n.Args[2].(fxgraph.Const).V.(bool)
+	return dims, keep
+}
+
+// keepShape views a full reduction's 0-d result as the keepdim shape.
+func (t *toTorch) keepShape(r *fxgraph.Node, n *fxgraph.Node) fxgraph.Arg {
+	shape, _ := toArg(slices.Clone(n.TensorMeta().Shape))
+	return t.emit("reshape", true, []fxgraph.Arg{r, shape}, nil, n.Meta)
+}
+
+// torchSumLike: torch.sum(x, dims, keepdim, dtype=x's) (torch would sum integers into int64);
+// prims' [] (every dim) is torch 1.13's too.
+func torchSumLike(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	return t.emit("torch.sum", false, args, dtypeKwarg(t, n), n.Meta)
+}
+
+func torchAmaxAmin(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	return t.emit(target, false, args, nil, n.Meta)
+}
+
+// torchOneDimReduction: torch.prod/any/all reduce one dim per call (from the last, so dims
+// stay valid); any/all of a non-bool tensor read x != 0 first (torch.any of uint8 is uint8).
+func torchOneDimReduction(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	op := primtorch.Lookup(n.Target)
+	x := args[0]
+	xm := meta(n.Args[0])
+	var kw []fxgraph.Kwarg
+	if op.ID == primtorch.OpPrimProd {
+		kw = dtypeKwarg(t, n)
+	} else if xm.DType != primtorch.Bool {
+		x = t.emit("torch.ne", false, []fxgraph.Arg{x, fxgraph.Const{V: num(0, xm.DType)}}, nil, nil)
+	}
+	dims, keep := reduceDims(n)
+	dims = normDims(dims, xm.Dim())
+	if len(dims) == xm.Dim() {
+		r := t.emit(target, false, []fxgraph.Arg{x}, kw, nil)
+		if keep && xm.Dim() > 0 {
+			return t.keepShape(r, n)
+		}
+		r.Meta = n.Meta
+		return r
+	}
+	var r *fxgraph.Node
+	for i := len(dims) - 1; i >= 0; i-- {
+		r = t.emit(target, false, []fxgraph.Arg{x, fxgraph.Const{V: dims[i]}, fxgraph.Const{V: keep}}, kw, nil)
+		x = r
+	}
+	r.Meta = n.Meta
+	return r
+}
+
+// torchArgReduction: argmax/argmin over their one dim.
+func torchArgReduction(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	dims, keep := reduceDims(n)
+	if len(dims) != 1 {
+		bug("%s over %d dims", n.Target, len(dims))
+	}
+	return t.emit(target, false, []fxgraph.Arg{args[0], fxgraph.Const{V: dims[0]}, fxgraph.Const{V: keep}}, nil, n.Meta)
+}
+
+// torchSqueeze: torch.squeeze takes one dim per call (from the last).
+func torchSqueeze(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	l := n.Args[1].(fxgraph.List)
+	nd := meta(n.Args[0]).Dim()
+	var dims []int64
+	for _, e := range l.Elems {
+		dims = append(dims, int64(normDim(e.(fxgraph.Const).V.(int64), nd)))
+	}
+	slices.Sort(dims)
+	dims = slices.Compact(dims)
+	x := args[0]
+	if len(dims) == 0 {
+		return t.emit("torch.clone", false, []fxgraph.Arg{x}, nil, n.Meta) // never emitted: squeeze of no dim
+	}
+	var r *fxgraph.Node
+	for i := len(dims) - 1; i >= 0; i-- {
+		r = t.emit("torch.squeeze", false, []fxgraph.Arg{x, fxgraph.Const{V: dims[i]}}, nil, nil)
+		x = r
+	}
+	r.Meta = n.Meta
+	return r
+}
+
+// torchClone: a contiguous clone, or an empty tensor of the node's strides copied into.
+func torchClone(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	m := n.TensorMeta()
+	if m.IsContiguous() {
+		return t.emit("torch.clone", false, args, []fxgraph.Kwarg{{Name: "memory_format", Value: fxgraph.Const{V: primtorch.MemoryFormat("contiguous_format")}}}, n.Meta)
+	}
+	shape, _ := toArg(slices.Clone(m.Shape))
+	strides, _ := toArg(slices.Clone(m.Strides))
+	kw := []fxgraph.Kwarg{{Name: "dtype", Value: fxgraph.Const{V: m.DType}}}
+	if m.Device != primtorch.CPU {
+		kw = append(kw, fxgraph.Kwarg{Name: "device", Value: fxgraph.Const{V: m.Device}})
+	}
+	e := t.emit("torch.empty_strided", false, []fxgraph.Arg{shape, strides}, kw, nil)
+	return t.emit("copy_", true, []fxgraph.Arg{e, args[0]}, nil, n.Meta)
+}
+
+// torchIndexPut: aten's index_put (torch.index_put rejects None indices); a number value
+// becomes a 0-d tensor.
+func torchIndexPut(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	m := n.TensorMeta()
+	if c, ok := args[2].(fxgraph.Const); ok {
+		args[2] = t.scalarTensor(c.V, m.DType, m.Device)
+	}
+	return t.emit("torch.ops.aten.index_put.default", false, args, nil, n.Meta)
+}
+
+func deviceKwargs(m *primtorch.TensorMeta) []fxgraph.Kwarg {
+	kw := []fxgraph.Kwarg{{Name: "dtype", Value: fxgraph.Const{V: m.DType}}}
+	if m.Device != primtorch.CPU {
+		kw = append(kw, fxgraph.Kwarg{Name: "device", Value: fxgraph.Const{V: m.Device}})
+	}
+	return kw
+}
+
+func torchFull(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	return t.emit("torch.full", false, args[:2], deviceKwargs(n.TensorMeta()), n.Meta)
+}
+
+// torchIota: integer iotas are torch.arange(start, start + length*step, step); floating ones
+// are computed in float64 (arange of the length, times step, plus start) and converted, as the
+// prims contract says.
+func torchIota(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	m := n.TensorMeta()
+	length := n.Args[0].(fxgraph.Const).V.(int64)
+	start, step := n.Args[1].(fxgraph.Const).V, n.Args[2].(fxgraph.Const).V
+	if !m.DType.IsFloatingPoint() {
+		s, st := start.(int64), step.(int64)
+		return t.emit("torch.arange", false, []fxgraph.Arg{fxgraph.Const{V: s}, fxgraph.Const{V: s + length*st}, fxgraph.Const{V: st}}, deviceKwargs(m), n.Meta)
+	}
+	f64 := &primtorch.TensorMeta{DType: primtorch.Float64, Device: m.Device}
+	r := t.emit("torch.arange", false, []fxgraph.Arg{fxgraph.Const{V: length}}, deviceKwargs(f64), nil)
+	r = t.emit("torch.mul", false, []fxgraph.Arg{r, fxgraph.Const{V: toFloat(step)}}, nil, nil)
+	r = t.emit("torch.add", false, []fxgraph.Arg{r, fxgraph.Const{V: toFloat(start)}}, nil, nil)
+	return t.emit("to", true, []fxgraph.Arg{r, fxgraph.Const{V: m.DType}}, nil, n.Meta)
+}
+
+// torchFallback: the torch-level call itself ("Tensor.x" targets are methods).
+func torchFallback(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	target, _ = n.Args[0].(fxgraph.Const).V.(string)
+	var kwargs []fxgraph.Kwarg
+	for _, kw := range n.Kwargs {
+		kwargs = append(kwargs, fxgraph.Kwarg{Name: kw.Name, Value: t.arg(kw.Value)})
+	}
+	if len(target) > len("Tensor.") && target[:len("Tensor.")] == "Tensor." {
+		return t.emit(target[len("Tensor."):], true, args[1:], kwargs, n.Meta)
+	}
+	return t.emit(target, false, args[1:], kwargs, n.Meta)
+}
