@@ -311,32 +311,9 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 			g.Eq(src, o, api.Repr(o))
 		}
 		v = t.objValue(o, src)
-	case py.KRange:
-		r := &RangeV{}
-		for i, name := range []string{"start", "stop", "step"} {
-			a, err := api.GetAttr(o, name)
-			if err != nil {
-				return nil, err
-			}
-			n, err := api.Int(a)
-			if err != nil {
-				return nil, err
-			}
-			switch i {
-			case 0:
-				r.Start = n
-			case 1:
-				r.Stop = n
-			case 2:
-				r.Step = n
-			}
-		}
-		if src != nil {
-			g.Eq(src, o, api.Repr(o))
-		}
-		return r, nil
-	case py.KSlice:
-		s := &SliceV{}
+	case py.KRange, py.KSlice:
+		// range(start, stop, step) and slice(start, stop, step): constants, guarded by ==.
+		parts := make([]*ConstV, 3)
 		for i, name := range []string{"start", "stop", "step"} {
 			a, err := api.GetAttr(o, name)
 			if err != nil {
@@ -346,19 +323,15 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			switch i {
-			case 0:
-				s.Start = c
-			case 1:
-				s.Stop = c
-			case 2:
-				s.Step = c
-			}
+			parts[i] = c.(*ConstV)
 		}
 		if src != nil {
 			g.Eq(src, o, api.Repr(o))
 		}
-		return s, nil
+		if k == py.KRange {
+			return &RangeV{Start: parts[0].I, Stop: parts[1].I, Step: parts[2].I}, nil
+		}
+		return &SliceV{Start: parts[0], Stop: parts[1], Step: parts[2]}, nil
 	case py.KSet, py.KFrozenSet:
 		c, err := t.constFromObj(o)
 		if err != nil {

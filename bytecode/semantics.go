@@ -1,6 +1,7 @@
 package bytecode
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 
@@ -577,12 +578,12 @@ func (t *Tracer) compare(f *frame, op string, a, b Value) (Value, error) {
 			(cb.Kind == py.KFloat || abs64(cb.I) < 1<<53) {
 			x, y := ca.Float(), cb.Float()
 			if ca.Kind != py.KFloat && cb.Kind != py.KFloat {
-				return boolV(cmpInt(op, ca.I, cb.I)), nil
+				return boolV(cmpOrdered(op, ca.I, cb.I)), nil
 			}
-			return boolV(cmpFloat(op, x, y)), nil
+			return boolV(cmpOrdered(op, x, y)), nil
 		}
 		if ca.Kind == py.KStr && cb.Kind == py.KStr {
-			return boolV(cmpStr(op, ca.S, cb.S)), nil
+			return boolV(cmpOrdered(op, ca.S, cb.S)), nil
 		}
 		if (op == "eq" || op == "ne") && ca.Kind != cb.Kind && !(ca.IsNumber() && cb.IsNumber()) &&
 			ca.Kind != py.KOther && cb.Kind != py.KOther && ca.Kind != py.KComplex && cb.Kind != py.KComplex {
@@ -646,39 +647,8 @@ func (t *Tracer) containerEqual(f *frame, a, b Value) (bool, bool, error) {
 	return true, true, nil
 }
 
-func cmpInt(op string, x, y int64) bool {
-	switch op {
-	case "lt":
-		return x < y
-	case "le":
-		return x <= y
-	case "eq":
-		return x == y
-	case "ne":
-		return x != y
-	case "gt":
-		return x > y
-	}
-	return x >= y
-}
-
-func cmpFloat(op string, x, y float64) bool {
-	switch op {
-	case "lt":
-		return x < y
-	case "le":
-		return x <= y
-	case "eq":
-		return x == y
-	case "ne":
-		return x != y
-	case "gt":
-		return x > y
-	}
-	return x >= y
-}
-
-func cmpStr(op string, x, y string) bool {
+// cmpOrdered applies a comparison operator ("lt", "le", ...) to ordered values.
+func cmpOrdered[T cmp.Ordered](op string, x, y T) bool {
 	switch op {
 	case "lt":
 		return x < y
