@@ -11,11 +11,41 @@ import (
 func vjpMm(c *vjpCtx) {
 	a, b := c.x(0), c.x(1)
 	if c.needs(0) {
-		c.give(a, c.emit("mm", c.g, c.transpose(b, 0, 1)))
+		c.give(a, mmGradA(c, a, b))
 	}
 	if c.needs(1) {
-		c.give(b, c.emit("mm", c.transpose(a, 0, 1), c.g))
+		c.give(b, mmGradB(c, a, b))
 	}
+}
+
+// mmGradA is the gradient of a in mm(a, b): g @ bᵀ, laid out like a. When a is column-major
+// (the transposed weight of a linear layer) it is computed as (b @ gᵀ)ᵀ, so that the gradient
+// flowing back through the transpose is contiguous — as torch's mm_mat1_backward does; a
+// transposed gradient would make autograd's accumulation into .grad slow and its strides differ
+// from eager's.
+func mmGradA(c *vjpCtx, a, b *fxgraph.Node) *fxgraph.Node {
+	if columnMajor(a) {
+		return c.transpose(c.emit("mm", b, c.transpose(c.g, 0, 1)), 0, 1)
+	}
+	return c.emit("mm", c.g, c.transpose(b, 0, 1))
+}
+
+// mmGradB is the gradient of b in mm(a, b): aᵀ @ g, or (gᵀ @ a)ᵀ when b is column-major
+// (torch's mm_mat2_backward).
+func mmGradB(c *vjpCtx, a, b *fxgraph.Node) *fxgraph.Node {
+	if columnMajor(b) {
+		return c.transpose(c.emit("mm", c.transpose(c.g, 0, 1), a), 0, 1)
+	}
+	return c.emit("mm", c.transpose(a, 0, 1), c.g)
+}
+
+// columnMajor reports a 2-d tensor laid out column by column (and not also row by row).
+func columnMajor(n *fxgraph.Node) bool {
+	m := n.TensorMeta()
+	if m == nil || len(m.Shape) != 2 || m.Shape[0] <= 1 || m.Shape[1] <= 1 {
+		return false
+	}
+	return m.Strides[0] == 1 && m.Strides[1] == m.Shape[0]
 }
 
 func vjpBmm(c *vjpCtx) {
@@ -35,10 +65,10 @@ func vjpAddmm(c *vjpCtx) {
 		c.give(bias, c.sumTo(c.g, bias.TensorMeta().Shape))
 	}
 	if c.needs(1) {
-		c.give(a, c.emit("mm", c.g, c.transpose(b, 0, 1)))
+		c.give(a, mmGradA(c, a, b))
 	}
 	if c.needs(2) {
-		c.give(b, c.emit("mm", c.transpose(a, 0, 1), c.g))
+		c.give(b, mmGradB(c, a, b))
 	}
 }
 

@@ -12,16 +12,7 @@ import (
 
 // knownGaps are cases that disagree with torch because of another package, with the reason.
 // TestGradAgainstTorch fails when one of them starts to agree (remove it then).
-var knownGaps = map[string]string{
-	"max.dim/ties": "primtorch/decomp computes max.dim's values with prims.amax, whose gradient is split among ties " +
-		"(torch's amax rule); torch's max.dim gives it to the element its index picks (values = gather(x, dim, argmax) would)",
-	"setitem/slice": setitemGap,
-	"setitem/index": setitemGap,
-}
-
-const setitemGap = "primtorch/decomp gives the prims.index_put of a functionalized operator.setitem the requires_grad " +
-	"of setitem's result (None: false), so Split stops the gradient there; it should require grad when the written " +
-	"tensor or the value does"
+var knownGaps = map[string]string{}
 
 // TestGradAgainstTorch decomposes every recorded case, splits it into forward and backward
 // graphs (min-cut and save-all partitions), runs both with the reference interpreter and

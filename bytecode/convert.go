@@ -46,6 +46,9 @@ type Capture struct {
 	Break *Break
 	// Effects are the writes to outside objects the transformed code replays.
 	Effects *sideEffects
+	// GradEnabled is the grad mode the frame was entered with (guarded); the graph's
+	// torch._C._set_grad_enabled calls change it from there.
+	GradEnabled bool
 }
 
 // SkipCode reports frames that ptgo never captures whatever their arguments.
@@ -145,6 +148,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	n, _ := env.API.Int(g)
 	t.gradEnabled = n != 0
 	t.entryGrad = t.gradEnabled
+	cap.GradEnabled = t.gradEnabled
 	t.guards.CallBool(gradFn, t.gradEnabled, "torch.is_grad_enabled()")
 
 	globals, err := env.API.GetAttr(req.Func, "__globals__")

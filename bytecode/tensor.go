@@ -949,7 +949,17 @@ func (t *Tracer) tensorIndex(f *frame, x *TensorV, idx Value) (Value, error) {
 // tensorSetItem records x[idx] = val (a mutation of x the graph performs).
 func (t *Tracer) tensorSetItem(f *frame, x *TensorV, idx, val Value) error {
 	_, err := t.record(f, false, "operator.setitem", primtorch.Lookup("operator.setitem"), []Value{x, idx, val}, nil)
-	return err
+	if err != nil {
+		return err
+	}
+	// In torch, writing a value that requires grad makes x require grad (grad mode on).
+	if v, ok := val.(*TensorV); ok && t.gradEnabled && v.Meta.RequiresGrad && !x.Meta.RequiresGrad &&
+		(x.Meta.DType.IsFloatingPoint() || x.Meta.DType.IsComplex()) {
+		m := x.Meta.Clone()
+		m.RequiresGrad = true
+		x.Meta = m
+	}
+	return nil
 }
 
 // unbindTensor lists x[0], x[1], ... (iterating over a tensor).

@@ -2,6 +2,7 @@ package inductor
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -247,9 +248,27 @@ func (kg *kgen) emitNode(n *knode, sc *scope, plan parPlan) {
 	}
 	kg.loops(n.inner, pragmas, func() {
 		inner := sc.child()
+		if n.reuses != nil {
+			kg.temp(n.reuses, kg.reuseRef(n, n.inner[0], inner), inner)
+		}
 		v := kg.val(n.body, inner)
 		kg.finish(n, v, inner)
 	})
+}
+
+// reuseRef is the element member c stores at position v of its loop (a reduction keeping its
+// summands there passes its own loop variable).
+func (kg *kgen) reuseRef(c *knode, v int, sc *scope) string {
+	j := c.inner[0]
+	b := kg.bounds()
+	idx := flatten(c.store, c.kn.Buf.Layout.Strides, c.kn.Buf.Layout.Offset, b)
+	idx = idx.Subst(func(k int) Expr {
+		if k == j {
+			return Var(v)
+		}
+		return Var(k)
+	}, b, nil)
+	return kg.ptrs[c.kn.Buf.Storage()] + "[" + kg.expr(idx, sc) + "]"
 }
 
 // finish stores a member's value; a member with no loops of its own also keeps it in a C
@@ -420,6 +439,9 @@ func (kg *kgen) emitReduction(n *knode, r *Reduction, sc *scope, plan parPlan) {
 		kg.loops(n.red, pragmas, func() {
 			s := outer.child()
 			t := kg.val(n.body, s)
+			if c := n.keepInto; c != nil {
+				w.line(fmt.Sprintf("%s = %s;", kg.reuseRef(c, n.red[0], s), t))
+			}
 			flat := "0"
 			if argLike {
 				flat = kg.flatRed(n)
@@ -601,6 +623,9 @@ func (kg *kgen) val(v *Value, sc *scope) string {
 		}
 		o := cOperands{dt: od, ct: cCompute(od), f: mathSuffix(od), fl: od.IsFloatingPoint(),
 			helper: func(name string) string { return kg.tu.helper(name, od) }}
+		if fastFloatMath[v.Op] {
+			o.infinite = fromInfinity(v.Args)
+		}
 		return kg.temp(v, opTable[v.Op].c(o, args), sc)
 	case VMasked:
 		cond := kg.val(v.Args[0], sc)
@@ -623,6 +648,17 @@ func (kg *kgen) val(v *Value, sc *scope) string {
 	panic("ptgo BUG: inductor: unknown value kind")
 }
 
+// fromInfinity reports whether values are computed from an infinite floating constant.
+func fromInfinity(vs []*Value) bool {
+	found := false
+	walkValues(vs, func(v *Value) {
+		if v.Kind == VConst && v.DType.IsFloatingPoint() && math.IsInf(v.Num.F, 0) {
+			found = true
+		}
+	})
+	return found
+}
+
 // convert renders the conversion of x (of value a's dtype) to dt's compute type.
 func (kg *kgen) convert(a *Value, x string, dt primtorch.DType) string {
 	from := a.DType
@@ -635,8 +671,15 @@ func (kg *kgen) convert(a *Value, x string, dt primtorch.DType) string {
 	case dt == primtorch.BFloat16:
 		kg.tu.raw("bf16", bf16Helpers)
 		return "ptgo_bf2f(ptgo_f2bf((float)" + x + "))"
-	case from.IsFloatingPoint() && (dt == primtorch.Int8 || dt == primtorch.Int16 || dt == primtorch.UInt8):
-		return "(" + ct + ")(int32_t)" + x
+	case from.IsFloatingPoint() && dt == primtorch.Int64:
+		// A float out of int64's range (inf, nan, 1e30) is undefined behaviour in C, which gcc
+		// exploits (it folds float->int->float into truncf); x86's conversion, which eager torch
+		// gets, gives INT64_MIN.
+		kg.tu.raw("f2i", floatToIntHelpers)
+		return "ptgo_f2i64((double)" + x + ")"
+	case from.IsFloatingPoint() && (dt == primtorch.Int32 || dt == primtorch.Int8 || dt == primtorch.Int16 || dt == primtorch.UInt8):
+		kg.tu.raw("f2i", floatToIntHelpers)
+		return "(" + ct + ")ptgo_f2i32((double)" + x + ")"
 	}
 	return "(" + ct + ")" + x
 }
@@ -750,3 +793,13 @@ func (kg *kgen) emitColumnReduction(n *knode, spec reduceSpec, sc *scope, parall
 	w.out()
 	w.line("}")
 }
+
+// floatToIntHelpers convert floats to integers the way x86's cvtt instructions (and so eager
+// torch on x86) do: out of range or NaN gives the integer indefinite value (INT_MIN).
+const floatToIntHelpers = `static inline int64_t ptgo_f2i64(double x) {
+    return (x >= -0x1p63 && x < 0x1p63) ? (int64_t)x : INT64_MIN;
+}
+static inline int32_t ptgo_f2i32(double x) {
+    return (x > -0x1p31 - 1.0 && x < 0x1p31) ? (int32_t)x : INT32_MIN;
+}
+`

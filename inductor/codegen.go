@@ -135,6 +135,11 @@ type knode struct {
 	scan  *Scan
 	// accumulate: a scatter with accumulate adds to what is stored
 	accumulate bool
+	// keepInto (a reduction): also store each summand where member keepInto stores the element
+	// of the same position; reuses (that member): the summand, in its own loop variable, which
+	// it then loads instead of computing it again (see planSummandReuse).
+	keepInto *knode
+	reuses   *Value
 }
 
 // roots are the values a member evaluates: its body and the indirect indices of its store.
@@ -182,6 +187,7 @@ func (tu *tunit) kernel(k *Kernel) (*KernelCode, string) {
 	kg.vals = tu.vals
 	kg.setup()
 	kg.mergeLoops()
+	kg.planSummandReuse()
 	kc := kg.signature()
 	kg.header(kc)
 	kg.emit()
@@ -253,6 +259,69 @@ func (kg *kgen) setup() {
 		}
 		kg.nodes = append(kg.nodes, n)
 	}
+}
+
+// planSummandReuse finds a row reduction and a later pointwise member of the kernel that
+// computes the reduction's summand again, at every position of the row, before storing it: a
+// softmax sums exp(x − max) and then stores exp(x − max)/sum. The reduction then also stores
+// each summand where the member will store that position's element, and the member loads it
+// instead of computing it again (one exp per element instead of two, as torch's softmax
+// kernel does). Both loops run over one variable of the same size at the same outer
+// iteration; the member stores contiguously into a buffer of the summand's dtype that no member
+// before it reads; the summand is computed (not a plain load).
+func (kg *kgen) planSummandReuse() {
+	for ci, c := range kg.nodes {
+		if _, ok := c.kn.Buf.Def.(*Pointwise); !ok || c.kn.Local || c.store == nil || len(c.inner) != 1 || isScatter(c.kn.Buf) {
+			continue
+		}
+		dt := c.kn.Buf.DType
+		if dt != primtorch.Float32 && dt != primtorch.Float64 {
+			continue
+		}
+		j := c.inner[0]
+		b := kg.bounds()
+		st := flatten(c.store, c.kn.Buf.Layout.Strides, c.kn.Buf.Layout.Offset, b)
+		if st.UsesVarNested(j) || st.Coef(j) != 1 || kg.readBefore(ci, c.kn.Buf.Storage()) {
+			continue
+		}
+		for bi := ci - 1; bi >= 0; bi-- {
+			r := kg.nodes[bi]
+			red, ok := r.kn.Buf.Def.(*Reduction)
+			if !ok || r.keepInto != nil || len(r.inner) != 0 || len(r.red) != 1 || kg.vars[r.red[0]].size != kg.vars[j].size {
+				continue
+			}
+			if red.Kind == ReduceArgmax || red.Kind == ReduceArgmin || r.body.Kind != VOp || r.body.DType != dt || kg.columnOK(r) {
+				continue
+			}
+			rv := r.red[0]
+			sub := &valueSubst{vs: kg.vals, vars: func(k int) Expr {
+				if k == rv {
+					return Var(j)
+				}
+				return Var(k)
+			}, bounds: b}
+			e := sub.value(r.body)
+			found := false
+			walkValues([]*Value{c.body}, func(v *Value) { found = found || v == e })
+			if found {
+				r.keepInto, c.reuses = c, e
+				break
+			}
+		}
+	}
+}
+
+// readBefore reports whether a member before kg.nodes[i] loads from storage s.
+func (kg *kgen) readBefore(i int, s *Buffer) bool {
+	read := false
+	for _, n := range kg.nodes[:i] {
+		walkValues(n.roots(), func(v *Value) {
+			if v.Kind == VLoad && v.Buf.Storage() == s {
+				read = true
+			}
+		})
+	}
+	return read
 }
 
 // exprsOf lists the index expressions a node evaluates (flattened storage indices of its loads
@@ -396,10 +465,10 @@ func (kg *kgen) signature() *KernelCode {
 				}
 			}
 			for _, e := range append(append([]Expr(nil), v.Index...), v.Expr) {
-				for _, t := range e.Terms {
-					if t.Atom.Kind == AtomInd {
-						kg.hasInd = true
-					}
+				// indValues finds indirect atoms inside floordiv/mod terms too (a gather
+				// through a view that merges dims).
+				if len(indValues(e)) > 0 {
+					kg.hasInd = true
 				}
 			}
 		})

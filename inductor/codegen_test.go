@@ -166,3 +166,30 @@ func TestNoParallelOption(t *testing.T) {
 	c := checkAgainstReference(t, g, Options{}, 7, 2)
 	require.Contains(t, c.Source.Text, "#pragma omp parallel for num_threads(nthreads) schedule(static)")
 }
+
+// TestSoftmaxComputesExpOnce: the sum of a softmax row keeps its summands in the output, which
+// the normalizing loop divides in place (one exp per element); a member storing a half dtype
+// computes it again (the stored summand would be rounded).
+func TestSoftmaxComputesExpOnce(t *testing.T) {
+	softmax := func(dt, name string) string {
+		return strings.NewReplacer("DTNAME", name, "DT", dt).Replace(`graph softmax(x: DT[16,64]):
+  %xf   : f32[16,64]      = prims.convert_element_type(%x, torch.float32)
+  %amax : f32[16,1]       = prims.amax(%xf, [1], True)
+  %ae   : f32[16,64]{1,0} = prims.expand(%amax, [16, 64])
+  %sub  : f32[16,64]      = prims.sub(%xf, %ae)
+  %exp  : f32[16,64]      = prims.exp(%sub)
+  %sum_1 : f32[16,1]      = prims.sum(%exp, [1], True)
+  %se   : f32[16,64]{1,0} = prims.expand(%sum_1, [16, 64])
+  %div  : f32[16,64]      = prims.div(%exp, %se)
+  %out  : DT[16,64]       = prims.convert_element_type(%div, torch.DTNAME)
+  return (%out,)
+`)
+	}
+	src := generate(t, softmax("f32", "float32"), CodegenOptions{})
+	body := src.Text[strings.Index(src.Text, "PTGO_KERNEL int"):]
+	require.Equal(t, 1, strings.Count(body, "expf("), body)
+	require.Contains(t, body, "out_ptr0[64*i0 + r0] = ")
+	src = generate(t, softmax("f16", "float16"), CodegenOptions{})
+	body = src.Text[strings.Index(src.Text, "PTGO_KERNEL int"):]
+	require.Equal(t, 2, strings.Count(body, "expf("), body)
+}

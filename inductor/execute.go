@@ -9,15 +9,18 @@ import (
 
 // Execute runs a plan over Go-owned host memory: the reference runtime for tests (the CPython
 // extension runs the same plan over at::Tensors). Inputs must have exactly the plan's dtypes,
-// sizes, strides and offsets. Kernels are called through kernels/dl with nthreads OpenMP threads;
-// externs run the naive Go implementations in goExterns (prims.mm, prims.bmm, prims.addmm);
-// other externs (fallbacks, convolution) are an error here.
+// sizes, strides and offsets. Arena temporaries are slices of one fresh arena (so overlapping
+// placements corrupt results, which tests see), and Once kernels run. Kernels are called through
+// kernels/dl with nthreads OpenMP threads; externs run the naive Go implementations in goExterns
+// (prims.mm, prims.bmm, prims.addmm; an Into extern's result is copied into its allocated
+// buffer); other externs (fallbacks, convolution) are an error here.
 func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) ([]*Tensor, error) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("inductor: program %s takes %d inputs, got %d", p.Name, len(p.Inputs), len(inputs))
 	}
 	bufs := make([]*Tensor, len(p.Buffers))
 	dead := map[int][]byte{}
+	arena := NewStorage(p.ArenaBytes)
 	for i, id := range p.Inputs {
 		spec := p.Buffers[id]
 		t := inputs[i]
@@ -33,7 +36,12 @@ func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) (
 			spec := p.Buffers[st.Buf]
 			need := spec.StorageElems * int64(spec.DType.ItemSize())
 			var data []byte
-			if st.Reuse >= 0 {
+			if spec.Arena >= 0 {
+				if spec.Arena+need > int64(len(arena)) {
+					return nil, fmt.Errorf("ptgo BUG: inductor: %%%d (%d bytes at %d) is outside the arena (%d bytes)", st.Buf, need, spec.Arena, len(arena))
+				}
+				data = arena[spec.Arena : spec.Arena+need : spec.Arena+need]
+			} else if st.Reuse >= 0 {
 				data = dead[st.Reuse]
 				if int64(len(data)) < need {
 					return nil, fmt.Errorf("ptgo BUG: inductor: step %d reuses %%%d (%d bytes) for %%%d (%d bytes)", si, st.Reuse, len(data), st.Buf, need)
@@ -51,7 +59,7 @@ func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) (
 			}
 			bufs[st.Buf] = &Tensor{DType: spec.DType, Sizes: spec.Sizes, Strides: spec.Strides, Offset: spec.Offset, Data: base.Data}
 		case "free":
-			if t := bufs[st.Buf]; t != nil && p.Buffers[st.Buf].Role == "alloc" {
+			if t := bufs[st.Buf]; t != nil && p.Buffers[st.Buf].Role == "alloc" && p.Buffers[st.Buf].Arena < 0 {
 				dead[st.Buf] = t.Data
 			}
 			bufs[st.Buf] = nil
@@ -100,6 +108,17 @@ func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) (
 			for i, id := range st.Outs {
 				spec := p.Buffers[id]
 				t := outs[i]
+				if st.Into {
+					dst := bufs[id]
+					if dst == nil {
+						return nil, fmt.Errorf("ptgo BUG: inductor: extern %s writes into %%%d, which was not allocated", st.Target, id)
+					}
+					if !equalShape(dst.Sizes, t.Sizes) {
+						return nil, fmt.Errorf("inductor: extern %s gave sizes %v, the plan expects %v", st.Target, t.Sizes, dst.Sizes)
+					}
+					copyElems(dst, t)
+					continue
+				}
 				if checkLayout(spec, t) != nil {
 					t = copyInto(spec, t)
 				}
@@ -165,12 +184,17 @@ func checkLayout(spec BufSpec, t *Tensor) error {
 // copyInto copies t into a new tensor with spec's layout.
 func copyInto(spec BufSpec, t *Tensor) *Tensor {
 	out := NewStrided(spec.DType, spec.Sizes, spec.Strides, spec.Offset)
+	copyElems(out, t)
+	return out
+}
+
+// copyElems copies t's elements (in logical order) into out, which has the same sizes.
+func copyElems(out, t *Tensor) {
 	for k := int64(0); k < t.Numel(); k++ {
-		if spec.DType.IsFloatingPoint() {
+		if out.DType.IsFloatingPoint() {
 			out.Set(k, t.At(k))
 		} else {
 			out.SetInt(k, t.AtInt(k))
 		}
 	}
-	return out
 }

@@ -2,17 +2,41 @@ package inductor
 
 import (
 	"fmt"
+	"sort"
 )
 
 // Plan builds the launch plan of a schedule whose kernels src describes. Buffers that exist at
 // run time are the graph inputs, every stored kernel member, extern results, and the views that
 // outputs and extern arguments need. A temporary is freed after its last use (the last step
-// touching its storage or a view of it), and an allocation takes the storage of a freed
-// temporary of the same byte size when one is free.
+// touching its storage or a view of it).
+//
+// Memory: temporaries live in the graph's arena, one block of ArenaBytes the runtime allocates
+// once per compiled graph and keeps across calls (no allocator calls, no page faults after the
+// first call); each gets a byte offset, first fit among the temporaries live at the same time.
+// Outputs (the caller keeps them) and buffers a fallback extern sees (torch code that may keep a
+// reference, or return a view of its argument) are allocated per call instead; such a buffer
+// takes the storage of a freed one of the same byte size when one is free.
+//
+// Matrix products (prims.mm, bmm, addmm) write into a buffer the plan allocated (torch's out=
+// variants), so their results need no allocation either. Kernels that read no graph input —
+// constant subgraphs such as causal masks — are marked Once: the runtime runs them on the first
+// call with a fresh arena and keeps their results, which nothing else ever writes.
 func Plan(s *Schedule, src *Source) (*Program, error) {
 	pb := &planner{p: &Program{Name: s.Graph.Name}, id: map[*Buffer]int{}, src: src}
 	return pb.build(s)
 }
+
+// IntoTargets are the externs the runtime runs writing into a buffer the plan allocated
+// (PStep.Into): torch's out= variants of the matrix products.
+var IntoTargets = map[string]bool{"prims.mm": true, "prims.bmm": true, "prims.addmm": true}
+
+// retainsNothing are the externs known not to keep or alias their tensor arguments; every other
+// extern (fallbacks run torch functions) may, so its buffers stay out of the arena.
+var retainsNothing = map[string]bool{"prims.mm": true, "prims.bmm": true, "prims.addmm": true, "prims.convolution": true}
+
+// ArenaAlign is the byte alignment of every arena offset (a cache line, and enough for any
+// vector load).
+const ArenaAlign = 64
 
 type planner struct {
 	p   *Program
@@ -29,7 +53,7 @@ func (pb *planner) ref(b *Buffer, role string) int {
 		return id
 	}
 	bs := BufSpec{Name: b.Name, Role: role, DType: b.DType, Sizes: b.Sizes, Strides: b.Layout.Strides, Offset: b.Layout.Offset,
-		StorageElems: b.StorageElems(), Base: -1}
+		StorageElems: b.StorageElems(), Base: -1, Arena: -1}
 	if a, ok := b.Def.(*AliasNode); ok {
 		bs.Role = "view"
 		bs.Base = pb.ref(a.Base.Storage(), "")
@@ -38,6 +62,14 @@ func (pb *planner) ref(b *Buffer, role string) int {
 	id := len(pb.p.Buffers) - 1
 	pb.id[b] = id
 	return id
+}
+
+// stepUse records which buffers a step touches: reads and writes (for lifetimes), writes alone
+// (for constant folding), and whether they may escape into torch code.
+type stepUse struct {
+	bufs   []int
+	writes []int
+	escape bool
 }
 
 func (pb *planner) build(s *Schedule) (*Program, error) {
@@ -51,12 +83,18 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 		kernelCode[kc.Name] = kc
 	}
 	// steps without alloc/free first; lifetimes after
-	type use struct{ bufs []int }
 	var steps []PStep
-	var uses []use
+	var uses []stepUse
 	allocated := map[int]bool{}
 	for _, in := range p.Inputs {
 		allocated[in] = true
+	}
+	alloc := func(id int) {
+		if !allocated[id] {
+			allocated[id] = true
+			steps = append(steps, PStep{Op: "alloc", Buf: id, Reuse: -1})
+			uses = append(uses, stepUse{bufs: []int{id}})
+		}
 	}
 	var viewFor func(b *Buffer) int
 	viewFor = func(b *Buffer) int {
@@ -64,7 +102,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 		if p.Buffers[id].Role == "view" && !allocated[id] {
 			allocated[id] = true
 			steps = append(steps, PStep{Op: "view", Buf: id, Reuse: -1})
-			uses = append(uses, use{bufs: []int{id, p.Buffers[id].Base}})
+			uses = append(uses, stepUse{bufs: []int{id, p.Buffers[id].Base}})
 		}
 		return id
 	}
@@ -76,17 +114,17 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 				return nil, fmt.Errorf("ptgo BUG: inductor: kernel %s has no generated code", st.Name)
 			}
 			ps := PStep{Op: "kernel", Kernel: st.Name, Reuse: -1, Ints: []int64{}, Floats: []float64{}}
+			var writes []int
 			for i, b := range kc.Args {
 				id := pb.ref(b, "alloc")
-				if kc.Writes[i] && !allocated[id] {
-					allocated[id] = true
-					steps = append(steps, PStep{Op: "alloc", Buf: id, Reuse: -1})
-					uses = append(uses, use{bufs: []int{id}})
+				if kc.Writes[i] {
+					alloc(id)
+					writes = append(writes, id)
 				}
 				ps.Ptrs = append(ps.Ptrs, id)
 			}
 			steps = append(steps, ps)
-			uses = append(uses, use{bufs: ps.Ptrs})
+			uses = append(uses, stepUse{bufs: ps.Ptrs, writes: writes})
 		case *ExternStep:
 			e := st.Call
 			ps := PStep{Op: "extern", Target: e.Target, Reuse: -1}
@@ -113,14 +151,21 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 			for _, kw := range e.Kwargs {
 				ps.Kwargs = append(ps.Kwargs, PKwarg{Name: kw.Name, Value: conv(kw.Value)})
 			}
+			ps.Into = IntoTargets[e.Target] && len(e.Outs) == 1
 			for _, o := range e.Outs {
-				id := pb.ref(o, "extern")
-				allocated[id] = true
+				var id int
+				if ps.Into {
+					id = pb.ref(o, "alloc")
+					alloc(id)
+				} else {
+					id = pb.ref(o, "extern")
+					allocated[id] = true
+				}
 				ps.Outs = append(ps.Outs, id)
 				touched = append(touched, id)
 			}
 			steps = append(steps, ps)
-			uses = append(uses, use{bufs: touched})
+			uses = append(uses, stepUse{bufs: touched, writes: ps.Outs, escape: !retainsNothing[e.Target]})
 		}
 	}
 	for _, o := range g.Outputs {
@@ -154,37 +199,43 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 		return id
 	}
 	last := map[int]int{}
+	escapes := map[int]bool{}
 	for i, u := range uses {
 		for _, id := range u.bufs {
 			last[id] = i
 			last[root(id)] = i
+			if u.escape {
+				escapes[root(id)] = true
+			}
 		}
 	}
+	// temporaries in the arena: allocated roots that are neither kept nor seen by torch code
+	inArena := func(id int) bool {
+		b := p.Buffers[id]
+		return b.Role == "alloc" && b.Base < 0 && !keep[id] && !escapes[id]
+	}
+	once := pb.constantSteps(steps, uses, inArena)
 	// emit with frees and reuse
-	free := map[int64][]int{} // storage bytes -> dead reusable buffers
+	free := map[int64][]int{} // storage bytes -> dead reusable buffers outside the arena
 	bytesOf := func(id int) int64 {
 		b := p.Buffers[id]
 		return b.StorageElems * int64(b.DType.ItemSize())
 	}
 	for i, st := range steps {
-		if st.Op == "alloc" && !keep[st.Buf] {
+		if st.Op == "alloc" && !keep[st.Buf] && !inArena(st.Buf) {
 			if pool := free[bytesOf(st.Buf)]; len(pool) > 0 {
 				st.Reuse = pool[len(pool)-1]
 				free[bytesOf(st.Buf)] = pool[:len(pool)-1]
 			}
 		}
+		st.Once = once[i]
 		p.Steps = append(p.Steps, st)
 		for _, id := range uniqueInts(uses[i].bufs) {
 			if last[id] != i || keep[id] || keep[root(id)] {
 				continue
 			}
-			if root(id) != id {
-				// a view dies with its last use; its base is freed at the base's last use
-				p.Steps = append(p.Steps, PStep{Op: "free", Buf: id, Reuse: -1})
-				continue
-			}
 			p.Steps = append(p.Steps, PStep{Op: "free", Buf: id, Reuse: -1})
-			if p.Buffers[id].Role == "alloc" && bytesOf(id) > 0 {
+			if root(id) == id && p.Buffers[id].Role == "alloc" && !inArena(id) && bytesOf(id) > 0 {
 				free[bytesOf(id)] = append(free[bytesOf(id)], id)
 			}
 		}
@@ -194,7 +245,107 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 			return nil, fmt.Errorf("ptgo BUG: inductor: plan buffer %%%d (%s) has no role", id, b.Name)
 		}
 	}
+	pb.placeArena(inArena)
 	return p, nil
+}
+
+// constantSteps finds the kernels that compute constants: every buffer they read is itself a
+// constant (or they read nothing), they write only arena temporaries, and nothing else writes
+// those. It returns them by step index.
+func (pb *planner) constantSteps(steps []PStep, uses []stepUse, inArena func(int) bool) map[int]bool {
+	p := pb.p
+	constant := map[int]bool{} // storage roots holding constants
+	root := func(id int) int {
+		if b := p.Buffers[id].Base; b >= 0 {
+			return b
+		}
+		return id
+	}
+	once := map[int]bool{}
+	writers := map[int]int{}
+	for _, u := range uses {
+		for _, id := range u.writes {
+			writers[root(id)]++
+		}
+	}
+	for i, st := range steps {
+		if st.Op != "kernel" || len(uses[i].writes) == 0 {
+			continue
+		}
+		written := map[int]bool{}
+		ok := true
+		for _, id := range uses[i].writes {
+			r := root(id)
+			written[r] = true
+			if !inArena(r) || writers[r] != 1 {
+				ok = false
+			}
+		}
+		for _, id := range st.Ptrs {
+			if r := root(id); !written[r] && !constant[r] {
+				ok = false
+			}
+		}
+		if ok {
+			once[i] = true
+			for r := range written {
+				constant[r] = true
+			}
+		}
+	}
+	return once
+}
+
+// placeArena gives every arena temporary a byte offset: first fit among the temporaries live at
+// its allocation (a Once kernel's results stay live for good), sizes rounded up to ArenaAlign.
+func (pb *planner) placeArena(inArena func(int) bool) {
+	p := pb.p
+	type span struct{ off, end int64 }
+	live := map[int]span{}
+	permanent := map[int]bool{}
+	for _, st := range p.Steps {
+		if st.Op == "kernel" && st.Once {
+			for _, id := range st.Ptrs {
+				if p.Buffers[id].Base < 0 {
+					permanent[id] = true
+				}
+			}
+		}
+	}
+	for _, st := range p.Steps {
+		switch st.Op {
+		case "alloc":
+			if !inArena(st.Buf) {
+				continue
+			}
+			b := &p.Buffers[st.Buf]
+			size := b.StorageElems * int64(b.DType.ItemSize())
+			size = (size + ArenaAlign - 1) / ArenaAlign * ArenaAlign
+			var taken []span
+			for _, s := range live {
+				taken = append(taken, s)
+			}
+			sort.Slice(taken, func(i, j int) bool { return taken[i].off < taken[j].off })
+			off := int64(0)
+			for _, s := range taken {
+				if off+size <= s.off {
+					break
+				}
+				if s.end > off {
+					off = s.end
+				}
+			}
+			b.Arena = off
+			live[st.Buf] = span{off, off + size}
+			if off+size > p.ArenaBytes {
+				p.ArenaBytes = off + size
+			}
+		case "free":
+			if !permanent[st.Buf] {
+				delete(live, st.Buf)
+			}
+		}
+	}
 }
 
 func uniqueInts(xs []int) []int {

@@ -7,11 +7,36 @@ import (
 )
 
 // checkPlan simulates a plan: every step uses live buffers only, a reused storage is dead and
-// of the same byte size, outputs and inputs are never freed, and every output is live at the end.
+// of the same byte size, outputs and inputs are never freed, every output is live at the end,
+// arena temporaries live at the same time never overlap (Once results never die), outputs are
+// never in the arena, Into externs write into allocated buffers, and Once kernels read only
+// constants.
 func checkPlan(t *testing.T, p *Program) {
 	t.Helper()
 	live := map[int]bool{}
 	dead := map[int]bool{}
+	arenaLive := map[int]bool{}
+	permanent := map[int]bool{}
+	constant := map[int]bool{}
+	rootOf := func(id int) int {
+		if b := p.Buffers[id].Base; b >= 0 {
+			return b
+		}
+		return id
+	}
+	span := func(id int) (int64, int64) {
+		b := p.Buffers[id]
+		return b.Arena, b.Arena + b.StorageElems*int64(b.DType.ItemSize())
+	}
+	for id, b := range p.Buffers {
+		if b.Arena >= 0 {
+			require.Equal(t, "alloc", b.Role, "%%%d in the arena", id)
+			require.False(t, b.Output, "output %%%d in the arena", id)
+			require.Zero(t, b.Arena%ArenaAlign, "%%%d arena offset", id)
+			_, end := span(id)
+			require.LessOrEqual(t, end, p.ArenaBytes, "%%%d beyond the arena", id)
+		}
+	}
 	for _, in := range p.Inputs {
 		live[in] = true
 	}
@@ -30,12 +55,31 @@ func checkPlan(t *testing.T, p *Program) {
 				delete(dead, st.Reuse)
 			}
 			live[st.Buf] = true
+			if p.Buffers[st.Buf].Arena >= 0 {
+				a0, a1 := span(st.Buf)
+				for o := range arenaLive {
+					b0, b1 := span(o)
+					require.True(t, a1 <= b0 || b1 <= a0 || a0 == a1 || b0 == b1, "%%%d [%d,%d) overlaps live %%%d [%d,%d)\n%s", st.Buf, a0, a1, o, b0, b1, p)
+				}
+				arenaLive[st.Buf] = true
+			}
 		case "view":
 			use(p.Buffers[st.Buf].Base, "view")
 			live[st.Buf] = true
 		case "kernel":
 			for _, id := range st.Ptrs {
 				use(id, "kernel "+st.Kernel)
+			}
+			if st.Once {
+				for _, id := range st.Ptrs {
+					r := rootOf(id)
+					require.True(t, p.Buffers[r].Arena >= 0 || constant[r] || p.Buffers[r].Role == "alloc", "once kernel %s touches %%%d", st.Kernel, id)
+					require.NotEqual(t, "input", p.Buffers[r].Role, "once kernel %s reads input %%%d", st.Kernel, id)
+				}
+				for _, id := range st.Ptrs {
+					constant[rootOf(id)] = true
+					permanent[rootOf(id)] = true
+				}
 			}
 		case "extern":
 			var walk func(a PArg)
@@ -51,6 +95,11 @@ func checkPlan(t *testing.T, p *Program) {
 				walk(a)
 			}
 			for _, o := range st.Outs {
+				if st.Into {
+					use(o, "extern "+st.Target+" into")
+					require.Equal(t, "alloc", p.Buffers[o].Role)
+				}
+				require.False(t, constant[rootOf(o)], "extern %s writes constant %%%d", st.Target, o)
 				live[o] = true
 			}
 		case "free":
@@ -58,7 +107,10 @@ func checkPlan(t *testing.T, p *Program) {
 			require.False(t, p.Buffers[st.Buf].Output, "output %%%d freed", st.Buf)
 			require.NotEqual(t, "input", p.Buffers[st.Buf].Role, "input freed")
 			delete(live, st.Buf)
-			if p.Buffers[st.Buf].Role == "alloc" {
+			if !permanent[st.Buf] {
+				delete(arenaLive, st.Buf)
+			}
+			if p.Buffers[st.Buf].Role == "alloc" && p.Buffers[st.Buf].Arena < 0 {
 				dead[st.Buf] = true
 			}
 		}
@@ -70,7 +122,8 @@ func checkPlan(t *testing.T, p *Program) {
 	}
 }
 
-// TestPlanReuse: temporaries that die are reused by later ones of the same byte size.
+// TestPlanReuse: temporaries live in the arena, and one that dies leaves its place to later ones;
+// matrix products write into their planned buffers.
 func TestPlanReuse(t *testing.T) {
 	g := parseGraph(t, `graph f(x: f32[16,16], w: f32[16,16]):
   %a : f32[16,16] = prims.exp(%x)
@@ -85,8 +138,43 @@ func TestPlanReuse(t *testing.T) {
 	c := checkAgainstReference(t, g, Options{}, 11, 1)
 	checkPlan(t, c.Program)
 	text := c.Program.String()
-	require.Contains(t, text, "alloc %4 reusing %2")
+	require.Contains(t, text, "%2 buf2: alloc f32[16,16] @arena+0\n")
+	require.Contains(t, text, "%4 buf4: alloc f32[16,16] @arena+0\n")
+	require.Contains(t, text, "%3 = into extern prims.mm(%2, %1)")
 	require.Contains(t, text, "free %2")
+	require.Contains(t, text, "%8 buf8: alloc f32[16,16] output\n", "outputs are not in the arena")
+	require.Equal(t, int64(2*16*16*4), c.Program.ArenaBytes, "two 1 KiB temporaries live at once")
+}
+
+// TestPlanConstants: a causal mask built from iota depends on no input; its kernels run once
+// and keep their results in the arena, never overwritten by later temporaries.
+func TestPlanConstants(t *testing.T) {
+	g := parseGraph(t, `graph f(x: f32[16,8,8], w: f32[16,8,8]):
+  %iota   : i64[8]            = prims.iota(8, 0, 1, torch.int64)
+  %row    : i64[8,1]          = prims.view(%iota, [8, 1])
+  %rows   : i64[8,8]{1,0}     = prims.expand(%row, [8, 8])
+  %iota_1 : i64[8]            = prims.iota(8, 0, 1, torch.int64)
+  %col    : i64[1,8]          = prims.view(%iota_1, [1, 8])
+  %cols   : i64[8,8]{0,1}     = prims.expand(%col, [8, 8])
+  %le     : b8[8,8]           = prims.le(%cols, %rows)
+  %lex    : b8[16,8,8]{0,8,1} = prims.expand(%le, [16, 8, 8])
+  %mm     : f32[16,8,8]       = prims.bmm(%x, %w)
+  %e      : f32[16,8,8]       = prims.exp(%mm)
+  %m      : f32[16,8,8]       = prims.where(%lex, %e, 0.0)
+  %mm2    : f32[16,8,8]       = prims.bmm(%m, %w)
+  %r      : f32[16,8,8]       = prims.where(%lex, %mm2, -1.0)
+  return (%r,)
+`)
+	c := checkAgainstReference(t, g, Options{}, 3, 1)
+	checkPlan(t, c.Program)
+	require.Contains(t, c.Program.String(), " once\n", "\n%s", c.Program)
+	for _, st := range c.Program.Steps {
+		if st.Op == "kernel" && st.Once {
+			for _, id := range st.Ptrs {
+				require.GreaterOrEqual(t, c.Program.Buffers[id].Arena, int64(0))
+			}
+		}
+	}
 }
 
 // TestPlans checks the plan of every representative graph.
@@ -120,9 +208,9 @@ func TestPlanJSONGolden(t *testing.T) {
 
 // TestDecodeProgramErrors: bad JSON is refused with a message.
 func TestDecodeProgramErrors(t *testing.T) {
-	_, err := DecodeProgram([]byte(`{"version": 2, "name": "f", "buffers": [], "inputs": [], "outputs": [], "steps": []}`))
-	require.ErrorContains(t, err, "this ptgo reads version 1")
-	_, err = DecodeProgram([]byte(`{"version": 1, "buffers": [{"dtype": "float99"}]}`))
+	_, err := DecodeProgram([]byte(`{"version": 1, "name": "f", "buffers": [], "inputs": [], "outputs": [], "steps": []}`))
+	require.ErrorContains(t, err, "this ptgo reads version 2")
+	_, err = DecodeProgram([]byte(`{"version": 2, "buffers": [{"dtype": "float99"}]}`))
 	require.ErrorContains(t, err, "unknown dtype")
 	_, err = DecodeProgram([]byte(`not json`))
 	require.ErrorContains(t, err, "decoding a program")

@@ -13,32 +13,38 @@ import (
 
 // Program is the launch plan of a compiled graph: a plain data structure a small runtime (the
 // CPython extension's C++ code over at::Tensors, or Execute in Go) runs with no Python and no Go
-// per kernel. Its JSON form (Program.JSON, DecodeProgram), version 1:
+// per kernel. Its JSON form (Program.JSON, DecodeProgram), version 2:
 //
-//	{"version": 1, "name": "forward",
+//	{"version": 2, "name": "forward",
 //	 "buffers": [BUFFER, ...],        indexed from 0; steps and outputs refer to them by index
 //	 "inputs": [0, 1],                the buffer of each graph input, in placeholder order
 //	 "outputs": [OUTPUT, ...],        the graph's results, flattened, in order
+//	 "arena_bytes": 4096,             size of the graph's arena (see "arena" below)
 //	 "steps": [STEP, ...]}            run in order
 //
 //	BUFFER = {"name": "buf3", "role": ROLE, "dtype": "float32", "sizes": [4, 16],
 //	          "strides": [16, 1], "offset": 0, "storage_elems": 64, "output": false,
-//	          "base": 2}              base only for role "view"
+//	          "base": 2,              base only for role "view"
+//	          "arena": 128}           arena only for arena temporaries
 //	  ROLE "input":  a graph input, passed by the caller with exactly these sizes, strides and
 //	                 storage offset (the guards checked them); never freed or written.
-//	  ROLE "alloc":  created by an alloc step: a storage of storage_elems elements (or a dead
-//	                 buffer's storage, see alloc) viewed with sizes/strides/offset.
+//	  ROLE "alloc":  created by an alloc step. With "arena": its storage is the graph's arena
+//	                 from that byte offset on (storage_elems elements), viewed with
+//	                 sizes/strides/offset; the arena is one block of arena_bytes bytes the runtime
+//	                 keeps across calls of the graph (a call that finds it in use, a re-entrant
+//	                 one, uses a fresh block). Without: a storage of storage_elems elements, new
+//	                 on every call (or a dead buffer's storage, see alloc).
 //	  ROLE "extern": bound to a result of an extern step. If torch returns it with other strides
 //	                 or offset, the runtime copies it into a tensor of this layout (kernels
 //	                 index it with these strides).
 //	  ROLE "view":   created by a view step: sizes/strides/offset over the storage of buffer
 //	                 base (offset counts from the start of that storage, as torch's
 //	                 storage_offset does). Outputs that alias inputs or other outputs are views.
-//	  "output": true marks buffers returned to the caller (never freed or reused).
+//	  "output": true marks buffers returned to the caller (never freed, reused or in the arena).
 //
 //	OUTPUT = {"buf": 3} | {"value": ARG}      a buffer, or a constant (null for None)
 //
-//	STEP = {"op": "alloc", "buf": 5}                allocate buffer 5
+//	STEP = {"op": "alloc", "buf": 5}                allocate buffer 5 (bind it, for an arena buffer)
 //	     | {"op": "alloc", "buf": 5, "reuse": 2}    buffer 5 takes the storage of buffer 2, which is
 //	                                               dead (freed earlier) and has the same byte size
 //	     | {"op": "kernel", "kernel": "cpp_fused_add_0", "ptrs": [0, 5], "ints": [], "floats": []}
@@ -46,11 +52,18 @@ import (
 //	           (data_ptr − storage_offset·itemsize), then ints, floats and the thread count
 //	           (torch.get_num_threads()); a nonzero result is an error: 1 means an index was out
 //	           of range (raise IndexError)
+//	     | {"op": "kernel", ..., "once": true}
+//	           a kernel computing constants (it reads no graph input): run it only when the
+//	           arena is fresh (the first call); its results stay in the arena, written by
+//	           nothing else
 //	     | {"op": "extern", "target": "prims.mm", "args": [ARG, ...], "kwargs": [["name", ARG], ...],
 //	        "outs": [4]}
 //	           run the op (a prims target, or for fallbacks the torch-level target such as
 //	           "torch.nn.functional.max_pool2d") with these arguments; its result (a tuple when
 //	           outs has several buffers) binds the out buffers
+//	     | {"op": "extern", ..., "into": true}
+//	           the out buffer was allocated by an alloc step: the op writes into it (torch's
+//	           out= variant; prims.mm, bmm and addmm)
 //	     | {"op": "view", "buf": 7}                 create view buffer 7 (as_strided of its base)
 //	     | {"op": "free", "buf": 3}                 drop buffer 3 (its storage may be reused)
 //
@@ -63,7 +76,12 @@ type Program struct {
 	Inputs  []int
 	Outputs []OutSpec
 	Steps   []PStep
+	// ArenaBytes is the size of the arena holding the temporaries (BufSpec.Arena).
+	ArenaBytes int64
 }
+
+// ProgramVersion is the version of the JSON form this ptgo writes and reads.
+const ProgramVersion = 2
 
 // BufSpec describes one run-time buffer.
 type BufSpec struct {
@@ -75,7 +93,8 @@ type BufSpec struct {
 	Offset       int64
 	StorageElems int64
 	Output       bool
-	Base         int // for views, else -1
+	Base         int   // for views, else -1
+	Arena        int64 // byte offset in the arena for arena temporaries, else -1
 }
 
 // OutSpec is one graph output: Buf ≥ 0, or a constant.
@@ -97,6 +116,10 @@ type PStep struct {
 	Args   []PArg
 	Kwargs []PKwarg
 	Outs   []int
+	// Into: an extern writing into its out buffer, allocated by an earlier alloc step.
+	Into bool
+	// Once: a kernel computing constants, run only when the arena is fresh.
+	Once bool
 }
 
 // PArg is an extern argument: a buffer (Buf ≥ 0), a sequence (Seq), or a constant Value
@@ -119,10 +142,16 @@ type PKwarg struct {
 func (p *Program) String() string {
 	var b strings.Builder
 	b.WriteString("program " + p.Name + ":\n")
+	if p.ArenaBytes > 0 {
+		fmt.Fprintf(&b, "  arena %d bytes\n", p.ArenaBytes)
+	}
 	for i, bs := range p.Buffers {
 		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.Sizes, Layout{Strides: bs.Strides, Offset: bs.Offset}))
 		if bs.Role == "view" {
 			fmt.Fprintf(&b, " of %%%d", bs.Base)
+		}
+		if bs.Arena >= 0 {
+			fmt.Fprintf(&b, " @arena+%d", bs.Arena)
 		}
 		if bs.Output {
 			b.WriteString(" output")
@@ -152,6 +181,9 @@ func (st PStep) text() string {
 		}
 		return fmt.Sprintf("alloc %%%d", st.Buf)
 	case "kernel":
+		if st.Once {
+			return fmt.Sprintf("kernel %s%s once", st.Kernel, refsText(st.Ptrs))
+		}
 		return fmt.Sprintf("kernel %s%s", st.Kernel, refsText(st.Ptrs))
 	case "extern":
 		var parts []string
@@ -161,7 +193,11 @@ func (st PStep) text() string {
 		for _, kw := range st.Kwargs {
 			parts = append(parts, kw.Name+"="+kw.Value.text())
 		}
-		return fmt.Sprintf("%s = extern %s(%s)", strings.Trim(refsText(st.Outs), "()"), st.Target, strings.Join(parts, ", "))
+		into := ""
+		if st.Into {
+			into = " into"
+		}
+		return fmt.Sprintf("%s =%s extern %s(%s)", strings.Trim(refsText(st.Outs), "()"), into, st.Target, strings.Join(parts, ", "))
 	case "view", "free":
 		return fmt.Sprintf("%s %%%d", st.Op, st.Buf)
 	}
@@ -197,7 +233,7 @@ func (a PArg) text() string {
 func (p *Program) JSON() ([]byte, error) {
 	var b bytes.Buffer
 	name, _ := json.Marshal(p.Name)
-	b.WriteString(`{"version": 1, "name": ` + string(name) + ",\n \"buffers\": [")
+	fmt.Fprintf(&b, `{"version": %d, "name": %s, "arena_bytes": %d,`+"\n \"buffers\": [", ProgramVersion, name, p.ArenaBytes)
 	for i, bs := range p.Buffers {
 		if i > 0 {
 			b.WriteString(",")
@@ -206,6 +242,9 @@ func (p *Program) JSON() ([]byte, error) {
 			{"strides", ints(bs.Strides)}, {"offset", bs.Offset}, {"storage_elems", bs.StorageElems}, {"output", bs.Output}}
 		if bs.Role == "view" {
 			m = append(m, kv{"base", bs.Base})
+		}
+		if bs.Arena >= 0 {
+			m = append(m, kv{"arena", bs.Arena})
 		}
 		b.WriteString("\n  " + objText(m))
 	}
@@ -241,6 +280,9 @@ func (p *Program) JSON() ([]byte, error) {
 			m = append(m, kv{"buf", st.Buf})
 		case "kernel":
 			m = append(m, kv{"kernel", st.Kernel}, kv{"ptrs", intList(st.Ptrs)}, kv{"ints", ints(st.Ints)}, kv{"floats", floatsRaw(st.Floats)})
+			if st.Once {
+				m = append(m, kv{"once", true})
+			}
 		case "extern":
 			var args []string
 			for _, a := range st.Args {
@@ -260,6 +302,9 @@ func (p *Program) JSON() ([]byte, error) {
 			}
 			m = append(m, kv{"target", st.Target}, kv{"args", raw("[" + strings.Join(args, ", ") + "]")},
 				kv{"kwargs", raw("[" + strings.Join(kws, ", ") + "]")}, kv{"outs", intList(st.Outs)})
+			if st.Into {
+				m = append(m, kv{"into", true})
+			}
 		}
 		b.WriteString("\n  " + objText(m))
 	}
@@ -354,22 +399,23 @@ func argJSON(a PArg) (string, error) {
 // DecodeProgram reads the JSON form back.
 func DecodeProgram(data []byte) (*Program, error) {
 	var raw struct {
-		Version int               `json:"version"`
-		Name    string            `json:"name"`
-		Buffers []json.RawMessage `json:"buffers"`
-		Inputs  []int             `json:"inputs"`
-		Outputs []map[string]any  `json:"outputs"`
-		Steps   []json.RawMessage `json:"steps"`
+		Version    int               `json:"version"`
+		Name       string            `json:"name"`
+		ArenaBytes int64             `json:"arena_bytes"`
+		Buffers    []json.RawMessage `json:"buffers"`
+		Inputs     []int             `json:"inputs"`
+		Outputs    []map[string]any  `json:"outputs"`
+		Steps      []json.RawMessage `json:"steps"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("inductor: decoding a program: %w", err)
 	}
-	if raw.Version != 1 {
-		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version 1", raw.Version)
+	if raw.Version != ProgramVersion {
+		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes}
 	for _, rb := range raw.Buffers {
 		var jb struct {
 			Name         string  `json:"name"`
@@ -381,6 +427,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 			StorageElems int64   `json:"storage_elems"`
 			Output       bool    `json:"output"`
 			Base         *int    `json:"base"`
+			Arena        *int64  `json:"arena"`
 		}
 		if err := json.Unmarshal(rb, &jb); err != nil {
 			return nil, fmt.Errorf("inductor: decoding buffer %s: %w", rb, err)
@@ -390,9 +437,12 @@ func DecodeProgram(data []byte) (*Program, error) {
 			return nil, err
 		}
 		bs := BufSpec{Name: jb.Name, Role: jb.Role, DType: dt, Sizes: jb.Sizes, Strides: jb.Strides, Offset: jb.Offset,
-			StorageElems: jb.StorageElems, Output: jb.Output, Base: -1}
+			StorageElems: jb.StorageElems, Output: jb.Output, Base: -1, Arena: -1}
 		if jb.Base != nil {
 			bs.Base = *jb.Base
+		}
+		if jb.Arena != nil {
+			bs.Arena = *jb.Arena
 		}
 		p.Buffers = append(p.Buffers, bs)
 	}
@@ -421,6 +471,8 @@ func DecodeProgram(data []byte) (*Program, error) {
 			Args   []any           `json:"args"`
 			Kwargs [][]any         `json:"kwargs"`
 			Outs   []int           `json:"outs"`
+			Into   bool            `json:"into"`
+			Once   bool            `json:"once"`
 			Extra  json.RawMessage `json:"-"`
 		}
 		d := json.NewDecoder(bytes.NewReader(rs))
@@ -429,7 +481,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 			return nil, fmt.Errorf("inductor: decoding step %s: %w", rs, err)
 		}
 		st := PStep{Op: js.Op, Buf: js.Buf, Reuse: -1, Kernel: js.Kernel, Ptrs: js.Ptrs, Ints: js.Ints, Floats: js.Floats,
-			Target: js.Target, Outs: js.Outs}
+			Target: js.Target, Outs: js.Outs, Into: js.Into, Once: js.Once}
 		if js.Reuse != nil {
 			st.Reuse = *js.Reuse
 		}

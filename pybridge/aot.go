@@ -39,7 +39,7 @@ func needsAutograd(g *fxgraph.Graph) bool {
 
 // compileAutograd builds the autograd.Function-backed callable; ok=false: run with torch.
 func compileAutograd(api py.API, cap *bytecode.Capture, qual string, toC bool) (py.Obj, bool, error) {
-	pg, err := decomp.Decompose(cap.Graph, decomp.Options{Check: state.config.CheckIR})
+	pg, err := decomp.Decompose(cap.Graph, decomp.Options{Check: state.config.CheckIR, NoGrad: !cap.GradEnabled})
 	if err != nil {
 		if errors.Is(err, primtorch.ErrUnsupported) {
 			noteFallback(qual, err.Error())

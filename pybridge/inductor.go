@@ -85,7 +85,7 @@ func compileInductor(api py.API, cap *bytecode.Capture, qual string) (compiled p
 		noteFallback(qual, reason)
 		return 0, false, nil
 	}
-	pg, err := decomp.Decompose(cap.Graph, decomp.Options{Check: state.config.CheckIR})
+	pg, err := decomp.Decompose(cap.Graph, decomp.Options{Check: state.config.CheckIR, NoGrad: !cap.GradEnabled})
 	if err != nil {
 		if errors.Is(err, primtorch.ErrUnsupported) {
 			noteFallback(qual, err.Error())

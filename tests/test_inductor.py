@@ -70,9 +70,39 @@ def test_setitem_under_autograd_keeps_gradients(ptgo_log):
 
     x1 = torch.randn(3, requires_grad=True)
     x2 = x1.detach().clone().requires_grad_(True)
+    before = stats()
     ptgo.compile(f)(x1).sum().backward()
     f(x2).sum().backward()
     assert_same(x1.grad, x2.grad)
+    after = stats()
+    assert after["fallbacks"] == before["fallbacks"], after["reasons"]
+
+
+def test_setitem_of_a_value_that_requires_grad():
+    # Writing w into a fresh buffer makes the buffer require grad (torch's rule); the gradient
+    # reaches w only through the written positions, and not at all under no_grad.
+    def f(x, w):
+        buf = torch.zeros(4, 3)
+        buf[1:3] = w * 2
+        return (buf * x).sum(1)
+
+    x = torch.randn(4, 3)
+    w1 = torch.randn(2, 3, requires_grad=True)
+    w2 = w1.detach().clone().requires_grad_(True)
+    before = stats()
+    cf = ptgo.compile(f)
+    out = cf(x, w1)
+    ref = f(x, w2)
+    assert out.requires_grad and ref.requires_grad
+    assert_same(out, ref)
+    out.backward(torch.arange(4.0))
+    ref.backward(torch.arange(4.0))
+    assert_same(w1.grad, w2.grad)
+    assert stats()["fallbacks"] == before["fallbacks"], stats()["reasons"]
+    with torch.no_grad():
+        out = cf(x, w1)
+        assert not out.requires_grad
+        assert_same(out, f(x, w2))
 
 
 def test_inference_graph_compiles_to_c():

@@ -28,6 +28,12 @@ func metaOf(v val) *primtorch.TensorMeta {
 	return nil
 }
 
+// requiresGrad says whether operand v is a tensor that requires grad.
+func requiresGrad(v val) bool {
+	m := metaOf(v)
+	return m != nil && m.RequiresGrad
+}
+
 // dtypeOf is an operand's dtype (a number's: bool, int64 or the default float dtype).
 func dtypeOf(v val) primtorch.DType {
 	if m := metaOf(v); m != nil {

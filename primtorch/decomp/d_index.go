@@ -140,6 +140,9 @@ func dSetitem(c *ctx) (any, error) {
 	if err != nil {
 		return nil, d.unsupportedf("index: %v", err)
 	}
+	// setitem returns None, so its meta does not say whether the written tensor requires
+	// grad: in torch it does (grad mode on) when it did or the value does.
+	d.rg = d.grad && (requiresGrad(d.read(s)) || requiresGrad(c.in("value")))
 	nx, err := d.indexWrite(c, d.read(s), items, c.in("value"))
 	if err != nil {
 		return nil, err

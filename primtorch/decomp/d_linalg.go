@@ -67,8 +67,8 @@ func (d *decomposer) matmul(a, b *fxgraph.Node) *fxgraph.Node {
 		bug("matmul batch dims do not broadcast: %v", err)
 	}
 	nbatch := prodInts(batch)
-	A := d.reshape(d.expand(a2, append(append([]int64{}, batch...), m, k)), []int64{nbatch, m, k})
-	B := d.reshape(d.expand(b2, append(append([]int64{}, batch...), k, n)), []int64{nbatch, k, n})
+	A := d.batchMatrices(d.expand(a2, append(append([]int64{}, batch...), m, k)), nbatch)
+	B := d.batchMatrices(d.expand(b2, append(append([]int64{}, batch...), k, n)), nbatch)
 	r := d.prim("bmm", A, B)
 	shape := append([]int64{}, batch...)
 	if na > 1 {
@@ -78,6 +78,21 @@ func (d *decomposer) matmul(a, b *fxgraph.Node) *fxgraph.Node {
 		shape = append(shape, n)
 	}
 	return d.reshape(r, shape)
+}
+
+// batchMatrices folds the batch dims of x [..., r, c] into one: [nbatch, r, c], a view when the
+// layout allows. Otherwise the copy keeps x's matrices in their own orientation: a transposed
+// one (k.transpose(-2, -1) in attention) is copied as [nbatch, c, r] row by row and viewed
+// transposed, which bmm takes as it is, instead of being transposed element by element.
+func (d *decomposer) batchMatrices(x val, nbatch int64) val {
+	m := metaOf(x)
+	nd := len(m.Shape)
+	r, c := m.Shape[nd-2], m.Shape[nd-1]
+	shape := []int64{nbatch, r, c}
+	if viewable(x, shape) || r <= 1 || c <= 1 || m.Strides[nd-2] != 1 || m.Strides[nd-1] < r {
+		return d.reshape(x, shape)
+	}
+	return d.transpose(d.reshape(d.transpose(x, nd-2, nd-1), []int64{nbatch, c, r}), 1, 2)
 }
 
 // dOuter is self[:, None] * vec2[None, :].

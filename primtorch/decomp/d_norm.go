@@ -181,3 +181,95 @@ func dDropout(c *ctx) (any, error) {
 	}
 	return x, nil
 }
+
+// poolInts reads an int[k] pooling argument (an int stands for k equal ones); ok=false for
+// anything else.
+func poolInts(v any, k int) ([]int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		out := make([]int64, k)
+		for i := range out {
+			out[i] = x
+		}
+		return out, true
+	case []int64:
+		if len(x) == 1 {
+			return poolInts(x[0], k)
+		}
+		return x, len(x) == k
+	case []primtorch.Value:
+		out := make([]int64, len(x))
+		for i, e := range x {
+			n, ok := e.(int64)
+			if !ok {
+				return nil, false
+			}
+			out[i] = n
+		}
+		if len(out) == 1 {
+			return poolInts(out[0], k)
+		}
+		return out, len(out) == k
+	}
+	return nil, false
+}
+
+// dMaxPool2d: windows that tile the input (stride = kernel, no padding, dilation 1) are a view
+// [..., Ho, kh, Wo, kw] of the input and an amax over the window dims, which the C backend fuses
+// with what produces the input (a BatchNorm/ReLU epilogue): one pass instead of torch's
+// max_pool2d_with_indices. amax keeps max_pool2d's semantics: NaN propagates, and of equal
+// values (signed zeros) the first in the window, in row-major order, wins. Other configurations
+// (overlapping or padded windows, ceil_mode with a partial window, indices) stay fallbacks, and
+// so do calls whose result requires grad: amax's gradient is shared among tied maxima, torch's
+// max_pool2d gives it all to the one its index picks.
+func dMaxPool2d(c *ctx) (any, error) {
+	d := c.d
+	if (c.has("return_indices") && c.bool("return_indices")) || d.rg {
+		return nil, errFallback
+	}
+	x := c.selfNode()
+	m := metaOf(x)
+	nd := len(m.Shape)
+	if !m.DType.IsFloatingPoint() || (nd != 3 && nd != 4) {
+		return nil, errFallback
+	}
+	kernel, ok := poolInts(c.get("kernel_size"), 2)
+	if !ok {
+		return nil, errFallback
+	}
+	stride := kernel
+	if c.has("stride") {
+		if s, ok := poolInts(c.get("stride"), 2); ok && len(s) > 0 {
+			stride = s
+		} else if !ok {
+			return nil, errFallback
+		}
+	}
+	padding, dilation := []int64{0, 0}, []int64{1, 1}
+	if c.has("padding") {
+		if padding, ok = poolInts(c.get("padding"), 2); !ok {
+			return nil, errFallback
+		}
+	}
+	if c.has("dilation") {
+		if dilation, ok = poolInts(c.get("dilation"), 2); !ok {
+			return nil, errFallback
+		}
+	}
+	ceil := c.has("ceil_mode") && c.bool("ceil_mode")
+	h, w := m.Shape[nd-2], m.Shape[nd-1]
+	for i, size := range []int64{h, w} {
+		if stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1 || size < kernel[i] || (ceil && size%kernel[i] != 0) {
+			return nil, errFallback
+		}
+	}
+	ho, wo := h/kernel[0], w/kernel[1]
+	var v val = x
+	v = d.slice(d.slice(v, nd-2, 0, ho*kernel[0], 1), nd-1, 0, wo*kernel[1], 1)
+	shape := append(append([]int64{}, m.Shape[:nd-2]...), ho, kernel[0], wo, kernel[1])
+	out := d.reduce("amax", d.reshape(v, shape), []int{nd - 1, nd + 1}, false)
+	if !equalInts(metaOf(out).Shape, c.outMeta().Shape) {
+		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(out).Shape, c.outMeta().Shape)
+	}
+	return out, nil
+}

@@ -117,14 +117,23 @@ func dMaxMinAll(name string) decompFn {
 	}
 }
 
-// dMaxMinDim is max.dim/min.dim: (amax, argmax) over one dim.
+// dMaxMinDim is max.dim/min.dim: the index (argmax/argmin) over one dim, and the value gathered
+// at it — not amax/amin, whose gradient torch splits among ties: max.dim's gradient goes only
+// to the element the index picks.
 func dMaxMinDim(red, arg string) decompFn {
 	return func(c *ctx) (any, error) {
 		d := c.d
 		x := c.selfNode()
-		dim := []int64{int64(wrap(c.int("dim"), len(metaOf(x).Shape)))}
-		keep := c.bool("keepdim")
-		return []any{d.prim(red, x, dim, keep), d.prim(arg, x, dim, keep)}, nil
+		if len(metaOf(x).Shape) == 0 {
+			return []any{d.prim(red, x, []int64{}, false), d.prim(arg, x, []int64{}, false)}, nil
+		}
+		k := wrap(c.int("dim"), len(metaOf(x).Shape))
+		idx := d.prim(arg, x, []int64{int64(k)}, true)
+		val := d.prim("gather", x, int64(k), idx)
+		if c.bool("keepdim") {
+			return []any{val, idx}, nil
+		}
+		return []any{d.squeeze(val, k), d.squeeze(idx, k)}, nil
 	}
 }
 

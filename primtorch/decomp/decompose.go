@@ -15,6 +15,10 @@ type Options struct {
 	// Fallback keeps these torch-level ops as prims.fallback calls even though they decompose
 	// (to bisect a suspected miscompile to one decomposition).
 	Fallback map[primtorch.OpID]bool
+	// NoGrad says the graph starts in no-grad mode (torch.no_grad() around the call); its
+	// torch._C._set_grad_enabled calls change the mode from there. It decides whether writes
+	// of values that require grad (x[i] = w) make the written tensor require grad, as in torch.
+	NoGrad bool
 }
 
 // Decompose lowers a torch-level graph (as the capture stage records it) to a prims graph with
@@ -58,6 +62,7 @@ type decomposer struct {
 	env  map[*fxgraph.Node]any // original node → *tstate, []any (tuple), or nil
 	cur  *fxgraph.Node         // the original node being decomposed
 	rg   bool                  // whether cur's result requires grad
+	grad bool                  // grad mode at cur
 	// viewSrc maps a view prim node to the node it views.
 	viewSrc map[*fxgraph.Node]*fxgraph.Node
 	inputs  []*tstate // graph inputs (placeholders, then get_attrs), in graph order
@@ -66,7 +71,7 @@ type decomposer struct {
 }
 
 func newDecomposer(g *fxgraph.Graph, opts Options) *decomposer {
-	return &decomposer{src: g, opts: opts, env: map[*fxgraph.Node]any{}, viewSrc: map[*fxgraph.Node]*fxgraph.Node{}}
+	return &decomposer{src: g, opts: opts, grad: !opts.NoGrad, env: map[*fxgraph.Node]any{}, viewSrc: map[*fxgraph.Node]*fxgraph.Node{}}
 }
 
 func (d *decomposer) location() string {
@@ -133,9 +138,9 @@ func (d *decomposer) run() error {
 	return fmt.Errorf("decomp: graph %s has no output node", d.src.Name)
 }
 
-// noOpTargets are calls that only change interpreter state the graph does not model: grad
-// mode (the metas already say what requires grad).
-var noOpTargets = map[string]bool{"torch._C._set_grad_enabled": true}
+// setGradEnabled changes grad mode. The prims graph does not keep it (the metas say what
+// requires grad); the decomposer follows it for writes, whose metas do not say.
+const setGradEnabled = "torch._C._set_grad_enabled"
 
 // lookup returns the registry op of a call node.
 func lookup(n *fxgraph.Node) *primtorch.Op {
@@ -147,8 +152,16 @@ func lookup(n *fxgraph.Node) *primtorch.Op {
 
 // callNode decomposes one torch-level call.
 func (d *decomposer) callNode(n *fxgraph.Node) error {
-	if noOpTargets[n.Target] {
-		return nil
+	if n.Target == setGradEnabled {
+		if len(n.Args) == 1 {
+			if c, ok := n.Args[0].(fxgraph.Const); ok {
+				if b, ok := c.V.(bool); ok {
+					d.grad = b
+					return nil
+				}
+			}
+		}
+		bug("%s with arguments that are not one constant bool", setGradEnabled)
 	}
 	if n.Op == fxgraph.CallFunction && n.Target == "operator.getitem" && len(n.Args) == 2 {
 		if src, ok := n.Args[0].(*fxgraph.Node); ok {
@@ -172,6 +185,9 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 	}
 	op := lookup(n)
 	if op == nil {
+		if ok, err := d.decomposeFastPath(n); ok || err != nil {
+			return err
+		}
 		return d.fallback(n, nil, nil)
 	}
 	c, err := d.bind(n, op)

@@ -25,9 +25,23 @@
 //     (x - max) - log(sum(exp(x - max))), norms use biased variance and rsqrt(var + eps), sums
 //     of integers accumulate in int64, means and variances of float16/bfloat16 in float32;
 //   - matmul in every rank case, linear, addmm, bmm become prims.mm / prims.bmm / prims.addmm
-//     around views; convolutions prims.convolution;
+//     around views (a batched operand that must be copied keeps its matrices' orientation: a
+//     transposed one is copied row by row and bmm takes the transposed view); convolutions
+//     prims.convolution;
 //   - the result of each call gets the layout eager gives it (strides of its meta) when that
 //     layout is dense.
+//
+// torch's fused inference kernels that nn modules call in eval mode without autograd —
+// torch._transformer_encoder_layer_fwd (nn.TransformerEncoderLayer) and
+// torch._native_multi_head_attention (nn.MultiheadAttention) — are not registry ops (the capture
+// stage records them with the metas of torch's meta kernels). fastPathDecomps (d_fastpath.go),
+// keyed by target, binds their arguments by torch 1.13's schemas and decomposes them into the
+// qkv matrix product, two bmm and the projections, with the bias, scaling, softmax, residual and
+// layer-norm work as prims around them, following torch's CPU kernels step by step (the softmax
+// multiplies by the reciprocal of the sum, as torch's last-dim kernel does). Masks, cross
+// attention and other dtypes than float32/float64 stay fallbacks. max_pool2d over windows that
+// tile the input is a view and an amax (which the C backend fuses with the BatchNorm/ReLU before
+// it); in graphs autograd sees it stays torch's (amax would share a gradient among tied maxima).
 //
 // Calls without a decomposition (fallbackOps in table.go: random ops, pooling, sorting,
 // data-dependent ops, ...; dropout in training and other argument combinations a decomposition

@@ -29,7 +29,12 @@
 // float64; views are the exact geometry primtorch's meta functions compute. Results take the
 // layout of their node's meta when it is dense. Every node's meta is checked (dtype and shape;
 // strides and offset for views). prims.fallback needs torch: Run returns an error wrapping
-// ErrFallback. Integer division by zero is an error, as in torch.
+// ErrFallback. Integer division by zero is an error, as in torch. Where torch 1.13's kernels
+// leave a result to the x86 instructions C compiles to, ref gives what they give: a float
+// converted to int64 that is NaN or out of range is the int64 minimum, to int32 (and through
+// int32 to int16, int8, uint8) the int32 minimum; shift counts use their low 6 bits (int64) or
+// 5 bits (narrower dtypes). Externs add every product, so 0·inf is NaN as in BLAS; integral
+// matmuls are exact in int64.
 //
 // The evaluation of each op is one entry of the table evals (eval.go) keyed by primtorch.OpID;
 // TestEvalCoverage fails naming any core op without one.

@@ -1,7 +1,9 @@
 package ref
 
 // Externs (torch's BLAS and convolution kernels at run time) as naive loops accumulating in
-// float64: slow but plain, the oracle for the backends' extern calls.
+// float64 (int64, wrapping, for integral dtypes): slow but plain, the oracle for the backends'
+// extern calls. Every product is added, zeros included: 0·inf and 0·NaN are NaN in torch's
+// kernels too.
 
 // dense returns t's elements row-major as float64.
 func dense(t *Tensor) []float64 { return t.Floats() }
@@ -16,9 +18,25 @@ func matmul(x, y []float64, batch, m, k, n int) []float64 {
 			row := out[oo+i*n : oo+(i+1)*n]
 			for p := 0; p < k; p++ {
 				a := x[xo+i*k+p]
-				if a == 0 {
-					continue
+				yr := y[yo+p*n : yo+(p+1)*n]
+				for j := range row {
+					row[j] += a * yr[j]
 				}
+			}
+		}
+	}
+	return out
+}
+
+// matmulInt is matmul for integral tensors, exact in int64 (wrapping, as torch's kernels).
+func matmulInt(x, y []int64, batch, m, k, n int) []int64 {
+	out := make([]int64, batch*m*n)
+	for b := 0; b < batch; b++ {
+		xo, yo, oo := b*m*k, b*k*n, b*m*n
+		for i := 0; i < m; i++ {
+			row := out[oo+i*n : oo+(i+1)*n]
+			for p := 0; p < k; p++ {
+				a := x[xo+i*k+p]
 				yr := y[yo+p*n : yo+(p+1)*n]
 				for j := range row {
 					row[j] += a * yr[j]
@@ -36,32 +54,48 @@ func storeRowMajor(out *Tensor, vals []float64) {
 	}
 }
 
+// batchedMatmul computes out = x @ y (+ bias broadcast to out, when not nil) over batch
+// matrices, in float64 or, for integral outputs, in int64.
+func batchedMatmul(out, x, y, bias *Tensor, batch, m, k, n int) {
+	if isFloat(out.DType) {
+		res := matmul(dense(x), dense(y), batch, m, k, n)
+		if bias != nil {
+			for i, v := range dense(broadcastView(bias, out.Shape)) {
+				res[i] += v
+			}
+		}
+		storeRowMajor(out, res)
+		return
+	}
+	res := matmulInt(x.Ints(), y.Ints(), batch, m, k, n)
+	if bias != nil {
+		for i, v := range broadcastView(bias, out.Shape).Ints() {
+			res[i] += v
+		}
+	}
+	for i, p := range out.positions() {
+		out.setI(p, res[i])
+	}
+}
+
 func evalMm(c *evalCtx) (any, error) {
 	x, y := c.tensor("self"), c.tensor("mat2")
 	out := c.newOutput()
-	m, k, n := int(x.Shape[0]), int(x.Shape[1]), int(y.Shape[1])
-	storeRowMajor(out, matmul(dense(x), dense(y), 1, m, k, n))
+	batchedMatmul(out, x, y, nil, 1, int(x.Shape[0]), int(x.Shape[1]), int(y.Shape[1]))
 	return out, nil
 }
 
 func evalBmm(c *evalCtx) (any, error) {
 	x, y := c.tensor("self"), c.tensor("mat2")
 	out := c.newOutput()
-	b, m, k, n := int(x.Shape[0]), int(x.Shape[1]), int(x.Shape[2]), int(y.Shape[2])
-	storeRowMajor(out, matmul(dense(x), dense(y), b, m, k, n))
+	batchedMatmul(out, x, y, nil, int(x.Shape[0]), int(x.Shape[1]), int(x.Shape[2]), int(y.Shape[2]))
 	return out, nil
 }
 
 func evalAddmm(c *evalCtx) (any, error) {
 	bias, x, y := c.tensor("self"), c.tensor("mat1"), c.tensor("mat2")
 	out := c.newOutput()
-	m, k, n := int(x.Shape[0]), int(x.Shape[1]), int(y.Shape[1])
-	prod := matmul(dense(x), dense(y), 1, m, k, n)
-	bv := dense(broadcastView(bias, out.Shape))
-	for i := range prod {
-		prod[i] += bv[i]
-	}
-	storeRowMajor(out, prod)
+	batchedMatmul(out, x, y, bias, 1, int(x.Shape[0]), int(x.Shape[1]), int(y.Shape[1]))
 	return out, nil
 }
 

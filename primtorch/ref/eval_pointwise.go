@@ -213,20 +213,14 @@ var intBinary = map[primtorch.OpID]func(a, b int64, dt primtorch.DType) (int64, 
 	primtorch.OpPrimBitwiseAnd: func(a, b int64, _ primtorch.DType) (int64, string) { return a & b, "" },
 	primtorch.OpPrimBitwiseOr:  func(a, b int64, _ primtorch.DType) (int64, string) { return a | b, "" },
 	primtorch.OpPrimBitwiseXor: func(a, b int64, _ primtorch.DType) (int64, string) { return a ^ b, "" },
-	primtorch.OpPrimShiftLeft: func(a, b int64, _ primtorch.DType) (int64, string) {
-		if b < 0 || b >= 64 {
-			return 0, ""
-		}
-		return a << uint(b), ""
+	primtorch.OpPrimShiftLeft: func(a, b int64, dt primtorch.DType) (int64, string) {
+		return a << uint(b&shiftMask(dt)), ""
 	},
 	primtorch.OpPrimShiftRight: func(a, b int64, dt primtorch.DType) (int64, string) {
-		if b < 0 || b >= 64 {
-			b = 63
-		}
 		if dt == primtorch.UInt8 {
-			return int64(uint64(a) >> uint(b)), ""
+			return int64(uint64(a) >> uint(b&shiftMask(dt))), ""
 		}
-		return a >> uint(b), ""
+		return a >> uint(b&shiftMask(dt)), ""
 	},
 	primtorch.OpPrimEq:         func(a, b int64, _ primtorch.DType) (int64, string) { return b2i(a == b), "" },
 	primtorch.OpPrimNe:         func(a, b int64, _ primtorch.DType) (int64, string) { return b2i(a != b), "" },
@@ -237,6 +231,16 @@ var intBinary = map[primtorch.OpID]func(a, b int64, dt primtorch.DType) (int64, 
 	primtorch.OpPrimLogicalAnd: func(a, b int64, _ primtorch.DType) (int64, string) { return b2i(a != 0 && b != 0), "" },
 	primtorch.OpPrimLogicalOr:  func(a, b int64, _ primtorch.DType) (int64, string) { return b2i(a != 0 || b != 0), "" },
 	primtorch.OpPrimLogicalXor: func(a, b int64, _ primtorch.DType) (int64, string) { return b2i((a != 0) != (b != 0)), "" },
+}
+
+// shiftMask is how torch 1.13's shifts (C++ << and >> on x86, int8 to int32 promoted to int)
+// treat the shift count: its low 6 bits for int64, its low 5 bits for the other integral
+// dtypes. A count of 64 leaves an int64 as it is, 40 shifts an int32 by 8.
+func shiftMask(dt primtorch.DType) int64 {
+	if dt == primtorch.Int64 {
+		return 63
+	}
+	return 31
 }
 
 // intPow is an exact integer power; negative exponents give 1/a^b truncated, as torch.

@@ -229,6 +229,73 @@ func TestRounding(t *testing.T) {
 	require.Equal(t, int64(1), floatToInt(primtorch.Bool, math.NaN()))
 }
 
+// floatToIntTests are torch 1.13's results of x.to(dtype) on this machine (x86) for values
+// out of the target's range: int64 gives its minimum; int32 gives its minimum for anything out
+// of int32's range (the evaluator used to wrap the int64 value: 3e9 became -1294967296, inf
+// became 0); int16, int8 and uint8 convert through int32 and keep its low bits.
+var floatToIntTests = []struct {
+	dt   primtorch.DType
+	vals []float64
+	want []int64
+}{
+	{primtorch.Int64, []float64{math.Inf(1), math.NaN(), 1e10, -1e10, 3e9, 300.7, -200.5, 1e30},
+		[]int64{math.MinInt64, math.MinInt64, 10000000000, -10000000000, 3000000000, 300, -200, math.MinInt64}},
+	{primtorch.Int32, []float64{math.Inf(1), math.NaN(), 1e10, -1e10, 3e9, 300.7, -200.5, 2147483647.9},
+		[]int64{math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, 300, -200, math.MaxInt32}},
+	{primtorch.Int16, []float64{math.Inf(1), math.NaN(), 1e10, -1e10, 3e9, 300.7, -200.5, 40000},
+		[]int64{0, 0, 0, 0, 0, 300, -200, -25536}},
+	{primtorch.Int8, []float64{math.Inf(1), math.NaN(), 1e10, -1e10, 3e9, 300.7, -200.5},
+		[]int64{0, 0, 0, 0, 0, 44, 56}},
+	{primtorch.UInt8, []float64{math.Inf(1), math.NaN(), 1e10, -1e10, 3e9, 300.7, -200.5},
+		[]int64{0, 0, 0, 0, 0, 44, 56}},
+}
+
+func TestFloatToInt(t *testing.T) {
+	for _, tt := range floatToIntTests {
+		t.Run(tt.dt.String(), func(t *testing.T) {
+			x := FromFloats(primtorch.Float32, []int64{int64(len(tt.vals))}, tt.vals)
+			if tt.dt == primtorch.Int32 || tt.dt == primtorch.Int16 {
+				x = FromFloats(primtorch.Float64, []int64{int64(len(tt.vals))}, tt.vals) // 2147483647.9, 40000 exactly
+			}
+			g := fxgraph.New("f")
+			p := g.AddPlaceholder("x", x.Meta())
+			n := g.AddCall("prims.convert_element_type", []fxgraph.Arg{p, fxgraph.Const{V: tt.dt}}, nil, primtorch.NewContiguous(tt.dt, x.Shape, primtorch.CPU))
+			g.AddOutput(fxgraph.Tuple{Elems: []fxgraph.Arg{n}})
+			outs, err := Run(g, []*Tensor{x}, nil)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, outs[0].Ints())
+		})
+	}
+}
+
+// shiftTests are torch 1.13's results (this machine, x86) for shift counts at and past the bit
+// width: the count's low 6 bits (int64) or 5 bits (narrower dtypes, promoted to int) are used.
+// The evaluator used to give 0 (left) and the sign (right) for counts of 64 and more.
+var shiftTests = []struct {
+	op   string
+	dt   primtorch.DType
+	a, b []int64
+	want []int64
+}{
+	{"prims.shift_left", primtorch.Int64, []int64{-9, -9, 3, 1}, []int64{64, 63, 65, 2}, []int64{-9, math.MinInt64, 6, 4}},
+	{"prims.shift_right", primtorch.Int64, []int64{-9, -9, 1 << 40, 7}, []int64{64, 63, 65, 1}, []int64{-9, -1, 1 << 39, 3}},
+	{"prims.shift_left", primtorch.Int32, []int64{-9, -9, -7}, []int64{40, 64, 63}, []int64{-2304, -9, math.MinInt32}},
+	{"prims.shift_right", primtorch.Int32, []int64{-9, 1, 256}, []int64{64, 64, 36}, []int64{-9, 1, 16}},
+	{"prims.shift_left", primtorch.Int8, []int64{-9, 1, 3}, []int64{64, 33, 7}, []int64{-9, 2, -128}},
+	{"prims.shift_right", primtorch.UInt8, []int64{247, 255}, []int64{64, 33}, []int64{247, 127}},
+}
+
+func TestShifts(t *testing.T) {
+	for _, tt := range shiftTests {
+		t.Run(tt.op+"/"+tt.dt.String(), func(t *testing.T) {
+			a, b := FromInts(tt.dt, []int64{int64(len(tt.a))}, tt.a), FromInts(tt.dt, []int64{int64(len(tt.b))}, tt.b)
+			outs, err := Run(callGraph(t, tt.op, a, b), []*Tensor{a, b}, nil)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, outs[0].Ints())
+		})
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	x := FromInts(primtorch.Int64, []int64{2}, []int64{4, 5})
 	z := FromInts(primtorch.Int64, []int64{2}, []int64{2, 0})
@@ -322,4 +389,61 @@ func TestRunTorchLevel(t *testing.T) {
 	outs, err := RunTorchLevel(g, []*Tensor{FromInts(primtorch.Int64, []int64{3}, []int64{-3, 1, 4})}, nil)
 	require.NoError(t, err)
 	require.Equal(t, "f32[3](0, 0.5, 2)", outs[0].String())
+}
+
+// callGraph is a graph of one prims call on placeholders for ins, its meta from the registry.
+func callGraph(t *testing.T, target string, ins ...*Tensor) *fxgraph.Graph {
+	t.Helper()
+	g := fxgraph.New("f")
+	var args []fxgraph.Arg
+	var vals []primtorch.Value
+	for i, in := range ins {
+		p := g.AddPlaceholder(fmt.Sprintf("x%d", i), in.Meta())
+		args, vals = append(args, p), append(vals, p.Meta)
+	}
+	meta, err := primtorch.Lookup(target).Meta(vals, nil)
+	require.NoError(t, err)
+	g.AddOutput(fxgraph.Tuple{Elems: []fxgraph.Arg{g.AddCall(target, args, nil, meta)}})
+	return g
+}
+
+// externTests are regressions of the matmul externs against torch's results (torch 1.13, CPU):
+// every product is added, so 0·inf and 0·NaN give NaN (the evaluator used to skip zeros of
+// the left matrix and returned 0 there); integral matmuls are exact in int64 (they went
+// through float64 and lost the low bits past 2^53).
+var externTests = []struct {
+	name   string
+	target string
+	ins    func() []*Tensor
+	want   string
+}{
+	{"mm 0·inf", "prims.mm", func() []*Tensor {
+		return []*Tensor{FromFloats(primtorch.Float32, []int64{1, 2}, []float64{0, 1}), FromFloats(primtorch.Float32, []int64{2, 1}, []float64{math.Inf(1), 2})}
+	}, "f32[1,1](NaN)"},
+	{"mm 0·NaN", "prims.mm", func() []*Tensor {
+		return []*Tensor{FromFloats(primtorch.Float64, []int64{2, 2}, []float64{0, 1, 1, 1}), FromFloats(primtorch.Float64, []int64{2, 2}, []float64{math.NaN(), 1, 2, 3})}
+	}, "f64[2,2](NaN, 3, NaN, 4)"},
+	{"bmm 0·NaN", "prims.bmm", func() []*Tensor {
+		return []*Tensor{FromFloats(primtorch.Float32, []int64{1, 2, 2}, []float64{0, 1, 1, 1}), FromFloats(primtorch.Float32, []int64{1, 2, 2}, []float64{math.NaN(), 1, 2, 3})}
+	}, "f32[1,2,2](NaN, 3, NaN, 4)"},
+	{"addmm 0·NaN", "prims.addmm", func() []*Tensor {
+		return []*Tensor{FromFloats(primtorch.Float32, []int64{2}, []float64{0, 0}), FromFloats(primtorch.Float32, []int64{2, 2}, []float64{0, 1, 1, 1}), FromFloats(primtorch.Float32, []int64{2, 2}, []float64{math.NaN(), 1, 2, 3})}
+	}, "f32[2,2](NaN, 3, NaN, 4)"},
+	{"mm int64 past 2^53", "prims.mm", func() []*Tensor {
+		return []*Tensor{FromInts(primtorch.Int64, []int64{1, 2}, []int64{1<<62 + 1, 1}), FromInts(primtorch.Int64, []int64{2, 1}, []int64{1, 1})}
+	}, "i64[1,1](4611686018427387906)"},
+	{"addmm int64 past 2^53", "prims.addmm", func() []*Tensor {
+		return []*Tensor{FromInts(primtorch.Int64, []int64{1}, []int64{3}), FromInts(primtorch.Int64, []int64{1, 1}, []int64{1<<60 + 1}), FromInts(primtorch.Int64, []int64{1, 1}, []int64{4})}
+	}, "i64[1,1](4611686018427387911)"},
+}
+
+func TestExterns(t *testing.T) {
+	for _, tt := range externTests {
+		t.Run(tt.name, func(t *testing.T) {
+			ins := tt.ins()
+			outs, err := Run(callGraph(t, tt.target, ins...), ins, nil)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, outs[0].String())
+		})
+	}
 }

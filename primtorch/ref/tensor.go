@@ -332,8 +332,9 @@ func wrapInt(dt primtorch.DType, v int64) int64 {
 }
 
 // floatToInt converts a float to integral dtype dt as torch's casts do on x86: truncation
-// toward zero; NaN and out-of-range values become the int64 minimum before wrapping; to bool,
-// v != 0.
+// toward zero; to int64, NaN and values out of int64's range become the int64 minimum; to
+// int32 and narrower types (which torch converts through int32, then wraps), NaN and values
+// out of int32's range become the int32 minimum; to bool, v != 0.
 func floatToInt(dt primtorch.DType, v float64) int64 {
 	if dt == primtorch.Bool {
 		if v != 0 {
@@ -342,8 +343,14 @@ func floatToInt(dt primtorch.DType, v float64) int64 {
 		return 0
 	}
 	tr := math.Trunc(v)
-	if math.IsNaN(tr) || tr >= 9.223372036854775807e18 || tr < -9.223372036854775808e18 {
-		return wrapInt(dt, math.MinInt64)
+	if dt == primtorch.Int64 {
+		if math.IsNaN(tr) || tr >= 9.223372036854775807e18 || tr < -9.223372036854775808e18 {
+			return math.MinInt64
+		}
+		return int64(tr)
+	}
+	if math.IsNaN(tr) || tr > math.MaxInt32 || tr < math.MinInt32 {
+		return wrapInt(dt, math.MinInt32)
 	}
 	return wrapInt(dt, int64(tr))
 }

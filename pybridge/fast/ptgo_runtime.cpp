@@ -1,8 +1,10 @@
 // The runtime of ptgo's C backend: runs a compiled graph's launch plan (inductor.Program) over
-// at::Tensors with no Python per kernel. Buffers are allocated through ATen, generated kernels are
-// called through function pointers from the library the Go side compiled, matrix products and
-// convolutions are torch's own kernels (DESIGN D5), and other externs (pooling, random ops) call
-// the torch function they name.
+// at::Tensors with no Python per kernel. Temporaries live in the graph's arena, one block
+// allocated through ATen on the first call and kept (outputs are allocated per call), generated
+// kernels are called through function pointers from the library the Go side compiled, matrix
+// products and convolutions are torch's own kernels (DESIGN D5; mm, bmm and addmm write into
+// their planned buffers through the out= variants), and other externs (pooling, random ops)
+// call the torch function they name. Graph.profile times each plan step.
 //
 // ptgo._fast.Graph(plan, library_path, externs) builds one from the plan decoded from its JSON
 // (a dict; see inductor/program.go) and a dict target -> Python callable for fallback externs.
@@ -10,6 +12,7 @@
 #include <Python.h>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,8 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/mm.h>
+#include <ATen/ops/set.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/core/GradMode.h>
 #include <c10/util/MaybeOwned.h>
 
@@ -37,6 +42,18 @@ struct Variable {  // layout of torch's THPVariable
   PyObject* backward_hooks;
 };
 
+// StepTimer adds the time from its construction to its destruction to *out (when out is set).
+struct StepTimer {
+  double* out;
+  std::chrono::steady_clock::time_point t0;
+  explicit StepTimer(double* o) : out(o) {
+    if (out) t0 = std::chrono::steady_clock::now();
+  }
+  ~StepTimer() {
+    if (out) *out += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
 typedef int (*KernelFn)(void* const* ptrs, const int64_t* ints, const double* floats, int nthreads);
 
 enum class Role { Input, Alloc, Extern, View };
@@ -49,6 +66,10 @@ struct Buf {
   std::vector<int64_t> sizes, strides;
   int64_t offset = 0, storage_elems = 0;
   int base = -1;
+  int64_t arena = -1;  // byte offset in the graph's arena, or -1
+  // Elements from the start of the torch storage to the start of this buffer's storage: the
+  // arena offset of the buffer (or of a view's base), in elements of the buffer's dtype.
+  int64_t arena_elems = 0;
 };
 
 // An extern argument: a buffer, or a constant Python object, or a sequence of arguments.
@@ -73,6 +94,8 @@ struct Step {
   std::vector<Arg> args;
   std::vector<std::pair<std::string, Arg>> kwargs;
   std::vector<int> outs;
+  bool into = false;  // extern: write into the allocated out buffer (out= variant)
+  bool once = false;  // kernel: computes constants; runs only on a fresh arena
 };
 
 struct Output {
@@ -90,6 +113,59 @@ struct GraphObject {
   std::vector<Output>* outputs;
   std::vector<PyObject*>* consts;  // tensors bound to the last inputs (parameters), strong
   std::string* name;
+  int64_t arena_bytes;
+  // The arena the temporaries live in, kept across calls: one tensor per arena buffer (undefined
+  // for others), made on the first call. arena_fresh: its Once kernels have not completed yet.
+  std::vector<at::Tensor>* arena;
+  bool arena_fresh;
+  bool busy;  // a call is running on the arena (a re-entrant call makes its own)
+};
+
+// make_arena allocates one block for the graph's temporaries and returns a tensor per arena
+// buffer viewing its part of it (undefined for the other buffers). They are ordinary tensors
+// even when the first call runs under torch.inference_mode(): out= writes into inference tensors
+// would be refused on later calls outside it.
+std::vector<at::Tensor> make_arena(const GraphObject* g) {
+  const std::vector<Buf>& specs = *g->bufs;
+  std::vector<at::Tensor> views(specs.size());
+  if (g->arena_bytes <= 0) return views;
+  c10::InferenceMode not_inference(false);
+  at::Tensor block = at::empty({g->arena_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+  for (size_t i = 0; i < specs.size(); i++) {
+    const Buf& s = specs[i];
+    if (s.arena < 0) continue;
+    at::Tensor t = at::empty({0}, at::TensorOptions().dtype(s.dtype));
+    t.set_(block.storage(), s.arena / static_cast<int64_t>(t.element_size()) + s.offset, s.sizes, s.strides);
+    views[i] = std::move(t);
+  }
+  return views;
+}
+
+// ArenaLease gives a call the graph's arena, or a fresh one when another call holds it.
+struct ArenaLease {
+  GraphObject* g;
+  bool shared;
+  bool fresh;
+  std::vector<at::Tensor> own;
+  const std::vector<at::Tensor>* views;
+  explicit ArenaLease(GraphObject* graph) : g(graph), shared(!graph->busy) {
+    if (shared) {
+      if (g->arena->empty()) *g->arena = make_arena(g);
+      g->busy = true;
+      fresh = g->arena_fresh;
+      views = g->arena;
+    } else {
+      own = make_arena(g);
+      fresh = true;
+      views = &own;
+    }
+  }
+  void completed() {
+    if (shared) g->arena_fresh = false;
+  }
+  ~ArenaLease() {
+    if (shared) g->busy = false;
+  }
 };
 
 const c10::ScalarType kScalarTypes[] = {
@@ -218,13 +294,16 @@ void bind_extern(std::vector<at::Tensor>& bufs, const std::vector<Buf>& specs, i
   bufs[b] = dst;
 }
 
-PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  GraphObject* g = reinterpret_cast<GraphObject*>(self);
-  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+// run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
+// reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
+// seconds step i took (Graph.profile).
+PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, double* times) {
   const std::vector<Buf>& specs = *g->bufs;
-  if (kwnames && PyTuple_GET_SIZE(kwnames) > 0) {
-    PyErr_SetString(PyExc_TypeError, "a ptgo compiled graph takes positional tensors only");
-    return nullptr;
+  for (Py_ssize_t i = 0; i < nargs; i++) {
+    if (!PyObject_TypeCheck(args[i], reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
+      PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s: input %zd is not a tensor", g->name->c_str(), i);
+      return nullptr;
+    }
   }
   const size_t nconst = g->consts->size();
   if (nargs + nconst != g->inputs->size()) {
@@ -234,17 +313,24 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
   }
   try {
     c10::AutoGradMode no_grad(false);
+    ArenaLease lease(g);
+    const std::vector<at::Tensor>& arena = *lease.views;
     std::vector<at::Tensor> bufs(specs.size());
     std::vector<at::Tensor> dead(specs.size());
     for (Py_ssize_t i = 0; i < nargs; i++) bufs[(*g->inputs)[i]] = unpack(args[i]);
     for (size_t i = 0; i < nconst; i++) bufs[(*g->inputs)[nargs + i]] = unpack((*g->consts)[i]);
     const int nthreads = at::get_num_threads();
     std::vector<void*> ptrs;
-    for (const Step& st : *g->steps) {
+    const size_t nsteps = g->steps->size();
+    for (size_t si = 0; si < nsteps; si++) {
+      const Step& st = (*g->steps)[si];
+      StepTimer timer(times ? &times[si] : nullptr);
       switch (st.op) {
         case StepOp::Alloc: {
           const Buf& s = specs[st.buf];
-          if (st.reuse >= 0 && dead[st.reuse].defined() && dead[st.reuse].scalar_type() == s.dtype) {
+          if (s.arena >= 0) {
+            bufs[st.buf] = arena[st.buf];
+          } else if (st.reuse >= 0 && dead[st.reuse].defined() && dead[st.reuse].scalar_type() == s.dtype) {
             bufs[st.buf] = dead[st.reuse].as_strided(s.sizes, s.strides, s.offset);
             dead[st.reuse].reset();
           } else if (s.offset == 0) {
@@ -256,10 +342,12 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
           break;
         }
         case StepOp::Kernel: {
+          if (st.once && !lease.fresh) break;
           ptrs.clear();
           for (int b : st.ptrs) {
             const at::Tensor& t = bufs[b];
-            ptrs.push_back(static_cast<char*>(t.data_ptr()) - t.storage_offset() * static_cast<int64_t>(t.element_size()));
+            ptrs.push_back(static_cast<char*>(t.data_ptr()) -
+                           (t.storage_offset() - specs[b].arena_elems) * static_cast<int64_t>(t.element_size()));
           }
           int rc = st.fn(ptrs.data(), st.ints.data(), st.floats.data(), nthreads);
           if (rc != 0) {
@@ -274,6 +362,23 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
         }
         case StepOp::Extern: {
           at::Tensor r;
+          if (st.into) {
+            at::Tensor& out = bufs[st.outs[0]];
+            switch (st.ext) {
+              case ExternKind::Mm:
+                at::mm_out(out, bufs[st.args[0].buf], bufs[st.args[1].buf]);
+                break;
+              case ExternKind::Bmm:
+                at::bmm_out(out, bufs[st.args[0].buf], bufs[st.args[1].buf]);
+                break;
+              case ExternKind::Addmm:
+                at::addmm_out(out, bufs[st.args[0].buf], bufs[st.args[1].buf], bufs[st.args[2].buf]);
+                break;
+              default:
+                break;
+            }
+            if (st.ext != ExternKind::Python) break;
+          }
           switch (st.ext) {
             case ExternKind::Mm:
               r = at::mm(bufs[st.args[0].buf], bufs[st.args[1].buf]);
@@ -325,7 +430,8 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
                   PyErr_Format(PyExc_TypeError, "ptgo: extern %s returned a non-tensor", st.target.c_str());
                   return nullptr;
                 }
-                bind_extern(bufs, specs, st.outs[0], unpack(res));
+                if (st.into) bufs[st.outs[0]].copy_(unpack(res));
+                else bind_extern(bufs, specs, st.outs[0], unpack(res));
               } else {
                 PyObject* seq = PySequence_Fast(res, "extern result is not a sequence");
                 if (seq == nullptr || PySequence_Fast_GET_SIZE(seq) < static_cast<Py_ssize_t>(st.outs.size())) {
@@ -349,7 +455,7 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
         }
         case StepOp::View: {
           const Buf& s = specs[st.buf];
-          bufs[st.buf] = bufs[s.base].as_strided(s.sizes, s.strides, s.offset);
+          bufs[st.buf] = bufs[s.base].as_strided(s.sizes, s.strides, s.offset + s.arena_elems);
           break;
         }
         case StepOp::Free:
@@ -358,6 +464,7 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
           break;
       }
     }
+    lease.completed();
     const std::vector<Output>& outs = *g->outputs;
     PyObject* result = PyTuple_New(outs.size());
     if (result == nullptr) return nullptr;
@@ -382,6 +489,73 @@ PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
   }
 }
 
+PyObject* graph_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  if (kwnames && PyTuple_GET_SIZE(kwnames) > 0) {
+    PyErr_SetString(PyExc_TypeError, "a ptgo compiled graph takes positional tensors only");
+    return nullptr;
+  }
+  return run_graph(reinterpret_cast<GraphObject*>(self), args, PyVectorcall_NARGS(nargsf), nullptr);
+}
+
+// step_label describes plan step st for Graph.profile.
+std::string step_label(const GraphObject* g, const Step& st) {
+  auto shape = [&](int b) {
+    std::string s = "[";
+    const Buf& spec = (*g->bufs)[b];
+    for (size_t i = 0; i < spec.sizes.size(); i++) s += (i ? "," : "") + std::to_string(spec.sizes[i]);
+    return s + "]";
+  };
+  switch (st.op) {
+    case StepOp::Alloc: return "alloc %" + std::to_string(st.buf) + " " + shape(st.buf) + (st.reuse >= 0 ? " reusing %" + std::to_string(st.reuse) : "");
+    case StepOp::Kernel: return "kernel " + st.kernel;
+    case StepOp::Extern: {
+      std::string s = "extern " + st.target + "(";
+      bool first = true;
+      for (const Arg& a : st.args) {
+        if (a.buf < 0) continue;
+        s += (first ? "" : ", ") + shape(a.buf);
+        first = false;
+      }
+      return s + ")";
+    }
+    case StepOp::View: return "view %" + std::to_string(st.buf);
+    case StepOp::Free: return "free %" + std::to_string(st.buf);
+  }
+  return "?";
+}
+
+// Graph.profile(inputs, reps=1) runs the graph reps times and returns [(step, seconds), ...]:
+// the total time each plan step took over all runs (a report for finding where time goes).
+PyObject* graph_profile(PyObject* self, PyObject* args) {
+  GraphObject* g = reinterpret_cast<GraphObject*>(self);
+  PyObject* inputs;
+  int reps = 1;
+  if (!PyArg_ParseTuple(args, "O!|i:profile", &PyTuple_Type, &inputs, &reps)) return nullptr;
+  std::vector<double> times(g->steps->size(), 0.0);
+  for (int r = 0; r < reps; r++) {
+    PyObject* out = run_graph(g, &PyTuple_GET_ITEM(inputs, 0), PyTuple_GET_SIZE(inputs), times.data());
+    if (out == nullptr) return nullptr;
+    Py_DECREF(out);
+  }
+  PyObject* res = PyList_New(times.size());
+  if (res == nullptr) return nullptr;
+  for (size_t i = 0; i < times.size(); i++) {
+    PyObject* item = Py_BuildValue("(sd)", step_label(g, (*g->steps)[i]).c_str(), times[i]);
+    if (item == nullptr) {
+      Py_DECREF(res);
+      return nullptr;
+    }
+    PyList_SET_ITEM(res, i, item);
+  }
+  return res;
+}
+
+PyMethodDef graph_methods[] = {
+    {"profile", graph_profile, METH_VARARGS,
+     "profile(inputs: tuple, reps=1) -> [(step, seconds)]: run reps times, total seconds per plan step"},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 void graph_dealloc(PyObject* self) {
   GraphObject* g = reinterpret_cast<GraphObject*>(self);
   if (g->steps) {
@@ -401,6 +575,7 @@ void graph_dealloc(PyObject* self) {
   delete g->steps;
   delete g->outputs;
   delete g->name;
+  delete g->arena;
   // The library stays loaded: kernels may be shared with other graphs through the cache.
   Py_TYPE(self)->tp_free(self);
 }
@@ -419,6 +594,10 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->outputs = new std::vector<Output>();
   g->consts = new std::vector<PyObject*>();
   g->name = new std::string("graph");
+  g->arena = new std::vector<at::Tensor>();
+  g->arena_bytes = 0;
+  g->arena_fresh = true;
+  g->busy = false;
   PyObject* self = reinterpret_cast<PyObject*>(g);
   auto fail = [&]() -> PyObject* {
     Py_DECREF(self);
@@ -447,6 +626,11 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
       return fail();
     }
   }
+  if (get_int(plan, "version", 0) != 2) {
+    PyErr_SetString(PyExc_ValueError, "ptgo runtime: this runtime runs plans of version 2; rebuild ptgo (make setup)");
+    return fail();
+  }
+  g->arena_bytes = get_int(plan, "arena_bytes", 0);
   PyObject* bufs = get(plan, "buffers");
   if (bufs == nullptr) return fail();
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(bufs); i++) {
@@ -463,7 +647,14 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     s.offset = get_int(b, "offset", 0);
     s.storage_elems = get_int(b, "storage_elems", 0);
     s.base = static_cast<int>(get_int(b, "base", -1));
+    s.arena = get_int(b, "arena", -1);
     g->bufs->push_back(std::move(s));
+  }
+  for (Buf& s : *g->bufs) {
+    int64_t isz = static_cast<int64_t>(c10::elementSize(s.dtype));
+    int64_t arena = s.arena;
+    if (s.base >= 0 && s.base < static_cast<int>(g->bufs->size())) arena = (*g->bufs)[s.base].arena;
+    if (arena > 0) s.arena_elems = arena / isz;
   }
   PyObject* inputs = get(plan, "inputs");
   if (inputs == nullptr) return fail();
@@ -479,6 +670,8 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     Step st;
     st.buf = static_cast<int>(get_int(d, "buf", -1));
     st.reuse = static_cast<int>(get_int(d, "reuse", -1));
+    st.into = PyObject_IsTrue(PyDict_GetItemString(d, "into") ? PyDict_GetItemString(d, "into") : Py_False) == 1;
+    st.once = PyObject_IsTrue(PyDict_GetItemString(d, "once") ? PyDict_GetItemString(d, "once") : Py_False) == 1;
     if (o == "alloc") {
       st.op = StepOp::Alloc;
     } else if (o == "view") {
@@ -589,6 +782,7 @@ PyTypeObject GraphType = [] {
   t.tp_new = graph_new;
   t.tp_dealloc = graph_dealloc;
   t.tp_repr = graph_repr;
+  t.tp_methods = graph_methods;
   t.tp_doc = "Graph(plan, library_path, externs, consts=[]): a compiled graph's launch plan, callable with its "
              "inputs; consts are bound to the plan's last inputs.";
   return t;

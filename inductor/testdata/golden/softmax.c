@@ -32,17 +32,16 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_
                 float t1 = in_ptr0[64*i0 + r0];
                 float t2 = (t1 - v_buf1);
                 float t3 = expf(t2);
+                out_ptr0[64*i0 + r0] = t3;
                 acc_buf4 += (double)t3;
             }
             v_buf4 = (float)(acc_buf4);
         }
         #pragma omp simd
         for (int64_t j0 = 0; j0 < 64; j0++) {
-            float t4 = in_ptr0[64*i0 + j0];
-            float t5 = (t4 - v_buf1);
-            float t6 = expf(t5);
-            float t7 = (t6 / v_buf4);
-            out_ptr0[64*i0 + j0] = t7;
+            float t4 = out_ptr0[64*i0 + j0];
+            float t5 = (t4 / v_buf4);
+            out_ptr0[64*i0 + j0] = t5;
         }
     }
     return 0;

@@ -986,10 +986,30 @@ def gen_graphs():
     add(g.out(y, g.call("torch.sum", x)))
 
 
+def gen_pooling():
+    """max_pool2d over windows that tile the input decomposes (view + amax); the rest stays a
+    fallback. Last in main, so the other generators' random values do not move."""
+    one("max_pool2d", "torch.nn.functional.max_pool2d", T(2, 3, 4, 6), 2, tag="tiled")
+    one("max_pool2d", "torch.nn.functional.max_pool2d", T(1, 2, 5, 7), (2, 3), tag="floor")
+    one("max_pool2d", "torch.nn.functional.max_pool2d", T(3, 4, 4, layout="t"), 2, 2, tag="unbatched_transposed")
+    one("max_pool2d", "torch.max_pool2d", T(1, 1, 4, 4), [2, 2], [2, 2], tag="torch")
+    nan, inf = float("nan"), float("inf")
+    special = [1.0, nan, -inf, 2.0, 0.0, -0.0, -1.0, -inf, -0.0, 0.0, inf, 3.0, -inf, -inf, -inf, -inf]
+    one("max_pool2d", "torch.nn.functional.max_pool2d", T(1, 1, 4, 4, vals=special), 2, tag="specials")
+    g = G("max_pool2d", "overlapping")
+    g.fallback = True
+    add(g.out(g.call("torch.nn.functional.max_pool2d", g.inp(T(1, 2, 5, 5)), 3, 2, 1)))
+    g = G("graph", "bn_relu_pool")
+    x = g.inp(T(2, 4, 4, 4))
+    y = g.call("torch.nn.functional.batch_norm", x, g.attr("bn.running_mean", T(4)), g.attr("bn.running_var", T(4, lo=0.5, hi=2)),
+               g.attr("bn.weight", T(4)), g.attr("bn.bias", T(4)), False, 0.1, 1e-5)
+    add(g.out(g.call("torch.nn.functional.max_pool2d", g.call("torch.relu", y), 2)))
+
+
 def main():
     for gen in (gen_unary, gen_activations, gen_binary, gen_ternary, gen_reductions, gen_norm, gen_linalg,
                 gen_conv, gen_views, gen_getitem, gen_join, gen_index, gen_factories, gen_casts, gen_losses,
-                gen_misc, gen_out, gen_edges, gen_graphs):
+                gen_misc, gen_out, gen_edges, gen_graphs, gen_pooling):
         gen()
     with open(sys.argv[1], "w") as f:
         json.dump(CASES, f, separators=(",", ":"))

@@ -1,0 +1,106 @@
+"""The C++ runtime's memory plan: temporaries in a per-graph arena kept across calls, matrix
+products written into planned buffers, constant kernels run once, fused fast paths decomposed."""
+import json
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import ptgo
+from ptgo import _C
+from conftest import assert_same
+
+
+def stats():
+    return json.loads(_C.request("inductor_stats", "{}"))
+
+
+def mlp(x, w1, w2):
+    return torch.tanh(F.gelu(x @ w1) @ w2) * 2
+
+
+def test_arena_temporaries_are_recomputed_every_call():
+    torch.manual_seed(0)
+    w1, w2 = torch.randn(32, 64), torch.randn(64, 16)
+    c = ptgo.compile(mlp)
+    with torch.no_grad():
+        xs = [torch.randn(8, 32) for _ in range(3)]
+        outs = [c(x, w1, w2) for x in xs]
+        # earlier outputs are the caller's: later calls must not write into them
+        for x, out in zip(xs, outs):
+            assert_same(out, mlp(x, w1, w2))
+        assert outs[0].data_ptr() != outs[1].data_ptr()
+
+
+def causal_scores(q, k):
+    t = q.shape[-2]
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
+    mask = torch.ones(t, t, dtype=torch.bool).tril()
+    return att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+
+
+def test_constant_mask_kernels_run_once_and_stay_valid():
+    torch.manual_seed(0)
+    c = ptgo.compile(causal_scores)
+    with torch.no_grad():
+        for _ in range(3):
+            q, k = torch.randn(2, 4, 16, 8), torch.randn(2, 4, 16, 8)
+            out = c(q, k)
+            assert_same(out, causal_scores(q, k))
+            assert torch.all(out.triu(1) == 0)
+
+
+def test_transformer_encoder_layer_fast_path_decomposes(ptgo_log):
+    ptgo.set_logs("perf_hints")
+    torch.manual_seed(0)
+    before = stats()
+    for norm_first, act in ((True, "relu"), (False, "gelu")):
+        m = nn.TransformerEncoderLayer(32, 4, dim_feedforward=48, dropout=0.0, batch_first=True,
+                                       norm_first=norm_first, activation=act).eval()
+        x = torch.randn(3, 7, 32)
+        with torch.no_grad():
+            assert_same(ptgo.compile(m)(x), m(x))
+    after = stats()
+    assert after["compiled"] - before["compiled"] == 2, after
+    # the fused op became prims: nothing stays a call to torch
+    assert "prims.fallback" not in ptgo_log.text, ptgo_log.text
+
+
+def test_multi_head_attention_fast_path_with_weights():
+    torch.manual_seed(0)
+    a = nn.MultiheadAttention(16, 2, batch_first=True).eval()
+
+    def f(x):
+        return a(x, x, x, need_weights=True)
+
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        got, want = ptgo.compile(f)(x), f(x)
+    assert_same(got[0], want[0])
+    assert_same(got[1], want[1])
+
+
+def test_max_pool2d_fuses_with_its_producer():
+    torch.manual_seed(0)
+
+    def f(x, w):
+        return F.max_pool2d(torch.relu(x * w), 2)
+
+    x, w = torch.randn(2, 3, 9, 8), torch.randn(3, 1, 1)
+    x[0, 0, 0, 0] = float("nan")
+    with torch.no_grad():
+        assert_same(ptgo.compile(f)(x, w), f(x, w))
+
+
+def test_arena_made_under_inference_mode_serves_later_calls():
+    torch.manual_seed(0)
+    w1, w2 = torch.randn(32, 64), torch.randn(64, 16)
+    c = ptgo.compile(mlp)
+    x = torch.randn(8, 32)
+    with torch.inference_mode():
+        assert_same(c(x, w1, w2), mlp(x, w1, w2))
+    with torch.no_grad():
+        assert_same(c(x, w1, w2), mlp(x, w1, w2))
+    with torch.inference_mode():
+        assert_same(c(x, w1, w2), mlp(x, w1, w2))
