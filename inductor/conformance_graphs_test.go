@@ -25,6 +25,13 @@ import (
 // (vector remainders), rows past ParallelMinWork (the OpenMP paths at their real thresholds),
 // reductions over middle and leading dims (column reductions), transposed and sliced inputs.
 // There is no torch result: TestConformanceGraphs compares ref with the C backend.
+// normwiseGraphs compare with the absolute tolerance scaled by the output's largest element
+// (testcases.CompareResultsNormwise): their outputs are dot products of 64 terms of magnitude
+// ~10 whose small elements come from cancellation, so the reference interpreter's addmm
+// (bias added in float64) and the C backend's mm followed by a float32 bias add differ by ulps
+// of the terms.
+var normwiseGraphs = map[string]bool{"attention": true}
+
 var confGraphs = []struct {
 	name  string
 	build func(b *graphBuilder)
@@ -311,8 +318,12 @@ func TestConformanceGraphs(t *testing.T) {
 				got, err := g.compile[v].Run(cIn, vr.nthreads)
 				require.NoError(t, err, "variant %s", vr.name)
 				require.Len(t, got, len(want))
+				compare := testcases.CompareResults
+				if normwiseGraphs[g.name] {
+					compare = testcases.CompareResultsNormwise
+				}
 				for k := range want {
-					d := testcases.CompareResults(cResult(got[k]), refResult(want[k]), testcases.NonUnitStrides)
+					d := compare(cResult(got[k]), refResult(want[k]), testcases.NonUnitStrides)
 					require.Empty(t, d, "variant %s: output %d\n%s", vr.name, k, g.prims)
 				}
 				refAfter := slices.Clone(refIn)

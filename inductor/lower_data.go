@@ -312,6 +312,37 @@ func lowerExtern(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	return l.extern(n, n.Target, n.Args, n.Kwargs, "extern")
 }
 
+// lowerAddmm lowers addmm(bias, a, b) as the extern mm and a pointwise add of the broadcast
+// bias, which fusion then inlines into the product's readers (a GELU, a residual add). torch's
+// addmm would first copy the broadcast bias into its output on torch's OpenMP threads, whose
+// idle workers then spin beside the BLAS threads of the product: at 2 threads a 64x512 @
+// 512x2048 addmm took 3.4 ms against 1.3 ms for mm on this machine.
+func lowerAddmm(l *lowerer, n *fxgraph.Node) (*lowered, error) {
+	m, err := tensorMeta(n)
+	if err != nil {
+		return nil, err
+	}
+	if len(n.Args) != 3 {
+		return nil, lowerError(n, "prims.addmm takes (bias, a, b), got %d arguments", len(n.Args))
+	}
+	bias := l.tensorArg(n.Args[0])
+	if bias == nil || bias.dtype() != m.DType {
+		return l.extern(n, n.Target, n.Args, n.Kwargs, "extern")
+	}
+	prod, err := l.extern(n, "prims.mm", n.Args[1:], nil, "extern")
+	if err != nil {
+		return nil, err
+	}
+	idx := indexVars(m.Shape, 0)
+	b := Bounds(m.Shape)
+	at, ok := broadcastIndex(idx, m.Shape, bias.sizes)
+	if !ok {
+		return nil, lowerError(n, "addmm bias of shape %v does not broadcast to %v", bias.sizes, m.Shape)
+	}
+	sum := l.g.vals.Op("add", l.load(prod.t, idx, b), l.load(bias, at, b))
+	return l.newPointwise(m, sum), nil
+}
+
 // lowerFallback lowers prims.fallback(target, args...): the torch-level call, run by torch.
 func lowerFallback(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	c, ok := arg(n, 0, "target").(fxgraph.Const)

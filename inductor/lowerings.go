@@ -65,7 +65,7 @@ func init() {
 
 		"prims.mm":          lowerExtern,
 		"prims.bmm":         lowerExtern,
-		"prims.addmm":       lowerExtern,
+		"prims.addmm":       lowerAddmm,
 		"prims.convolution": lowerExtern,
 		"prims.fallback":    lowerFallback,
 	} {

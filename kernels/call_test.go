@@ -2,8 +2,12 @@ package kernels
 
 import (
 	"context"
+	"debug/elf"
+	"fmt"
 	"math"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -54,7 +58,8 @@ func TestHiddenSymbolsAreNotExported(t *testing.T) {
 	c, _ := newTestCompiler(t, Config{})
 	lib, err := c.Compile(context.Background(), testSource(t, "vecadd.c"))
 	require.NoError(t, err)
-	require.Equal(t, []string{"vec_add"}, exportedSymbols(t, lib.Path))
+	require.Equal(t, []string{"ptgo_set_parallel", "vec_add"}, exportedSymbols(t, lib.Path),
+		"only PTGO_KERNEL functions and the pool hook of Header are exported")
 	_, err = lib.Kernel("vec_add_helper")
 	require.ErrorContains(t, err, "PTGO_KERNEL")
 	require.ErrorContains(t, err, lib.SourcePath)
@@ -125,6 +130,80 @@ func TestOpenMPParallelLoop(t *testing.T) {
 		for i := range out {
 			require.Equal(t, 2*x[i], out[i])
 		}
+	}
+}
+
+// TestParallelRegionsDoNotUseLibgomp: a unit built on Header defines the
+// libgomp entry points it needs, so its parallel regions run on ptgo's pool
+// (kernels/dl/pool.c), not on the OpenMP runtime torch has loaded.
+func TestParallelRegionsDoNotUseLibgomp(t *testing.T) {
+	needLoader(t)
+	c, _ := newTestCompiler(t, Config{})
+	lib, err := c.Compile(context.Background(), testSource(t, "omp_threads.c"))
+	require.NoError(t, err)
+	f, err := elf.Open(lib.Path)
+	require.NoError(t, err)
+	defer f.Close()
+	libs, err := f.ImportedLibraries()
+	require.NoError(t, err)
+	for _, l := range libs {
+		require.NotContains(t, l, "gomp", "the library depends on libgomp")
+	}
+	syms, err := f.DynamicSymbols()
+	require.NoError(t, err)
+	for _, s := range syms {
+		if s.Section == elf.SHN_UNDEF {
+			require.False(t, strings.HasPrefix(s.Name, "GOMP_") || strings.HasPrefix(s.Name, "omp_"),
+				"undefined OpenMP symbol %s", s.Name)
+		}
+	}
+}
+
+// TestPoolManyRegions runs many short regions back to back at several thread
+// counts, and from several goroutines at once (a busy pool runs a caller's
+// region on that caller alone), checking every result.
+func TestPoolManyRegions(t *testing.T) {
+	needLoader(t)
+	c, _ := newTestCompiler(t, Config{})
+	lib, err := c.Compile(context.Background(), testSource(t, "omp_threads.c"))
+	require.NoError(t, err)
+	k, err := lib.Kernel("omp_scale")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := 257 + g
+			x, out := make([]float64, n), make([]float64, n)
+			for i := range x {
+				x[i] = float64(i + g)
+			}
+			for rep := range 300 {
+				nthreads := 1 + rep%3
+				seen, team := make([]int32, 8), make([]int32, 1)
+				if err := k.Call(ptrs(x, out, seen, team), []int64{int64(n)}, nil, nthreads); err != nil {
+					errs <- err
+					return
+				}
+				if team[0] < 1 || int(team[0]) > nthreads {
+					errs <- fmt.Errorf("team of %d for %d threads", team[0], nthreads)
+					return
+				}
+				for i := range out {
+					if out[i] != 2*x[i] {
+						errs <- fmt.Errorf("goroutine %d rep %d: out[%d] = %v, want %v", g, rep, i, out[i], 2*x[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
 

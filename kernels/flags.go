@@ -18,6 +18,9 @@ var baseFlags = []string{
 	// an undeclared function would silently return int, and an undefined
 	// symbol would otherwise surface only at dlopen.
 	"-Werror=implicit-function-declaration", "-Wl,-z,defs",
+	// Units built on Header define the libgomp entry points they use (see
+	// Header): do not record a dependency on libgomp they do not have.
+	"-Wl,--as-needed",
 }
 
 // libFlags come after the source: libm (its linker script pulls in libmvec).

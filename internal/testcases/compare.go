@@ -145,6 +145,39 @@ func CompareResults(got, want *Result, strides Strides) string {
 	return ""
 }
 
+// CompareResultsNormwise is CompareResults with the absolute tolerance scaled by the largest
+// |want| (at least 1): the criterion for results of long dot products whose small elements
+// come from cancellation, where two correct summation orders differ by a few ulps of the
+// terms, not of the result.
+func CompareResultsNormwise(got, want *Result, strides Strides) string {
+	if got == nil || want == nil || !got.DType.IsFloatingPoint() || got.DType != want.DType || !slices.Equal(got.Shape, want.Shape) {
+		return CompareResults(got, want, strides)
+	}
+	if d := CompareResults(got, want, strides); d == "" || strides.differ(got.Shape, got.Strides, want.Strides) {
+		return d
+	}
+	scale := 1.0
+	for _, w := range want.F {
+		if !math.IsInf(w, 0) && !math.IsNaN(w) {
+			scale = max(scale, math.Abs(w))
+		}
+	}
+	atol, rtol := Tolerance(got.DType)
+	for k := range got.numel() {
+		g, w := got.F[k], want.F[k]
+		if math.IsNaN(g) || math.IsNaN(w) || math.IsInf(g, 0) || math.IsInf(w, 0) {
+			if !within(g, w, got.DType) {
+				return fmt.Sprintf("element %d: got %v, want %v\n  got  %s\n  want %s", k, g, w, got.valuesText(), want.valuesText())
+			}
+			continue
+		}
+		if math.Abs(g-w) > atol*scale+rtol*math.Abs(w) {
+			return fmt.Sprintf("element %d: got %v, want %v (tolerance %g·%g + %g·|x|)\n  got  %s\n  want %s", k, g, w, atol, scale, rtol, got.valuesText(), want.valuesText())
+		}
+	}
+	return ""
+}
+
 func (r *Result) numel() int64 {
 	n := int64(1)
 	for _, s := range r.Shape {

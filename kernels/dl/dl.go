@@ -9,6 +9,8 @@ package dl
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool.h"
+
 // ptgo_dl_copy_error copies the current dlerror() text into buf; it runs in
 // the same C call as the failing dl* function so the per-thread state is ours.
 static void ptgo_dl_copy_error(char *buf, size_t n) {
@@ -21,7 +23,15 @@ static void ptgo_dl_copy_error(char *buf, size_t n) {
 static void *ptgo_dl_open(const char *path, char *err, size_t n) {
 	dlerror();
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) ptgo_dl_copy_error(err, n);
+	if (h == NULL) {
+		ptgo_dl_copy_error(err, n);
+		return NULL;
+	}
+	// A library built on kernels.Header runs its parallel regions on ptgo's
+	// pool (pool.c); one without the entry uses whatever it was linked with.
+	void (*set_parallel)(ptgo_pool_run_fn *) = (void (*)(ptgo_pool_run_fn *))dlsym(h, "ptgo_set_parallel");
+	if (set_parallel != NULL) set_parallel(ptgo_pool_run);
+	dlerror();
 	return h;
 }
 
@@ -67,7 +77,8 @@ type Handle struct {
 // Open loads the shared library at path with RTLD_NOW|RTLD_LOCAL: every
 // undefined symbol is resolved now, so a missing dependency fails here rather
 // than at the first call, and the library's symbols stay out of the global
-// namespace.
+// namespace. A library that exports ptgo_set_parallel (every one built on
+// kernels.Header) is handed ptgo's thread pool for its parallel regions.
 func Open(path string) (Handle, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
