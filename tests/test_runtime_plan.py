@@ -8,7 +8,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import ptgo
-from ptgo import _C
+from ptgo import _C, _fast
 from conftest import assert_same
 
 
@@ -31,6 +31,51 @@ def test_arena_temporaries_are_recomputed_every_call():
         for x, out in zip(xs, outs):
             assert_same(out, mlp(x, w1, w2))
         assert outs[0].data_ptr() != outs[1].data_ptr()
+
+
+def test_outputs_recycled_only_when_nothing_refers_to_them():
+    # An output's storage is reused by the next call once the caller dropped every tensor and
+    # view of it (no page faults on a fresh allocation); anything still held is never written.
+    torch.manual_seed(0)
+    w1, w2 = torch.randn(32, 64), torch.randn(64, 16)
+    c = ptgo.compile(mlp)
+    with torch.no_grad():
+        xs = [torch.randn(8, 32) for _ in range(6)]
+        out = c(xs[0], w1, w2)
+        view = out[2:]  # a view keeps the storage
+        del out
+        before = _fast.recycled_outputs()
+        out1 = c(xs[1], w1, w2)
+        assert _fast.recycled_outputs() == before, "a storage a view still holds was reused"
+        assert_same(view, mlp(xs[0], w1, w2)[2:])
+        assert_same(out1, mlp(xs[1], w1, w2))
+        kept = out1.storage()._cdata
+        out2 = c(xs[2], w1, w2)  # out1 still held
+        assert out2.storage()._cdata != kept
+        assert_same(out1, mlp(xs[1], w1, w2))
+        impl, ptr = out2.storage()._cdata, out2.data_ptr()
+        del out2
+        before = _fast.recycled_outputs()
+        out3 = c(xs[3], w1, w2)
+        assert _fast.recycled_outputs() == before + 1, "a dropped output is recycled"
+        assert (out3.storage()._cdata, out3.data_ptr()) == (impl, ptr)
+        assert_same(out3, mlp(xs[3], w1, w2))
+        assert_same(view, mlp(xs[0], w1, w2)[2:])
+        assert_same(out1, mlp(xs[1], w1, w2))
+
+
+def test_recycled_gradients_accumulate_correctly():
+    torch.manual_seed(0)
+    lin = nn.Linear(16, 32)
+    ref = nn.Linear(16, 32)
+    ref.load_state_dict(lin.state_dict())
+    c = ptgo.compile(lin)
+    for _ in range(3):
+        x = torch.randn(4, 16)
+        c(x).sum().backward()
+        ref(x).sum().backward()
+        assert_same(lin.weight.grad, ref.weight.grad)
+        assert_same(lin.bias.grad, ref.bias.grad)
 
 
 def causal_scores(q, k):
