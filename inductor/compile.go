@@ -114,7 +114,7 @@ func Compile(g *fxgraph.Graph, opts Options) (*Compiled, error) {
 		return nil, err
 	}
 	if logs.On(logs.OutputCode) {
-		logs.Printf(logs.OutputCode, "inductor: C for graph %s:\n%s", g.Name, c.Source.Text[len(kernels.Header):])
+		logs.Printf(logs.OutputCode, "inductor: C for graph %s:\n%s", g.Name, c.Source.Text[c.Source.Prelude:])
 	}
 	c.Program, err = Plan(c.Schedule, c.Source)
 	if err != nil {

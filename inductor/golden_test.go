@@ -20,7 +20,7 @@ func TestGolden(t *testing.T) {
 			b.WriteString("# lowered\n" + c.Lowered + "\n# inlined\n" + c.Graph.String() + "\n# scheduled\n" + c.Schedule.String() + "\n# plan\n" + c.Program.String())
 			golden(t, name+".ir", b.String())
 			require.True(t, strings.HasPrefix(c.Source.Text, kernels.Header))
-			golden(t, name+".c", c.Source.Text[len(kernels.Header):])
+			golden(t, name+".c", c.Source.Text[c.Source.Prelude:])
 		})
 	}
 }

@@ -31,25 +31,28 @@ const ABIVersion = 2
 // Any pointer argument may be NULL when its array would be empty. The CPython
 // shim calls this type directly from C; Go calls it through Kernel.Call.
 //
-// Parallel regions are written as OpenMP pragmas, but the unit defines the
-// libgomp entry points gcc calls for parallel regions with static schedules,
-// barriers, single and atomic constructs (GOMP_parallel, omp_get_thread_num,
-// omp_get_num_threads, GOMP_barrier, GOMP_single_start, GOMP_atomic_start/end)
-// itself, hidden, so the library does not use libgomp: GOMP_parallel hands the region to the pool that
-// kernels/dl installs through ptgo_set_parallel when it opens the library
-// (kernels/dl/pool.c says why), or runs it on the calling thread alone when
-// none was installed. The static schedules gcc emits split work by
-// omp_get_num_threads, so any thread count computes the same result.
+// Parallel regions are OpenMP pragmas run by libgomp, torch's own OpenMP
+// runtime, unless the unit also includes PoolRuntime.
 var Header = `/* ptgo kernel ABI v2 (package kernels) */
 #include <stdint.h>
 #include <math.h>
 #define PTGO_KERNEL __attribute__((visibility("default")))
 typedef int ptgo_kernel_fn(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads);
-` + parallelRuntime + vectorMathDecls()
+` + vectorMathDecls()
 
-// parallelRuntime is the part of Header that runs OpenMP regions on ptgo's
-// pool (see Header).
-const parallelRuntime = `#define PTGO_HIDDEN __attribute__((visibility("hidden")))
+// PoolRuntime, pasted after Header, makes a unit run its parallel regions on
+// ptgo's thread pool instead of libgomp. It defines the libgomp entry points
+// gcc calls for parallel regions with static schedules, barriers, single and
+// atomic constructs (GOMP_parallel, omp_get_thread_num, omp_get_num_threads,
+// GOMP_barrier, GOMP_single_start, GOMP_atomic_start/end) itself, hidden, so
+// the library does not link libgomp (-Wl,--as-needed): GOMP_parallel hands the
+// region to the pool that kernels/dl installs through ptgo_set_parallel when it
+// opens the library (kernels/dl/pool.c says when that pays), or runs it on the
+// calling thread alone when none was installed. The static schedules gcc emits
+// split work by omp_get_num_threads, so any thread count computes the same
+// result. A construct outside that list would link libgomp and mix the two
+// runtimes: TestPoolRuntimeNeedsNoLibgomp checks the library's imports.
+const PoolRuntime = `#define PTGO_HIDDEN __attribute__((visibility("hidden")))
 #if defined(__x86_64__) || defined(__i386__)
 #define PTGO_PAUSE() __builtin_ia32_pause()
 #else

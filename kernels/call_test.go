@@ -58,8 +58,7 @@ func TestHiddenSymbolsAreNotExported(t *testing.T) {
 	c, _ := newTestCompiler(t, Config{})
 	lib, err := c.Compile(context.Background(), testSource(t, "vecadd.c"))
 	require.NoError(t, err)
-	require.Equal(t, []string{"ptgo_set_parallel", "vec_add"}, exportedSymbols(t, lib.Path),
-		"only PTGO_KERNEL functions and the pool hook of Header are exported")
+	require.Equal(t, []string{"vec_add"}, exportedSymbols(t, lib.Path))
 	_, err = lib.Kernel("vec_add_helper")
 	require.ErrorContains(t, err, "PTGO_KERNEL")
 	require.ErrorContains(t, err, lib.SourcePath)
@@ -108,9 +107,14 @@ func TestGELUThroughLibmvec(t *testing.T) {
 }
 
 func TestOpenMPParallelLoop(t *testing.T) {
+	t.Run("libgomp", func(t *testing.T) { testOpenMPParallelLoop(t, testSource(t, "omp_threads.c")) })
+	t.Run("pool", func(t *testing.T) { testOpenMPParallelLoop(t, poolSource(t, "omp_threads.c")) })
+}
+
+func testOpenMPParallelLoop(t *testing.T, src Source) {
 	needLoader(t)
 	c, _ := newTestCompiler(t, Config{})
-	lib, err := c.Compile(context.Background(), testSource(t, "omp_threads.c"))
+	lib, err := c.Compile(context.Background(), src)
 	require.NoError(t, err)
 	k, err := lib.Kernel("omp_scale")
 	require.NoError(t, err)
@@ -133,13 +137,13 @@ func TestOpenMPParallelLoop(t *testing.T) {
 	}
 }
 
-// TestParallelRegionsDoNotUseLibgomp: a unit built on Header defines the
-// libgomp entry points it needs, so its parallel regions run on ptgo's pool
+// TestPoolRuntimeNeedsNoLibgomp: a unit with PoolRuntime defines the libgomp
+// entry points it needs, so its parallel regions run on ptgo's pool
 // (kernels/dl/pool.c), not on the OpenMP runtime torch has loaded.
-func TestParallelRegionsDoNotUseLibgomp(t *testing.T) {
+func TestPoolRuntimeNeedsNoLibgomp(t *testing.T) {
 	needLoader(t)
 	c, _ := newTestCompiler(t, Config{})
-	lib, err := c.Compile(context.Background(), testSource(t, "omp_threads.c"))
+	lib, err := c.Compile(context.Background(), poolSource(t, "omp_threads.c"))
 	require.NoError(t, err)
 	f, err := elf.Open(lib.Path)
 	require.NoError(t, err)
@@ -149,6 +153,7 @@ func TestParallelRegionsDoNotUseLibgomp(t *testing.T) {
 	for _, l := range libs {
 		require.NotContains(t, l, "gomp", "the library depends on libgomp")
 	}
+	require.Contains(t, exportedSymbols(t, lib.Path), "ptgo_set_parallel")
 	syms, err := f.DynamicSymbols()
 	require.NoError(t, err)
 	for _, s := range syms {
@@ -165,7 +170,7 @@ func TestParallelRegionsDoNotUseLibgomp(t *testing.T) {
 func TestPoolManyRegions(t *testing.T) {
 	needLoader(t)
 	c, _ := newTestCompiler(t, Config{})
-	lib, err := c.Compile(context.Background(), testSource(t, "omp_threads.c"))
+	lib, err := c.Compile(context.Background(), poolSource(t, "omp_threads.c"))
 	require.NoError(t, err)
 	k, err := lib.Kernel("omp_scale")
 	require.NoError(t, err)

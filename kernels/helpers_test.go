@@ -68,6 +68,15 @@ func testSource(t testing.TB, file string) Source {
 	return Source{Name: strings.TrimSuffix(file, ".c"), Text: Header + string(text)}
 }
 
+// poolSource is testSource with PoolRuntime: parallel regions on ptgo's pool.
+func poolSource(t testing.TB, file string) Source {
+	t.Helper()
+	src := testSource(t, file)
+	src.Name += "_pool"
+	src.Text = Header + PoolRuntime + src.Text[len(Header):]
+	return src
+}
+
 // countingCC writes a compiler script that records every compile (not the -v
 // probe) in a log and passes through to gcc; with
 // failAfter > 0 it fails every compile after the first failAfter.

@@ -27,7 +27,7 @@ static void *ptgo_dl_open(const char *path, char *err, size_t n) {
 		ptgo_dl_copy_error(err, n);
 		return NULL;
 	}
-	// A library built on kernels.Header runs its parallel regions on ptgo's
+	// A library built with kernels.PoolRuntime runs its parallel regions on ptgo's
 	// pool (pool.c); one without the entry uses whatever it was linked with.
 	void (*set_parallel)(ptgo_pool_run_fn *) = (void (*)(ptgo_pool_run_fn *))dlsym(h, "ptgo_set_parallel");
 	if (set_parallel != NULL) set_parallel(ptgo_pool_run);
@@ -77,8 +77,8 @@ type Handle struct {
 // Open loads the shared library at path with RTLD_NOW|RTLD_LOCAL: every
 // undefined symbol is resolved now, so a missing dependency fails here rather
 // than at the first call, and the library's symbols stay out of the global
-// namespace. A library that exports ptgo_set_parallel (every one built on
-// kernels.Header) is handed ptgo's thread pool for its parallel regions.
+// namespace. A library that exports ptgo_set_parallel (every one built with
+// kernels.PoolRuntime) is handed ptgo's thread pool for its parallel regions.
 func Open(path string) (Handle, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))

@@ -1,18 +1,21 @@
 //go:build cgo
 
-// The thread pool that runs the parallel regions of generated kernels (see
-// pool.h and package kernels' Header). One pool per process: kernel
+// The thread pool that runs the parallel regions of generated kernels built
+// with kernels.PoolRuntime (see pool.h). One pool per process: kernel
 // libraries get ptgo_pool_run through their ptgo_set_parallel entry when dl
 // opens them.
 //
-// Why not libgomp: torch has already loaded libgomp, whose idle workers spin
-// for about a millisecond after each region (GOMP_SPINCOUNT, read once at
-// load). torch's BLAS (OpenBLAS with its own pthreads) then runs the next
-// matmul beside a spinning OpenMP worker, and on a machine with as many cores
-// as threads both slow down: gelu_mlp at 2 threads took 9.9 ms against 2.6 ms
-// at one thread. These workers spin for at most PTGO_POOL_SPIN_NS after a
-// region, then sleep on a futex, so the next extern call finds the cores
-// free, while back-to-back kernels still hand over without a system call.
+// Why not libgomp for every unit: torch has already loaded libgomp, whose idle
+// workers spin for about a millisecond after each region (GOMP_SPINCOUNT, read
+// once at load). torch's BLAS (OpenBLAS with its own pthreads) then runs the
+// next matmul beside a spinning OpenMP worker, and on a machine with as many
+// cores as threads both slow down: gelu_mlp at 2 threads took 9.9 ms against
+// 2.6 ms at one thread. These workers spin for at most PTGO_POOL_SPIN_NS after
+// a region, then sleep on a futex, so the next matmul finds the cores free,
+// while back-to-back kernels still hand over without a system call. The other
+// way round, a graph calling torch ops that run on libgomp (convolutions)
+// stays on libgomp (inductor's usePool): there the pool's threads would be
+// the ones competing with spinning libgomp workers.
 //
 // Pure C with no Go: it runs in forked children too (DESIGN D8); a child
 // starts with no workers and creates its own on first use.
