@@ -120,6 +120,11 @@ func Compile(g *fxgraph.Graph, opts Options) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Check {
+		if err := verifyArena(c.Program); err != nil {
+			return nil, fmt.Errorf("ptgo BUG: inductor: graph %s: the plan's arena is invalid: %w", g.Name, err)
+		}
+	}
 	stage("plan")
 	if err := dump("5_plan.txt", c.Program.String()); err != nil {
 		return nil, err

@@ -297,30 +297,41 @@ func (pb *planner) constantSteps(steps []PStep, uses []stepUse, inArena func(int
 }
 
 // placeArena gives every arena temporary a byte offset: first fit among the temporaries live at
-// its allocation (a Once kernel's results stay live for good), sizes rounded up to ArenaAlign.
+// its allocation, sizes rounded up to ArenaAlign. A Once kernel's results are computed on the
+// first call only and read on every call, so they are live for the whole timeline: they get
+// their own offsets before anything else is placed (placing them at their allocation step would
+// hand their bytes to a temporary that died earlier in the step order, which later calls then
+// write over the kept constant: gpt_block's causal mask, NaN from the second call on).
 func (pb *planner) placeArena(inArena func(int) bool) {
 	p := pb.p
 	type span struct{ off, end int64 }
 	live := map[int]span{}
 	permanent := map[int]bool{}
+	sizeOf := func(id int) int64 {
+		b := &p.Buffers[id]
+		size := b.StorageElems * int64(b.DType.ItemSize())
+		return (size + ArenaAlign - 1) / ArenaAlign * ArenaAlign
+	}
 	for _, st := range p.Steps {
-		if st.Op == "kernel" && st.Once {
-			for _, id := range st.Ptrs {
-				if p.Buffers[id].Base < 0 {
-					permanent[id] = true
-				}
+		if st.Op != "kernel" || !st.Once {
+			continue
+		}
+		for _, id := range st.Ptrs {
+			if p.Buffers[id].Base < 0 && inArena(id) && !permanent[id] {
+				permanent[id] = true
+				p.Buffers[id].Arena = p.ArenaBytes
+				live[id] = span{p.ArenaBytes, p.ArenaBytes + sizeOf(id)}
+				p.ArenaBytes += sizeOf(id)
 			}
 		}
 	}
 	for _, st := range p.Steps {
 		switch st.Op {
 		case "alloc":
-			if !inArena(st.Buf) {
+			if !inArena(st.Buf) || permanent[st.Buf] {
 				continue
 			}
-			b := &p.Buffers[st.Buf]
-			size := b.StorageElems * int64(b.DType.ItemSize())
-			size = (size + ArenaAlign - 1) / ArenaAlign * ArenaAlign
+			size := sizeOf(st.Buf)
 			var taken []span
 			for _, s := range live {
 				taken = append(taken, s)
@@ -335,7 +346,7 @@ func (pb *planner) placeArena(inArena func(int) bool) {
 					off = s.end
 				}
 			}
-			b.Arena = off
+			p.Buffers[st.Buf].Arena = off
 			live[st.Buf] = span{off, off + size}
 			if off+size > p.ArenaBytes {
 				p.ArenaBytes = off + size
