@@ -98,7 +98,7 @@ def compile_time(name, backend, cache_dir):
 
 
 # Ops whose time ptgo leaves to torch by design (DESIGN D5): BLAS products and convolutions.
-EXTERN_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mkldnn_convolution",
+EXTERN_OPS = ("aten::mm", "aten::addmm", "aten::_addmm_activation", "aten::bmm", "aten::baddbmm", "aten::mkldnn_convolution",
               "aten::_slow_conv2d_forward", "aten::thnn_conv2d", "aten::_nnpack_spatial_convolution",
               "aten::_convolution", "aten::slow_conv_dilated2d")
 
