@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"ptgo/fxgraph"
@@ -41,6 +42,9 @@ type Compiled struct {
 	Library  *kernels.Library
 	// Timings lists each stage and how long it took, in order.
 	Timings []StageTime
+
+	mu    sync.Mutex // guards arena
+	arena Arena
 }
 
 // StageTime is how long one compile stage took.
@@ -161,9 +165,16 @@ func Compile(g *fxgraph.Graph, opts Options) (*Compiled, error) {
 	return c, nil
 }
 
-// Run executes the compiled graph on Go tensors (see Execute).
+// Run executes the compiled graph on Go tensors (see Execute) with the arena the compiled graph
+// keeps across calls, as the CPython runtime does: constants computed by Once kernels on the
+// first call must still be intact on later ones. A call made while another runs gets a fresh
+// arena.
 func (c *Compiled) Run(inputs []*Tensor, nthreads int) ([]*Tensor, error) {
-	return Execute(c.Program, c.Library, inputs, nthreads)
+	if !c.mu.TryLock() {
+		return Execute(c.Program, c.Library, inputs, nthreads)
+	}
+	defer c.mu.Unlock()
+	return execute(c.Program, c.Library, inputs, nthreads, &c.arena)
 }
 
 func checkStage(opts Options, g *Graph, stage string) error {

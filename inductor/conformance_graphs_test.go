@@ -312,30 +312,34 @@ func TestConformanceGraphs(t *testing.T) {
 					t.Logf("compiled only: the Go executor cannot run its externs")
 					continue
 				}
-				refIn, attrs, cIn := graphInputs(t, g.prims, rand.New(rand.NewSource(int64(i+1))), false)
-				want, err := ref.Run(g.prims, refIn, attrs)
-				require.NoError(t, err)
-				got, err := g.compile[v].Run(cIn, vr.nthreads)
-				require.NoError(t, err, "variant %s", vr.name)
-				require.Len(t, got, len(want))
-				compare := testcases.CompareResults
-				if normwiseGraphs[g.name] {
-					compare = testcases.CompareResultsNormwise
-				}
-				for k := range want {
-					d := compare(cResult(got[k]), refResult(want[k]), testcases.NonUnitStrides)
-					require.Empty(t, d, "variant %s: output %d\n%s", vr.name, k, g.prims)
-				}
-				refAfter := slices.Clone(refIn)
-				for _, n := range g.prims.Nodes {
-					if n.Op == fxgraph.GetAttr {
-						refAfter = append(refAfter, attrs[n.Target])
+				// Two calls with different inputs: the second reuses the arena the first left,
+				// as the CPython runtime does (constants computed once must still be intact).
+				for call := range 2 {
+					refIn, attrs, cIn := graphInputs(t, g.prims, rand.New(rand.NewSource(int64(i+1+1000*call))), false)
+					want, err := ref.Run(g.prims, refIn, attrs)
+					require.NoError(t, err)
+					got, err := g.compile[v].Run(cIn, vr.nthreads)
+					require.NoError(t, err, "variant %s", vr.name)
+					require.Len(t, got, len(want))
+					compare := testcases.CompareResults
+					if normwiseGraphs[g.name] {
+						compare = testcases.CompareResultsNormwise
 					}
-				}
-				require.Len(t, cIn, len(refAfter))
-				for k := range refAfter {
-					d := testcases.CompareResults(cResult(cIn[k]), refResult(refAfter[k]), testcases.NoStrides)
-					require.Empty(t, d, "variant %s: input %s after the call\n%s", vr.name, g.lifted.Placeholders()[k].Name, g.prims)
+					for k := range want {
+						d := compare(cResult(got[k]), refResult(want[k]), testcases.NonUnitStrides)
+						require.Empty(t, d, "variant %s, call %d: output %d\n%s", vr.name, call, k, g.prims)
+					}
+					refAfter := slices.Clone(refIn)
+					for _, n := range g.prims.Nodes {
+						if n.Op == fxgraph.GetAttr {
+							refAfter = append(refAfter, attrs[n.Target])
+						}
+					}
+					require.Len(t, cIn, len(refAfter))
+					for k := range refAfter {
+						d := testcases.CompareResults(cResult(cIn[k]), refResult(refAfter[k]), testcases.NoStrides)
+						require.Empty(t, d, "variant %s: input %s after the call\n%s", vr.name, g.lifted.Placeholders()[k].Name, g.prims)
+					}
 				}
 			}
 		})

@@ -15,12 +15,27 @@ import (
 // (prims.mm, prims.bmm, prims.addmm; an Into extern's result is copied into its allocated
 // buffer); other externs (fallbacks, convolution) are an error here.
 func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) ([]*Tensor, error) {
+	return execute(p, lib, inputs, nthreads, &Arena{})
+}
+
+// Arena is the memory a plan's temporaries live in, kept across calls as the CPython runtime
+// keeps it: the Once kernels (constants) run only on its first call, later calls read what they
+// left. The zero Arena is fresh.
+type Arena struct {
+	data []byte
+	used bool
+}
+
+func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a *Arena) ([]*Tensor, error) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("inductor: program %s takes %d inputs, got %d", p.Name, len(p.Inputs), len(inputs))
 	}
 	bufs := make([]*Tensor, len(p.Buffers))
 	dead := map[int][]byte{}
-	arena := NewStorage(p.ArenaBytes)
+	if int64(len(a.data)) != p.ArenaBytes {
+		a.data, a.used = NewStorage(p.ArenaBytes), false
+	}
+	arena, fresh := a.data, !a.used
 	for i, id := range p.Inputs {
 		spec := p.Buffers[id]
 		t := inputs[i]
@@ -64,6 +79,9 @@ func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) (
 			}
 			bufs[st.Buf] = nil
 		case "kernel":
+			if st.Once && !fresh {
+				continue
+			}
 			k, ok := fns[st.Kernel]
 			if !ok {
 				var err error
@@ -128,6 +146,7 @@ func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) (
 			return nil, fmt.Errorf("inductor: unknown plan step %q", st.Op)
 		}
 	}
+	a.used = true
 	out := make([]*Tensor, len(p.Outputs))
 	for i, o := range p.Outputs {
 		if o.Buf < 0 {
