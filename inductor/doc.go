@@ -131,6 +131,12 @@
 //   - exp_float: 0.58 ns per element against libmvec's 3.2-6.5 with half the lanes -inf
 //     (gpt_block's causally masked softmax kernel 400 → 172 µs); on ordinary inputs libmvec stays,
 //     faster inside real kernels (a softmax kernel 56 vs 73 µs).
+//   - Threads (usePool): gelu_mlp at 2 threads took 9.9 ms with its kernels on libgomp, whose
+//     idle workers spin beside OpenBLAS's threads, and 3.1 ms on ptgo's pool; small_cnn, whose
+//     convolutions run on libgomp, stays there (12.7 ms on a long-spinning pool, 1.3 ms on
+//     libgomp).
+//   - addmm as mm plus a fused bias add: torch's addmm at 2 threads took 3.4 ms against 1.3 ms
+//     for the mm alone (the bias copy wakes libgomp's workers).
 //   - ParallelMinWork = 64K elements: in a plain C process a cheap pointwise kernel on 2 threads
 //     breaks even with one thread at 16K elements and is 1.65x faster at 64K
 //     (testdata/bench/omp_threshold.c). Inside a Go test process multi-threaded kernels are
