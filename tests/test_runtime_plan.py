@@ -64,6 +64,38 @@ def test_outputs_recycled_only_when_nothing_refers_to_them():
         assert_same(out1, mlp(xs[1], w1, w2))
 
 
+def test_outputs_shared_with_other_processes_are_not_recycled():
+    # torch.multiprocessing moves a storage it sends to shared memory (share_memory_) and keeps
+    # only a weak reference; the receiving process may still read it after the sender dropped
+    # its tensor. Either sign keeps the storage from being reused.
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    torch.manual_seed(0)
+    w1, w2 = torch.randn(32, 64), torch.randn(64, 16)
+    c = ptgo.compile(mlp)
+    x = torch.randn(8, 32)
+
+    def reused_after(prepare):
+        out = c(x, w1, w2)
+        keep = prepare(out)
+        expected = out.clone()
+        del out
+        before = _fast.recycled_outputs()
+        assert_same(c(x + 1, w1, w2), mlp(x + 1, w1, w2))
+        reused = _fast.recycled_outputs() != before
+        del keep
+        return reused, expected
+
+    with torch.no_grad():
+        c(x, w1, w2)
+        assert reused_after(lambda out: None)[0], "control: a dropped output is recycled"
+        reused, _ = reused_after(lambda out: StorageWeakRef(out.storage()))
+        assert not reused, "a storage someone holds a weak reference to was reused"
+        reused, expected = reused_after(lambda out: out.share_memory_().data_ptr())
+        assert not reused, "a storage moved to shared memory was reused"
+        assert_same(expected, mlp(x, w1, w2))
+
+
 def test_recycled_gradients_accumulate_correctly():
     torch.manual_seed(0)
     lin = nn.Linear(16, 32)

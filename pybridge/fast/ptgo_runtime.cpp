@@ -105,6 +105,12 @@ struct Output {
   PyObject* value = nullptr;  // strong, when buf < 0
 };
 
+// A per-call buffer's storage kept for the next call, and the memory it had then.
+struct Recycled {
+  c10::Storage storage;
+  const void* data = nullptr;
+};
+
 struct GraphObject {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -123,7 +129,7 @@ struct GraphObject {
   bool busy;  // a call is running on the arena (a re-entrant call makes its own)
   // The storage of each buffer allocated per call (outputs, buffers externs keep) as the last
   // call left it; see alloc_per_call.
-  std::vector<c10::Storage>* recycle;
+  std::vector<Recycled>* recycle;
 };
 
 // make_arena allocates one block for the graph's temporaries and returns a tensor per arena
@@ -176,10 +182,18 @@ struct ArenaLease {
 // alloc_per_call allocates buffer b, which outlives the call (an output, or a buffer an extern
 // keeps). The storage the previous call allocated for it is reused when nothing else holds it
 // any more (the caller dropped that output): a large allocation is otherwise a fresh mmap whose
-// pages fault on first touch, every call (a 4 MB output: ~1.5 ms on this machine). A storage
-// anyone still refers to, through any tensor or view, is never reused. Only the call holding
-// the graph's arena (shared) recycles; a re-entrant call allocates.
+// pages fault on first touch, every call (a 4 MB output: ~1.5 ms on this machine). Reused only
+// when the storage has no other strong reference (no tensor, no view), no weak one (torch's
+// multiprocessing tracks storages it shared that way) and still holds the memory allocated for
+// it (share_memory_() swaps in shared memory another process may still read). Only the call
+// holding the graph's arena (shared) recycles; a re-entrant call allocates.
 std::atomic<int64_t> recycled_outputs{0};  // storages alloc_per_call reused, for tests
+
+bool recyclable(const Recycled& r, int64_t nbytes) {
+  const c10::Storage& s = r.storage;
+  return s && s.use_count() == 1 && s.getWeakStorageImpl().weak_use_count() == 2 && s.data() == r.data &&
+         static_cast<int64_t>(s.nbytes()) == nbytes && s.device().is_cpu();
+}
 
 at::Tensor alloc_per_call(GraphObject* g, int b, bool shared) {
   const Buf& s = (*g->bufs)[b];
@@ -187,19 +201,21 @@ at::Tensor alloc_per_call(GraphObject* g, int b, bool shared) {
   const int64_t itemsize = static_cast<int64_t>(c10::elementSize(s.dtype));
   const int64_t nbytes = s.offset == 0 ? static_cast<int64_t>(at::detail::computeStorageNbytes(s.sizes, s.strides, itemsize))
                                        : s.storage_elems * itemsize;
-  c10::Storage* old = shared ? &(*g->recycle)[b] : nullptr;
+  Recycled* old = shared ? &(*g->recycle)[b] : nullptr;
   at::Tensor t;
-  if (old != nullptr && *old && old->use_count() == 1 && static_cast<int64_t>(old->nbytes()) == nbytes &&
-      old->device().is_cpu()) {
+  if (old != nullptr && recyclable(*old, nbytes)) {
     t = at::empty({0}, opts);
-    t.set_(*old, s.offset, s.sizes, s.strides);
+    t.set_(old->storage, s.offset, s.sizes, s.strides);
     recycled_outputs.fetch_add(1, std::memory_order_relaxed);
   } else if (s.offset == 0) {
     t = at::empty_strided(s.sizes, s.strides, opts);
   } else {
     t = at::empty({s.storage_elems}, opts).as_strided(s.sizes, s.strides, s.offset);
   }
-  if (old != nullptr) *old = t.storage();
+  if (old != nullptr) {
+    old->storage = t.storage();
+    old->data = old->storage.data();
+  }
   return t;
 }
 
@@ -628,7 +644,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->consts = new std::vector<PyObject*>();
   g->name = new std::string("graph");
   g->arena = new std::vector<at::Tensor>();
-  g->recycle = new std::vector<c10::Storage>();
+  g->recycle = new std::vector<Recycled>();
   g->arena_bytes = 0;
   g->arena_fresh = true;
   g->busy = false;
