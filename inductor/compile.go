@@ -44,7 +44,7 @@ type Compiled struct {
 	Timings []StageTime
 
 	mu    sync.Mutex // guards arena
-	arena Arena
+	arena execArena
 }
 
 // StageTime is how long one compile stage took.

@@ -15,18 +15,18 @@ import (
 // (prims.mm, prims.bmm, prims.addmm; an Into extern's result is copied into its allocated
 // buffer); other externs (fallbacks, convolution) are an error here.
 func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) ([]*Tensor, error) {
-	return execute(p, lib, inputs, nthreads, &Arena{})
+	return execute(p, lib, inputs, nthreads, &execArena{})
 }
 
-// Arena is the memory a plan's temporaries live in, kept across calls as the CPython runtime
+// execArena is the memory a plan's temporaries live in, kept across calls as the CPython runtime
 // keeps it: the Once kernels (constants) run only on its first call, later calls read what they
-// left. The zero Arena is fresh.
-type Arena struct {
+// left. The zero execArena is fresh.
+type execArena struct {
 	data []byte
 	used bool
 }
 
-func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a *Arena) ([]*Tensor, error) {
+func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a *execArena) ([]*Tensor, error) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("inductor: program %s takes %d inputs, got %d", p.Name, len(p.Inputs), len(inputs))
 	}
