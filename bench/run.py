@@ -55,6 +55,10 @@ def timed(fn, reps):
     return (time.perf_counter() - t0) / reps
 
 
+def max_err(a, b):
+    return (a.detach().double() - b.detach().double()).abs().max().item()
+
+
 def measure(name, backend, threads, rounds, reps):
     torch.set_num_threads(threads)
     model, args, grad = make(name)
@@ -62,7 +66,7 @@ def measure(name, backend, threads, rounds, reps):
     compiled = ptgo.compile(model, backend=backend)
     out_c = step(compiled, args, grad)  # compile
     out_e = step(model, args, grad)
-    err = (out_c.detach().double() - out_e.detach().double()).abs().max().item()
+    err = max_err(out_c, out_e)
     for _ in range(2):
         step(compiled, args, grad)
         step(model, args, grad)
@@ -73,7 +77,7 @@ def measure(name, backend, threads, rounds, reps):
     # the error of a late call too: later calls reuse the arena, constants computed once and
     # recycled outputs
     out_c, out_e = step(compiled, args, grad), step(model, args, grad)
-    err = max(err, (out_c.detach().double() - out_e.detach().double()).abs().max().item())
+    err = max(err, max_err(out_c, out_e))
     return statistics.median(te), statistics.median(tc), err, min(te) / min(tc)
 
 

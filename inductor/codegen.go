@@ -61,7 +61,7 @@ func usePool(s *Schedule) bool {
 	products := 0
 	for _, st := range s.Steps {
 		if e, ok := st.(*ExternStep); ok {
-			if !blasProducts[e.Call.Target] {
+			if !matrixProducts[e.Call.Target] {
 				return false
 			}
 			products++
@@ -69,9 +69,6 @@ func usePool(s *Schedule) bool {
 	}
 	return products > 0
 }
-
-// blasProducts are the externs torch runs through its BLAS.
-var blasProducts = map[string]bool{"prims.mm": true, "prims.bmm": true, "prims.addmm": true}
 
 // KernelCode is one generated entry point.
 type KernelCode struct {

@@ -26,9 +26,12 @@ func Plan(s *Schedule, src *Source) (*Program, error) {
 	return pb.build(s)
 }
 
+// matrixProducts are the matrix-product externs, which torch runs through its BLAS.
+var matrixProducts = map[string]bool{"prims.mm": true, "prims.bmm": true, "prims.addmm": true}
+
 // IntoTargets are the externs the runtime runs writing into a buffer the plan allocated
 // (PStep.Into): torch's out= variants of the matrix products.
-var IntoTargets = map[string]bool{"prims.mm": true, "prims.bmm": true, "prims.addmm": true}
+var IntoTargets = matrixProducts
 
 // retainsNothing are the externs known not to keep or alias their tensor arguments; every other
 // extern (fallbacks run torch functions) may, so its buffers stay out of the arena.
