@@ -5,7 +5,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 export PATH := $(dir $(GO)):$(PATH)
-DEBS := python3-torch python3-numpy python3-pytest python3-venv python3-dev python3-setuptools \
+DEBS := python3-torch python3-torchvision python3-numpy python3-pytest python3-venv python3-dev python3-setuptools \
         python3-wheel python3-pip python3-matplotlib libtorch-dev gcc g++ make pkg-config
 GO_SRC := $(shell find . -name '*.go' -not -path './.venv/*' -not -name '*_test.go') go.mod go.sum \
           pybridge/include/ptgo_abi.h

@@ -1,8 +1,6 @@
 package bytecode
 
 import (
-	"strings"
-
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
 )
@@ -109,32 +107,14 @@ func childSource(s Source, attr string) Source {
 	return &AttrSource{Base: s, Attr: attr}
 }
 
-// libraryModules are Python modules whose attributes ptgo treats as constant (no guards): their
-// functions are not replaced at run time in practice, and guarding every torch.* read would make
-// every call slower.
-var libraryModules = []string{"torch", "math", "operator", "builtins", "functools", "itertools",
-	"collections", "warnings", "typing", "numbers", "enum", "abc", "copy", "types", "numpy", "ptgo"}
-
-func isLibraryModuleName(name string) bool {
-	for _, m := range libraryModules {
-		if name == m || strings.HasPrefix(name, m+".") {
-			return true
-		}
-	}
-	return false
-}
-
 // pyModuleAttr reads an attribute of a Python module (torch.relu, math.pi, F.gelu).
 func (t *Tracer) pyModuleAttr(f *frame, m *ObjV, name string) (Value, error) {
 	v, err := t.api.GetAttr(m.Obj, name)
 	if err != nil {
 		return nil, f.unsupported("", "module attribute %s: %v", name, err)
 	}
-	modName := ""
-	if n, err := t.api.GetAttr(m.Obj, "__name__"); err == nil {
-		modName, _ = t.api.Str(n)
-	}
-	if isLibraryModuleName(modName) || m.Source == nil {
+	// A library module's attributes (torch.relu, math.pi) are constants: not guarded (A16).
+	if m.Source == nil || t.env.IsLibraryModule(m.Obj) {
 		return t.wrapLive(f, v, nil)
 	}
 	return t.lazy(v, &AttrSource{Base: m.Source, Attr: name}), nil

@@ -19,6 +19,9 @@ type Env struct {
 	codes    map[py.Obj]*codeInfo
 	dtypes   []py.Obj // index = primtorch.DType
 	specials map[py.Obj]specialFn
+	// owners and libModules cache the skip policy's answers per file name and per module.
+	owners     map[string]fileOwner
+	libModules map[py.Obj]bool
 }
 
 // NewEnv prepares an environment; cheap (everything is resolved lazily).
@@ -70,6 +73,59 @@ func (e *Env) callRuntime(name string, args ...py.Obj) (py.Obj, error) {
 		return 0, err
 	}
 	return e.API.Call(fn, args, nil)
+}
+
+// CodeOwner is what the skip policy says of a file: the library it belongs to ("torch", "the
+// standard library"; "" for the user's own code, installed packages such as torchvision
+// included) and whether the frame hook skips frames that start there. The policy lives in one
+// place (ptgo._runtime._skip_policy, answered by the shim's code_owner_of): library code's
+// globals are not guarded (A16) and messages point past it to the user's line.
+func (e *Env) CodeOwner(file string) (owner string, skipped bool) {
+	if o, ok := e.owners[file]; ok {
+		return o.owner, o.skipped
+	}
+	if e.owners == nil {
+		e.owners = map[string]fileOwner{}
+	}
+	var fo fileOwner
+	if r, err := e.callRuntime("code_owner", e.API.NewStr(file)); err == nil {
+		if o, err := e.API.Index(r, 0); err == nil && e.API.Kind(o) == py.KStr {
+			fo.owner, _ = e.API.Str(o)
+		}
+		if s, err := e.API.Index(r, 1); err == nil {
+			fo.skipped = e.API.Kind(s) == py.KBool && s == e.API.NewBool(true)
+		}
+	}
+	e.owners[file] = fo
+	return fo.owner, fo.skipped
+}
+
+type fileOwner struct {
+	owner   string
+	skipped bool
+}
+
+// IsLibraryFile reports whether file belongs to a library (torch, the standard library, ...).
+func (e *Env) IsLibraryFile(file string) bool {
+	o, _ := e.CodeOwner(file)
+	return o != ""
+}
+
+// IsLibraryModule answers the same question for a Python module object (its attributes are then
+// not guarded): by its file, and built-in modules (math, builtins) are the standard library.
+func (e *Env) IsLibraryModule(m py.Obj) bool {
+	if v, ok := e.libModules[m]; ok {
+		return v
+	}
+	if e.libModules == nil {
+		e.libModules = map[py.Obj]bool{}
+	}
+	lib := false
+	if o, err := e.callRuntime("module_owner", m); err == nil && e.API.Kind(o) == py.KStr {
+		lib = true
+	}
+	e.libModules[m] = lib
+	return lib
 }
 
 // BuiltinName returns the name of o in the builtins module ("len"), or "".

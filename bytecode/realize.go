@@ -471,9 +471,9 @@ func (t *Tracer) funcFromObj(f *frame, o py.Obj, src Source) (*FuncV, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isLibraryFile(ci.code.Filename) {
+	if !t.env.IsLibraryFile(ci.code.Filename) {
 		// Library modules (torch, the standard library) do not rebind their globals: reading
-		// them needs no guards.
+		// them needs no guards. Everything else's globals are guarded like the user's.
 		fn.GlobalsSrc = &ConstSource{Obj: fn.Globals, Desc: "globals of " + t.qualName(o)}
 	}
 	fn.Name, fn.QualName = ci.code.Name, ci.code.QualName
@@ -742,7 +742,7 @@ func (t *Tracer) addMethod(f *frame, method string, args []fxgraph.Arg, kwargs [
 // shortWhereUser is the innermost user file:line (basename), for node annotations.
 func (f *frame) shortWhereUser() string {
 	for g := f; g != nil; g = g.parent {
-		if !isLibraryFile(g.ci.code.Filename) {
+		if !g.isLibrary() {
 			return g.shortWhere()
 		}
 	}

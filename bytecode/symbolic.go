@@ -54,7 +54,8 @@ type codeInfo struct {
 	lpNames []string
 	// cellSlot[i] is the localsplus index of co_cellvars[i].
 	cellSlot []int
-	freeBase int // localsplus index of the first free variable
+	freeBase int  // localsplus index of the first free variable
+	library  int8 // the skip policy's answer for the file: 0 not asked yet, 1 user code, 2 library code
 }
 
 // frame is one activation the interpreter is running: the captured frame or an inlined call.
@@ -121,16 +122,23 @@ func (f *frame) shortWhere() string {
 // userWhere is the innermost location that is the user's code (not torch's), for messages.
 func (f *frame) userWhere() string {
 	for g := f; g != nil; g = g.parent {
-		if !isLibraryFile(g.ci.code.Filename) {
+		if !g.isLibrary() {
 			return g.where()
 		}
 	}
 	return f.where()
 }
 
-func isLibraryFile(fn string) bool {
-	return strings.Contains(fn, "/torch/") || strings.Contains(fn, "/python3.11/") || strings.Contains(fn, "/ptgo/") ||
-		strings.HasPrefix(fn, "<frozen ")
+// isLibrary reports whether the frame runs library code (Env.CodeOwner): torch's, the standard
+// library's, ptgo's.
+func (f *frame) isLibrary() bool {
+	if f.ci.library == 0 {
+		f.ci.library = 1
+		if f.t.env.IsLibraryFile(f.ci.code.Filename) {
+			f.ci.library = 2
+		}
+	}
+	return f.ci.library == 2
 }
 
 // internalError is a ptgo bug found during tracing; recovered at the pybridge boundary.

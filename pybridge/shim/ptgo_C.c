@@ -17,6 +17,8 @@
 #include <structmember.h>
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -577,9 +579,106 @@ static Py_ssize_t extra_index = -1;
 static char skip_file_marker; /* co_extra value for code never to capture (stdlib, torch, ptgo) */
 #define SKIP_FILE ((void *)&skip_file_marker)
 static cache_t *all_caches;
-static PyObject *skip_prefixes;   /* tuple of str: file name prefixes never captured */
-static PyObject *allow_prefixes;  /* tuple of str: exceptions to skip_prefixes */
-static PyObject *skip_files;      /* tuple of str: exact files never captured */
+/* The skip policy (ptgo._runtime._skip_policy): resolved paths, longest first; the first rule
+ * that matches a code object's resolved file decides. */
+enum { RULE_SKIP_DIR = 0, RULE_CAPTURE_DIR = 1, RULE_SKIP_FILE = 2 };
+typedef struct {
+    char *path;
+    size_t len;
+    int kind;
+    PyObject *reason; /* str naming the library the code belongs to ("torch"), "" for the user's */
+} policy_rule;
+static policy_rule *policy;
+static Py_ssize_t npolicy;
+
+static char *dupstr(const char *s);
+
+/* code_owner_of: what library a file belongs to ("torch", "the standard library", "numpy"), or
+ * NULL for the user's own code (torchvision and other installed packages included); *skipped
+ * says whether frames that start there are never captured. The one answer to "is this library
+ * code": the frame hook asks it for skipping, the trace (through _C.code_owner) for which
+ * globals need guards and which line is the user's in messages. torch.nn's module files belong
+ * to torch and are captured. Frozen modules ("<frozen os>") are the standard library; other
+ * names in angle brackets (exec'd code, "<stdin>") are the user's. Files are compared by their
+ * resolved path. */
+static PyObject *code_owner_of(const char *fn, int *skipped) {
+    static PyObject *stdlib_reason;
+    *skipped = 0;
+    if (strncmp(fn, "<frozen ", 8) == 0) {
+        if (stdlib_reason == NULL) stdlib_reason = PyUnicode_InternFromString("the standard library");
+        *skipped = 1;
+        return stdlib_reason;
+    }
+    if (fn[0] == '<' || npolicy == 0) return NULL;
+    char buf[PATH_MAX];
+    const char *path = realpath(fn, buf) ? buf : fn;
+    size_t n = strlen(path);
+    for (Py_ssize_t i = 0; i < npolicy; i++) {
+        const policy_rule *r = &policy[i];
+        int match = r->kind == RULE_SKIP_FILE ? (n == r->len && memcmp(path, r->path, n) == 0)
+                                              : (n > r->len && memcmp(path, r->path, r->len) == 0);
+        if (match) {
+            *skipped = r->kind != RULE_CAPTURE_DIR;
+            return PyUnicode_GET_LENGTH(r->reason) ? r->reason : NULL;
+        }
+    }
+    return NULL;
+}
+
+static void free_policy(void) {
+    for (Py_ssize_t i = 0; i < npolicy; i++) {
+        PyMem_Free(policy[i].path);
+        Py_XDECREF(policy[i].reason);
+    }
+    PyMem_Free(policy);
+    policy = NULL;
+    npolicy = 0;
+}
+
+/* set_policy(rules): rules is a tuple of (path, kind, reason), longest path first. */
+static int set_policy(PyObject *rules) {
+    Py_ssize_t n = PyTuple_GET_SIZE(rules);
+    policy_rule *p = PyMem_Calloc(n ? n : 1, sizeof *p);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *path;
+        int kind;
+        PyObject *reason;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(rules, i), "siU", &path, &kind, &reason)) goto fail;
+        p[i].path = dupstr(path);
+        p[i].len = strlen(path);
+        p[i].kind = kind;
+        Py_INCREF(reason);
+        p[i].reason = reason;
+        if (p[i].path == NULL) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+    }
+    free_policy();
+    policy = p;
+    npolicy = n;
+    return 0;
+fail:
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyMem_Free(p[i].path);
+        Py_XDECREF(p[i].reason);
+    }
+    PyMem_Free(p);
+    return -1;
+}
+
+/* code_owner(filename) -> (owner or None, skipped) */
+static PyObject *py_code_owner(PyObject *self, PyObject *filename) {
+    const char *fn = PyUnicode_AsUTF8(filename);
+    if (fn == NULL) return NULL;
+    int skipped;
+    PyObject *owner = code_owner_of(fn, &skipped);
+    return Py_BuildValue("(OO)", owner ? owner : Py_None, skipped ? Py_True : Py_False);
+}
 
 static void free_entry(entry_t *e) {
     for (int i = 0; i < e->nguards; i++) {
@@ -953,30 +1052,15 @@ static void set_hook(int on) {
     _PyInterpreterState_SetEvalFrameFunc(PyThreadState_GET()->interp, on ? eval_frame : _PyEval_EvalFrameDefault);
 }
 
-static int starts_with(const char *s, PyObject *prefixes) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(prefixes); i++) {
-        const char *p = PyUnicode_AsUTF8(PyTuple_GET_ITEM(prefixes, i));
-        if (p && strncmp(s, p, strlen(p)) == 0) return 1;
-    }
-    return 0;
-}
-
 static int should_skip_code(PyCodeObject *co) {
     const char *fn = PyUnicode_AsUTF8(co->co_filename);
     if (fn == NULL) {
         PyErr_Clear();
         return 1;
     }
-    if (skip_files) {
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(skip_files); i++) {
-            const char *p = PyUnicode_AsUTF8(PyTuple_GET_ITEM(skip_files, i));
-            if (p && strcmp(fn, p) == 0) return 1;
-        }
-    }
-    if (strncmp(fn, "<frozen ", 8) == 0) return 1; /* frozen standard-library modules */
-    if (allow_prefixes && starts_with(fn, allow_prefixes)) return 0;
-    if (skip_prefixes && starts_with(fn, skip_prefixes)) return 1;
-    return 0;
+    int skipped;
+    code_owner_of(fn, &skipped);
+    return skipped;
 }
 
 static long cache_size_limit(void) {
@@ -1484,12 +1568,11 @@ static PyObject *py_request(PyObject *self, PyObject *args) {
 static PyObject *py_init(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"runtime", "lib_path", "tensor_type", "param_type", "module_type", "dtype_type",
                              "device_type", "dtypes", "is_grad_enabled", "strided", "unsupported",
-                             "backend_failed", "skip_prefixes", "allow_prefixes", "skip_files", NULL};
-    PyObject *rt, *tt, *pt, *mt, *dt, *vt, *dts, *ige, *strided, *unsup, *bfail, *skp, *alw, *skf;
+                             "backend_failed", "skip_rules", NULL};
+    PyObject *rt, *tt, *pt, *mt, *dt, *vt, *dts, *ige, *strided, *unsup, *bfail, *rules;
     const char *path;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OsOOOOOO!OOOOO!O!O!", kwlist, &rt, &path, &tt, &pt, &mt, &dt, &vt,
-                                     &PyTuple_Type, &dts, &ige, &strided, &unsup, &bfail, &PyTuple_Type, &skp,
-                                     &PyTuple_Type, &alw, &PyTuple_Type, &skf))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OsOOOOOO!OOOOO!", kwlist, &rt, &path, &tt, &pt, &mt, &dt, &vt,
+                                     &PyTuple_Type, &dts, &ige, &strided, &unsup, &bfail, &PyTuple_Type, &rules))
         return NULL;
     if (PyTuple_GET_SIZE(dts) != 12) {
         PyErr_SetString(PyExc_ValueError, "ptgo._C.init: dtypes must list the 12 dtypes in primtorch order");
@@ -1507,10 +1590,8 @@ static PyObject *py_init(PyObject *self, PyObject *args, PyObject *kw) {
     SET(strided_layout, strided);
     SET(unsupported_exc, unsup);
     SET(backend_failed_exc, bfail);
-    SET(skip_prefixes, skp);
-    SET(allow_prefixes, alw);
-    SET(skip_files, skf);
 #undef SET
+    if (set_policy(rules) < 0) return NULL;
     snprintf(lib_path, sizeof lib_path, "%s", path);
     Py_RETURN_NONE;
 }
@@ -1568,6 +1649,8 @@ static PyMethodDef methods[] = {
     {"set_context", (PyCFunction)(void (*)(void))py_set_context, METH_FASTCALL, set_context_doc},
     {"reset", py_reset, METH_NOARGS, "Drop every cache entry of every code object."},
     {"cache_info", py_cache_info, METH_O, "Cache entries of a code object: [(tag, status, hits, guards)]."},
+    {"code_owner", py_code_owner, METH_O,
+     "code_owner(filename) -> (library or None, skipped): what the skip policy says of a file."},
     {"skip_state", py_skip_state, METH_O, "How the hook treats a code object: unseen, skipped, cached, skip-compile."},
     {"request", py_request, METH_VARARGS, "request(method, json) -> json: a non-per-frame call into Go."},
     {"go_loaded", py_go_loaded, METH_NOARGS, "Whether the Go library has been started."},

@@ -31,25 +31,126 @@ def _lib_path():
     return os.path.join(here, "libptgo.so")
 
 
-def _skip_policy():
-    """Which files the frame hook never captures (DESIGN: a skip policy like Dynamo's).
+# Packages whose code is never captured and whose globals are never guarded, by top-level module
+# name, besides the standard library, torch and ptgo: numerical and test-runner libraries a
+# model's forward may call but that ptgo has no reason to trace (their frames would only add
+# graphs of nothing). Located by their resolved import path, never by a substring of it.
+SKIPPED_PACKAGES = ("numpy", "sympy", "typing_extensions", "pytest", "_pytest", "pluggy", "functorch",
+                    "triton", "setuptools", "pkg_resources", "_distutils_hack", "IPython", "ipykernel")
 
-    The standard library, torch's internals and ptgo itself are skipped; torch.nn's module
-    files are captured (a compiled nn.Sequential has a forward worth compiling), but not
-    torch/nn/modules/module.py (Module.__call__ runs hooks eagerly and calls forward)."""
-    paths = sysconfig.get_paths()
-    skip = {paths["stdlib"], paths["platstdlib"]}
-    torch_dir = os.path.dirname(torch.__file__)
-    ptgo_dir = os.path.dirname(os.path.abspath(__file__))
-    skip.update({torch_dir + os.sep, ptgo_dir + os.sep})
-    for mod in ("numpy", "typing_extensions", "_pytest", "pytest", "pluggy", "sympy"):
-        m = sys.modules.get(mod)
-        if m is not None and getattr(m, "__file__", None):
-            skip.add(os.path.dirname(m.__file__) + os.sep)
-    skip_prefixes = tuple(sorted(p if p.endswith(os.sep) else p + os.sep for p in skip))
-    allow = (os.path.join(torch_dir, "nn", "modules") + os.sep,)
-    skip_files = (os.path.join(torch_dir, "nn", "modules", "module.py"),)
-    return skip_prefixes, allow, skip_files
+# Parts of torch that are captured like user code: frames that start there are compiled and the
+# globals they read are guarded. torch.nn's module files hold the forwards of every built-in
+# layer (a compiled nn.Sequential or a layer reached on its own has a forward worth compiling);
+# torch/nn/modules/module.py is not among them (Module.__call__ runs hooks eagerly and calls
+# forward).
+TORCH_CAPTURED = (("nn", "modules"),)
+TORCH_SKIPPED_FILES = (("nn", "modules", "module.py"),)
+
+# Rule kinds (ptgo_C.c's policy_rule): a directory skipped, a directory captured, a file skipped.
+# Each rule also names the library its files belong to ("" for the user's own code).
+RULE_SKIP_DIR, RULE_CAPTURE_DIR, RULE_SKIP_FILE = 0, 1, 2
+
+
+def _resolved(path):
+    return os.path.realpath(path)
+
+
+def _package_location(name):
+    """(path, is_dir) where the top-level module `name` lives, found without importing it."""
+    m = sys.modules.get(name)
+    origin = None
+    if m is not None:
+        origin = getattr(m, "__file__", None)
+        paths = list(getattr(m, "__path__", None) or ())
+        if origin is None and paths:
+            return _resolved(paths[0]), True
+    if origin is None:
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        if spec is None:
+            return None
+        if spec.submodule_search_locations:
+            return _resolved(list(spec.submodule_search_locations)[0]), True
+        origin = spec.origin
+    if not origin or not os.path.isabs(origin):
+        return None  # built-in or frozen: no file of its own
+    if os.path.basename(origin).startswith("__init__."):
+        return _resolved(os.path.dirname(origin)), True
+    return _resolved(origin), False
+
+
+def _base_vars():
+    """sysconfig variables of the interpreter itself (not of the virtualenv it runs in)."""
+    return {"base": sys.base_prefix, "platbase": sys.base_exec_prefix, "installed_base": sys.base_prefix,
+            "installed_platbase": sys.base_exec_prefix}
+
+
+def _site_dirs():
+    """Every directory installed packages live in: they are never skipped as a whole."""
+    import site
+
+    dirs = set()
+    try:
+        dirs.update(site.getsitepackages())
+    except AttributeError:  # some virtualenvs' site module
+        pass
+    try:
+        dirs.add(site.getusersitepackages())
+    except AttributeError:
+        pass
+    for key in ("purelib", "platlib"):
+        dirs.update({sysconfig.get_path(key), sysconfig.get_path(key, vars=_base_vars())})
+    dirs.update(p for p in sys.path if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages"))
+    return {_resolved(d) for d in dirs if d}
+
+
+def _skip_policy():
+    """The one skip policy (DESIGN: a skip policy like Dynamo's): rules (path, kind, owner).
+
+    The longest rule that matches a code object's resolved file decides two facts. Its *owner*
+    says whether it is library code: the trace does not guard the globals library code reads
+    (libraries do not rebind them) and messages point past it to the user's line. Its *kind*
+    says whether the hook captures frames that start there. Skipped: the standard library
+    (resolved from this interpreter, without the site-packages directories inside it), torch
+    except ``TORCH_CAPTURED``, ptgo itself, and ``SKIPPED_PACKAGES``. Never a whole
+    site-packages or dist-packages directory: torchvision, a venv's packages, a user's folder
+    named ``torch`` or ``ptgo`` are captured and guarded like the user's own code.
+    ``_C.library_reason(filename)`` answers from these rules for the hook, Go and messages."""
+    rules = []
+    # The interpreter's own library, not a virtualenv's lib/pythonX.Y (which holds only its
+    # site-packages).
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_path(key, vars=_base_vars())
+        if path:
+            rules.append((_resolved(path), RULE_SKIP_DIR, "the standard library"))
+    for d in _site_dirs():
+        rules.append((d, RULE_CAPTURE_DIR, ""))
+    torch_dir = _resolved(os.path.dirname(torch.__file__))
+    rules.append((torch_dir, RULE_SKIP_DIR, "torch"))
+    for parts in TORCH_CAPTURED:
+        rules.append((os.path.join(torch_dir, *parts), RULE_CAPTURE_DIR, "torch"))
+    for parts in TORCH_SKIPPED_FILES:
+        rules.append((os.path.join(torch_dir, *parts), RULE_SKIP_FILE, "torch"))
+    rules.append((_resolved(os.path.dirname(os.path.abspath(__file__))), RULE_SKIP_DIR, "ptgo"))
+    for name in SKIPPED_PACKAGES:
+        loc = _package_location(name)
+        if loc is not None:
+            rules.append((loc[0], RULE_SKIP_DIR if loc[1] else RULE_SKIP_FILE, name))
+    # Longest path first: the most specific rule decides. A directory rule matches its own
+    # files only (the path ends in a separator).
+    out, seen = [], set()
+    for path, kind, reason in rules:
+        if kind != RULE_SKIP_FILE and not path.endswith(os.sep):
+            path += os.sep
+        if path not in seen:
+            seen.add(path)
+            out.append((path, kind, reason))
+    out.sort(key=lambda r: -len(r[0]))
+    return tuple(out)
 
 
 def ensure_initialized():
@@ -61,7 +162,6 @@ def ensure_initialized():
             return
         from . import _C
 
-        skip, allow, skip_files = _skip_policy()
         _C.init(
             runtime=sys.modules[__name__],
             lib_path=_lib_path(),
@@ -75,9 +175,7 @@ def ensure_initialized():
             strided=torch.strided,
             unsupported=Unsupported,
             backend_failed=BackendCompilerFailed,
-            skip_prefixes=skip,
-            allow_prefixes=allow,
-            skip_files=skip_files,
+            skip_rules=_skip_policy(),
         )
         _enable_fast(_C)
         _initialized = True
@@ -237,6 +335,31 @@ def torch_name(obj):
     if hit is not None and hit[1] is obj:
         return hit[0]
     return None
+
+
+def code_owner(filename):
+    """(library, skipped) for a file: the library it belongs to ("torch", "the standard
+    library"; None for the user's own code) and whether the frame hook skips it
+    (``_C.code_owner``: the one answer, from ``_skip_policy``)."""
+    from . import _C
+
+    return _C.code_owner(filename)
+
+
+def module_owner(mod):
+    """The library a Python module object belongs to, or None: by its file; modules built into
+    the interpreter (math, itertools, builtins) are the standard library; a namespace package
+    goes by its first directory."""
+    f = getattr(mod, "__file__", None)
+    if not isinstance(f, str):
+        paths = list(getattr(mod, "__path__", None) or ())
+        if paths and isinstance(paths[0], str):
+            f = os.path.join(paths[0], "__init__.py")
+        elif getattr(mod, "__name__", None) in sys.builtin_module_names or getattr(mod, "__spec__", None) is not None:
+            return "the standard library"
+        else:
+            return None
+    return code_owner(f)[0]
 
 
 def resolve(path):
