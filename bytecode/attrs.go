@@ -365,6 +365,10 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 			}
 			return sub, nil
 		default:
+			if m.Unspec {
+				// Another instance of the class may hold other tensors: a graph input.
+				return t.tensorInput(f, v, src)
+			}
 			t.guards.ID(src, v, "the tensor at "+path)
 			if _, seen := t.attrSources[path]; !seen {
 				t.attrSources[path] = src
@@ -378,6 +382,11 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 		return nil, err
 	}
 	if found && onType {
+		if api.Kind(cls) != py.KProperty {
+			// Only a data descriptor wins over the instance dict: the method or constant
+			// found on the class holds while no instance attribute shadows it.
+			t.guards.NotInDict(m.Source, name)
+		}
 		switch api.Kind(cls) {
 		case py.KFunction:
 			fn, err := t.funcFromObj(f, cls, nil)

@@ -84,7 +84,10 @@ func captureCase(api py.API, name, src string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cap, err := CaptureFrame(NewEnv(api), &FrameRequest{Func: fn, Code: code, Args: argv, AllowBreaks: true})
+	// A case's global `model` is the module the user compiled (ptgo.compile(model)): captures
+	// specialise to it. Other modules reached from arguments go by class.
+	root, _ := getGlobal(api, g, "model")
+	cap, err := CaptureFrame(NewEnv(api), &FrameRequest{Func: fn, Code: code, Args: argv, AllowBreaks: true, Root: root})
 	return renderCapture(cap, err), nil
 }
 

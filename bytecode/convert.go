@@ -20,6 +20,12 @@ type FrameRequest struct {
 	// AllowBreaks lets an unsupported instruction of the frame become a graph break (false
 	// with fullgraph=True: the first one is an error).
 	AllowBreaks bool
+	// Root is the module the user compiled (ptgo.compile(module)), 0 for a function. Modules
+	// reached from the frame's arguments are specialised to their identity only when they are
+	// Root or lie under it; any other module argument (a layer whose forward runs as a frame
+	// of its own) is guarded by its class and what the trace reads of it, so every instance of
+	// a class shares one compiled entry.
+	Root py.Obj
 }
 
 // Capture is what tracing a frame produced.
@@ -115,7 +121,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	}
 	t := &Tracer{
 		env: env, api: env.API, graph: fxgraph.New(ci.code.Name), guards: newGuards(),
-		maxSteps: req.MaxSteps, maxDepth: req.MaxDepth, rootCode: ci, rootFunc: req.Func, args: req.Args,
+		maxSteps: req.MaxSteps, maxDepth: req.MaxDepth, rootCode: ci, rootFunc: req.Func, args: req.Args, rootModule: req.Root,
 		inputByObj: map[py.Obj]*TensorV{}, attrs: map[string]py.Obj{}, attrNodes: map[py.Obj]*TensorV{},
 		modulePaths: map[py.Obj]string{}, realized: map[py.Obj]Value{}, stopAt: stopAt,
 		attrSources: map[string]Source{},

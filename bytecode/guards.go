@@ -144,6 +144,7 @@ const (
 	GSame
 	GConst
 	GTensorVersion
+	GNotInDict
 )
 
 // Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
@@ -254,6 +255,12 @@ func (g *Guards) DictKeys(s Source, keys py.Obj, repr string) {
 // what was computed from its values at compile time is not stale.
 func (g *Guards) Version(s Source, version int64) {
 	g.check(Guard{Op: GTensorVersion, Src: g.reg(s), I: version, Desc: fmt.Sprintf("%s._version == %d", s.Name(), version)})
+}
+
+// NotInDict guards that name is not in the instance dict of s: an attribute found on its class
+// (a method, a class constant) is not shadowed by one the object got later.
+func (g *Guards) NotInDict(s Source, name string) {
+	g.check(Guard{Op: GNotInDict, Src: g.reg(s), Name: name, Desc: fmt.Sprintf("%s is not in %s.__dict__", pyStrRepr(name), s.Name())})
 }
 
 // Same guards that two sources are one object.

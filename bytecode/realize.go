@@ -297,6 +297,11 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		}
 		return &BoundV{Self: t.lazy(self, selfSrc), Fn: fv}, nil
 	case py.KNNModule:
+		if src != nil && t.unspecializedModule(src) {
+			g.Type(src, api.TypeOf(o), t.typeName(o))
+			v = &ObjV{Obj: o, Kind: k, Source: src, Unspec: true}
+			break
+		}
 		if src != nil {
 			g.ID(src, o, "module "+t.typeName(o))
 		}
@@ -357,6 +362,31 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		t.realized[o] = v
 	}
 	return v, nil
+}
+
+// unspecializedModule reports whether a module read from src is guarded by class rather than
+// identity: it is reached from an argument of the captured frame that is not the module the
+// user compiled (a layer's forward captured as a frame of its own, a module passed to a
+// compiled function). Modules read from globals, closures and the compiled module itself keep
+// their identity (their parameters stay get_attr constants, which freezing needs).
+func (t *Tracer) unspecializedModule(src Source) bool {
+	base := src
+	for {
+		switch s := base.(type) {
+		case *AttrSource:
+			base = s.Base
+			continue
+		case *DictItemSource:
+			base = s.Base
+			continue
+		case *IndexSource:
+			base = s.Base
+			continue
+		case *LocalSource:
+			return s.Index < len(t.args) && t.args[s.Index] != t.rootModule
+		}
+		return false
+	}
 }
 
 // isNamedTuple reports a collections.namedtuple class (a tuple subclass with _fields and _make).

@@ -210,9 +210,10 @@ type Tracer struct {
 	maxSteps int
 	maxDepth int
 
-	rootCode *codeInfo
-	rootFunc py.Obj
-	args     []py.Obj
+	rootCode   *codeInfo
+	rootFunc   py.Obj
+	args       []py.Obj
+	rootModule py.Obj // FrameRequest.Root
 
 	gradEnabled bool
 	// inputs are the graph's placeholders in order, with where they come from.

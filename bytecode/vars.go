@@ -209,6 +209,10 @@ type ObjV struct {
 	Obj    py.Obj
 	Kind   py.Kind
 	Source Source
+	// Unspec marks an nn.Module guarded by its class instead of its identity (FrameRequest.Root):
+	// its parameters and buffers are graph inputs read from their sources on every call, and
+	// its submodules are unspecialised too.
+	Unspec bool
 }
 
 func (o *ObjV) Describe() string { return o.Kind.String() }

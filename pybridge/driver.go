@@ -44,6 +44,7 @@ type ctxInfo struct {
 	inductor    bool // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
 	aotEager    bool // the backend is "aot_eager": ptgo's autograd, graphs run by torch
 	freezing    bool // options={"freezing": True}: parameters are constants in inference graphs
+	root        py.Obj // the module ptgo.compile was given (0: a function, or it died)
 }
 
 func readCtx(api py.API, ctx py.Obj) ctxInfo {
@@ -66,6 +67,11 @@ func readCtx(api py.API, ctx py.Obj) ctxInfo {
 	if v, err := api.GetAttr(ctx, "freezing"); err == nil {
 		n, _ := api.Int(v)
 		ci.freezing = n != 0
+	}
+	if ref, err := api.GetAttr(ctx, "root"); err == nil && api.Kind(ref) != py.KNone {
+		if m, err := api.Call(ref, nil, nil); err == nil && api.Kind(m) == py.KNNModule {
+			ci.root = m
+		}
 	}
 	return ci
 }
@@ -105,7 +111,7 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 	if failedGuard != "" {
 		logs.Printf(logs.Recompiles, "Recompiling function %s in %s:%d\n    triggered by the guard failure: %s", qual, file, line, failedGuard)
 	}
-	req := &bytecode.FrameRequest{Func: fn, Code: code, Args: args, AllowBreaks: !ctx.fullgraph,
+	req := &bytecode.FrameRequest{Func: fn, Code: code, Args: args, AllowBreaks: !ctx.fullgraph, Root: ctx.root,
 		MaxSteps: configInt(api, "max_trace_instructions", 2_000_000), MaxDepth: configInt(api, "max_inline_depth", 64)}
 	cap, err := bytecode.CaptureFrame(env, req)
 	rec := &compileRecord{Function: qual, File: file, Line: line}

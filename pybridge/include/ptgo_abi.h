@@ -135,6 +135,7 @@ enum ptgo_guard_op {
     PTGO_G_SAME,         /* r[src] is r[i] (two sources name one object) */
     PTGO_G_CONST,        /* r[dst] = obj (a dict or cell known not to change identity) */
     PTGO_G_TENSOR_VERSION, /* r[src]._version == i (a tensor whose values were folded at compile time) */
+    PTGO_G_NOT_IN_DICT,  /* name is not in r[src].__dict__ (a class attribute is not shadowed) */
 };
 
 typedef struct {

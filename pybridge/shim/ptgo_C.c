@@ -563,6 +563,14 @@ typedef struct entry {
     long hits;
     int dead;            /* an object an identity guard names has died: never matches again */
     PyObject *on_death;  /* the weakref callback (bound to this entry) */
+    /* The call site the entry was compiled for: the argument slots holding an object guarded by
+     * identity or an nn.Module guarded by class, and weak references to those objects.
+     * ptgo.config.cache_size_limit counts the entries of one call site; entries for other
+     * objects (another layer whose forward runs as a frame of its own) count only towards
+     * ptgo.config.accumulated_cache_size_limit. */
+    int nkeys;
+    int *key_slots;
+    PyObject **key_refs;
 } entry_t;
 
 typedef struct cache {
@@ -692,6 +700,9 @@ static void free_entry(entry_t *e) {
         PyMem_Free(e->guards[i].desc);
     }
     PyMem_Free(e->guards);
+    for (int i = 0; i < e->nkeys; i++) Py_XDECREF(e->key_refs[i]);
+    PyMem_Free(e->key_slots);
+    PyMem_Free(e->key_refs);
     Py_XDECREF(e->code);
     Py_XDECREF(e->fn);
     Py_XDECREF(e->on_death);
@@ -918,6 +929,11 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             }
             break;
         }
+        case PTGO_G_NOT_IN_DICT: {
+            PyObject **dp = _PyObject_GetDictPtr(regs[g->src]);
+            ok = dp == NULL || *dp == NULL || PyDict_GetItemWithError(*dp, g->name) == NULL;
+            break;
+        }
         case PTGO_G_CONST:
             if (owned[g->dst]) Py_DECREF(regs[g->dst]);
             regs[g->dst] = g->obj;
@@ -976,6 +992,45 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
         PyMem_Free(owned);
     }
     return ok;
+}
+#endif
+
+#if PTGO_SUPPORTED
+/* Records the call site of a new entry from the frame it was compiled for (entry_t.nkeys). */
+static void set_entry_keys(entry_t *e, _PyInterpreterFrame *frame) {
+    int nargs = frame->f_code->co_argcount + frame->f_code->co_kwonlyargcount;
+    e->key_slots = PyMem_Calloc(e->nguards ? e->nguards : 1, sizeof(int));
+    e->key_refs = PyMem_Calloc(e->nguards ? e->nguards : 1, sizeof(PyObject *));
+    if (e->key_slots == NULL || e->key_refs == NULL) return;
+    for (int i = 0; i < e->nguards; i++) {
+        const guard_t *load = &e->guards[i];
+        if (load->op != PTGO_G_ARG || load->i >= nargs) continue;
+        PyObject *o = frame->localsplus[load->i];
+        if (o == NULL) continue;
+        int key = 0;
+        for (int j = i + 1; j < e->nguards && !key; j++) {
+            const guard_t *g = &e->guards[j];
+            if (g->src != load->dst) continue;
+            key = g->op == PTGO_G_ID ||
+                  (g->op == PTGO_G_TYPE && nn_module_type && PyObject_TypeCheck(o, (PyTypeObject *)nn_module_type));
+        }
+        if (!key) continue;
+        PyObject *ref = PyType_SUPPORTS_WEAKREFS(Py_TYPE(o)) ? PyWeakref_NewRef(o, NULL) : NULL;
+        if (ref == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        e->key_slots[e->nkeys] = (int)load->i;
+        e->key_refs[e->nkeys] = ref;
+        e->nkeys++;
+    }
+}
+
+/* Whether entry e was compiled for the objects frame holds in its key slots. */
+static int same_call_site(const entry_t *e, _PyInterpreterFrame *frame) {
+    for (int i = 0; i < e->nkeys; i++)
+        if (PyWeakref_GET_OBJECT(e->key_refs[i]) != frame->localsplus[e->key_slots[i]]) return 0;
+    return 1;
 }
 #endif
 
@@ -1063,26 +1118,27 @@ static int should_skip_code(PyCodeObject *co) {
     return skipped;
 }
 
-static long cache_size_limit(void) {
-    PyObject *r = PyObject_CallMethod(runtime_module, "cache_size_limit", NULL);
+/* ptgo._runtime.<name>(): ptgo.config.cache_size_limit and accumulated_cache_size_limit. */
+static long config_limit(const char *name, long def) {
+    PyObject *r = PyObject_CallMethod(runtime_module, name, NULL);
     if (r == NULL) {
         PyErr_Clear();
-        return 8;
+        return def;
     }
     long v = PyLong_AsLong(r);
     Py_DECREF(r);
     if (v < 0) {
         PyErr_Clear();
-        v = 8;
+        v = def;
     }
     return v;
 }
 
-static void warn_limit(cache_t *c, PyCodeObject *co) {
+static void warn_limit(cache_t *c, PyCodeObject *co, int accumulated) {
     if (c->limit_warned) return;
     c->limit_warned = 1;
-    PyObject *r = PyObject_CallMethod(runtime_module, "warn_cache_limit", "OOs", (PyObject *)co, tl_ctx,
-                                      c->last_failure ? c->last_failure : "unknown");
+    PyObject *r = PyObject_CallMethod(runtime_module, "warn_cache_limit", "OOsi", (PyObject *)co, tl_ctx,
+                                      c->last_failure ? c->last_failure : "unknown", accumulated);
     if (r == NULL) PyErr_WriteUnraisable(runtime_module);
     Py_XDECREF(r);
 }
@@ -1172,13 +1228,14 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     /* Lookup: most recently used first. Guards run with capture off (they may call Python). */
     long tag = tl_tag;
     const char *failed = NULL;
-    int ntag = 0;
+    int ntag = 0, nsite = 0;
     entry_t *prev = NULL;
     tl_busy = 1;
     purge_dead(c);
     for (entry_t *e = c->head; e; prev = e, e = e->next) {
         if (e->tag != tag || e->dead) continue;
         ntag++;
+        nsite += same_call_site(e, frame);
         const char *why = NULL;
         if (run_guards(e, frame, &why)) {
             tl_busy = 0;
@@ -1198,8 +1255,9 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
         tl_busy = 0;
         return _PyEval_EvalFrameDefault(ts, frame, throwflag);
     }
-    if (ntag >= cache_size_limit()) {
-        warn_limit(c, co);
+    int accumulated = ntag >= config_limit("accumulated_cache_size_limit", 256);
+    if (accumulated || nsite >= config_limit("cache_size_limit", 8)) {
+        warn_limit(c, co, accumulated);
         tl_busy = 0;
         return _PyEval_EvalFrameDefault(ts, frame, throwflag);
     }
@@ -1243,6 +1301,7 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     int status = res.status;
     if (status == PTGO_OK || status == PTGO_EAGER) {
         entry_t *e = make_entry(&res, tag);
+        if (e) set_entry_keys(e, frame);
         Py_CLEAR(arena); /* the entry holds its own references now */
         arena = saved_arena;
         if (e == NULL) {

@@ -225,16 +225,28 @@ def cache_size_limit():
     return int(config.cache_size_limit)
 
 
+def accumulated_cache_size_limit():
+    return int(config.accumulated_cache_size_limit)
+
+
 _limit_warned = set()
 
 
-def warn_cache_limit(code, ctx, failed_guard):
-    """Called once per code object when it reaches config.cache_size_limit."""
+def warn_cache_limit(code, ctx, failed_guard, accumulated=False):
+    """Called once per code object when it reaches config.cache_size_limit at one call site, or
+    config.accumulated_cache_size_limit over all."""
+    if accumulated:
+        limit = "ptgo.config.accumulated_cache_size_limit (%d) entries over all its call sites" % (
+            config.accumulated_cache_size_limit)
+        knob = "ptgo.config.accumulated_cache_size_limit"
+    else:
+        limit = "ptgo.config.cache_size_limit (%d) recompilations" % config.cache_size_limit
+        knob = "ptgo.config.cache_size_limit"
     msg = (
-        "ptgo: %s (%s:%d) reached ptgo.config.cache_size_limit (%d) recompilations; it runs eagerly "
-        "from now on. Last guard that failed: %s. Hint: if that value changes on every call, pass it "
-        "as a tensor or make it constant; raise ptgo.config.cache_size_limit if the variants are few."
-        % (code.co_name, code.co_filename, code.co_firstlineno, config.cache_size_limit, failed_guard)
+        "ptgo: %s (%s:%d) reached %s; new variants run eagerly from now on. Last guard that failed: "
+        "%s. Hint: if that value changes on every call, pass it as a tensor or make it constant; "
+        "raise %s if the variants are few."
+        % (code.co_name, code.co_filename, code.co_firstlineno, limit, failed_guard, knob)
     )
     warnings.warn(msg, RuntimeWarning, stacklevel=2)
     _logging.emit("recompiles", msg)

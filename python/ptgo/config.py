@@ -5,9 +5,17 @@ here and in ``_logging`` only.
 """
 import os
 
-#: Cache entries (distinct guard sets) per code object before ptgo stops recompiling it and runs
-#: it eagerly, with one warning naming the guard that failed (torch 2.2+ uses 8 too).
+#: Cache entries (distinct guard sets) per code object and call site before ptgo stops
+#: recompiling it there and runs it eagerly, with one warning naming the guard that failed (torch
+#: 2.2+ uses 8 too). A call site is the objects of the frame's arguments that the entries are
+#: specialised to: functions and objects guarded by identity, and the module whose forward the
+#: frame is (guarded by class, see accumulated_cache_size_limit).
 cache_size_limit = 8
+
+#: Cache entries per code object over all call sites: many distinct layers of one class whose
+#: forwards run as frames of their own (different hyperparameters or shapes) compile one entry
+#: each up to this limit (torch.compile's accumulated_cache_size_limit).
+accumulated_cache_size_limit = 256
 
 #: When a backend fails, run the frame eagerly with a warning instead of raising
 #: ``ptgo.BackendCompilerFailed``.

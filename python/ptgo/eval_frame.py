@@ -8,6 +8,7 @@ import inspect
 import sys
 import threading
 import warnings
+import weakref
 
 import torch
 
@@ -51,7 +52,7 @@ class _Context:
     with ``tag``: equal configurations share compiled code, different ones never do."""
 
     __slots__ = ("backend", "backend_name", "fullgraph", "dynamic", "mode", "options", "tag", "ptgo_inductor",
-                 "ptgo_aot_eager", "freezing", "__weakref__")
+                 "ptgo_aot_eager", "freezing", "root", "__weakref__")
 
     _tags = {}
     _keep = []  # backends referenced by tags stay alive so ids are never reused
@@ -70,6 +71,9 @@ class _Context:
         if unknown:
             raise ValueError("ptgo.compile: unknown options %s; ptgo knows: freezing" % ", ".join(sorted(unknown)))
         self.freezing = bool(self.options.get("freezing", False))
+        # The module ptgo.compile was given (a weak reference; None for functions): captures
+        # specialise to its identity, other modules reached from frame arguments go by class.
+        self.root = None
         key = (id(self.backend), self.fullgraph, dynamic, mode, tuple(sorted(self.options.items(), key=repr)))
         tag = _Context._tags.get(key)
         if tag is None:
@@ -127,6 +131,7 @@ class OptimizedModule(torch.nn.Module):
         # the original's (no "_orig_mod." prefix).
         object.__setattr__(self, "_orig_mod", mod)
         object.__setattr__(self, "_ptgo_context", ctx)
+        ctx.root = weakref.ref(mod)
         # The original's __call__ (hooks included) runs eagerly; its forward frame is captured.
         call = _C.Compiled(mod, ctx, ctx.tag) if _capture_available() else mod
         object.__setattr__(self, "_ptgo_call", call)
