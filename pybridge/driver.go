@@ -41,9 +41,9 @@ type ctxInfo struct {
 	obj         py.Obj
 	fullgraph   bool
 	backendName string
-	inductor    bool // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
-	aotEager    bool // the backend is "aot_eager": ptgo's autograd, graphs run by torch
-	freezing    bool // options={"freezing": True}: parameters are constants in inference graphs
+	inductor    bool   // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
+	aotEager    bool   // the backend is "aot_eager": ptgo's autograd, graphs run by torch
+	freezing    bool   // options={"freezing": True}: parameters are constants in inference graphs
 	root        py.Obj // the module ptgo.compile was given (0: a function, or it died)
 }
 
