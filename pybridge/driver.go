@@ -148,6 +148,11 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 	if cap.Graph != nil {
 		rec.Ops = countOps(cap.Graph)
 		rec.Graph = cap.Graph.String()
+		if logs.On(logs.GraphCode) {
+			if err := logGraphCode(api, cap, fmt.Sprintf("%s (%s:%d)", qual, short(file), line)); err != nil {
+				logs.Debugf(logs.Dynamo, "graph_code: %v", err)
+			}
+		}
 		if logs.On(logs.Graph) {
 			logs.Printf(logs.Graph, "captured %s (%s:%d):\n%s", qual, short(file), line, cap.Graph.String())
 		}
@@ -275,18 +280,39 @@ func isTensorIndex(n *fxgraph.Node) bool {
 	return !tupleMeta
 }
 
-// compileGraph exports the graph to torch.fx and calls the backend; returns the callable.
-func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
-	js, err := fxgraph.EncodeJSON(cap.Graph)
+// fxExport is what building a torch.fx GraphModule of a capture takes: the graph as JSON and
+// its get_attr tensors by path.
+func fxExport(api *capi.API, cap *bytecode.Capture) (js, attrs py.Obj, err error) {
+	b, err := fxgraph.EncodeJSON(cap.Graph)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var keys, vals []py.Obj
 	for path, o := range cap.Attrs {
 		keys = append(keys, api.NewStr(path))
 		vals = append(vals, o)
 	}
-	attrs, err := api.NewDict(keys, vals)
+	d, err := api.NewDict(keys, vals)
+	if err != nil {
+		return 0, 0, err
+	}
+	return api.NewStr(string(b)), d, nil
+}
+
+// logGraphCode prints the captured graph as torch.fx code on PTGO_LOGS=graph_code, whatever
+// the backend (the default one compiles without a GraphModule).
+func logGraphCode(api *capi.API, cap *bytecode.Capture, title string) error {
+	js, attrs, err := fxExport(api, cap)
+	if err != nil {
+		return err
+	}
+	_, err = runtimeCall(api, "log_graph_code", js, attrs, api.NewStr(title))
+	return err
+}
+
+// compileGraph exports the graph to torch.fx and calls the backend; returns the callable.
+func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
+	js, attrs, err := fxExport(api, cap)
 	if err != nil {
 		return 0, err
 	}
@@ -294,7 +320,7 @@ func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, er
 	for i, in := range cap.Inputs {
 		examples[i] = in.Obj
 	}
-	return runtimeCall(api, "compile_graph", ctx.obj, api.NewStr(string(js)), attrs, api.NewTuple(examples), api.NewStr(cap.Graph.String()))
+	return runtimeCall(api, "compile_graph", ctx.obj, js, attrs, api.NewTuple(examples), api.NewStr(cap.Graph.String()))
 }
 
 // ---- statistics for explain() and tests ----------------------------------------------------

@@ -250,6 +250,9 @@ def warn_cache_limit(code, ctx, failed_guard, accumulated=False):
     )
     warnings.warn(msg, RuntimeWarning, stacklevel=2)
     _logging.emit("recompiles", msg)
+    record_eager_frame(code, "reached %s; last guard that failed: %s" % (limit, failed_guard),
+                       "if that value changes on every call, pass it as a tensor or make it constant; raise %s "
+                       "if the variants are few" % knob, "cache limit")
 
 
 def log(channel, message, debug=False):
@@ -277,8 +280,6 @@ def compile_graph(ctx, graph_json, attrs, example_inputs, graph_text):
     from .fx_export import graph_module_from_json
 
     gm = graph_module_from_json(graph_json, None, attrs)
-    if _logging.enabled("graph_code"):
-        _logging.emit("graph_code", "TRACED GRAPH\n%s" % gm.code.strip())
     backend = ctx.backend
     compiled = backend(gm, list(example_inputs))
     if compiled is None or not callable(compiled):
@@ -290,6 +291,14 @@ def compile_graph(ctx, graph_json, attrs, example_inputs, graph_text):
 
     # The backend's code runs with capture off: its frames are never compiled again.
     return _C.Disabled(compiled)
+
+
+def log_graph_code(graph_json, attrs, title):
+    """PTGO_LOGS=graph_code: the captured graph as torch.fx code, for every backend."""
+    from .fx_export import graph_module_from_json
+
+    gm = graph_module_from_json(graph_json, None, attrs)
+    _logging.emit("graph_code", "TRACED GRAPH %s\n%s" % (title, gm.code.strip()))
 
 
 # ---- names and meta fallback --------------------------------------------------------------
@@ -468,6 +477,39 @@ def put_resume(code, key, resume):
 
 def reset():
     resume_cache.clear()
+    del eager_frames[:]
+
+
+# Frames the shim ran eagerly without asking Go (a cache limit reached), for explain(): records
+# shaped like Go's compile log.
+eager_frames = []
+
+
+def record_eager_frame(code, reason, hint, kind):
+    eager_frames.append({
+        "function": code.co_qualname, "file": code.co_filename, "line": code.co_firstlineno,
+        "compiled": False, "kind": kind, "break_reason": reason,
+        "break_where": "%s:%d" % (code.co_filename, code.co_firstlineno), "break_hint": hint, "seconds": 0.0,
+    })
+    del eager_frames[:-10000]
+
+
+def skipped_reason(fn):
+    """Why the frame of fn (a function, or a module's forward) is never captured, or None: the
+    skip policy's answer for its code (for ptgo.compile's log and explain())."""
+    import torch
+
+    target = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    if code is None:
+        return None
+    ensure_initialized()
+    owner, skipped = code_owner(code.co_filename)
+    if not skipped:
+        return None
+    return ("%s (%s:%d) is %s code, which ptgo never captures; the functions it calls from outside %s are "
+            "captured" % (code.co_qualname, code.co_filename, code.co_firstlineno,
+                          owner if owner != "the standard library" else "standard-library", owner))
 
 
 # ---- the C backend's runtime ------------------------------------------------------------------

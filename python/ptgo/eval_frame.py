@@ -106,9 +106,19 @@ def _call_disabled(fn, args, kwargs):
         _C.set_context(*prev)
 
 
+def _log_if_skipped(model):
+    from . import _logging, _runtime
+
+    if _logging.enabled("graph_breaks"):
+        why = _runtime.skipped_reason(model)
+        if why:
+            _logging.emit("graph_breaks", "ptgo.compile: %s" % why)
+
+
 def _compile_function(fn, ctx):
     if not _capture_available():
         return fn
+    _log_if_skipped(fn)
     # A C callable (≈50 ns): sets the context, calls fn, restores it. Binds like a function.
     compiled = _C.Compiled(fn, ctx, ctx.tag)
     try:
@@ -134,6 +144,8 @@ class OptimizedModule(torch.nn.Module):
         ctx.root = weakref.ref(mod)
         # The original's __call__ (hooks included) runs eagerly; its forward frame is captured.
         call = _C.Compiled(mod, ctx, ctx.tag) if _capture_available() else mod
+        if call is not mod:
+            _log_if_skipped(mod)
         object.__setattr__(self, "_ptgo_call", call)
         self.training = mod.training
 
