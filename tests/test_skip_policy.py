@@ -25,6 +25,14 @@ LIB_SRC = textwrap.dedent("""
     def scaled(x):
         return x * SCALE + 1
 
+    def make_scaler(s):
+        def scaler(x):
+            return x * s
+        def set_scale(v):
+            nonlocal s
+            s = v
+        return scaler, set_scale
+
     class Scale(torch.nn.Module):
         def forward(self, x):
             return torch.relu(x) * SCALE
@@ -136,6 +144,27 @@ def test_inlined_library_global_is_guarded(tmp_path, counter):
         assert counter.frame_count == 2
     finally:
         sys.modules.pop("helperlib", None)
+
+
+def test_inlined_closure_is_guarded(tmp_path, counter):
+    d = tmp_path / "torch" / "nn"
+    d.mkdir(parents=True)
+    (d / "closurelib.py").write_text(LIB_SRC)
+    lib = _load(str(d), "closurelib")
+    try:
+        scaler, set_scale = lib.make_scaler(2.0)
+
+        def fn(x):
+            return scaler(x) + 1
+
+        f = ptgo.compile(fn, backend=counter)
+        x = torch.randn(3)
+        torch.testing.assert_close(f(x), x * 2.0 + 1)
+        set_scale(6.0)
+        torch.testing.assert_close(f(x), x * 6.0 + 1)
+        assert counter.frame_count == 2
+    finally:
+        sys.modules.pop("closurelib", None)
 
 
 CHILD = textwrap.dedent("""
