@@ -37,18 +37,56 @@ class BuildExt(build_ext):
             os.remove(header)
 
 
+# What building against a torch's C++ API takes, by torch version (oldest first; a version
+# uses the last row at or below it). Rows are the versions ptgo is built and tested against:
+# Debian's 1.13 and PyPI's 2.14.
+TORCH_CXX = (
+    # version, C++ standard its headers need, defines: how libtorch_python exports
+    # THPVariable_Wrap, how THPVariable holds its tensor (pybridge/fast/ptgo_variable.h)
+    ((1, 0), "c++17", ("PTGO_THPWRAP_BY_VALUE", "PTGO_THPVARIABLE_MAYBE_OWNED")),
+    ((2, 10), "c++20", ("PTGO_THPWRAP_BY_REF",)),
+)
+
+
+def torch_location():
+    """(include dirs, library dir or None, compile flags) of the torch this build is for: a
+    PyPI wheel carries its headers and libraries (torch/include, torch/lib); Debian's
+    python3-torch has them in /usr/include (libtorch-dev) and the linker's default path."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    _, std, defines = [row for row in TORCH_CXX if version >= row[0]][-1]
+    flags = ["-std=" + std] + ["-D" + d for d in defines] + [
+             "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))]
+    root = os.path.dirname(torch.__file__)
+    wheel = os.path.join(root, "include")
+    if os.path.exists(os.path.join(wheel, "ATen", "core", "Tensor.h")):
+        return [wheel, os.path.join(wheel, "torch", "csrc", "api", "include")], os.path.join(root, "lib"), flags
+    if os.path.exists(os.path.join("/usr/include", "ATen", "core", "Tensor.h")):
+        return ["/usr/include"], None, flags
+    return None
+
+
 def torch_cpp_extension():
-    """ptgo._fast: the optional C++ fast path for tensor guards, built when torch's C++ headers
-    (Debian: libtorch-dev) are installed. Without it the shim reads tensors through Python."""
-    include = "/usr/include"
-    if os.environ.get("PTGO_NO_FAST") or not os.path.exists(os.path.join(include, "ATen", "core", "Tensor.h")):
+    """ptgo._fast: the optional C++ fast path for tensor guards and the C backend's runtime,
+    built against the torch it is installed for when that torch's C++ headers are there
+    (Debian: libtorch-dev; PyPI wheels carry theirs). Without it the shim reads tensors through
+    Python."""
+    loc = None if os.environ.get("PTGO_NO_FAST") else torch_location()
+    if loc is None:
         return []
+    includes, libdir, flags = loc
+    link = ["-Wl,-rpath," + libdir] if libdir else []
     return [
         Extension(
             "ptgo._fast",
             sources=["pybridge/fast/ptgo_fast.cpp", "pybridge/fast/ptgo_runtime.cpp"],
-            include_dirs=["pybridge/include", "pybridge/fast", include],
-            extra_compile_args=["-O2", "-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=1", "-fvisibility=hidden"],
+            include_dirs=["pybridge/include", "pybridge/fast"] + includes,
+            library_dirs=[libdir] if libdir else [],
+            extra_compile_args=["-O2", "-fvisibility=hidden"] + flags,
+            extra_link_args=link,
             libraries=["c10", "torch_cpu", "torch_python"],
             language="c++",
         )

@@ -6,7 +6,12 @@ import pytest
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+# The ptgo under test is the one installed in this interpreter (an editable install of this
+# checkout in .venv, a built copy in .venv-torch2); the checkout's python/ is the fallback.
+try:
+    import ptgo  # noqa: F401
+except ImportError:
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import ptgo  # noqa: E402
 

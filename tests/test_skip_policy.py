@@ -15,7 +15,7 @@ import ptgo
 from ptgo import _runtime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON_DIR = os.path.realpath(os.path.join(HERE, "..", "python"))
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.realpath(ptgo.__file__)))  # the ptgo under test
 
 LIB_SRC = textwrap.dedent("""
     import torch

@@ -15,15 +15,10 @@
 #include "ptgo_abi.h"
 #include "ptgo_fast.h"
 #include "ptgo_runtime.h"
+#include "ptgo_variable.h"
 
 namespace {
 
-// Same layout as torch/csrc/autograd/python_variable.h's THPVariable (torch 1.13–2.x).
-struct Variable {
-  PyObject_HEAD
-  c10::MaybeOwned<at::Tensor> cdata;
-  PyObject* backward_hooks;
-};
 
 // ptgo dtype codes (primtorch.DType order) → c10::ScalarType.
 const c10::ScalarType kScalarTypes[] = {
@@ -51,7 +46,7 @@ int device_code(const c10::Device& d) {
 
 // Caller guarantees obj is a torch.Tensor (the shim checks the exact Python type first).
 int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec) noexcept {
-  const at::Tensor& t = *reinterpret_cast<Variable*>(obj)->cdata;
+  const at::Tensor& t = ptgo::unpack(obj);
   if (!t.defined() || t.layout() != c10::kStrided) return 0;
   int want_dtype = static_cast<int>(packed & 0xff);
   int want_devtype = static_cast<int>((packed >> 8) & 0xff);
@@ -72,7 +67,7 @@ int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec
 }
 
 int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {
-  const at::Tensor& t = *reinterpret_cast<Variable*>(obj)->cdata;
+  const at::Tensor& t = ptgo::unpack(obj);
   memset(m, 0, sizeof *m);
   if (!t.defined()) return -1;
   m->strided = t.layout() == c10::kStrided;
@@ -98,7 +93,7 @@ int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {
 int grad_enabled() noexcept { return c10::GradMode::is_enabled(); }
 
 int64_t tensor_version(PyObject* obj) noexcept {
-  const at::Tensor& t = *reinterpret_cast<Variable*>(obj)->cdata;
+  const at::Tensor& t = ptgo::unpack(obj);
   return t.defined() ? static_cast<int64_t>(t._version()) : -1;
 }
 

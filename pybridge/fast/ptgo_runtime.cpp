@@ -32,17 +32,18 @@
 #include <c10/util/MaybeOwned.h>
 
 #include "ptgo_runtime.h"
+#include "ptgo_variable.h"
 
-// From libtorch_python (declared here to avoid its pybind11-heavy header).
+// From libtorch_python (declared here to avoid its pybind11-heavy header); its signature is a
+// row of setup.py's TORCH_CXX table.
+#if defined(PTGO_THPWRAP_BY_REF)
+PyObject* THPVariable_Wrap(const at::TensorBase& var);
+#else
 PyObject* THPVariable_Wrap(at::TensorBase var);
+#endif
 
 namespace {
 
-struct Variable {  // layout of torch's THPVariable
-  PyObject_HEAD
-  c10::MaybeOwned<at::Tensor> cdata;
-  PyObject* backward_hooks;
-};
 
 // StepTimer adds the time from its construction to its destruction to *out (when out is set).
 struct StepTimer {
@@ -302,7 +303,7 @@ void clear_arg(Arg* a) {
   for (auto& it : a->items) clear_arg(&it);
 }
 
-at::Tensor& unpack(PyObject* obj) { return const_cast<at::Tensor&>(*reinterpret_cast<Variable*>(obj)->cdata); }
+at::Tensor& unpack(PyObject* obj) { return ptgo::unpack(obj); }
 
 // Converts an extern argument to a Python object (new reference).
 PyObject* arg_to_py(const Arg& a, std::vector<at::Tensor>& bufs) {
