@@ -12,8 +12,16 @@ GO_SRC := $(shell find . -name '*.go' -not -path './.venv/*' -not -name '*_test.
 SHIM_SRC := pybridge/shim/ptgo_C.c $(wildcard pybridge/fast/*.cpp pybridge/fast/*.h) pybridge/include/ptgo_abi.h
 LIB := python/ptgo/libptgo.so
 SHIM_STAMP := python/ptgo/.shim-built
+# The torch 2.x world: a venv of its own from the python3 first on PATH (no system packages),
+# PyPI's torch and torchvision pinned, ptgo built and installed into it (its own _C and _fast,
+# built against that torch; libptgo.so is the same Go library).
+TORCH2_PY ?= $(shell command -v python3)
+TORCH2_PKGS := torch==2.14.1 torchvision==0.29.2
+VENV2 := .venv-torch2
+VPY2 := $(VENV2)/bin/python
+PY_SRC := $(wildcard python/ptgo/*.py)
 
-.PHONY: setup deps demo test test-go test-py bench wheel clean
+.PHONY: setup setup-torch2 deps demo test test-go test-py test-py2 bench bench2 wheel clean
 
 setup: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
 
@@ -32,6 +40,19 @@ $(VENV)/bin/python:
 
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml setup.py
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
+	touch $@
+
+setup-torch2: setup $(VENV2)/.ptgo
+
+$(VENV2)/bin/python:
+	$(TORCH2_PY) -m venv $(VENV2)
+
+$(VENV2)/.torch: $(VENV2)/bin/python
+	$(VPY2) -m pip install -q $(TORCH2_PKGS) numpy pytest setuptools wheel
+	touch $@
+
+$(VENV2)/.ptgo: $(VENV2)/.torch $(GO_SRC) $(SHIM_SRC) $(PY_SRC) setup.py pyproject.toml
+	$(VPY2) -m pip install -q --no-build-isolation --no-deps --force-reinstall .
 	touch $@
 
 $(LIB): $(GO_SRC)
@@ -56,6 +77,9 @@ test-go:
 test-py: setup
 	$(VPY) -m pytest -q tests/
 
+test-py2: setup-torch2
+	$(VPY2) -m pytest -q -p no:cacheprovider tests/
+
 bench: setup
 	$(VPY) bench/run.py
 
@@ -63,4 +87,4 @@ wheel: setup
 	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .
 
 clean:
-	rm -rf $(VENV) build dist python/ptgo/*.so python/ptgo/.shim-built python/*.egg-info
+	rm -rf $(VENV) $(VENV2) build dist python/ptgo/*.so python/ptgo/.shim-built python/*.egg-info

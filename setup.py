@@ -93,7 +93,18 @@ def torch_cpp_extension():
     ]
 
 
+def build_base():
+    """A build directory per torch (build/torch-1.13.1, build/torch-2.14.1): the extensions of
+    one are never reused for another, and each stays incremental."""
+    try:
+        import torch
+    except ImportError:
+        return "build/no-torch"
+    return "build/torch-" + torch.__version__.split("+")[0]
+
+
 setup(
+    options={"build": {"build_base": build_base()}},
     ext_modules=[
         Extension(
             "ptgo._C",
