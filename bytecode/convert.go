@@ -334,8 +334,9 @@ func collectOutputs(vals ...Value) []*TensorV {
 	walk = func(v Value) {
 		switch x := v.(type) {
 		case *TensorV:
-			// Inputs the graph did not replace are reloaded from their sources.
-			if x.Node.Op == fxgraph.Placeholder && x.Source != nil {
+			// Inputs the graph did not replace, and parameters and buffers it did not write, are
+			// reloaded from their sources: the user gets the object itself, not the graph's alias.
+			if x.Node.Op == fxgraph.Placeholder && x.Source != nil || x.Node.Op == fxgraph.GetAttr {
 				return
 			}
 			if !seen[x.Node] {
