@@ -79,8 +79,8 @@ var errStopped = internalError("trace stopped at the graph break (not an error)"
 
 // CaptureFrame symbolically runs a frame and records its tensor work as a graph. On failure the
 // returned Capture still holds the guards gathered up to the failure (the same failure happens
-// again whenever they pass), and the error is an *Unsupported or another error (a ptgo bug or a
-// Python failure).
+// again whenever they pass), and the error is an *Unsupported, a *UserError (eager raises for
+// these inputs; never a graph break) or another error (a ptgo bug or a Python failure).
 //
 // With req.AllowBreaks, an unsupported instruction of the captured frame itself (a call that
 // cannot be traced, a branch on a tensor's value, an inlined call that fails anywhere inside) is
@@ -133,7 +133,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 				err = ie
 				return
 			}
-			if e, ok := r.(error); ok && IsUnsupported(e) {
+			if e, ok := r.(error); ok && (IsUnsupported(e) || IsUserError(e)) {
 				err = e
 				return
 			}

@@ -47,7 +47,7 @@ var torchSpecials = map[string]specialFn{
 			return nil, err
 		}
 		if !b {
-			return nil, f.unsupported("eager raises it for these inputs", "torch._assert failed while tracing")
+			return nil, f.userError("AssertionError", "torch._assert fails for these inputs")
 		}
 		return noneV, nil
 	},
@@ -201,7 +201,12 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		if err2 != nil {
 			return nil, err2
 		}
-		res, err = op.Meta(margs, mkw)
+		if metaRejects[target] {
+			res, err = nil, &primtorch.Error{Kind: primtorch.ErrInvalid, Op: op.Name, PyType: "RuntimeError",
+				Msg: "the meta function rejects the call (a rejection ptgo's tests ask for)"}
+		} else {
+			res, err = op.Meta(margs, mkw)
+		}
 		if err != nil {
 			return nil, t.metaError(f, target, err)
 		}
@@ -307,14 +312,36 @@ func (t *Tracer) scalarValue(f *frame, m primtorch.Value) (Value, error) {
 	return nil, f.unsupported("", "an op result of type %T", m)
 }
 
-// metaError turns a meta function's error into why capture stops.
+// metaRejects names call targets whose meta function rejects every call, as if it were stricter
+// than torch's: ptgo's tests check that such a call still runs (eagerly) and succeeds. Set
+// through SetMetaRejects only.
+var metaRejects map[string]bool
+
+// SetMetaRejects makes the meta functions of the given call targets ("torch.sin"; a tensor
+// method by its name, "sin") reject every call; nil restores them. For tests.
+func SetMetaRejects(targets []string) {
+	metaRejects = nil
+	for _, t := range targets {
+		if metaRejects == nil {
+			metaRejects = map[string]bool{}
+		}
+		metaRejects[t] = true
+	}
+}
+
+// metaError turns a meta function's error into why capture stops: a call torch rejects too is
+// a user error (the frame runs eagerly and torch raises its own exception), anything else is
+// unsupported.
 func (t *Tracer) metaError(f *frame, target string, err error) error {
+	var pe *primtorch.Error
 	switch {
 	case errors.Is(err, primtorch.ErrDataDependent):
 		return f.unsupported("the result depends on tensor values; keep this call outside the compiled function",
 			"%s has a data-dependent result", target)
+	case errors.Is(err, primtorch.ErrInvalid) && errors.As(err, &pe):
+		return f.userError(pe.PyType, "%s (%s)", pe.Msg, target)
 	case errors.Is(err, primtorch.ErrInvalid):
-		return f.unsupported("eager raises the same error for these inputs", "%s: %v", target, err)
+		return f.userError("", "%s: %v", target, err)
 	}
 	return f.unsupported("", "%s: %v", target, err)
 }
@@ -590,6 +617,14 @@ func (t *Tracer) metaFallback(f *frame, method bool, target string, args []Value
 	if err != nil {
 		return nil, f.unsupported("", "%s: ptgo has no meta function for it and torch's meta kernel failed (%v)", target, err)
 	}
+	if n, _ := api.Len(r); api.Kind(r) == py.KTuple && n == 3 {
+		// ("rejected", type, message): torch's CPU kernel rejects the call.
+		typ, _ := api.Index(r, 1)
+		msg, _ := api.Index(r, 2)
+		pyType, _ := api.Str(typ)
+		text, _ := api.Str(msg)
+		return nil, f.userError(pyType, "%s (%s, ptgo has no meta function for it)", text, target)
+	}
 	dev := primtorch.CPU
 	if ins := tensorsIn(args, kw); len(ins) > 0 {
 		dev = ins[0].Meta.Device
@@ -798,7 +833,7 @@ func dimArg(f *frame, v Value, n int) (int, error) {
 		rank = 1
 	}
 	if d < -rank || d >= rank {
-		return 0, f.unsupported("eager raises IndexError", "Dimension out of range (expected to be in range of [%d, %d], but got %d)", -rank, rank-1, d)
+		return 0, f.userError("IndexError", "Dimension out of range (expected to be in range of [%d, %d], but got %d)", -rank, rank-1, d)
 	}
 	if d < 0 {
 		d += rank

@@ -111,6 +111,14 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 	rec := &compileRecord{Function: qual, File: file, Line: line}
 	defer func() { rec.Seconds = time.Since(start).Seconds(); recordCompile(rec) }()
 	if err != nil {
+		var ue *bytecode.UserError
+		if errors.As(err, &ue) {
+			// Eager raises for these inputs (or ptgo's meta is stricter than torch): the frame runs
+			// eagerly, with fullgraph=True too, so the user gets torch's exception and traceback.
+			rec.BreakReason, rec.BreakWhere = ue.Error(), ue.Where
+			logs.Printf(logs.GraphBreaks, "%s (%s:%d) runs eagerly: %s\n    at %s", qual, short(file), line, ue.Error(), strings.Join(ue.Stack, "\n       "))
+			return eagerResult(cap)
+		}
 		var u *bytecode.Unsupported
 		if errors.As(err, &u) {
 			rec.BreakReason, rec.BreakWhere, rec.BreakHint = u.Reason, u.Where, u.Hint
@@ -343,6 +351,16 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 		return []byte("{}"), logs.Configure(cfg)
 	case "panic_next_compile":
 		panicNextCompile = true
+		return []byte("{}"), nil
+	case "meta_rejects":
+		// Tests: {"targets": ["torch.sin"]} makes those meta functions stricter than torch's.
+		var req struct {
+			Targets []string `json:"targets"`
+		}
+		if err := json.Unmarshal(in, &req); err != nil {
+			return nil, err
+		}
+		bytecode.SetMetaRejects(req.Targets)
 		return []byte("{}"), nil
 	case "inductor_stats":
 		inductorStats.Lock()

@@ -418,7 +418,8 @@ def meta_call(target, is_method, args, kwargs):
     kernel for, on zero-filled CPU tensors of the same shapes (once per compile).
 
     Returns a nested list of (shape, stride, offset, dtype_code, requires_grad) tuples, or
-    ("scalar", value)."""
+    ("scalar", value); ("rejected", exception class name, message) when torch's CPU kernel
+    rejects the call (eager raises for it). Raises when only the meta kernel fails."""
     fn = None if is_method else resolve(target)
 
     def run(device):
@@ -429,11 +430,42 @@ def meta_call(target, is_method, args, kwargs):
                 return getattr(margs[0], target)(*margs[1:], **mkwargs)
             return fn(*margs, **mkwargs)
 
+    # The CPU runs keep the random generator's state: a random op must not advance the user's
+    # random stream.
     try:
-        r = run("meta")
+        return _from_meta(run("meta"))
     except NotImplementedError:
-        r = run("cpu")
+        pass  # no meta kernel: the CPU kernel's result has the metadata
+    except Exception as meta_error:  # noqa: BLE001 - does the CPU kernel refuse too?
+        try:
+            with _rng_kept():
+                run("cpu")
+        except Exception as e:  # noqa: BLE001
+            return _rejected(e)
+        # The meta kernel is stricter than the CPU kernel (or needs data): not a user error, and
+        # the CPU result is no meta (its shape may depend on the zeros).
+        raise meta_error
+    try:
+        with _rng_kept():
+            r = run("cpu")
+    except Exception as e:  # noqa: BLE001
+        return _rejected(e)
     return _from_meta(r)
+
+
+def _rejected(e):
+    return ("rejected", type(e).__name__, str(e).strip().split("\n")[0])
+
+
+class _rng_kept:
+    """Restores the CPU random generator's state on exit."""
+
+    def __enter__(self):
+        self.state = torch.get_rng_state()
+
+    def __exit__(self, *exc):
+        torch.set_rng_state(self.state)
+        return False
 
 
 def make_size(items):
