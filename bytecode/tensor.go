@@ -216,6 +216,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 			return nil, err
 		}
 	}
+	if err := t.probeKernel(f, method, target, op, args, kw); err != nil {
+		return nil, err
+	}
 	inMetas := make([]*primtorch.TensorMeta, len(inputs))
 	for i, in := range inputs {
 		inMetas[i] = in.Meta
@@ -344,6 +347,66 @@ func (t *Tracer) metaError(f *frame, target string, err error) error {
 		return f.userError("", "%s: %v", target, err)
 	}
 	return f.unsupported("", "%s: %v", target, err)
+}
+
+// probeKernel tries the call on torch's own CPU kernels (zero-filled tensors with the operands'
+// metadata, once per call signature) when an operand has a dtype some of them do not implement
+// (primtorch.KernelMayReject; for ops ptgo has no meta function for, half and bfloat16): meta
+// functions, ptgo's and torch's, accept such calls and eager then raises ("GeluKernelImpl" not
+// implemented for 'Long'). A rejection is a user error, so the frame runs eagerly and raises
+// torch's own exception; a graph would raise it mid-way (torch-run backends) or not at all (C
+// kernels compute any dtype).
+func (t *Tracer) probeKernel(f *frame, method bool, target string, op *primtorch.Op, args []Value, kw []kwArg) error {
+	ins := tensorsIn(args, kw)
+	dtypes := make([]primtorch.DType, len(ins))
+	risky := false
+	for i, in := range ins {
+		if in.Meta.Device.Type != "" && in.Meta.Device.Type != "cpu" {
+			return nil
+		}
+		dtypes[i] = in.Meta.DType
+		if op == nil && (dtypes[i] == primtorch.Float16 || dtypes[i] == primtorch.BFloat16) {
+			risky = true
+		}
+	}
+	if !risky && !primtorch.KernelMayReject(op, dtypes) {
+		return nil
+	}
+	// The probe is advisory: a call it cannot express stays as the meta function decided.
+	api := t.api
+	objs := make([]py.Obj, len(args))
+	for i, a := range args {
+		o, err := t.metaObj(f, a)
+		if err != nil {
+			return nil
+		}
+		objs[i] = o
+	}
+	var keys, vals []py.Obj
+	for _, k := range kw {
+		o, err := t.metaObj(f, k.Val)
+		if err != nil {
+			return nil
+		}
+		keys = append(keys, api.NewStr(k.Name))
+		vals = append(vals, o)
+	}
+	kwd, err := api.NewDict(keys, vals)
+	if err != nil {
+		return nil
+	}
+	r, err := t.env.callRuntime("kernel_probe", api.NewStr(target), api.NewBool(method), api.NewTuple(objs), kwd)
+	if err != nil {
+		return nil
+	}
+	if api.Kind(r) == py.KNone {
+		return nil
+	}
+	typ, _ := api.Index(r, 0)
+	msg, _ := api.Index(r, 1)
+	pyType, _ := api.Str(typ)
+	text, _ := api.Str(msg)
+	return f.userError(pyType, "%s (%s, found by running torch's CPU kernel while tracing)", text, target)
 }
 
 // realizeDeep realizes values and the items of tuples and lists (in place).

@@ -1,9 +1,10 @@
 """Mistakes in the user's call raise exactly what eager PyTorch raises.
 
-A shape, dtype or device mistake, a wrong argument count, an index out of range: the compiled
-call raises torch's own exception type and message, with the user's line in the traceback, after
-exactly the side effects eager applies before the failing op; the next call with correct inputs
-compiles normally. Never "ptgo BUG", never ptgo.BackendCompilerFailed.
+A shape, dtype or device mistake, a wrong argument count, an index out of range, an op torch's
+kernels do not implement for the dtype: the compiled call raises torch's own exception type and
+message, with the user's line in the traceback, after exactly the side effects eager applies
+before the failing op; the next call with correct inputs compiles normally. Never "ptgo BUG",
+never ptgo.BackendCompilerFailed.
 """
 import copy
 import json
@@ -49,6 +50,16 @@ class MatView(nn.Module):
 class Cat(nn.Module):
     def forward(self, x, y):
         return torch.cat([x, y], 1) * 2
+
+
+class Softmax(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x + 1, -1)
+
+
+class Gelu(nn.Module):
+    def forward(self, x):
+        return F.gelu(x * 2)
 
 
 class Row(nn.Module):
@@ -116,6 +127,8 @@ CASES = [
     Case("linear-float64-input", lambda: nn.Linear(4, 2), lambda: (r(3, 4, dtype=torch.float64),),
          lambda: (r(3, 4),)),
     Case("linear-int-input", lambda: nn.Linear(4, 2), lambda: (ints(3, 4),), lambda: (r(3, 4),)),
+    # torch 1.13 has no float16 matrix product or layer norm on CPU: no correct call to follow.
+    Case("linear-float16-cpu", lambda: nn.Linear(4, 2).half(), lambda: (r(3, 4, dtype=torch.float16),)),
     Case("linear-too-many-args", lambda: nn.Linear(4, 2), lambda: (r(3, 4), r(3, 4)), lambda: (r(3, 4),)),
     Case("linear-unexpected-keyword", lambda: nn.Linear(4, 2), lambda: (r(3, 4),), lambda: (r(3, 4),),
          kwargs={"bias": True}),
@@ -124,6 +137,8 @@ CASES = [
     Case("conv2d-float64-input", lambda: nn.Conv2d(3, 4, 3), lambda: (r(1, 3, 8, 8, dtype=torch.float64),),
          lambda: (r(2, 3, 8, 8),)),
     Case("layernorm-last-dim", lambda: nn.LayerNorm(4), lambda: (r(3, 5),), lambda: (r(3, 4),)),
+    Case("layernorm-int-input", lambda: nn.LayerNorm(4), lambda: (ints(3, 4),), lambda: (r(3, 4),)),
+    Case("layernorm-float16-cpu", lambda: nn.LayerNorm(4).half(), lambda: (r(3, 4, dtype=torch.float16),)),
     Case("layernorm-meta-device", lambda: nn.LayerNorm(4), lambda: (r(3, 4, device="meta"),),
          lambda: (r(3, 4),)),
     Case("embedding-float-indices", lambda: nn.Embedding(10, 3), lambda: (r(4),), lambda: (ints(4),)),
@@ -136,6 +151,8 @@ CASES = [
     Case("custom-matmul", MatView, lambda: (r(3, 5),), lambda: (r(2, 4),)),
     Case("custom-view", MatView, lambda: (r(3, 4),), lambda: (r(2, 4),)),
     Case("custom-cat", Cat, lambda: (r(2, 3), r(3, 3)), lambda: (r(2, 3), r(2, 4))),
+    Case("custom-int-softmax", Softmax, lambda: (ints(3, 4),), lambda: (r(3, 4),)),
+    Case("custom-int-gelu", Gelu, lambda: (ints(3, 4),), lambda: (r(3, 4),)),
     Case("custom-index-out-of-range", Row, lambda: (r(3, 4),), lambda: (r(6, 4),)),
     Case("custom-dim-out-of-range", SumDim, lambda: (r(3, 4),), lambda: (r(1, 2, 3, 4, 5),)),
     Case("custom-meta-device", Scaled, lambda: (r(3, 4, device="meta"),), lambda: (r(3, 4),)),
@@ -218,8 +235,8 @@ def test_mistake_raises_like_eager(case, backend, counter):
 
 
 FULLGRAPH_CASES = [c for c in CASES if c.name in (
-    "linear-last-dim", "batchnorm2d-ndim", "custom-cat", "sequential-last-dim",
-    "custom-index-out-of-range")]
+    "linear-last-dim", "layernorm-int-input", "batchnorm2d-ndim", "custom-cat", "custom-int-gelu",
+    "sequential-last-dim", "custom-index-out-of-range")]
 
 
 @pytest.mark.parametrize("case", FULLGRAPH_CASES, ids=repr)

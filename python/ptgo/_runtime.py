@@ -468,6 +468,49 @@ class _rng_kept:
         return False
 
 
+#: kernel_probe's answers by call: torch's kernels answer the same for the same metadata.
+_probe_cache = {}
+
+
+def _probe_key(v):
+    if isinstance(v, TensorSpec):
+        return ("T", tuple(v.shape), tuple(v.stride), v.offset, v.dtype, v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_probe_key(x) for x in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, _probe_key(x)) for k, x in v.items())
+    hash(v)
+    return (type(v).__name__, v)
+
+
+def kernel_probe(target, is_method, args, kwargs):
+    """Runs ``target`` once on zero-filled CPU tensors with its arguments' metadata, to learn
+    whether torch's CPU kernels accept their dtypes (ptgo's meta functions, like torch's, do not
+    know which dtypes a kernel implements). Returns None, or (exception class name, message)."""
+    try:
+        key = (target, is_method, _probe_key(tuple(args)), _probe_key(kwargs))
+    except TypeError:  # an unhashable argument: no caching
+        key = None
+    if key is not None and key in _probe_cache:
+        return _probe_cache[key]
+    result = None
+    try:
+        fn = None if is_method else resolve(target)
+        margs = _to_meta(tuple(args), "cpu")
+        mkwargs = {k: _to_meta(v, "cpu") for k, v in kwargs.items()}
+        with _rng_kept(), torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if is_method:
+                getattr(margs[0], target)(*margs[1:], **mkwargs)
+            else:
+                fn(*margs, **mkwargs)
+    except Exception as e:  # noqa: BLE001 - what torch raises is the answer
+        result = (type(e).__name__, str(e).strip().split("\n")[0])
+    if key is not None:
+        _probe_cache[key] = result
+    return result
+
+
 def make_size(items):
     return torch.Size(items)
 
@@ -488,6 +531,7 @@ def put_resume(code, key, resume):
 
 def reset():
     resume_cache.clear()
+    _probe_cache.clear()
 
 
 # ---- the C backend's runtime ------------------------------------------------------------------
