@@ -279,16 +279,7 @@ func isTensorIndex(n *fxgraph.Node) bool {
 
 // compileGraph exports the graph to torch.fx and calls the backend; returns the callable.
 func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
-	js, err := fxgraph.EncodeJSON(cap.Graph)
-	if err != nil {
-		return 0, err
-	}
-	var keys, vals []py.Obj
-	for path, o := range cap.Attrs {
-		keys = append(keys, api.NewStr(path))
-		vals = append(vals, o)
-	}
-	attrs, err := api.NewDict(keys, vals)
+	js, attrs, err := graphForPython(api, cap)
 	if err != nil {
 		return 0, err
 	}
@@ -296,7 +287,61 @@ func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, er
 	for i, in := range cap.Inputs {
 		examples[i] = in.Obj
 	}
-	return runtimeCall(api, "compile_graph", ctx.obj, api.NewStr(string(js)), attrs, api.NewTuple(examples), api.NewStr(cap.Graph.String()))
+	return runtimeCall(api, "compile_graph", ctx.obj, js, attrs, api.NewTuple(examples), api.NewStr(cap.Graph.String()))
+}
+
+// graphForPython is the captured graph as ptgo.fx_export reads it: its JSON and the dict of its
+// get_attr tensors.
+func graphForPython(api py.API, cap *bytecode.Capture) (js, attrs py.Obj, err error) {
+	data, err := fxgraph.EncodeJSON(cap.Graph)
+	if err != nil {
+		return 0, 0, err
+	}
+	var keys, vals []py.Obj
+	for path, o := range cap.Attrs {
+		keys = append(keys, api.NewStr(path))
+		vals = append(vals, o)
+	}
+	attrs, err = api.NewDict(keys, vals)
+	return api.NewStr(string(data)), attrs, err
+}
+
+// torchRerun is what takes over when the compiled code of a captured graph rejects its data (a
+// kernel finds an index out of range): the graph run by torch, which raises torch's own
+// exception for the same inputs (ptgo._runtime.torch_rerun). pg is the graph's decomposition.
+// None when a failed run may have left something the user can see — a write to an input or a
+// buffer (a prims.copy_ of the decomposition), random numbers drawn, grad mode switched: the
+// compiled code's own error stands then.
+func torchRerun(api py.API, cap *bytecode.Capture, pg *fxgraph.Graph) py.Obj {
+	for _, g := range []*fxgraph.Graph{cap.Graph, pg} {
+		for _, n := range g.Nodes {
+			if n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod {
+				continue
+			}
+			target := n.Target
+			if n.Op == fxgraph.CallMethod {
+				target = "Tensor." + target
+			}
+			op := primtorch.Lookup(target)
+			if op == nil || op.Random || op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0 || target == "prims.fallback" {
+				return api.None()
+			}
+			for _, kw := range n.Kwargs {
+				if c, isConst := kw.Value.(fxgraph.Const); kw.Name == "out" || kw.Name == "inplace" && !(isConst && c.V == false) {
+					return api.None()
+				}
+			}
+		}
+	}
+	js, attrs, err := graphForPython(api, cap)
+	if err != nil {
+		return api.None()
+	}
+	r, err := runtimeCall(api, "torch_rerun", js, attrs)
+	if err != nil {
+		return api.None()
+	}
+	return r
 }
 
 // ---- statistics for explain() and tests ----------------------------------------------------

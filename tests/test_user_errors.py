@@ -337,6 +337,22 @@ def test_meta_stricter_than_torch_today(counter):
     assert_same(ptgo.compile(f, backend=counter)(a, b), f(a, b))
 
 
+# ---- errors only the data shows (run time) ----------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_embedding_index_out_of_range(backend, counter):
+    """An index out of range is in the data, not the metadata: the compiled graph raises it when
+    it runs. The exception type and message are torch's for every backend."""
+    torch.manual_seed(0)
+    eager_mod = nn.Embedding(10, 3)
+    mod = copy.deepcopy(eager_mod)
+    bad, good = torch.tensor([1, 12]), torch.tensor([1, 9])
+    expected = eager_error(eager_mod, (bad,), {})
+    compiled = ptgo.compile(mod, backend=backend_of(backend, counter))
+    raises_like_eager(compiled, (bad,), {}, expected)
+    assert_same(compiled(good), eager_mod(good))
+
+
 def test_unsupported_break_message_is_not_a_bug(ptgo_log):
     """A graph break right after reading a parameter (no graph op before it) keeps the parameter
     on the stack: it is reloaded from its module, never reported as a ptgo bug."""

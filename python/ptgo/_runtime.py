@@ -578,8 +578,27 @@ def fold_conv_bn(w, b, mean, var, gamma, beta, eps):
         return nw, nb.to(w.dtype).contiguous()
 
 
-def make_compiled_graph(plan_json, lib_path, consts):
-    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan."""
+def torch_rerun(graph_json, attrs):
+    """The captured graph run by torch (its GraphModule is built on first use): when compiled
+    code rejects its data (a kernel finds an index out of range), the same inputs through torch
+    raise torch's own exception, or give torch's result. ptgo's driver passes it only for graphs
+    that write no input and draw no random numbers, so the failed run left nothing to see."""
+    from . import _C
+    from .fx_export import graph_module_from_json
+
+    gm = []
+
+    def rerun(*args):
+        if not gm:
+            gm.append(graph_module_from_json(graph_json, None, attrs))
+        return gm[0].forward(*args)
+
+    return _C.Disabled(rerun)
+
+
+def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
+    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
+    rerun (torch_rerun) takes over when a kernel finds an index out of range."""
     try:
         from . import _fast
     except ImportError:
@@ -599,7 +618,7 @@ def make_compiled_graph(plan_json, lib_path, consts):
             out["value"] = _decode_plan_arg(out["value"])
     from . import _C
 
-    return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts)))
+    return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts), rerun))
 
 
 # ---- autograd: one torch.autograd.Function per compiled region ------------------------------
@@ -613,11 +632,14 @@ def make_torch_graph(graph_json):
     return _C.Disabled(graph_module_from_json(graph_json, None, {}).forward)
 
 
-def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts):
+def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
-    bwd(*saved, *tangents) returns one gradient (or None) per input and parameter."""
+    bwd(*saved, *tangents) returns one gradient (or None) per input and parameter. When the
+    forward rejects its data (IndexError, RuntimeError: an index out of range), rerun
+    (torch_rerun, if given) runs the captured graph with torch instead, which raises torch's own
+    exception for it."""
     from torch.autograd.function import once_differentiable
 
     tangents = list(tangents)
@@ -642,7 +664,15 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts):
 
     apply = CompiledRegion.apply
 
-    def run(*inputs):
-        return apply(*inputs, *consts)
+    if rerun is None:
+        def run(*inputs):
+            return apply(*inputs, *consts)
+    else:
+        def run(*inputs):
+            try:
+                return apply(*inputs, *consts)
+            except (IndexError, RuntimeError):
+                pass  # torch's exception, raised below, is the one the user sees (no chaining)
+            return rerun(*inputs)
 
     return run
