@@ -401,7 +401,7 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 		}
 		return t.wrapLive(f, cls, nil)
 	}
-	return nil, f.unsupported("", "'%s' object has no attribute '%s'", t.typeName(m.Obj), name)
+	return nil, f.userError("AttributeError", "'%s' object has no attribute '%s'", t.typeName(m.Obj), name)
 }
 
 // iterModule lists the children of container modules (Sequential, ModuleList, ModuleDict
@@ -480,7 +480,7 @@ func (t *Tracer) moduleIndex(f *frame, m *ObjV, idx Value) (Value, error) {
 		i += int64(len(items))
 	}
 	if i < 0 || i >= int64(len(items)) {
-		return nil, f.unsupported("eager raises IndexError", "index %d out of range for %d modules", c.I, len(items))
+		return nil, f.userError("IndexError", "index %d out of range for %d modules", c.I, len(items))
 	}
 	if _, isKey := items[i].(*ConstV); isKey {
 		return nil, f.unsupported("", "integer index into a ModuleDict")
@@ -511,7 +511,7 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 			return nil, err
 		}
 		if !found {
-			return nil, f.unsupported("eager raises KeyError", "key %s not in the dict", idx.Describe())
+			return nil, f.userError("KeyError", "key %s not in the dict", idx.Describe())
 		}
 		return v, nil
 	case *RangeV:
@@ -557,7 +557,7 @@ func (t *Tracer) seqIndex(f *frame, items []Value, idx Value, mk func([]Value) V
 			k += n
 		}
 		if k < 0 || k >= n {
-			return nil, f.unsupported("eager raises IndexError", "index %d out of range for length %d", i.I, n)
+			return nil, f.userError("IndexError", "index %d out of range for length %d", i.I, n)
 		}
 		return items[k], nil
 	case *SliceV:
@@ -774,7 +774,7 @@ func (t *Tracer) exitContext(f *frame, mgr Value) (Value, error) {
 	switch m := mgr.(type) {
 	case *GradModeV:
 		if len(m.Prev) == 0 {
-			return nil, internalError("grad mode __exit__ without __enter__")
+			return nil, f.unsupported("", "__exit__ of a grad-mode context manager that was not entered")
 		}
 		prev := m.Prev[len(m.Prev)-1]
 		m.Prev = m.Prev[:len(m.Prev)-1]

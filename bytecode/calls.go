@@ -128,7 +128,7 @@ func (t *Tracer) bindArgs(caller, nf *frame, fn *FuncV, args []Value, kw []kwArg
 		where = nf
 	}
 	fail := func(format string, a ...any) error {
-		return where.unsupported("eager raises TypeError for this call", "%s() "+format, append([]any{fn.Name}, a...)...)
+		return where.userError("TypeError", "%s() "+format, append([]any{fn.Name}, a...)...)
 	}
 	slot := 0
 	for i := 0; i < len(args) && i < nPos; i++ {
@@ -335,7 +335,7 @@ func (t *Tracer) callLive(f *frame, fn py.Obj, args []Value, kw []kwArg) (Value,
 	}
 	r, err := t.api.Call(fn, objs, names)
 	if err != nil {
-		return nil, f.unsupported("eager raises it for these inputs", "%s raised %v", t.qualName(fn), err)
+		return nil, f.userError("", "%s raised %v", t.qualName(fn), err)
 	}
 	return t.wrapLive(f, r, nil)
 }

@@ -101,6 +101,8 @@ func renderCapture(cap *Capture, err error) string {
 	if err != nil {
 		if u, ok := err.(*Unsupported); ok {
 			fmt.Fprintf(&b, "runs eagerly: %s\n  at: %s\n  hint: %s\n", u.Reason, u.Where, u.Hint)
+		} else if ue, ok := err.(*UserError); ok {
+			fmt.Fprintf(&b, "runs eagerly, eager raises %s: %s\n  at: %s\n", ue.PyType, ue.Msg, ue.Where)
 		} else {
 			fmt.Fprintf(&b, "error: %v\n", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
 )
 
 // Transformed code for a captured frame. Without a graph break:
@@ -25,16 +26,19 @@ import (
 // co_varnames, which moves the cell and free variable slots; deref instructions are patched.
 
 type codeGen struct {
-	api     py.API
-	env     *Env
-	b       *Builder
-	pos     Position
-	consts  []py.Obj
-	names   []string
-	nameIx  map[string]int
-	ci      *codeInfo
-	extra   []string // extra varnames after the original ones
-	outIdx  map[*TensorV]int
+	api    py.API
+	env    *Env
+	b      *Builder
+	pos    Position
+	consts []py.Obj
+	names  []string
+	nameIx map[string]int
+	ci     *codeInfo
+	extra  []string // extra varnames after the original ones
+	outIdx map[*TensorV]int
+	// attrSrc says where each get_attr tensor (a parameter or buffer) is read from: one the
+	// graph did not write is loaded from there, never returned by the graph.
+	attrSrc map[string]Source
 	memo    map[Value]int // mutable containers already rebuilt → temporary
 	derefs  []derefPatch
 	codeObj py.Obj
@@ -137,7 +141,12 @@ func (g *codeGen) rebuild(v Value) error {
 			if x.Source != nil {
 				return g.loadSource(x.Source)
 			}
-			return fmt.Errorf("ptgo BUG: codegen: tensor %s is not a graph output", x.Node.Name)
+			if x.Node.Op == fxgraph.GetAttr {
+				if src, ok := g.attrSrc[x.Node.Target]; ok {
+					return g.loadSource(src)
+				}
+			}
+			return fmt.Errorf("ptgo BUG: codegen: tensor %s is neither a graph output nor read from a source", x.Node.Name)
 		}
 		g.emit(LOAD_FAST, len(g.ci.code.VarNames)) // __ptgo_out
 		g.loadConst(g.api.NewInt(int64(idx)))
@@ -479,7 +488,8 @@ func TransformedCode(env *Env, codeObj py.Obj, cap *Capture, compiled py.Obj) (p
 	c := ci.code
 	g := &codeGen{api: api, env: env, b: NewBuilder(c.FirstLineNo),
 		pos:    Position{Line: c.FirstLineNo, EndLine: c.FirstLineNo, Col: -1, EndCol: -1},
-		nameIx: map[string]int{}, ci: ci, outIdx: map[*TensorV]int{}, memo: map[Value]int{}, codeObj: codeObj}
+		nameIx: map[string]int{}, ci: ci, outIdx: map[*TensorV]int{}, attrSrc: cap.AttrSources, memo: map[Value]int{},
+		codeObj: codeObj}
 	g.extra = []string{"__ptgo_out"}
 	for i, o := range cap.Outputs {
 		g.outIdx[o] = i

@@ -85,8 +85,8 @@ var errStopped = internalError("trace stopped at the graph break (not an error)"
 
 // CaptureFrame symbolically runs a frame and records its tensor work as a graph. On failure the
 // returned Capture still holds the guards gathered up to the failure (the same failure happens
-// again whenever they pass), and the error is an *Unsupported or another error (a ptgo bug or a
-// Python failure).
+// again whenever they pass), and the error is an *Unsupported, a *UserError (eager raises for
+// these inputs; never a graph break) or another error (a ptgo bug or a Python failure).
 //
 // With req.AllowBreaks, an unsupported instruction of the captured frame itself (a call that
 // cannot be traced, a branch on a tensor's value, an inlined call that fails anywhere inside) is
@@ -139,7 +139,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 				err = ie
 				return
 			}
-			if e, ok := r.(error); ok && IsUnsupported(e) {
+			if e, ok := r.(error); ok && (IsUnsupported(e) || IsUserError(e)) {
 				err = e
 				return
 			}
@@ -340,8 +340,9 @@ func collectOutputs(vals ...Value) []*TensorV {
 	walk = func(v Value) {
 		switch x := v.(type) {
 		case *TensorV:
-			// Inputs the graph did not replace are reloaded from their sources.
-			if x.Node.Op == fxgraph.Placeholder && x.Source != nil {
+			// Inputs the graph did not replace, and parameters and buffers it did not write, are
+			// reloaded from their sources: the user gets the object itself, not the graph's alias.
+			if x.Node.Op == fxgraph.Placeholder && x.Source != nil || x.Node.Op == fxgraph.GetAttr {
 				return
 			}
 			if !seen[x.Node] {

@@ -236,7 +236,7 @@ func (t *Tracer) foldPython(f *frame, path string, args ...Value) (Value, error)
 	}
 	r, err := t.api.Call(t.env.Known(path), objs, nil)
 	if err != nil {
-		return nil, f.unsupported("eager raises it for these inputs", "%s raised %v", path, err)
+		return nil, f.userError("", "%s raised %v", path, err)
 	}
 	return t.constFromObj(r)
 }

@@ -40,6 +40,41 @@ func IsUnsupported(err error) bool {
 	return errors.As(err, &u)
 }
 
+// UserError is a call eager PyTorch (or Python) rejects for these inputs: shapes that do not
+// match, a dtype torch's kernels do not implement, tensors on different devices, a wrong
+// argument count, an index out of range. ptgo does not raise it itself: the frame runs eagerly
+// under the guards gathered so far (they hold every fact the failure follows from, so it
+// happens again whenever they pass, decision A8) and eager raises its own exception with its own
+// message and traceback, after exactly the side effects eager applies before the failing
+// operation. It never becomes a graph break, and with fullgraph=True it is not ptgo.Unsupported:
+// the user gets torch's exception. A meta function stricter than torch therefore costs speed
+// (the frame runs eagerly, and succeeds), never a wrong error.
+type UserError struct {
+	PyType string // the exception class ptgo expects eager to raise ("RuntimeError"); "" if unknown
+	Msg    string // what ptgo found wrong (torch's message where ptgo knows it)
+	Where  string // the user's file:line
+	Stack  []string
+}
+
+func (e *UserError) Error() string {
+	var b strings.Builder
+	if e.PyType != "" {
+		b.WriteString(e.PyType + ": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Where != "" {
+		b.WriteString(" (at " + e.Where + ")")
+	}
+	b.WriteString("; eager PyTorch raises it for these inputs, so the frame runs eagerly")
+	return b.String()
+}
+
+// IsUserError reports whether err is (or wraps) a *UserError.
+func IsUserError(err error) bool {
+	var u *UserError
+	return errors.As(err, &u)
+}
+
 // codeInfo is a decoded code object.
 type codeInfo struct {
 	obj       py.Obj
@@ -153,6 +188,46 @@ func (f *frame) unsupported(hint string, format string, args ...any) error {
 		u.Stack = append(u.Stack, fmt.Sprintf("%s (%s)", g.ci.code.QualName, g.where()))
 	}
 	return u
+}
+
+// userError builds a *UserError at the current instruction: eager raises pyType (when known)
+// for these inputs. Inside a try block of the traced code the exception may be caught there
+// rather than reach the user, so it is control flow ptgo cannot trace: unsupported.
+func (f *frame) userError(pyType string, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if f.inTry() {
+		what := msg
+		if pyType != "" {
+			what = pyType + ": " + msg
+		}
+		return f.unsupported("", "an exception inside a try block (%s)", what)
+	}
+	e := &UserError{PyType: pyType, Msg: msg, Where: f.userWhere()}
+	for g := f; g != nil; g = g.parent {
+		e.Stack = append(e.Stack, fmt.Sprintf("%s (%s)", g.ci.code.QualName, g.where()))
+	}
+	return e
+}
+
+// inTry reports whether the current instruction of f, or the call instruction of a frame that
+// inlined it, is inside a try block (with blocks' cleanup handlers do not count: the grad-mode
+// managers ptgo traces never swallow exceptions).
+func (f *frame) inTry() bool {
+	for g := f; g != nil; g = g.parent {
+		if g.curInstr == nil {
+			continue
+		}
+		entries, err := DecodeExceptionTable(g.ci.code.ExceptionTable)
+		if err != nil {
+			return true
+		}
+		for _, e := range entries {
+			if g.curInstr.Offset >= e.Start && g.curInstr.Offset < e.End && !isWithCleanup(g.ci, e.Target) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type handler func(t *Tracer, f *frame, in *Instr) error

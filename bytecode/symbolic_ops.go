@@ -58,7 +58,7 @@ func init() {
 		BEFORE_WITH: opBeforeWith,
 		IMPORT_NAME: opImportName, IMPORT_FROM: opImportFrom,
 		LOAD_ASSERTION_ERROR: func(t *Tracer, f *frame, in *Instr) error {
-			return f.unsupported("the assertion fails for these inputs; eager raises it", "assertion failed while tracing")
+			return f.userError("AssertionError", "an assert statement fails for these inputs")
 		},
 		RAISE_VARARGS: opRaise, RERAISE: opRaise,
 	} {
@@ -803,5 +803,5 @@ func opRaise(t *Tracer, f *frame, in *Instr) error {
 			}
 		}
 	}
-	return f.unsupported("eager raises it for these inputs", "user code raises %s while tracing", what)
+	return f.userError("", "the code raises %s for these inputs", what)
 }

@@ -47,7 +47,7 @@ var torchSpecials = map[string]specialFn{
 			return nil, err
 		}
 		if !b {
-			return nil, f.unsupported("eager raises it for these inputs", "torch._assert failed while tracing")
+			return nil, f.userError("AssertionError", "torch._assert fails for these inputs")
 		}
 		return noneV, nil
 	},
@@ -201,7 +201,12 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		if err2 != nil {
 			return nil, err2
 		}
-		res, err = op.Meta(margs, mkw)
+		if metaRejects[target] {
+			res, err = nil, &primtorch.Error{Kind: primtorch.ErrInvalid, Op: op.Name, PyType: "RuntimeError",
+				Msg: "the meta function rejects the call (a rejection ptgo's tests ask for)"}
+		} else {
+			res, err = op.Meta(margs, mkw)
+		}
 		if err != nil {
 			return nil, t.metaError(f, target, err)
 		}
@@ -210,6 +215,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := t.probeKernel(f, method, target, op, args, kw); err != nil {
+		return nil, err
 	}
 	inMetas := make([]*primtorch.TensorMeta, len(inputs))
 	for i, in := range inputs {
@@ -307,16 +315,98 @@ func (t *Tracer) scalarValue(f *frame, m primtorch.Value) (Value, error) {
 	return nil, f.unsupported("", "an op result of type %T", m)
 }
 
-// metaError turns a meta function's error into why capture stops.
+// metaRejects names call targets whose meta function rejects every call, as if it were stricter
+// than torch's: ptgo's tests check that such a call still runs (eagerly) and succeeds. Set
+// through SetMetaRejects only.
+var metaRejects map[string]bool
+
+// SetMetaRejects makes the meta functions of the given call targets ("torch.sin"; a tensor
+// method by its name, "sin") reject every call; nil restores them. For tests.
+func SetMetaRejects(targets []string) {
+	metaRejects = nil
+	for _, t := range targets {
+		if metaRejects == nil {
+			metaRejects = map[string]bool{}
+		}
+		metaRejects[t] = true
+	}
+}
+
+// metaError turns a meta function's error into why capture stops: a call torch rejects too is
+// a user error (the frame runs eagerly and torch raises its own exception), anything else is
+// unsupported.
 func (t *Tracer) metaError(f *frame, target string, err error) error {
+	var pe *primtorch.Error
 	switch {
 	case errors.Is(err, primtorch.ErrDataDependent):
 		return f.unsupported("the result depends on tensor values; keep this call outside the compiled function",
 			"%s has a data-dependent result", target)
+	case errors.Is(err, primtorch.ErrInvalid) && errors.As(err, &pe):
+		return f.userError(pe.PyType, "%s (%s)", pe.Msg, target)
 	case errors.Is(err, primtorch.ErrInvalid):
-		return f.unsupported("eager raises the same error for these inputs", "%s: %v", target, err)
+		return f.userError("", "%s: %v", target, err)
 	}
 	return f.unsupported("", "%s: %v", target, err)
+}
+
+// probeKernel tries the call on torch's own CPU kernels (zero-filled tensors with the operands'
+// metadata, once per call signature) when an operand has a dtype some of them do not implement
+// (primtorch.KernelMayReject; for ops ptgo has no meta function for, half and bfloat16): meta
+// functions, ptgo's and torch's, accept such calls and eager then raises ("GeluKernelImpl" not
+// implemented for 'Long'). A rejection is a user error, so the frame runs eagerly and raises
+// torch's own exception; a graph would raise it mid-way (torch-run backends) or not at all (C
+// kernels compute any dtype).
+func (t *Tracer) probeKernel(f *frame, method bool, target string, op *primtorch.Op, args []Value, kw []kwArg) error {
+	ins := tensorsIn(args, kw)
+	dtypes := make([]primtorch.DType, len(ins))
+	risky := false
+	for i, in := range ins {
+		if in.Meta.Device.Type != "" && in.Meta.Device.Type != "cpu" {
+			return nil
+		}
+		dtypes[i] = in.Meta.DType
+		if op == nil && (dtypes[i] == primtorch.Float16 || dtypes[i] == primtorch.BFloat16) {
+			risky = true
+		}
+	}
+	if !risky && !primtorch.KernelMayReject(op, dtypes) {
+		return nil
+	}
+	// The probe is advisory: a call it cannot express stays as the meta function decided.
+	api := t.api
+	objs := make([]py.Obj, len(args))
+	for i, a := range args {
+		o, err := t.metaObj(f, a)
+		if err != nil {
+			return nil
+		}
+		objs[i] = o
+	}
+	var keys, vals []py.Obj
+	for _, k := range kw {
+		o, err := t.metaObj(f, k.Val)
+		if err != nil {
+			return nil
+		}
+		keys = append(keys, api.NewStr(k.Name))
+		vals = append(vals, o)
+	}
+	kwd, err := api.NewDict(keys, vals)
+	if err != nil {
+		return nil
+	}
+	r, err := t.env.callRuntime("kernel_probe", api.NewStr(target), api.NewBool(method), api.NewTuple(objs), kwd)
+	if err != nil {
+		return nil
+	}
+	if api.Kind(r) == py.KNone {
+		return nil
+	}
+	typ, _ := api.Index(r, 0)
+	msg, _ := api.Index(r, 1)
+	pyType, _ := api.Str(typ)
+	text, _ := api.Str(msg)
+	return f.userError(pyType, "%s (%s, found by running torch's CPU kernel while tracing)", text, target)
 }
 
 // realizeDeep realizes values and the items of tuples and lists (in place).
@@ -590,6 +680,14 @@ func (t *Tracer) metaFallback(f *frame, method bool, target string, args []Value
 	if err != nil {
 		return nil, f.unsupported("", "%s: ptgo has no meta function for it and torch's meta kernel failed (%v)", target, err)
 	}
+	if n, _ := api.Len(r); api.Kind(r) == py.KTuple && n == 3 {
+		// ("rejected", type, message): torch's CPU kernel rejects the call.
+		typ, _ := api.Index(r, 1)
+		msg, _ := api.Index(r, 2)
+		pyType, _ := api.Str(typ)
+		text, _ := api.Str(msg)
+		return nil, f.userError(pyType, "%s (%s, ptgo has no meta function for it)", text, target)
+	}
 	dev := primtorch.CPU
 	if ins := tensorsIn(args, kw); len(ins) > 0 {
 		dev = ins[0].Meta.Device
@@ -798,7 +896,7 @@ func dimArg(f *frame, v Value, n int) (int, error) {
 		rank = 1
 	}
 	if d < -rank || d >= rank {
-		return 0, f.unsupported("eager raises IndexError", "Dimension out of range (expected to be in range of [%d, %d], but got %d)", -rank, rank-1, d)
+		return 0, f.userError("IndexError", "Dimension out of range (expected to be in range of [%d, %d], but got %d)", -rank, rank-1, d)
 	}
 	if d < 0 {
 		d += rank

@@ -39,6 +39,11 @@
 //     "ptgo BUG". Errors are *Error of kind ErrInvalid (torch rejects the call too; the message is
 //     torch's, with the Python exception class in PyType), ErrUnsupported or ErrDataDependent
 //     (nonzero, unique, masked_select, bool-mask indexing, item: the capture stage falls back).
+//   - Meta functions model an op's semantics, not which dtypes torch's CPU kernels implement:
+//     KernelMayReject says, from a table generated with torch as the oracle (kernel_gaps.go,
+//     testdata/gen_kernel_gaps.py), when a call the meta accepts may still be rejected by the
+//     kernel ("LayerNormKernelImpl" not implemented for 'Half'); the capture stage then tries
+//     the call on torch's kernel while tracing.
 //   - Results are what eager torch 1.13 on CPU gives with grad mode on, strides included:
 //     TensorIterator's layout rules for elementwise ops, exact view strides and offsets,
 //     channels-last propagation through conv2d/pooling/upsampling/normalization. The golden test
@@ -54,5 +59,6 @@
 // Adding an op: a row in the ops_*.go table of its group (plus its ID in ids.go), cases in
 // testdata/gen_meta_cases.py (for a core op: testdata/gen_prim_cases.py, and its evaluation in
 // primtorch/ref), its decomposition or fallback reason in primtorch/decomp/table.go, then
-// go test ./primtorch -run 'TestMeta|TestPrimMeta|TestListing' -update.
+// go test ./primtorch -run 'TestMeta|TestPrimMeta|TestListing' -update (which also regenerates
+// kernel_gaps.go).
 package primtorch

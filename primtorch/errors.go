@@ -81,3 +81,31 @@ func withOp(err error, name string) error {
 	}
 	return err
 }
+
+// kernelGap is a dtype some of torch's CPU kernels for an op reject at some tensor operand
+// positions (a bit per position, in call order), with the first error torch gave for it
+// (kernel_gaps.go).
+type kernelGap struct {
+	DType    DType
+	Operands uint64
+	Example  string
+}
+
+// KernelMayReject reports whether torch's CPU kernels for op are known to reject some calls
+// whose tensor operands (in call order: arguments, then keyword arguments) have these dtypes,
+// although the same calls on float32 tensors pass ("LayerNormKernelImpl" not implemented for
+// 'Half'). Meta functions model an op's semantics, not which dtypes its kernels implement: the
+// capture stage tries such calls on torch's kernels while tracing.
+func KernelMayReject(op *Op, operands []DType) bool {
+	if op == nil {
+		return false
+	}
+	for _, g := range kernelGaps[op.Canonical().Schema.Name] {
+		for p, d := range operands {
+			if d == g.DType && p < 64 && g.Operands&(1<<p) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata (re-runs testdata/gen_meta_cases.py with the torch interpreter)")
+var update = flag.Bool("update", false, "rewrite golden files under testdata and kernel_gaps.go (re-runs testdata/gen_meta_cases.py and gen_kernel_gaps.py with the torch interpreter)")
 
 // pythonPath is the interpreter with torch: $PTGO_PYTHON, else /usr/bin/python3.
 func pythonPath(t *testing.T) string {
@@ -57,6 +57,7 @@ func regenerate(t *testing.T) {
 	}
 	regenerated = true
 	runPython(t, "", filepath.Join("testdata", "gen_meta_cases.py"), "testdata")
+	runPython(t, "", filepath.Join("testdata", "gen_kernel_gaps.py"), "kernel_gaps.go")
 }
 
 // jsonMeta is a tensor meta as the generator writes it.

@@ -100,7 +100,7 @@ func compileAutograd(api py.API, cap *bytecode.Capture, qual string, toC bool) (
 		tangents[i] = api.NewInt(int64(k))
 	}
 	g, err := runtimeCall(api, "make_autograd_graph", fwd, bwd, api.NewInt(int64(split.NumOutputs)),
-		api.NewList(tangents), api.NewList(consts))
+		api.NewList(tangents), api.NewList(consts), torchRerun(api, cap, pg))
 	if err != nil {
 		return 0, false, err
 	}

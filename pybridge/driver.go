@@ -117,6 +117,14 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 	rec := &compileRecord{Function: qual, File: file, Line: line}
 	defer func() { rec.Seconds = time.Since(start).Seconds(); recordCompile(rec) }()
 	if err != nil {
+		var ue *bytecode.UserError
+		if errors.As(err, &ue) {
+			// Eager raises for these inputs (or ptgo's meta is stricter than torch): the frame runs
+			// eagerly, with fullgraph=True too, so the user gets torch's exception and traceback.
+			rec.BreakReason, rec.BreakWhere = ue.Error(), ue.Where
+			logs.Printf(logs.GraphBreaks, "%s (%s:%d) runs eagerly: %s\n    at %s", qual, short(file), line, ue.Error(), strings.Join(ue.Stack, "\n       "))
+			return eagerResult(cap)
+		}
 		var u *bytecode.Unsupported
 		if errors.As(err, &u) {
 			rec.BreakReason, rec.BreakWhere, rec.BreakHint = u.Reason, u.Where, u.Hint
@@ -280,29 +288,10 @@ func isTensorIndex(n *fxgraph.Node) bool {
 	return !tupleMeta
 }
 
-// fxExport is what building a torch.fx GraphModule of a capture takes: the graph as JSON and
-// its get_attr tensors by path.
-func fxExport(api *capi.API, cap *bytecode.Capture) (js, attrs py.Obj, err error) {
-	b, err := fxgraph.EncodeJSON(cap.Graph)
-	if err != nil {
-		return 0, 0, err
-	}
-	var keys, vals []py.Obj
-	for path, o := range cap.Attrs {
-		keys = append(keys, api.NewStr(path))
-		vals = append(vals, o)
-	}
-	d, err := api.NewDict(keys, vals)
-	if err != nil {
-		return 0, 0, err
-	}
-	return api.NewStr(string(b)), d, nil
-}
-
 // logGraphCode prints the captured graph as torch.fx code on PTGO_LOGS=graph_code, whatever
 // the backend (the default one compiles without a GraphModule).
 func logGraphCode(api *capi.API, cap *bytecode.Capture, title string) error {
-	js, attrs, err := fxExport(api, cap)
+	js, attrs, err := graphForPython(api, cap)
 	if err != nil {
 		return err
 	}
@@ -312,7 +301,7 @@ func logGraphCode(api *capi.API, cap *bytecode.Capture, title string) error {
 
 // compileGraph exports the graph to torch.fx and calls the backend; returns the callable.
 func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
-	js, attrs, err := fxExport(api, cap)
+	js, attrs, err := graphForPython(api, cap)
 	if err != nil {
 		return 0, err
 	}
@@ -321,6 +310,60 @@ func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, er
 		examples[i] = in.Obj
 	}
 	return runtimeCall(api, "compile_graph", ctx.obj, js, attrs, api.NewTuple(examples), api.NewStr(cap.Graph.String()))
+}
+
+// graphForPython is the captured graph as ptgo.fx_export reads it: its JSON and the dict of its
+// get_attr tensors.
+func graphForPython(api py.API, cap *bytecode.Capture) (js, attrs py.Obj, err error) {
+	data, err := fxgraph.EncodeJSON(cap.Graph)
+	if err != nil {
+		return 0, 0, err
+	}
+	var keys, vals []py.Obj
+	for path, o := range cap.Attrs {
+		keys = append(keys, api.NewStr(path))
+		vals = append(vals, o)
+	}
+	attrs, err = api.NewDict(keys, vals)
+	return api.NewStr(string(data)), attrs, err
+}
+
+// torchRerun is what takes over when the compiled code of a captured graph rejects its data (a
+// kernel finds an index out of range): the graph run by torch, which raises torch's own
+// exception for the same inputs (ptgo._runtime.torch_rerun). pg is the graph's decomposition.
+// None when a failed run may have left something the user can see — a write to an input or a
+// buffer (a prims.copy_ of the decomposition), random numbers drawn, grad mode switched: the
+// compiled code's own error stands then.
+func torchRerun(api py.API, cap *bytecode.Capture, pg *fxgraph.Graph) py.Obj {
+	for _, g := range []*fxgraph.Graph{cap.Graph, pg} {
+		for _, n := range g.Nodes {
+			if n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod {
+				continue
+			}
+			target := n.Target
+			if n.Op == fxgraph.CallMethod {
+				target = "Tensor." + target
+			}
+			op := primtorch.Lookup(target)
+			if op == nil || op.Random || op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0 || target == "prims.fallback" {
+				return api.None()
+			}
+			for _, kw := range n.Kwargs {
+				if c, isConst := kw.Value.(fxgraph.Const); kw.Name == "out" || kw.Name == "inplace" && !(isConst && c.V == false) {
+					return api.None()
+				}
+			}
+		}
+	}
+	js, attrs, err := graphForPython(api, cap)
+	if err != nil {
+		return api.None()
+	}
+	r, err := runtimeCall(api, "torch_rerun", js, attrs)
+	if err != nil {
+		return api.None()
+	}
+	return r
 }
 
 // ---- statistics for explain() and tests ----------------------------------------------------
@@ -375,6 +418,16 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 		return []byte("{}"), logs.Configure(cfg)
 	case "panic_next_compile":
 		panicNextCompile = true
+		return []byte("{}"), nil
+	case "meta_rejects":
+		// Tests: {"targets": ["torch.sin"]} makes those meta functions stricter than torch's.
+		var req struct {
+			Targets []string `json:"targets"`
+		}
+		if err := json.Unmarshal(in, &req); err != nil {
+			return nil, err
+		}
+		bytecode.SetMetaRejects(req.Targets)
 		return []byte("{}"), nil
 	case "inductor_stats":
 		inductorStats.Lock()

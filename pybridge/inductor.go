@@ -132,7 +132,8 @@ func compileInductor(api py.API, cap *bytecode.Capture, qual string) (compiled p
 	if comp.Library != nil {
 		lib = comp.Library.Path
 	}
-	g, err := runtimeCall(api, "make_compiled_graph", api.NewStr(string(plan)), api.NewStr(lib), api.NewList(consts))
+	g, err := runtimeCall(api, "make_compiled_graph", api.NewStr(string(plan)), api.NewStr(lib), api.NewList(consts),
+		torchRerun(api, cap, pg))
 	if err != nil {
 		if strings.Contains(err.Error(), "ptgo._fast is not built") {
 			noFastOnce.Do(func() {

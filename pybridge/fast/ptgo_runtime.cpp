@@ -6,8 +6,10 @@
 // their planned buffers through the out= variants), and other externs (pooling, random ops)
 // call the torch function they name. Graph.profile times each plan step.
 //
-// ptgo._fast.Graph(plan, library_path, externs) builds one from the plan decoded from its JSON
-// (a dict; see inductor/program.go) and a dict target -> Python callable for fallback externs.
+// ptgo._fast.Graph(plan, library_path, externs, consts, on_index_error) builds one from the plan
+// decoded from its JSON (a dict; see inductor/program.go), a dict target -> Python callable for
+// fallback externs, the tensors bound to the last inputs and what runs instead when a kernel
+// finds an index out of range.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
@@ -131,6 +133,10 @@ struct GraphObject {
   // The storage of each buffer allocated per call (outputs, buffers externs keep) as the last
   // call left it; see alloc_per_call.
   std::vector<Recycled>* recycle;
+  // Called with the inputs when a kernel finds an index out of range (nullptr: none): it runs
+  // the captured graph with torch, which raises torch's own exception for the same inputs
+  // (ptgo._runtime.torch_rerun).
+  PyObject* on_index_error;
 };
 
 // make_arena allocates one block for the graph's temporaries and returns a tensor per arena
@@ -400,6 +406,12 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           }
           int rc = st.fn(ptrs.data(), st.ints.data(), st.floats.data(), nthreads);
           if (rc != 0) {
+            if (rc == 1 && g->on_index_error != nullptr) {
+              // The driver passes on_index_error only for graphs that write no input and draw no
+              // random numbers, so the failed run left nothing the user can see: torch's run
+              // raises eager's exception (or, should torch accept the data, gives its result).
+              return PyObject_Vectorcall(g->on_index_error, args, nargs, nullptr);
+            }
             if (rc == 1)
               PyErr_Format(PyExc_IndexError, "index out of range in ptgo kernel %s (graph %s)", st.kernel.c_str(),
                            g->name->c_str());
@@ -618,6 +630,7 @@ void graph_dealloc(PyObject* self) {
     for (Output& o : *g->outputs) Py_CLEAR(o.value);
   if (g->consts)
     for (PyObject*& c : *g->consts) Py_CLEAR(c);
+  Py_CLEAR(g->on_index_error);
   delete g->consts;
   delete g->bufs;
   delete g->inputs;
@@ -631,9 +644,9 @@ void graph_dealloc(PyObject* self) {
 }
 
 PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
-  PyObject *plan, *libpath, *externs, *consts = nullptr;
-  if (!PyArg_ParseTuple(args, "O!UO!|O!:Graph", &PyDict_Type, &plan, &libpath, &PyDict_Type, &externs, &PyList_Type,
-                        &consts))
+  PyObject *plan, *libpath, *externs, *consts = nullptr, *on_index_error = Py_None;
+  if (!PyArg_ParseTuple(args, "O!UO!|O!O:Graph", &PyDict_Type, &plan, &libpath, &PyDict_Type, &externs, &PyList_Type,
+                        &consts, &on_index_error))
     return nullptr;
   GraphObject* g = reinterpret_cast<GraphObject*>(type->tp_alloc(type, 0));
   if (g == nullptr) return nullptr;
@@ -649,6 +662,11 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->arena_bytes = 0;
   g->arena_fresh = true;
   g->busy = false;
+  g->on_index_error = nullptr;
+  if (on_index_error != Py_None) {
+    Py_INCREF(on_index_error);
+    g->on_index_error = on_index_error;
+  }
   PyObject* self = reinterpret_cast<PyObject*>(g);
   auto fail = [&]() -> PyObject* {
     Py_DECREF(self);
@@ -835,8 +853,9 @@ PyTypeObject GraphType = [] {
   t.tp_dealloc = graph_dealloc;
   t.tp_repr = graph_repr;
   t.tp_methods = graph_methods;
-  t.tp_doc = "Graph(plan, library_path, externs, consts=[]): a compiled graph's launch plan, callable with its "
-             "inputs; consts are bound to the plan's last inputs.";
+  t.tp_doc = "Graph(plan, library_path, externs, consts=[], on_index_error=None): a compiled graph's launch plan, "
+             "callable with its inputs; consts are bound to the plan's last inputs; on_index_error(*inputs) "
+             "takes over when a kernel finds an index out of range.";
   return t;
 }();
 

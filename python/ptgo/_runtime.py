@@ -439,7 +439,8 @@ def meta_call(target, is_method, args, kwargs):
     kernel for, on zero-filled CPU tensors of the same shapes (once per compile).
 
     Returns a nested list of (shape, stride, offset, dtype_code, requires_grad) tuples, or
-    ("scalar", value)."""
+    ("scalar", value); ("rejected", exception class name, message) when torch's CPU kernel
+    rejects the call (eager raises for it). Raises when only the meta kernel fails."""
     fn = None if is_method else resolve(target)
 
     def run(device):
@@ -450,11 +451,85 @@ def meta_call(target, is_method, args, kwargs):
                 return getattr(margs[0], target)(*margs[1:], **mkwargs)
             return fn(*margs, **mkwargs)
 
+    # The CPU runs keep the random generator's state: a random op must not advance the user's
+    # random stream.
     try:
-        r = run("meta")
+        return _from_meta(run("meta"))
     except NotImplementedError:
-        r = run("cpu")
+        pass  # no meta kernel: the CPU kernel's result has the metadata
+    except Exception as meta_error:  # noqa: BLE001 - does the CPU kernel refuse too?
+        try:
+            with _rng_kept():
+                run("cpu")
+        except Exception as e:  # noqa: BLE001
+            return _rejected(e)
+        # The meta kernel is stricter than the CPU kernel (or needs data): not a user error, and
+        # the CPU result is no meta (its shape may depend on the zeros).
+        raise meta_error
+    try:
+        with _rng_kept():
+            r = run("cpu")
+    except Exception as e:  # noqa: BLE001
+        return _rejected(e)
     return _from_meta(r)
+
+
+def _rejected(e):
+    return ("rejected", type(e).__name__, str(e).strip().split("\n")[0])
+
+
+class _rng_kept:
+    """Restores the CPU random generator's state on exit."""
+
+    def __enter__(self):
+        self.state = torch.get_rng_state()
+
+    def __exit__(self, *exc):
+        torch.set_rng_state(self.state)
+        return False
+
+
+#: kernel_probe's answers by call: torch's kernels answer the same for the same metadata.
+_probe_cache = {}
+
+
+def _probe_key(v):
+    if isinstance(v, TensorSpec):
+        return ("T", tuple(v.shape), tuple(v.stride), v.offset, v.dtype, v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_probe_key(x) for x in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, _probe_key(x)) for k, x in v.items())
+    hash(v)
+    return (type(v).__name__, v)
+
+
+def kernel_probe(target, is_method, args, kwargs):
+    """Runs ``target`` once on zero-filled CPU tensors with its arguments' metadata, to learn
+    whether torch's CPU kernels accept their dtypes (ptgo's meta functions, like torch's, do not
+    know which dtypes a kernel implements). Returns None, or (exception class name, message)."""
+    try:
+        key = (target, is_method, _probe_key(tuple(args)), _probe_key(kwargs))
+    except TypeError:  # an unhashable argument: no caching
+        key = None
+    if key is not None and key in _probe_cache:
+        return _probe_cache[key]
+    result = None
+    try:
+        fn = None if is_method else resolve(target)
+        margs = _to_meta(tuple(args), "cpu")
+        mkwargs = {k: _to_meta(v, "cpu") for k, v in kwargs.items()}
+        with _rng_kept(), torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if is_method:
+                getattr(margs[0], target)(*margs[1:], **mkwargs)
+            else:
+                fn(*margs, **mkwargs)
+    except Exception as e:  # noqa: BLE001 - what torch raises is the answer
+        result = (type(e).__name__, str(e).strip().split("\n")[0])
+    if key is not None:
+        _probe_cache[key] = result
+    return result
 
 
 def make_size(items):
@@ -478,6 +553,7 @@ def put_resume(code, key, resume):
 def reset():
     resume_cache.clear()
     del eager_frames[:]
+    _probe_cache.clear()
 
 
 # Frames the shim ran eagerly without asking Go (a cache limit reached), for explain(): records
@@ -556,8 +632,27 @@ def fold_conv_bn(w, b, mean, var, gamma, beta, eps):
         return nw, nb.to(w.dtype).contiguous()
 
 
-def make_compiled_graph(plan_json, lib_path, consts):
-    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan."""
+def torch_rerun(graph_json, attrs):
+    """The captured graph run by torch (its GraphModule is built on first use): when compiled
+    code rejects its data (a kernel finds an index out of range), the same inputs through torch
+    raise torch's own exception, or give torch's result. ptgo's driver passes it only for graphs
+    that write no input and draw no random numbers, so the failed run left nothing to see."""
+    from . import _C
+    from .fx_export import graph_module_from_json
+
+    gm = []
+
+    def rerun(*args):
+        if not gm:
+            gm.append(graph_module_from_json(graph_json, None, attrs))
+        return gm[0].forward(*args)
+
+    return _C.Disabled(rerun)
+
+
+def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
+    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
+    rerun (torch_rerun) takes over when a kernel finds an index out of range."""
     try:
         from . import _fast
     except ImportError:
@@ -577,7 +672,7 @@ def make_compiled_graph(plan_json, lib_path, consts):
             out["value"] = _decode_plan_arg(out["value"])
     from . import _C
 
-    return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts)))
+    return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts), rerun))
 
 
 # ---- autograd: one torch.autograd.Function per compiled region ------------------------------
@@ -591,11 +686,14 @@ def make_torch_graph(graph_json):
     return _C.Disabled(graph_module_from_json(graph_json, None, {}).forward)
 
 
-def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts):
+def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
-    bwd(*saved, *tangents) returns one gradient (or None) per input and parameter."""
+    bwd(*saved, *tangents) returns one gradient (or None) per input and parameter. When the
+    forward rejects its data (IndexError, RuntimeError: an index out of range), rerun
+    (torch_rerun, if given) runs the captured graph with torch instead, which raises torch's own
+    exception for it."""
     from torch.autograd.function import once_differentiable
 
     tangents = list(tangents)
@@ -620,7 +718,15 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts):
 
     apply = CompiledRegion.apply
 
-    def run(*inputs):
-        return apply(*inputs, *consts)
+    if rerun is None:
+        def run(*inputs):
+            return apply(*inputs, *consts)
+    else:
+        def run(*inputs):
+            try:
+                return apply(*inputs, *consts)
+            except (IndexError, RuntimeError):
+                pass  # torch's exception, raised below, is the one the user sees (no chaining)
+            return rerun(*inputs)
 
     return run
