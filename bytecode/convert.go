@@ -7,7 +7,6 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
-	"ptgo/primtorch"
 )
 
 // FrameRequest is a frame the hook offers for capture: its function, code and argument slots.
@@ -393,29 +392,6 @@ func orderPlaceholders(g *fxgraph.Graph) {
 	g.Renumber()
 }
 
-// hasSideEffect keeps nodes that mutate state even when nothing reads their result.
-func hasSideEffect(n *fxgraph.Node) bool {
-	for _, kw := range n.Kwargs {
-		if kw.Name == "out" {
-			return true
-		}
-	}
-	switch n.Op {
-	case fxgraph.CallFunction:
-		if n.Target == "torch._C._set_grad_enabled" || n.Target == "operator.setitem" {
-			return true
-		}
-		if op := primtorch.Lookup(n.Target); op != nil {
-			return op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0
-		}
-		if n.Target == "operator.iadd" || len(n.Target) > 0 && n.Target[len(n.Target)-1] == '_' {
-			return true
-		}
-	case fxgraph.CallMethod:
-		if op := primtorch.Lookup("Tensor." + n.Target); op != nil {
-			return op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0
-		}
-		return len(n.Target) > 2 && n.Target[len(n.Target)-1] == '_' && n.Target[len(n.Target)-2] != '_'
-	}
-	return false
-}
+// hasSideEffect keeps nodes whose effects outlive their values (writes, random draws, errors
+// for some inputs) even when nothing reads them: the op registry says which (fxgraph.CallEffects).
+func hasSideEffect(n *fxgraph.Node) bool { return fxgraph.CallEffects(n) != 0 }

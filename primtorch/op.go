@@ -104,6 +104,7 @@ type Op struct {
 	selfNumbers bool                 // the first parameter accepts a Python number (see NumbersAsTensors)
 	overloads   []*Op
 	mutatesWhen func(*Args) []string
+	raisesWhen  func(*Args, Value) bool // see Effects
 }
 
 // Canonical returns the registry's op: op itself, or the op a target's view (see Lookup) stands
