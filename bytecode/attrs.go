@@ -27,7 +27,7 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 			return t.pyModuleAttr(f, o, name)
 		}
 		return t.objAttr(f, o, name)
-	case *TupleV, *ListV, *DictV, *SetV, *ConstV:
+	case *TupleV, *ListV, *DictV, *SetV, *ConstV, *DequeV:
 		if c, ok := obj.(*ConstV); ok && c.Kind == py.KOther {
 			break
 		}
@@ -35,12 +35,39 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 			if v, found := t.structField(tv, name); found {
 				return v, nil
 			}
+			if tv.Named {
+				if v, found, err := t.namedTupleClassAttr(f, tv, name); found || err != nil {
+					return v, err
+				}
+			}
+		}
+		if d, ok := obj.(*DictV); ok && name == "default_factory" && d.Factory != nil {
+			return d.Factory, nil
+		}
+		if d, ok := obj.(*DequeV); ok && name == "maxlen" {
+			if d.MaxLen < 0 {
+				return noneV, nil
+			}
+			return intV(d.MaxLen), nil
 		}
 		if name == "shape" || name == "dtype" {
 			break
 		}
 		return &BoundV{Self: obj, Name: name}, nil
+	case *ObjectV:
+		return t.objectAttr(f, o, name)
+	case *PartialV:
+		return t.partialAttr(f, o, name)
+	case *IterV:
+		if name == "__next__" || name == "__iter__" {
+			return &BoundV{Self: obj, Name: name}, nil
+		}
 	case *FuncV:
+		if o.Obj == 0 {
+			if v, found, err := t.funcAttr(f, o, name); found || err != nil {
+				return v, err
+			}
+		}
 		switch name {
 		case "__name__":
 			return strV(o.Name), nil
@@ -241,11 +268,15 @@ func (t *Tracer) callProperty(f *frame, prop py.Obj, self Value) (Value, error) 
 
 func (t *Tracer) superAttr(f *frame, s *SuperV, name string) (Value, error) {
 	api := t.api
-	selfObj, err := t.toObj(f, s.Self)
+	selfType, err := t.pyTypeOf(f, s.Self)
 	if err != nil {
 		return nil, err
 	}
-	mro, err := api.GetAttr(api.TypeOf(selfObj), "__mro__")
+	if c, isClass := s.Self.(*ObjV); isClass && c.Kind == py.KType {
+		// super(cls, subclass) in a classmethod: the MRO is the subclass's own.
+		selfType = c.Obj
+	}
+	mro, err := api.GetAttr(selfType, "__mro__")
 	if err != nil {
 		return nil, err
 	}
@@ -502,9 +533,25 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 			return nil, err
 		}
 		if !found {
+			if v, handled, err := t.dictMissing(f, o, idx); handled {
+				return v, err
+			}
 			return nil, f.unsupported("eager raises KeyError", "key %s not in the dict", idx.Describe())
 		}
 		return v, nil
+	case *DequeV:
+		i, err := t.dequeIndex(f, o, idx)
+		if err != nil {
+			return nil, err
+		}
+		return o.Items[i], nil
+	case *ObjectV:
+		if v, handled, err := t.callDunder(f, o, "__getitem__", []Value{idx}); handled {
+			return v, err
+		}
+		if o.Dict != nil {
+			return t.getItem(f, o.Dict, idx)
+		}
 	case *RangeV:
 		c, ok := idx.(*ConstV)
 		if ok && c.IsIntLike() {
@@ -635,6 +682,9 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 		if o.Source != nil {
 			t.mutateList(o)
 		}
+		if s, ok := idx.(*SliceV); ok {
+			return t.listSetSlice(f, o, s, val)
+		}
 		c, ok := idx.(*ConstV)
 		if !ok || !c.IsIntLike() {
 			return f.unsupported("", "list assignment with index %s", idx.Describe())
@@ -653,8 +703,118 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 			t.mutateDict(o)
 		}
 		return t.dictSet(f, o, idx, val)
+	case *DequeV:
+		i, err := t.dequeIndex(f, o, idx)
+		if err != nil {
+			return err
+		}
+		o.Items[i] = val
+		return nil
+	case *ObjectV:
+		if _, handled, err := t.callDunder(f, o, "__setitem__", []Value{idx, val}); handled {
+			return err
+		}
+		if o.Dict != nil {
+			return t.dictSet(f, o.Dict, idx, val)
+		}
 	}
 	return t.sideEffect(f, "item assignment on "+obj.Describe())
+}
+
+// listSetSlice is l[a:b] = items (any length) or l[a:b:c] = items (the same length).
+func (t *Tracer) listSetSlice(f *frame, l *ListV, s *SliceV, val Value) error {
+	items, err := t.unpack(f, val)
+	if err != nil {
+		return err
+	}
+	n := int64(len(l.Items))
+	start, stop, step, err := t.sliceIndices(f, s, n)
+	if err != nil {
+		return err
+	}
+	if step == 1 {
+		if stop < start {
+			stop = start
+		}
+		out := append(append(append([]Value(nil), l.Items[:start]...), items...), l.Items[stop:]...)
+		l.Items = out
+		return nil
+	}
+	idx := sliceRange(start, stop, step)
+	if len(idx) != len(items) {
+		return f.unsupported("eager raises ValueError", "attempt to assign sequence of size %d to extended slice of size %d", len(items), len(idx))
+	}
+	for i, k := range idx {
+		l.Items[k] = items[i]
+	}
+	return nil
+}
+
+// sliceIndices is slice.indices(n): bounds clamped the way CPython's PySlice_AdjustIndices does.
+func (t *Tracer) sliceIndices(f *frame, s *SliceV, n int64) (start, stop, step int64, err error) {
+	get := func(v Value) (int64, bool, error) {
+		v, err := t.realize(f, v)
+		if err != nil {
+			return 0, false, err
+		}
+		if isNone(v) {
+			return 0, false, nil
+		}
+		x, err := intArg(t, f, v, "slice bound")
+		return x, true, err
+	}
+	var hasStart, hasStop, hasStep bool
+	if step, hasStep, err = get(s.Step); err != nil {
+		return
+	}
+	if !hasStep {
+		step = 1
+	}
+	if step == 0 {
+		err = f.unsupported("eager raises ValueError", "slice step cannot be zero")
+		return
+	}
+	if start, hasStart, err = get(s.Start); err != nil {
+		return
+	}
+	if stop, hasStop, err = get(s.Stop); err != nil {
+		return
+	}
+	adjust := func(x int64, has bool, def int64) int64 {
+		if !has {
+			return def
+		}
+		if x < 0 {
+			x += n
+			if x < 0 {
+				if step < 0 {
+					return -1
+				}
+				return 0
+			}
+		} else if x >= n {
+			if step < 0 {
+				return n - 1
+			}
+			return n
+		}
+		return x
+	}
+	if step > 0 {
+		start, stop = adjust(start, hasStart, 0), adjust(stop, hasStop, n)
+	} else {
+		start, stop = adjust(start, hasStart, n-1), adjust(stop, hasStop, -1)
+	}
+	return start, stop, step, nil
+}
+
+// sliceRange lists the indices a normalized slice selects.
+func sliceRange(start, stop, step int64) []int64 {
+	var out []int64
+	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
+		out = append(out, i)
+	}
+	return out
 }
 
 func (t *Tracer) delItem(f *frame, obj, idx Value) error {
@@ -681,20 +841,60 @@ func (t *Tracer) delItem(f *frame, obj, idx Value) error {
 		if o.Source != nil {
 			t.mutateList(o)
 		}
-		{
-			if c, ok := idx.(*ConstV); ok && c.IsIntLike() {
-				k := c.I
-				if k < 0 {
-					k += int64(len(o.Items))
-				}
-				if k >= 0 && k < int64(len(o.Items)) {
-					o.Items = append(o.Items[:k:k], o.Items[k+1:]...)
-					return nil
-				}
-			}
+		return t.delSeqItem(f, &o.Items, idx)
+	case *DequeV:
+		if _, isSlice := idx.(*SliceV); isSlice {
+			return f.unsupported("eager raises TypeError", "sequence index must be integer, not 'slice'")
+		}
+		return t.delSeqItem(f, &o.Items, idx)
+	case *ObjectV:
+		if _, handled, err := t.callDunder(f, o, "__delitem__", []Value{idx}); handled {
+			return err
+		}
+		if o.Dict != nil {
+			return t.delItem(f, o.Dict, idx)
 		}
 	}
 	return t.sideEffect(f, "del of an item of "+obj.Describe())
+}
+
+// delSeqItem is del items[i] or del items[a:b:c].
+func (t *Tracer) delSeqItem(f *frame, items *[]Value, idx Value) error {
+	idx, err := t.realize(f, idx)
+	if err != nil {
+		return err
+	}
+	n := int64(len(*items))
+	if s, ok := idx.(*SliceV); ok {
+		start, stop, step, err := t.sliceIndices(f, s, n)
+		if err != nil {
+			return err
+		}
+		drop := map[int64]bool{}
+		for _, k := range sliceRange(start, stop, step) {
+			drop[k] = true
+		}
+		var out []Value
+		for i, it := range *items {
+			if !drop[int64(i)] {
+				out = append(out, it)
+			}
+		}
+		*items = out
+		return nil
+	}
+	k, err := intArg(t, f, idx, "list index")
+	if err != nil {
+		return err
+	}
+	if k < 0 {
+		k += n
+	}
+	if k < 0 || k >= n {
+		return f.unsupported("eager raises IndexError", "list assignment index out of range")
+	}
+	*items = append((*items)[:k:k], (*items)[k+1:]...)
+	return nil
 }
 
 // setAttr is obj.name = val: allowed on objects created while tracing only.
@@ -702,6 +902,12 @@ func (t *Tracer) setAttr(f *frame, obj Value, name string, val Value) error {
 	obj, err := t.realize(f, obj)
 	if err != nil {
 		return err
+	}
+	switch x := obj.(type) {
+	case *ObjectV:
+		return t.setObjectAttr(f, x, name, val)
+	case *FuncV:
+		return t.setFuncAttr(f, x, name, val)
 	}
 	o, ok := obj.(*ObjV)
 	if !ok || o.Source == nil {

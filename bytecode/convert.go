@@ -284,7 +284,8 @@ func isWithCleanup(ci *codeInfo, target int) bool {
 func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 	switch x := v.(type) {
 	case *LazyV:
-		if t.api.Kind(x.Obj) == py.KTensor {
+		if t.api.Kind(x.Obj) == py.KTensor || x.Source == nil {
+			// A value without a source cannot be reloaded: it is rebuilt from what it is.
 			return t.realize(f, x)
 		}
 		return x, nil
@@ -322,6 +323,51 @@ func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 			x.Vals[i] = r
 		}
 		return x, nil
+	case *DequeV:
+		for i, it := range x.Items {
+			r, err := t.realizeOutput(f, it)
+			if err != nil {
+				return nil, err
+			}
+			x.Items[i] = r
+		}
+		return x, nil
+	case *ObjectV:
+		if t.realizingObjects[x] {
+			return x, nil // an attribute refers back to the object
+		}
+		if t.realizingObjects == nil {
+			t.realizingObjects = map[*ObjectV]bool{}
+		}
+		t.realizingObjects[x] = true
+		for _, d := range []*DictV{x.Attrs, x.Dict} {
+			if d == nil {
+				continue
+			}
+			if _, err := t.realizeOutput(f, d); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	case *PartialV:
+		if x.Source != nil {
+			return x, nil
+		}
+		for i, it := range x.Args {
+			r, err := t.realizeOutput(f, it)
+			if err != nil {
+				return nil, err
+			}
+			x.Args[i] = r
+		}
+		for i := range x.Kw {
+			r, err := t.realizeOutput(f, x.Kw[i].Val)
+			if err != nil {
+				return nil, err
+			}
+			x.Kw[i].Val = r
+		}
+		return x, nil
 	}
 	return v, nil
 }
@@ -330,9 +376,35 @@ func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 func collectOutputs(vals ...Value) []*TensorV {
 	var out []*TensorV
 	seen := map[*fxgraph.Node]bool{}
+	seenObj := map[*ObjectV]bool{}
 	var walk func(v Value)
 	walk = func(v Value) {
 		switch x := v.(type) {
+		case *DequeV:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case *ObjectV:
+			if seenObj[x] {
+				return
+			}
+			seenObj[x] = true
+			walk(x.Attrs)
+			if x.Dict != nil {
+				walk(x.Dict)
+			}
+		case *PartialV:
+			if x.Source == nil {
+				walk(x.Func)
+				for _, it := range x.Args {
+					walk(it)
+				}
+				for _, k := range x.Kw {
+					walk(k.Val)
+				}
+			}
+		case *CtxFuncV:
+			walk(x.Fn)
 		case *TensorV:
 			// Inputs the graph did not replace are reloaded from their sources.
 			if x.Node.Op == fxgraph.Placeholder && x.Source != nil {

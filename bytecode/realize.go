@@ -342,6 +342,9 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		}
 		return c, nil
 	default:
+		if api.TypeOf(o) == t.env.Known("functools.partial") {
+			return t.wrapPartial(f, o, src)
+		}
 		if gm := t.gradModeOf(o); gm != nil {
 			if src != nil {
 				g.Type(src, api.TypeOf(o), t.typeName(o))

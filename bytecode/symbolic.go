@@ -236,4 +236,9 @@ type Tracer struct {
 	// (-1: run to the end); brk is the state there.
 	stopAt int
 	brk    *Break
+	// selected are tensors standing for one of several tensors eager returns itself
+	// (min/max of tensors, markSelected).
+	selected map[*fxgraph.Node]bool
+	// realizingObjects breaks cycles when realizeOutput walks objects' attributes.
+	realizingObjects map[*ObjectV]bool
 }

@@ -31,10 +31,8 @@ func init() {
 		MAKE_CELL: opMakeCell, COPY_FREE_VARS: opCopyFreeVars, LOAD_CLOSURE: opLoadClosure,
 		LOAD_DEREF: opLoadDeref, STORE_DEREF: opStoreDeref, LOAD_CLASSDEREF: opLoadDeref,
 		LOAD_ATTR: opLoadAttr, LOAD_METHOD: opLoadMethod, STORE_ATTR: opStoreAttr,
-		DELETE_ATTR: func(t *Tracer, f *frame, in *Instr) error {
-			return f.unsupported("delete the attribute outside the compiled function", "del of an attribute")
-		},
-		BINARY_OP: opBinaryOp, BINARY_SUBSCR: opBinarySubscr, STORE_SUBSCR: opStoreSubscr,
+		DELETE_ATTR: opDeleteAttr,
+		BINARY_OP:   opBinaryOp, BINARY_SUBSCR: opBinarySubscr, STORE_SUBSCR: opStoreSubscr,
 		DELETE_SUBSCR:  opDeleteSubscr,
 		UNARY_POSITIVE: opUnary, UNARY_NEGATIVE: opUnary, UNARY_INVERT: opUnary, UNARY_NOT: opUnaryNot,
 		COMPARE_OP: opCompare, IS_OP: opIs, CONTAINS_OP: opContains,
@@ -188,6 +186,17 @@ func opLoadMethod(t *Tracer, f *frame, in *Instr) error {
 	f.push(nullV)
 	f.push(v)
 	return nil
+}
+
+func opDeleteAttr(t *Tracer, f *frame, in *Instr) error {
+	obj, err := t.realize(f, f.pop())
+	if err != nil {
+		return err
+	}
+	if o, ok := obj.(*ObjectV); ok {
+		return t.delObjectAttr(f, o, f.ci.code.Names[in.Arg])
+	}
+	return f.unsupported("delete the attribute outside the compiled function", "del of an attribute of %s", obj.Describe())
 }
 
 func opStoreAttr(t *Tracer, f *frame, in *Instr) error {
@@ -544,13 +553,16 @@ func opForIter(t *Tracer, f *frame, in *Instr) error {
 	if !ok {
 		return f.unsupported("", "iterating over %s, an iterator created outside the compiled code", f.peek(0).Describe())
 	}
-	if it.Pos >= len(it.Items) {
+	v, ok, err := it.next()
+	if err != nil {
+		return err
+	}
+	if !ok {
 		f.pop()
 		f.jump(in.Target)
 		return nil
 	}
-	f.push(it.Items[it.Pos])
-	it.Pos++
+	f.push(v)
 	return nil
 }
 

@@ -1,0 +1,270 @@
+package bytecode
+
+import (
+	"ptgo/bytecode/py"
+)
+
+// The standard library and torch helpers the interpreter answers itself, by the identity of
+// the callable (Env.special finds them whatever kind of object they are: a Python function, a
+// C function, a class, a slot wrapper): itertools, functools, collections, object's slots
+// called directly, and torch's tracing/scripting queries. Each handler follows the CPython
+// (or torch) implementation's observable behaviour; where eager would raise, it returns
+// Unsupported so the frame runs eagerly and raises eager's own exception.
+var pySpecials map[string]specialFn
+
+func init() {
+	pySpecials = map[string]specialFn{
+		// object's slots called directly: object.__setattr__(self, k, v) in frozen dataclasses.
+		"builtins.object.__setattr__": objSetattrSpecial,
+		"builtins.object.__new__":     objNewSpecial,
+		"builtins.object.__init__":    func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
+
+		// torch's questions about tracing and scripting: never while ptgo traces (Dynamo's
+		// answers). _log_api_usage_once only records usage statistics.
+		"torch._C._log_api_usage_once":     func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
+		"torch.jit.is_scripting":           constFalse,
+		"torch.jit.is_tracing":             constFalse,
+		"torch._jit_internal.is_scripting": constFalse,
+		"torch.jit._trace.is_tracing":      constFalse,
+		"torch.jit.annotate": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			if len(args) != 2 {
+				return nil, f.unsupported("eager raises TypeError", "torch.jit.annotate takes 2 arguments")
+			}
+			return args[1], nil
+		},
+
+		// Callable descriptions of a lookup, made eagerly from constants and called by
+		// callLiveObject.
+		"operator.itemgetter": pureCall("operator.itemgetter"),
+		"operator.attrgetter": pureCall("operator.attrgetter"),
+
+		"functools.partial":        fnPartial,
+		"functools.reduce":         fnReduce,
+		"functools.update_wrapper": fnUpdateWrapper,
+		"functools.wraps":          fnWraps,
+		"functools.lru_cache":      fnLRUCache,
+		"functools.cache":          fnCache,
+
+		"itertools.chain":                         itChain,
+		"itertools.chain.from_iterable":           itChainFromIterable,
+		"itertools.product":                       itProduct,
+		"itertools.combinations":                  itCombinations(false),
+		"itertools.combinations_with_replacement": itCombinations(true),
+		"itertools.permutations":                  itPermutations,
+		"itertools.islice":                        itISlice,
+		"itertools.accumulate":                    itAccumulate,
+		"itertools.repeat":                        itRepeat,
+		"itertools.count":                         itCount,
+		"itertools.cycle":                         itCycle,
+		"itertools.zip_longest":                   itZipLongest,
+		"itertools.starmap":                       itStarmap,
+		"itertools.takewhile":                     itWhile(true),
+		"itertools.dropwhile":                     itWhile(false),
+		"itertools.filterfalse":                   itFilterFalse,
+		"itertools.compress":                      itCompress,
+		"itertools.pairwise":                      itPairwise,
+
+		"collections.deque":       colDeque,
+		"collections.defaultdict": colDefaultDict,
+		"collections.OrderedDict": colOrderedDict,
+		"collections.Counter":     colCounter,
+		"collections.namedtuple":  colNamedTuple,
+	}
+}
+
+// pureCall makes an immutable object from constant arguments eagerly.
+func pureCall(path string) specialFn {
+	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		return t.callLive(f, t.env.Known(path), args, kw)
+	}
+}
+
+func objSetattrSpecial(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 3 || len(kw) > 0 {
+		return nil, f.unsupported("eager raises TypeError", "object.__setattr__ takes 3 arguments")
+	}
+	self, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if live, ok := self.(*ObjV); ok {
+		name, err := attrName(t, f, args[1])
+		if err != nil {
+			return nil, err
+		}
+		return noneV, t.rawSetLiveAttr(f, live, name, args[2])
+	}
+	o, ok := self.(*ObjectV)
+	if !ok {
+		return nil, t.sideEffect(f, "object.__setattr__ on "+self.Describe())
+	}
+	return t.objectMethod(f, o, "__setattr__", args[1:], nil)
+}
+
+// rawSetLiveAttr is object.__setattr__(o, name, v) on an object from outside the frame: a side
+// effect the transformed code replays with object.__setattr__ (later reads in the trace see v).
+func (t *Tracer) rawSetLiveAttr(f *frame, o *ObjV, name string, v Value) error {
+	switch {
+	case o.Source == nil:
+		return t.sideEffect(f, "object.__setattr__ on "+t.typeName(o.Obj)+", which has no source outside the frame")
+	case o.Kind != py.KNNModule && o.Kind != py.KOther:
+		return t.sideEffect(f, "object.__setattr__ on "+readableName(o.Source))
+	}
+	if raw, _, _, found, err := t.api.GetAttrStatic(t.api.TypeOf(o.Obj), name); err != nil {
+		return err
+	} else if found && (t.api.Kind(raw) == py.KProperty || (t.api.Kind(raw) == py.KOther && t.isDataDescriptor(raw))) {
+		return t.sideEffect(f, "object.__setattr__ of "+readableName(o.Source)+"."+name+" through a descriptor")
+	}
+	if r, err := t.realize(f, v); err == nil {
+		v = r
+	}
+	t.writeAttrRaw(o, name, v)
+	return nil
+}
+
+func objNewSpecial(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) < 1 {
+		return nil, f.unsupported("eager raises TypeError", "object.__new__(): not enough arguments")
+	}
+	cls, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, err
+	}
+	c, ok := cls.(*ObjV)
+	if !ok || c.Kind != py.KType {
+		return nil, f.unsupported("eager raises TypeError", "object.__new__(%s)", cls.Describe())
+	}
+	if why := t.constructible(c.Obj); why != "" {
+		return nil, f.unsupported("create the object outside the compiled function and pass it in",
+			"creating an instance of %s: %s", t.qualName(c.Obj), why)
+	}
+	return t.allocObject(c.Obj)
+}
+
+// isFunctionLike reports values calling can run: functions, methods, partials, classes,
+// builtins.
+func isFunctionLike(v Value) bool {
+	switch x := v.(type) {
+	case *FuncV, *BoundV, *PartialV, *CtxFuncV:
+		return true
+	case *ObjV:
+		switch x.Kind {
+		case py.KFunction, py.KBuiltin, py.KMethodDescriptor, py.KType, py.KMethod:
+			return true
+		}
+	}
+	return false
+}
+
+// callLiveObject calls live callable objects of the standard library's types: an lru_cache'd
+// function runs its __wrapped__ function (the cache changes no result of a pure function),
+// operator.itemgetter/attrgetter index or read attributes.
+func (t *Tracer) callLiveObject(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, bool, error) {
+	api := t.api
+	switch api.TypeOf(c.Obj) {
+	case t.env.Known("functools._lru_cache_wrapper"):
+		w, err := api.GetAttr(c.Obj, "__wrapped__")
+		if err != nil {
+			return nil, true, err
+		}
+		fn, err := t.wrapLive(f, w, childSource(c.Source, "__wrapped__"))
+		if err != nil {
+			return nil, true, err
+		}
+		v, err := t.call(f, fn, args, kw)
+		return v, true, err
+	case t.env.Known("operator.itemgetter"), t.env.Known("operator.attrgetter"):
+		if len(args) != 1 || len(kw) > 0 {
+			return nil, true, f.unsupported("eager raises TypeError", "%s takes one argument", t.typeName(c.Obj))
+		}
+		red, err := api.Call(t.mustAttr(c.Obj, "__reduce__"), nil, nil)
+		if err != nil {
+			return nil, true, err
+		}
+		keysObj, err := api.Index(red, 1)
+		if err != nil {
+			return nil, true, err
+		}
+		kv, err := t.constFromObj(keysObj)
+		if err != nil {
+			return nil, true, err
+		}
+		keys, ok := kv.(*TupleV)
+		if !ok {
+			return nil, true, f.unsupported("", "%s with non-constant keys", t.typeName(c.Obj))
+		}
+		items := attrgetterOrItems(t, f, c, keys.Items, args[0])
+		if len(keys.Items) == 1 {
+			v, err := items(keys.Items[0])
+			return v, true, err
+		}
+		out := make([]Value, len(keys.Items))
+		for i, k := range keys.Items {
+			if out[i], err = items(k); err != nil {
+				return nil, true, err
+			}
+		}
+		return &TupleV{Items: out}, true, nil
+	}
+	return nil, false, nil
+}
+
+// attrgetterOrItems returns the lookup one key of an itemgetter (obj[key]) or attrgetter
+// (obj.a.b for "a.b") does.
+func attrgetterOrItems(t *Tracer, f *frame, c *ObjV, keys []Value, obj Value) func(Value) (Value, error) {
+	if t.api.TypeOf(c.Obj) == t.env.Known("operator.itemgetter") {
+		return func(k Value) (Value, error) { return t.getItem(f, obj, k) }
+	}
+	return func(k Value) (Value, error) {
+		name, err := attrName(t, f, k)
+		if err != nil {
+			return nil, err
+		}
+		v := obj
+		start := 0
+		for i := 0; i <= len(name); i++ {
+			if i == len(name) || name[i] == '.' {
+				if v, err = t.getAttr(f, v, name[start:i]); err != nil {
+					return nil, err
+				}
+				start = i + 1
+			}
+		}
+		return v, nil
+	}
+}
+
+// gradModeDecorate is torch.no_grad()(fn) (or enable_grad): fn to run inside the mode.
+func (t *Tracer) gradModeDecorate(f *frame, g *GradModeV, args []Value, kw []kwArg) (Value, error) {
+	if g.Applied || len(g.Prev) > 0 {
+		return nil, f.unsupported("use torch.no_grad() or torch.enable_grad() as the decorator", "decorating with a grad-mode object that is active")
+	}
+	if len(args) != 1 || len(kw) > 0 {
+		return nil, f.unsupported("eager raises TypeError", "a grad-mode decorator takes one function")
+	}
+	fn, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if !isFunctionLike(fn) {
+		return nil, f.unsupported("", "decorating %s with a grad mode", fn.Describe())
+	}
+	return &CtxFuncV{Mode: &GradModeV{Enabled: g.Enabled}, Fn: fn}, nil
+}
+
+// callInMode runs a grad-mode decorated function: enter a fresh copy of the mode (torch's
+// decorator enters self.clone()), call, leave.
+func (t *Tracer) callInMode(f *frame, c *CtxFuncV, args []Value, kw []kwArg) (Value, error) {
+	m := &GradModeV{Enabled: c.Mode.Enabled}
+	if _, err := t.enterContext(f, m); err != nil {
+		return nil, err
+	}
+	r, err := t.call(f, c.Fn, args, kw)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.exitContext(f, m); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

@@ -1,0 +1,765 @@
+"""Python semantics as wide as Dynamo's: each construct captured whole (fullgraph=True) with
+eager's results — values, types, dtypes, shapes, and the types of non-tensor results — through
+the counting backend (exactly one graph), backend="eager" and the default backend; every case is
+called twice and the second call must hit the cache."""
+import collections
+import dataclasses
+import functools
+import itertools
+import math
+import operator
+import typing
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import ptgo
+from conftest import assert_same, clone_args
+
+CASES = {}
+
+
+def case(*make_args):
+    """Registers fn with argument makers (each maker is called under a fixed seed)."""
+
+    def deco(fn):
+        CASES[fn.__name__] = (fn, make_args)
+        return fn
+
+    return deco
+
+
+def randn(*shape, **kw):
+    return lambda: torch.randn(*shape, **kw)
+
+
+def const(v):
+    return lambda: v
+
+
+# ---- itertools ----------------------------------------------------------------------------------
+
+@case(randn(4, 8))
+def it_chain(x):
+    return sum(itertools.chain([x], (x * 2,), [x + 1]))
+
+
+@case(randn(4, 8))
+def it_chain_from_iterable(x):
+    parts = [[x, x * 2], [], (x * 3,)]
+    return list(itertools.chain.from_iterable(parts))[2]
+
+
+@case(randn(3))
+def it_product(x):
+    return sum(a * b for a, b in itertools.product([1, 2], [x, x + 1]))
+
+
+@case(randn(3))
+def it_product_repeat(x):
+    return [a - b for a, b in itertools.product([x, x * 2], repeat=2)]
+
+
+@case(randn(3))
+def it_combinations(x):
+    ts = [x, x + 1, x + 2, x * 3]
+    return [a * b for a, b in itertools.combinations(ts, 2)], list(itertools.combinations(range(4), 3))
+
+
+@case(randn(3))
+def it_combinations_with_replacement(x):
+    return x * len(list(itertools.combinations_with_replacement("abc", 2))), list(itertools.combinations_with_replacement(range(3), 2))
+
+
+@case(randn(3))
+def it_permutations(x):
+    perms = list(itertools.permutations([0, 1, 2]))
+    return x * len(perms), perms, list(itertools.permutations("ab", 1))
+
+
+@case(randn(3))
+def it_islice(x):
+    ts = [x, x * 2, x * 3, x * 4, x * 5]
+    return sum(itertools.islice(ts, 2)), list(itertools.islice(ts, 1, None, 2)), list(itertools.islice(range(10), 2, 8, 3))
+
+
+@case(randn(3))
+def it_islice_consumes_like_python(x):
+    it = iter([x, x * 2, x * 3, x * 4, x * 5])
+    head = list(itertools.islice(it, 0, 3, 2))
+    return head, next(it)  # islice consumed up to its stop (3 items)
+
+
+@case(randn(3))
+def it_accumulate(x):
+    return (list(itertools.accumulate([x, x, x])), list(itertools.accumulate([1, 2, 3], operator.mul)),
+            list(itertools.accumulate([x, x * 2], initial=x - 1)))
+
+
+@case(randn(3))
+def it_repeat(x):
+    return sum(itertools.repeat(x, 3)), list(zip(range(3), itertools.repeat(7)))
+
+
+@case(randn(3))
+def it_count_bounded(x):
+    out = [x * i for i, _ in zip(itertools.count(1), range(3))]
+    return out, list(itertools.islice(itertools.count(0.5, 0.25), 3))
+
+
+@case(randn(3))
+def it_count_loop_break(x):
+    for i in itertools.count():
+        x = x + i
+        if i >= 3:
+            break
+    return x
+
+
+@case(randn(3))
+def it_cycle(x):
+    return list(itertools.islice(itertools.cycle([x, x * 2]), 5))[4]
+
+
+@case(randn(3))
+def it_zip_longest(x):
+    pairs = list(itertools.zip_longest([x, x * 2, x * 3], [1, 2], fillvalue=10))
+    return [a * b for a, b in pairs]
+
+
+@case(randn(3))
+def it_starmap(x):
+    return list(itertools.starmap(torch.add, [(x, 1), (x, x)]))
+
+
+@case(randn(3))
+def it_takewhile_dropwhile(x):
+    sizes = [1, 2, 5, 1]
+    return x * sum(itertools.takewhile(lambda s: s < 3, sizes)) + sum(itertools.dropwhile(lambda s: s < 3, sizes))
+
+
+@case(randn(3))
+def it_pairwise_compress_filterfalse(x):
+    ts = [x, x + 1, x + 2]
+    return ([b - a for a, b in itertools.pairwise(ts)], list(itertools.compress(ts, [1, 0, 1])),
+            list(itertools.filterfalse(lambda v: v % 2, range(6))))
+
+
+# ---- collections --------------------------------------------------------------------------------
+
+@case(randn(3))
+def deque_ops(x):
+    d = collections.deque([x])
+    d.append(x + 1)
+    d.appendleft(x - 1)
+    d.extendleft([x * 10, x * 20])
+    d.rotate(2)
+    a = d.popleft() + d.pop()
+    return a, len(d), d[0], d[-1]
+
+
+@case(randn(3))
+def deque_maxlen_escapes(x):
+    d = collections.deque(maxlen=3)
+    for i in range(5):
+        d.append(x * i)
+    return d
+
+
+@case(randn(3))
+def deque_as_queue(x):
+    q = collections.deque([(x, 0)])
+    out = []
+    while q:
+        t, depth = q.popleft()
+        out.append(t)
+        if depth < 2:
+            q.append((t * 2, depth + 1))
+            q.append((t + 1, depth + 1))
+    return torch.stack(out)
+
+
+@case(randn(3))
+def defaultdict_list(x):
+    d = collections.defaultdict(list)
+    d["a"].append(x)
+    d["a"].append(x * 2)
+    d["b"].append(x - 1)
+    return d["a"][1] + d["b"][0], sorted(d)
+
+
+@case(randn(3))
+def defaultdict_int_escapes(x):
+    d = collections.defaultdict(int)
+    for k in ["a", "b", "a", "c", "a"]:
+        d[k] += 1
+    return x * d["a"], d
+
+
+@case(randn(3))
+def ordereddict_made_inside(x):
+    d = collections.OrderedDict()
+    d["a"] = x
+    d["b"] = x + 1
+    d["c"] = x + 2
+    d.move_to_end("a")
+    k, v = d.popitem(last=False)
+    return list(d.values())[-1], k, v, d
+
+
+@case(randn(3))
+def counter_(x):
+    c = collections.Counter("abracadabra")
+    c.update(["a", "z"])
+    return x * c["a"] + c["missing"], c.most_common(2), c
+
+
+Point = collections.namedtuple("Point", ["x", "y"])
+Triple = collections.namedtuple("Triple", "a b c", defaults=[0])
+
+
+class Box(typing.NamedTuple):
+    lo: torch.Tensor
+    hi: torch.Tensor
+
+    def size(self):
+        return self.hi - self.lo
+
+
+@case(randn(3))
+def namedtuple_outside_class(x):
+    p = Point(x, y=x + 1)
+    t = Triple(1, 2)
+    q = p._replace(y=x * 3)
+    return p.x * p.y + q.y, t, t.c, p._asdict()["y"], Point._fields
+
+
+@case(randn(3))
+def namedtuple_escapes(x):
+    return Point(x * 2, 3), Box(x, x + 2).size()
+
+
+@case(randn(3))
+def namedtuple_made_inside(x):
+    Q = collections.namedtuple("Q", ["u", "v"])
+    q = Q(x, 2)
+    return q.u * q.v, tuple(q), Q.__name__
+
+
+@case(lambda: Point(torch.randn(3), torch.randn(3)))
+def namedtuple_argument(p):
+    a, b = p
+    return a * b + p.x
+
+
+# ---- functools ----------------------------------------------------------------------------------
+
+@case(randn(3))
+def partial_call(x):
+    add2 = functools.partial(torch.add, alpha=2)
+    scale = functools.partial(operator.mul, 3)
+    return add2(x, x) + scale(x)
+
+
+@case(randn(3))
+def partial_of_partial_escapes(x):
+    p = functools.partial(functools.partial(torch.clamp, min=-0.5), max=0.5)
+    return p(x), p
+
+
+def _mix(a, b, *, w=0.5):
+    return a * w + b * (1 - w)
+
+
+@case(randn(3), const(functools.partial(_mix, w=0.25)))
+def partial_argument(x, mix):
+    return mix(x, x * 2), mix.keywords["w"]
+
+
+@case(randn(3))
+def reduce_(x):
+    return (functools.reduce(operator.add, [x, x, x]), functools.reduce(lambda a, b: a * b, [2, 3, 4], 1),
+            functools.reduce(torch.maximum, [x, x - 1, x + 1]))
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_scale(n):
+    return n * 2
+
+
+@case(randn(3))
+def lru_cache_helper(x):
+    return x * _cached_scale(3)
+
+
+@case(randn(3))
+def wraps_decorator_inside(x):
+    def twice(fn):
+        @functools.wraps(fn)
+        def inner(t):
+            return fn(fn(t))
+
+        return inner
+
+    @twice
+    def inc(t):
+        """add one"""
+        return t + 1
+
+    return inc(x), inc.__name__, inc.__doc__, inc.__wrapped__(x)
+
+
+# ---- sorted / min / max -------------------------------------------------------------------------
+
+@case(randn(4, 8))
+def sorted_key_shapes(x):
+    ts = [x[:3], x, x[:1]]
+    by_rows = sorted(ts, key=lambda t: t.shape[0])
+    return by_rows[0], sorted(ts, key=lambda t: -t.shape[0])[0], sorted([3, 1, 2], reverse=True)
+
+
+@case(randn(4))
+def sorted_key_strings(x):
+    d = {"b": x, "a": x + 1, "cc": x + 2}
+    keys = sorted(d, key=lambda k: (len(k), k))
+    return [d[k] for k in keys], keys
+
+
+@case(randn(4))
+def sorted_stable_reverse(x):
+    pairs = [(1, "a"), (0, "b"), (1, "c"), (0, "d")]
+    return x * 2, sorted(pairs, key=operator.itemgetter(0), reverse=True)
+
+
+@case(randn(4))
+def list_sort_key(x):
+    names = ["conv", "bn", "relu", "fc"]
+    names.sort(key=len)
+    return x * len(names[0]), names
+
+
+@case(randn(4))
+def min_max_key(x):
+    ts = {"small": x[:1], "big": x}
+    name = max(ts, key=lambda k: ts[k].numel())
+    return ts[name], min([3, 1, 2], key=lambda v: -v), max([], default=7), min(4, 2.5)
+
+
+@case(randn(4, 8))
+def minmax_0dim(x):
+    return max(x.sum(), x.mean()) + min(x.sum(), x.mean())
+
+
+@case(randn(4, 8))
+def minmax_0dim_three(x):
+    a, b, c = x[0, 0], x[1, 1], x[2, 2]
+    return max(a, b, c), min([a, b, c])
+
+
+@case(lambda: torch.tensor([1.0, float("nan"), -1.0]))
+def minmax_0dim_nan(x):
+    # A NaN never replaces the best so far; the first item wins ties.
+    return max(x[0], x[1]), max(x[1], x[0]), min(x[2], x[1], x[0])
+
+
+@case(randn(4, 8))
+def minmax_ints(x):
+    return x[: min(x.shape[0], 3)] * max(x.shape), max(2, 3), min(2.0, 1)
+
+
+# ---- list mutation ------------------------------------------------------------------------------
+
+@case(randn(3))
+def list_clear_pop(x):
+    l = [x, x + 1, x + 2]
+    y = l.pop(0)
+    l[0:1] = [x * 5]
+    z = l[0]
+    l.clear()
+    return y + z + len(l), l
+
+
+@case(randn(3))
+def list_slice_assignment(x):
+    l = [1, 2, 3, 4, 5]
+    l[1:3] = [x, x * 2, x * 3]
+    l[::2] = [10, 20, 30]
+    l[-1:] = []
+    return l
+
+
+@case(randn(3))
+def list_del(x):
+    l = [x, x + 1, x + 2, x + 3, x + 4, x + 5]
+    del l[1]
+    del l[1:3]
+    del l[::2]
+    return l, l.pop()
+
+
+# ---- torch constructors and queries -------------------------------------------------------------
+
+@case(randn(4, 8))
+def tensor_of_sizes_and_ranges(x):
+    return torch.tensor(x.shape) + torch.tensor(range(2)).sum(), torch.tensor([1.5, 2, x.shape[1]]), torch.tensor(3)
+
+
+@case(randn(4, 8))
+def tensor_of_tensor(x):
+    t = x.t()
+    return torch.tensor(t), torch.tensor(x, dtype=torch.float64)
+
+
+@case(randn(4, 8))
+def tensor_type_and_new(x):
+    return x.type(torch.float64), x.new(2, 3).zero_() + x.new_zeros(2, 3), x.new([1, 2]), x.type(torch.int32).dtype
+
+
+@case(randn(4, 8))
+def finfo_iinfo(x):
+    fi = torch.finfo(x.dtype)
+    ii = torch.iinfo(torch.int32)
+    return (x.clamp(min=fi.min, max=ii.max), fi.eps, fi.tiny, fi.bits, fi.resolution, ii.min, ii.bits,
+            torch.finfo(torch.float16).max)
+
+
+@case(lambda: torch.randn(2, 3, dtype=torch.float64))
+def finfo_mask(scores):
+    mask = torch.tensor([[True, False, True], [False, False, True]])
+    return scores.masked_fill(~mask, torch.finfo(scores.dtype).min).softmax(-1)
+
+
+@torch.jit.script_if_tracing
+def _scripted_if_tracing(x):
+    return x * 3
+
+
+@torch.jit.ignore
+def _ignored(x):
+    return x + 1
+
+
+@torch.jit.unused
+def _unused(x):
+    return x - 1
+
+
+@case(randn(3))
+def jit_helpers(x):
+    y = torch.jit.annotate(torch.Tensor, x)
+    tracing = torch.jit.is_tracing() or torch._C._is_tracing() or torch._C._get_tracing_state() is not None
+    return _scripted_if_tracing(y) + _ignored(y) + _unused(y), tracing, torch.jit.is_scripting()
+
+
+@case(randn(3))
+def log_api_usage(x):
+    torch._C._log_api_usage_once("ptgo.test")
+    return x + 1
+
+
+@case(randn(2, 3, 4, 4))
+def torchvision_stochastic_depth(x):
+    from torchvision.ops import stochastic_depth
+
+    return stochastic_depth(x, 0.5, "row", training=False) + 1
+
+
+# ---- objects made inside the frame --------------------------------------------------------------
+
+class Scaler:
+    factor = 2.0
+
+    def __init__(self, bias, *, power=1):
+        self.bias = bias
+        self.power = power
+
+    @property
+    def doubled(self):
+        return self.bias * 2
+
+    def __call__(self, x):
+        return (x * self.factor + self.bias) ** self.power
+
+    def __len__(self):
+        return 3
+
+
+@case(randn(3))
+def user_object(x):
+    s = Scaler(x + 1, power=2)
+    s.extra = len(s)
+    return s(x) + s.doubled + s.extra, bool(s), isinstance(s, Scaler), type(s).__name__
+
+
+@case(randn(3))
+def user_object_escapes(x):
+    s = Scaler(x * 3)
+    s.me = s
+    return s, [s.bias, s]
+
+
+@dataclasses.dataclass
+class Stats:
+    mean: torch.Tensor
+    std: torch.Tensor
+    n: int = 1
+    tags: list = dataclasses.field(default_factory=list)
+
+    def normalize(self, x):
+        return (x - self.mean) / self.std
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    scale: float
+    shift: float = 0.0
+
+
+@case(randn(4, 3))
+def dataclass_inside(x):
+    st = Stats(x.mean(0), x.std(0), n=x.shape[0])
+    st.tags.append("a")
+    fz = Frozen(2.0)
+    return st.normalize(x) * fz.scale + fz.shift, st, st == st, dataclasses.replace(fz, shift=1.0).shift
+
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a):
+        self.a = a
+        self.b = a * 2
+
+
+@case(randn(3))
+def slotted_object(x):
+    s = Slotted(x)
+    s.a = s.a + s.b
+    return s.a
+
+
+class Lazy:
+    def __init__(self, x):
+        self._x = x
+
+    def __getattr__(self, name):
+        if name == "twice":
+            return self._x * 2
+        raise AttributeError(name)
+
+
+@case(randn(3))
+def object_getattr(x):
+    return Lazy(x).twice
+
+
+class Output(collections.OrderedDict):
+    """A transformers ModelOutput in miniature: dataclass fields that are also dict items."""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v is not None:
+                self[f.name] = v
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+    def __setattr__(self, name, value):
+        if name in self.keys() and value is not None:
+            super().__setitem__(name, value)
+        super().__setattr__(name, value)
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return dict(self.items())[k]
+        return self.to_tuple()[k]
+
+    def to_tuple(self):
+        return tuple(self[k] for k in self.keys())
+
+
+@dataclasses.dataclass
+class BlockOutput(Output):
+    hidden: torch.Tensor = None
+    attn: typing.Optional[torch.Tensor] = None
+    aux: typing.Optional[torch.Tensor] = None
+
+
+@case(randn(2, 4))
+def model_output_like(x):
+    out = BlockOutput(hidden=x * 2, attn=x.softmax(-1))
+    h = out.hidden + out["attn"] + out[0]
+    return h, out.to_tuple(), len(out), "aux" in out, out
+
+
+@case(randn(2, 4))
+def distribution_normal_no_validation(x):
+    d = torch.distributions.Normal(x, 1.0, validate_args=False)
+    return d.log_prob(x * 2), d.mean, d.stddev, d.variance, d.batch_shape
+
+
+# ---- strings over tensor metadata ---------------------------------------------------------------
+
+@case(randn(4, 8))
+def fstring_format_percent(x):
+    a = f"{x.dtype}-{x.shape[0]}-{x.device}-{tuple(x.shape)}"
+    b = "%s/%d/%r" % (x.dtype, x.dim(), x.shape)
+    c = "{}:{:>3}".format(x.device, x.shape[1])
+    return x * 2 if a == "torch.float32-4-cpu-(4, 8)" else x, a, b, c
+
+
+# ---- grad-mode decorators -----------------------------------------------------------------------
+
+@case(randn(3, requires_grad=True))
+def no_grad_decorator_inside(x):
+    @torch.no_grad()
+    def g(y):
+        return y * 2
+
+    @torch.enable_grad()
+    def h(y):
+        return y * 3
+
+    with torch.no_grad():
+        inner = h(x)
+    return g(x) + 1, inner, torch.is_grad_enabled()
+
+
+@torch.no_grad()
+def _outside_no_grad(x):
+    return x * 2
+
+
+@case(randn(3, requires_grad=True))
+def no_grad_decorator_outside(x):
+    return _outside_no_grad(x) + x
+
+
+# ---- nn modules made inside forward -------------------------------------------------------------
+
+@case(randn(2, 5))
+def modules_made_inside(x):
+    y = nn.Softmax(dim=-1)(x) + nn.ReLU()(x) + nn.Identity(54, unused=1)(x)
+    seq = nn.Sequential(nn.GELU(), nn.Tanh())
+    return y + seq(x), len(seq), nn.Flatten(0)(x)
+
+
+class Gate(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.act = nn.Sigmoid()
+
+    def forward(self, x):
+        a, b = x.chunk(2, self.dim)
+        return a * self.act(b)
+
+
+@case(randn(2, 6))
+def user_module_made_inside(x):
+    g = Gate(-1)
+    return g(x), g.training, hasattr(g, "act"), isinstance(g.act, nn.Module)
+
+
+@case(randn(2, 6))
+def module_made_inside_escapes(x):
+    g = Gate(-1)
+    return g(x), g
+
+
+# ---- indexing -----------------------------------------------------------------------------------
+
+@case(randn(4, 3))
+def bool_list_indexing(x):
+    return x[[True, False, True, False]], x[:, [False, True, True]], x[[True, False, True, False], [0, 2]]
+
+
+# ---- idioms from torchvision, timm and transformers ---------------------------------------------
+
+@dataclasses.dataclass
+class Config:
+    hidden: int = 8
+    heads: int = 2
+    layer_norm_eps: float = 1e-5
+    act: str = "gelu"
+    use_cache: bool = False
+
+
+ACTS = {"gelu": F.gelu, "relu": F.relu}
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.qkv = nn.Linear(cfg.hidden, 3 * cfg.hidden)
+        self.layers = nn.ModuleList([nn.LayerNorm(cfg.hidden) for _ in range(2)])
+
+    def forward(self, x, mask=None, **kwargs):
+        cfg = self.cfg
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).split(cfg.hidden, dim=-1)
+        shape = (b, t, cfg.heads, cfg.hidden // cfg.heads)
+        q, k, v = (u.view(*shape).transpose(1, 2) for u in (q, k, v))
+        w = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            w = w.masked_fill(~mask, torch.finfo(w.dtype).min)
+        y = (w.softmax(-1) @ v).transpose(1, 2).reshape(b, t, cfg.hidden)
+        for i, ln in enumerate(self.layers):
+            y = ln(y) if i % 2 == 0 else y + ln(y)
+        act = ACTS.get(getattr(cfg, "act", "relu"), F.relu)
+        use_cache = kwargs.get("use_cache", cfg.use_cache)
+        outs = (act(y),) + ((k, v) if use_cache else ())
+        hidden, *rest = outs
+        assert isinstance(hidden, (torch.Tensor, tuple))
+        return BlockOutput(hidden=hidden, attn=w if hasattr(self, "qkv") else None)
+
+
+_ATTN = Attention(Config())
+
+
+@case(lambda: _ATTN, randn(2, 3, 8), lambda: torch.tensor([[True, True, False]] * 3))
+def hf_style_attention(m, x, mask):
+    with torch.no_grad():
+        out = m(x, mask=mask, use_cache=True)
+    return out.to_tuple(), tuple(zip(*[(1, "a"), (2, "b")]))
+
+
+# ---- the harness --------------------------------------------------------------------------------
+
+def _args(name, seed):
+    torch.manual_seed(seed)
+    return [mk() for mk in CASES[name][1]]
+
+
+def _compile_count(log):
+    return sum(1 for m in log if m.startswith("GUARDS for"))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_counting_backend(name, counter):
+    fn = CASES[name][0]
+    compiled = ptgo.compile(fn, fullgraph=True, backend=counter)
+    for seed in (0, 1):
+        args = _args(name, seed)
+        expected = fn(*clone_args(args))
+        assert_same(compiled(*clone_args(args)), expected)
+        assert counter.frame_count == 1, "call %d compiled %d graphs" % (seed + 1, counter.frame_count)
+    assert counter.calls == 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_backends(name, backend, ptgo_log):
+    fn = CASES[name][0]
+    ptgo.set_logs("guards")
+    compiled = ptgo.compile(fn, fullgraph=True, backend=backend)
+    for seed in (0, 1):
+        args = _args(name, seed)
+        expected = fn(*clone_args(args))
+        assert_same(compiled(*clone_args(args)), expected)
+        assert _compile_count(ptgo_log) == 1, ptgo_log.text
