@@ -24,6 +24,8 @@ func init() {
 		"issubclass": biIsSubclass,
 		"hasattr":    biHasAttr,
 		"getattr":    biGetAttr,
+		"setattr":    biSetAttr,
+		"delattr":    biDelAttr,
 		"range":      biRange,
 		"enumerate":  biEnumerate,
 		"zip":        biZip,
@@ -269,6 +271,35 @@ func biGetAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 		}
 	}
 	return t.getAttr(f, args[0], name)
+}
+
+func biSetAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 3 || len(kw) > 0 {
+		return nil, f.unsupported("eager raises TypeError", "setattr expected 3 arguments, got %d", len(args))
+	}
+	name, err := attrName(t, f, args[1])
+	if err != nil {
+		return nil, err
+	}
+	return noneV, t.setAttr(f, args[0], name, args[2])
+}
+
+func biDelAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 2 || len(kw) > 0 {
+		return nil, f.unsupported("eager raises TypeError", "delattr expected 2 arguments, got %d", len(args))
+	}
+	name, err := attrName(t, f, args[1])
+	if err != nil {
+		return nil, err
+	}
+	obj, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if o, ok := obj.(*ObjectV); ok {
+		return noneV, t.delObjectAttr(f, o, name)
+	}
+	return nil, f.unsupported("delete the attribute outside the compiled function", "delattr of %s", obj.Describe())
 }
 
 func biHasAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {

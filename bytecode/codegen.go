@@ -664,6 +664,9 @@ func TransformedCode(env *Env, codeObj py.Obj, cap *Capture, compiled py.Obj) (p
 		g.emit(CALL, len(cap.Inputs))
 		g.emit(STORE_FAST, len(c.VarNames))
 	}
+	if err := g.emitAssumptionChecks(cap); err != nil {
+		return 0, nil, err
+	}
 	if cap.Break == nil {
 		slot, err := g.toTemp(cap.Result)
 		if err != nil {

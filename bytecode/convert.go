@@ -49,6 +49,10 @@ type Capture struct {
 	// GradEnabled is the grad mode the frame was entered with (guarded); the graph's
 	// torch._C._set_grad_enabled calls change it from there.
 	GradEnabled bool
+	// Assumptions are conditions on tensor values the transformed code checks after the graph
+	// (assume.go); Func is the frame's function, run again eagerly when one fails.
+	Assumptions []*Assumption
+	Func        py.Obj
 }
 
 // SkipCode reports frames that ptgo never captures whatever their arguments.
@@ -126,7 +130,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	if t.maxDepth <= 0 {
 		t.maxDepth = 64
 	}
-	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources}
+	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources, Func: req.Func}
 	defer func() {
 		if r := recover(); r != nil {
 			if ie, ok := r.(internalError); ok {
@@ -168,6 +172,11 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 		t.modulePaths[req.Args[0]] = ""
 	}
 	result, err := t.runFrame(root)
+	if err == errStopped || err == nil {
+		if err := t.finishAssumptions(root); err != nil {
+			return cap, err
+		}
+	}
 	if err == errStopped {
 		if err := t.finishBreak(root, cap); err != nil {
 			return cap, err
@@ -192,9 +201,11 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 func (t *Tracer) finishGraph(cap *Capture, vals []Value) {
 	cap.OpCount = t.opCount
 	cap.Effects = &t.effects
+	cap.Assumptions = t.assumptions
 	if t.opCount == 0 {
 		return
 	}
+	vals = append(vals, t.assumptionOutputs()...)
 	cap.Outputs = collectOutputs(vals...)
 	out := make([]fxgraph.Arg, len(cap.Outputs))
 	for i, o := range cap.Outputs {

@@ -214,10 +214,16 @@ func (t *Tracer) objectLookup(f *frame, o *ObjectV, name string) (Value, bool, e
 		if get, ok, err := t.typeDunder(f, api.TypeOf(raw), "__get__"); err != nil {
 			return nil, false, err
 		} else if ok {
-			// A Python non-data descriptor (functools.cached_property, lazy_property).
-			r, err := t.inline(f, get, []Value{t.lazy(raw, t.classAttrSource(o.Class, name)), o, t.objValue(o.Class, nil)}, nil)
+			// A Python non-data descriptor (functools.cached_property, lazy_property). Like
+			// methods, descriptors are read from the class unguarded (getattr(cls, name) would
+			// run their __get__, not read them).
+			r, err := t.inline(f, get, []Value{t.objValue(raw, nil), o, t.objValue(o.Class, nil)}, nil)
 			return r, err == nil, err
 		}
+	}
+	if _, _, _, isDesc, _ := api.GetAttrStatic(api.TypeOf(raw), "__get__"); isDesc {
+		v, err := t.wrapLive(f, raw, nil)
+		return v, err == nil, err
 	}
 	return t.lazy(raw, t.classAttrSource(o.Class, name)), true, nil
 }
@@ -241,7 +247,7 @@ func (t *Tracer) descriptorGet(f *frame, desc py.Obj, o *ObjectV, name string) (
 	if !ok {
 		return nil, f.unsupported("", "attribute %s of %s, a %s", name, t.qualName(o.Class), t.typeName(desc))
 	}
-	return t.inline(f, get, []Value{t.lazy(desc, t.classAttrSource(o.Class, name)), o, t.objValue(o.Class, nil)}, nil)
+	return t.inline(f, get, []Value{t.objValue(desc, nil), o, t.objValue(o.Class, nil)}, nil)
 }
 
 // typeDunder finds a Python function name on a class (its MRO).

@@ -241,4 +241,6 @@ type Tracer struct {
 	selected map[*fxgraph.Node]bool
 	// realizingObjects breaks cycles when realizeOutput walks objects' attributes.
 	realizingObjects map[*ObjectV]bool
+	// assumptions are branches on tensor values the trace decided (assume.go).
+	assumptions []*Assumption
 }

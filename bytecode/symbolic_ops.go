@@ -581,11 +581,21 @@ func opJump(t *Tracer, f *frame, in *Instr) error {
 }
 
 func opPopJumpIf(t *Tracer, f *frame, in *Instr) error {
-	b, err := t.truthy(f, f.pop())
+	v := f.pop()
+	want := in.Op == POP_JUMP_FORWARD_IF_TRUE || in.Op == POP_JUMP_BACKWARD_IF_TRUE
+	b, err := t.truthy(f, v)
 	if err != nil {
+		// A branch on a tensor's value whose other side raises: checked after the graph.
+		if tv, isTensor := t.realizedTensor(f, v); isTensor {
+			if jump, ok := t.assumeBranch(f, in, tv, want); ok {
+				if jump {
+					f.jump(in.Target)
+				}
+				return nil
+			}
+		}
 		return err
 	}
-	want := in.Op == POP_JUMP_FORWARD_IF_TRUE || in.Op == POP_JUMP_BACKWARD_IF_TRUE
 	if b == want {
 		f.jump(in.Target)
 	}

@@ -42,6 +42,12 @@ var torchSpecials = map[string]specialFn{
 		return t.tensorMethod(f, nil, "numel", args, kw)
 	},
 	"torch._assert": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		if len(args) < 1 {
+			return nil, f.unsupported("eager raises TypeError", "torch._assert() missing its condition")
+		}
+		if tv, isTensor := t.realizedTensor(f, args[0]); isTensor && t.assumeTrue(f, tv) {
+			return noneV, nil // checked after the graph (assume.go)
+		}
 		b, err := t.truthy(f, args[0])
 		if err != nil {
 			return nil, err
@@ -71,6 +77,16 @@ var torchSpecials = map[string]specialFn{
 		}
 		return t.objValue(t.env.DTypeObj(primtorch.ResultType(margs...)), nil), nil
 	},
+}
+
+// realizedTensor is v as a tensor, if it is one.
+func (t *Tracer) realizedTensor(f *frame, v Value) (*TensorV, bool) {
+	r, err := t.realize(f, v)
+	if err != nil {
+		return nil, false
+	}
+	tv, ok := r.(*TensorV)
+	return tv, ok
 }
 
 func constFalse(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return falseV, nil }

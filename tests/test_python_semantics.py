@@ -602,6 +602,35 @@ def distribution_normal_no_validation(x):
     return d.log_prob(x * 2), d.mean, d.stddev, d.variance, d.batch_shape
 
 
+@case(randn(2, 4), lambda: torch.rand(2, 4) + 0.5)
+def distribution_normal_validated(x, scale):
+    # Validation branches on tensor values (`if not valid.all(): raise`): the graph computes the
+    # checks, the transformed code checks them and runs the frame eagerly when one fails.
+    d = torch.distributions.Normal(x, scale)
+    return d.log_prob(x + 1), d.entropy(), d.cdf(x), d.icdf(torch.full_like(x, 0.25))
+
+
+@case(lambda: torch.rand(3, 5))
+def distributions_others(p):
+    b = torch.distributions.Bernoulli(probs=p)
+    u = torch.distributions.Uniform(torch.zeros(5), torch.ones(5) * 2)
+    lap = torch.distributions.Laplace(p, 1.0)
+    return b.log_prob((p > 0.5).float()), b.entropy(), u.log_prob(p), lap.log_prob(p)
+
+
+# Compiled from source: pytest rewrites assert statements in test modules.
+exec(compile("""
+def tensor_asserts(x):
+    y = x.abs() + 1
+    assert (y > 0).all(), "positive"
+    torch._assert((y < 1e6).all(), "bounded")
+    if not torch.isfinite(y).all():
+        raise ValueError("not finite")
+    return y.log()
+""", __file__ + ":tensor_asserts", "exec"))
+case(randn(4))(tensor_asserts)  # noqa: F821
+
+
 # ---- strings over tensor metadata ---------------------------------------------------------------
 
 @case(randn(4, 8))
@@ -763,3 +792,178 @@ def test_backends(name, backend, ptgo_log):
         expected = fn(*clone_args(args))
         assert_same(compiled(*clone_args(args)), expected)
         assert _compile_count(ptgo_log) == 1, ptgo_log.text
+
+
+# ---- where eager raises, the compiled function raises eager's exception --------------------------
+
+def _raises_exhausted(x):
+    it = iter([x])
+    next(it)
+    return next(it)
+
+
+def _raises_missing_key(x):
+    d = collections.OrderedDict(a=x)
+    return d["b"]
+
+
+def _raises_empty_pop(x):
+    d = collections.deque()
+    return d.pop() + x
+
+
+def _raises_list_pop(x):
+    l = [x]
+    l.pop(3)
+    return x
+
+
+def _raises_validation(x):
+    return torch.distributions.Normal(x, -1.0).log_prob(x)
+
+
+@pytest.mark.parametrize("fn, exc", [(_raises_exhausted, StopIteration), (_raises_missing_key, KeyError),
+                                     (_raises_empty_pop, IndexError), (_raises_list_pop, IndexError),
+                                     (_raises_validation, ValueError)])
+def test_eager_exceptions(fn, exc):
+    x = torch.randn(3)
+    with pytest.raises(exc):
+        fn(x)
+    with pytest.raises(exc):
+        ptgo.compile(fn, backend="eager")(x)
+    if exc is not ValueError:  # the others are refused while tracing, naming eager's exception
+        with pytest.raises(ptgo.Unsupported, match="eager raises"):
+            ptgo.compile(fn, fullgraph=True, backend="eager")(x)
+    else:  # validation is a checked assumption: the graph runs, the check fails, eager raises
+        with pytest.raises(ValueError, match="Expected parameter scale"):
+            ptgo.compile(fn, fullgraph=True, backend="eager")(x)
+
+
+def test_failed_check_runs_the_frame_eagerly_once(counter):
+    def f(x, box):
+        box.append(x.shape[0])  # a side effect before the check: it happens once, never twice
+        if not (x > 0).all():
+            raise ValueError("negative")
+        return x.sqrt()
+
+    cf = ptgo.compile(f, fullgraph=True, backend=counter)
+    ok, bad = [], []
+    assert_same(cf(torch.ones(3), ok), torch.ones(3))
+    with pytest.raises(ValueError, match="negative"):
+        cf(-torch.ones(3), bad)
+    assert ok == [3] and bad == [3]
+    assert counter.frame_count == 1 and counter.calls == 2
+
+
+@pytest.mark.parametrize("hazard", ["random", "input_write"])
+def test_checks_refused_when_a_rerun_differs(hazard):
+    def f(x):
+        y = torch.rand_like(x) if hazard == "random" else x.mul_(2)
+        if not (y < 10).all():
+            raise ValueError("big")
+        return y + 1
+
+    with pytest.raises(ptgo.Unsupported, match="run again eagerly"):
+        ptgo.compile(f, fullgraph=True, backend="eager")(torch.ones(3))
+    x = torch.ones(3)
+    torch.manual_seed(0)
+    expected = f(x.clone())
+    torch.manual_seed(0)
+    assert_same(ptgo.compile(f, backend="eager")(x.clone()), expected)
+
+
+def test_check_after_inplace_write_to_intermediate(counter):
+    def f(x):
+        y = x * 2
+        y.clamp_(max=5)
+        if not (y <= 5).all():
+            raise ValueError("clamp failed")
+        return y
+
+    x = torch.randn(4) * 10
+    assert_same(ptgo.compile(f, fullgraph=True, backend=counter)(x), f(x))
+    assert counter.frame_count == 1
+
+
+# ---- what still falls back says why ---------------------------------------------------------------
+
+def test_module_with_parameters_made_inside(counter):
+    def f(x):
+        return nn.Linear(3, 2)(x)
+
+    with pytest.raises(ptgo.Unsupported, match="nn.Parameter"):
+        ptgo.compile(f, fullgraph=True, backend=counter)(torch.randn(2, 3))
+    torch.manual_seed(0)
+    expected = f(torch.ones(2, 3))
+    torch.manual_seed(0)
+    assert_same(ptgo.compile(f, backend=counter)(torch.ones(2, 3)), expected)
+
+
+def test_dropout_module_made_inside_trains():
+    def f(x):
+        return nn.Dropout(0.5)(x)  # a new module is in training mode, whatever the caller's is
+
+    x = torch.ones(64)
+    torch.manual_seed(0)
+    expected = f(x)
+    torch.manual_seed(0)
+    assert_same(ptgo.compile(f, fullgraph=True, backend="eager")(x), expected)
+
+
+# ---- guards: what the trace read from outside is checked on every call ---------------------------
+
+def test_class_attribute_change_recompiles(counter):
+    def f(x):
+        return Scaler(1.0)(x)
+
+    cf = ptgo.compile(f, fullgraph=True, backend=counter)
+    x = torch.randn(3)
+    assert_same(cf(x), f(x))
+    old = Scaler.factor
+    try:
+        Scaler.factor = 5.0
+        assert_same(cf(x), f(x))
+    finally:
+        Scaler.factor = old
+    assert counter.frame_count == 2
+
+
+def test_partial_argument_recompiles_for_another_partial(counter):
+    cf = ptgo.compile(partial_argument, fullgraph=True, backend=counter)
+    x = torch.randn(3)
+    for w in (0.25, 0.75, 0.25):
+        p = functools.partial(_mix, w=w)
+        assert_same(cf(x, p), partial_argument(x, p))
+    assert counter.frame_count == 3  # a partial is guarded by identity: each new one recompiles
+
+
+def test_validation_default_change_recompiles(counter):
+    cf = ptgo.compile(_raises_validation, fullgraph=True, backend=counter)
+    x = torch.randn(3)
+    torch.distributions.Distribution.set_default_validate_args(False)
+    try:
+        assert_same(cf(x), _raises_validation(x))  # scale -1: no validation, NaN log-probs
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        cf(x)
+    assert counter.frame_count == 2
+
+
+def test_namedtuple_argument_shapes_recompile(counter):
+    cf = ptgo.compile(namedtuple_argument, fullgraph=True, backend=counter)
+    for n in (3, 3, 5):
+        p = Point(torch.randn(n), torch.randn(n))
+        assert_same(cf(p), namedtuple_argument(p))
+    assert counter.frame_count == 2
+
+
+def test_sorted_keys_follow_dict_argument(counter):
+    def f(x, d):
+        return [d[k] * x for k in sorted(d, key=lambda k: d[k])]
+
+    cf = ptgo.compile(f, fullgraph=True, backend=counter)
+    x = torch.randn(2)
+    for d in ({"a": 2, "b": 1}, {"a": 1, "b": 2}):
+        assert_same(cf(x, d), f(x, d))
+    assert counter.frame_count == 2
