@@ -957,6 +957,11 @@ func (t *Tracer) enterContext(f *frame, mgr Value) (Value, error) {
 		m.Prev = append(m.Prev, t.gradEnabled)
 		t.setGradMode(f, m.Enabled)
 		return noneV, nil
+	case *NoopCtxV:
+		if m.Enter != nil {
+			return m.Enter, nil
+		}
+		return m, nil
 	case *ObjV:
 		fn, onType, _, found, _ := t.api.GetAttrStatic(m.Obj, "__enter__")
 		if found && onType && t.api.Kind(fn) == py.KFunction {
@@ -976,6 +981,8 @@ func (t *Tracer) exitContext(f *frame, mgr Value) (Value, error) {
 		prev := m.Prev[len(m.Prev)-1]
 		m.Prev = m.Prev[:len(m.Prev)-1]
 		t.setGradMode(f, prev)
+		return noneV, nil
+	case *NoopCtxV:
 		return noneV, nil
 	}
 	return nil, f.unsupported("", "__exit__ of %s", mgr.Describe())

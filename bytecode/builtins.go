@@ -205,6 +205,8 @@ func (t *Tracer) pyTypeOf(f *frame, v Value) (py.Obj, error) {
 		return k("functools.partial"), nil
 	case *CtxFuncV:
 		return k("types.FunctionType"), nil
+	case *NoopCtxV:
+		return x.Class, nil
 	}
 	return 0, f.unsupported("", "type() of %s", v.Describe())
 }

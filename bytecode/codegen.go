@@ -259,6 +259,15 @@ func (g *codeGen) rebuild(v Value) error {
 		g.remember(v)
 	case *ObjectV:
 		return g.rebuildObject(x)
+	case *NoopCtxV:
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(x.Class)
+		for _, a := range x.Args {
+			if err := g.rebuild(a); err != nil {
+				return err
+			}
+		}
+		return g.callKw(len(x.Args), x.Kw)
 	case *CtxFuncV:
 		// torch.no_grad()(fn) / torch.enable_grad()(fn)
 		g.emit(PUSH_NULL, 0)

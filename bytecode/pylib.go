@@ -1,6 +1,8 @@
 package bytecode
 
 import (
+	"fmt"
+
 	"ptgo/bytecode/py"
 )
 
@@ -37,6 +39,28 @@ func init() {
 		// callLiveObject.
 		"operator.itemgetter": pureCall("operator.itemgetter"),
 		"operator.attrgetter": pureCall("operator.attrgetter"),
+
+		// Context managers that change nothing here (NoopCtxV).
+		"contextlib.nullcontext":  ctxNull,
+		"torch.autocast":          ctxAutocast("torch.autocast", 2),
+		"torch.cpu.amp.autocast":  ctxAutocast("torch.cpu.amp.autocast", 0),
+		"torch.cuda.amp.autocast": ctxAutocast("torch.cuda.amp.autocast", 0),
+
+		// Logging below the logger's level does nothing (guarded); a record that would be
+		// emitted runs eagerly.
+		"logging.Logger.debug":     logAt(10),
+		"logging.Logger.info":      logAt(20),
+		"logging.Logger.warning":   logAt(30),
+		"logging.Logger.warn":      logAt(30),
+		"logging.Logger.error":     logAt(40),
+		"logging.Logger.exception": logAt(40),
+		"logging.Logger.critical":  logAt(50),
+		"logging.Logger.fatal":     logAt(50),
+		"logging.Logger.log":       logAt(-1),
+		"warnings.warn": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return nil, f.unsupported("warnings.warn runs eagerly: the code before and after it is compiled (fullgraph=True cannot)",
+				"a call to warnings.warn, which emits a warning")
+		},
 
 		"functools.partial":        fnPartial,
 		"functools.reduce":         fnReduce,
@@ -267,4 +291,98 @@ func (t *Tracer) callInMode(f *frame, c *CtxFuncV, args []Value, kw []kwArg) (Va
 		return nil, err
 	}
 	return r, nil
+}
+
+func ctxNull(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if err := noKw(f, "nullcontext", kw, "enter_result"); err != nil {
+		return nil, err
+	}
+	var enter Value = noneV
+	if v := kwValue(kw, "enter_result"); v != nil {
+		enter = v
+	}
+	if len(args) > 1 {
+		return nil, f.unsupported("eager raises TypeError", "nullcontext takes at most 1 argument")
+	}
+	if len(args) == 1 {
+		enter = args[0]
+	}
+	return &NoopCtxV{Class: t.env.Known("contextlib.nullcontext"), Args: []Value{enter}, Enter: enter}, nil
+}
+
+// ctxAutocast is torch.autocast(device_type, dtype, enabled, cache_enabled) (enabled is
+// positional argument enabledAt) and torch.{cpu,cuda}.amp.autocast(enabled, ...): a region with
+// autocast disabled while autocast is off everywhere (guarded) changes nothing; autocast regions
+// themselves are not captured.
+func ctxAutocast(path string, enabledAt int) specialFn {
+	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		var enabled Value = trueV
+		if len(args) > enabledAt {
+			enabled = args[enabledAt]
+		}
+		if v := kwValue(kw, "enabled"); v != nil {
+			enabled = v
+		}
+		on, err := t.truthy(f, enabled)
+		if err != nil {
+			return nil, err
+		}
+		if on {
+			return nil, f.unsupported("run the autocast region outside the compiled function", "an autocast region (mixed precision is not captured)")
+		}
+		for _, path := range []string{"torch.is_autocast_enabled", "torch.is_autocast_cpu_enabled"} {
+			if _, err := autocastOff(path)(t, f, nil, nil); err != nil {
+				return nil, err
+			}
+		}
+		return &NoopCtxV{Class: t.env.Known(path), Args: append([]Value(nil), args...), Kw: append([]kwArg(nil), kw...)}, nil
+	}
+}
+
+// logAt is logging.Logger.<level>(msg, ...) (level -1: Logger.log(level, msg, ...)): nothing
+// happens when the logger is not enabled for the level — a fact of global logging
+// configuration, guarded by calling logger.isEnabledFor(level) —, otherwise the call runs
+// eagerly.
+func logAt(level int64) specialFn {
+	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+		if len(args) < 1 {
+			return nil, f.unsupported("eager raises TypeError", "a Logger method called without a logger")
+		}
+		self, err := t.realize(f, args[0])
+		if err != nil {
+			return nil, err
+		}
+		logger, ok := self.(*ObjV)
+		if !ok || !t.isSubclass(t.api.TypeOf(logger.Obj), t.env.Known("logging.Logger")) {
+			return nil, f.unsupported("", "logging through %s", self.Describe())
+		}
+		if level < 0 {
+			if len(args) < 2 {
+				return nil, f.unsupported("eager raises TypeError", "Logger.log() missing its level")
+			}
+			lv, err := intArg(t, f, args[1], "a logging level")
+			if err != nil {
+				return nil, err
+			}
+			level = lv
+		}
+		enabledFor, err := t.api.GetAttr(logger.Obj, "isEnabledFor")
+		if err != nil {
+			return nil, err
+		}
+		check, err := t.api.Call(t.env.Known("functools.partial"), []py.Obj{enabledFor, t.api.NewInt(level)}, nil)
+		if err != nil {
+			return nil, err
+		}
+		on, err := t.api.Call(check, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if on == t.api.NewBool(true) {
+			return nil, f.unsupported("logging runs eagerly: the code before and after it is compiled (fullgraph=True cannot)",
+				"a log record at level %d that the logger emits", level)
+		}
+		t.guards.CallBool(check, false, fmt.Sprintf("%s.isEnabledFor(%d)", t.shortRepr(logger.Obj), level))
+		return noneV, nil
+	}
 }

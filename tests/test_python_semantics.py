@@ -3,12 +3,17 @@ eager's results — values, types, dtypes, shapes, and the types of non-tensor r
 the counting backend (exactly one graph), backend="eager" and the default backend; every case is
 called twice and the second call must hit the cache."""
 import collections
+import collections.abc
+import contextlib
 import dataclasses
+import enum
 import functools
 import itertools
+import logging
 import math
 import operator
 import typing
+import warnings
 
 import pytest
 import torch
@@ -756,6 +761,273 @@ def hf_style_attention(m, x, mask):
     with torch.no_grad():
         out = m(x, mask=mask, use_cache=True)
     return out.to_tuple(), tuple(zip(*[(1, "a"), (2, "b")]))
+
+
+_log = logging.getLogger("python_semantics_tests")
+
+
+@case(randn(2, 4))
+def context_managers_and_logging(x):
+    _log.debug("shape %s", x.shape)  # below the logger's level: nothing happens (guarded)
+    _log.info("ignored")
+    with contextlib.nullcontext(x * 2) as y, torch.autocast("cpu", enabled=False):
+        z = y + 1
+    with torch.cpu.amp.autocast(enabled=False):
+        w = z.softmax(-1)
+    return w
+
+
+def _ntuple(n):
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
+            return tuple(x)
+        return tuple(itertools.repeat(x, n))
+
+    return parse
+
+
+class Fmt(str, enum.Enum):
+    NCHW = "NCHW"
+    NHWC = "NHWC"
+
+
+def _same_pad(x, k, s):
+    ih, iw = x.size()[-2:]
+    ph = max((math.ceil(ih / s[0]) - 1) * s[0] + k[0] - ih, 0)
+    pw = max((math.ceil(iw / s[1]) - 1) * s[1] + k[1] - iw, 0)
+    return F.pad(x, (pw // 2, pw - pw // 2, ph // 2, ph - ph // 2))
+
+
+class TimmBlock(nn.Module):
+    def __init__(self, dim, fmt="NHWC"):
+        super().__init__()
+        self.fmt = Fmt(fmt)
+        self.k, self.s = _ntuple(2)(3), _ntuple(2)([2, 2])
+        self.conv = nn.Conv2d(dim, dim, self.k, self.s)
+        self.norm = nn.LayerNorm(dim)
+        self.act = functools.partial(F.gelu, approximate="tanh")
+        self.grad_checkpointing = False
+
+    def forward(self, x):
+        x = self.conv(_same_pad(x, self.k, self.s))
+        if self.grad_checkpointing and not torch.jit.is_scripting():
+            raise RuntimeError("not here")
+        if self.fmt == Fmt.NHWC:
+            x = x.permute(0, 2, 3, 1)
+        return self.act(self.norm(x)), self.fmt, tuple(x.shape)
+
+
+_TIMM = TimmBlock(4).eval()
+
+
+@case(lambda: _TIMM, randn(2, 4, 9, 9))
+def timm_style_block(m, x):
+    return m(x)
+
+
+# A Llama-style decoder as transformers writes it: a config whose __getattribute__ maps names,
+# an activation table that instantiates modules, rotary embeddings under no_grad with autocast
+# disabled, repeat_kv, a causal mask from torch.finfo(dtype).min, **kwargs forwarding, optional
+# outputs accumulated in tuples, and a ModelOutput-like result (or a tuple).
+class ClassInstantier(collections.OrderedDict):
+    def __getitem__(self, key):
+        content = super().__getitem__(key)
+        cls, kwargs = content if isinstance(content, tuple) else (content, {})
+        return cls(**kwargs)
+
+class NewGELU(nn.Module):
+    def forward(self, input):
+        return 0.5 * input * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (input + 0.044715 * torch.pow(input, 3.0))))
+
+ACT2CLS = {"gelu_new": NewGELU, "silu": nn.SiLU, "gelu": (nn.GELU, {"approximate": "tanh"})}
+ACT2FN = ClassInstantier(ACT2CLS)
+
+class LlamaConfig:
+    hidden_size = 16; num_attention_heads = 4; num_key_value_heads = 2; intermediate_size = 32
+    num_hidden_layers = 2; rms_norm_eps = 1e-6; vocab_size = 50; hidden_act = "silu"
+    output_attentions = False; output_hidden_states = False; use_return_dict = True
+    attribute_map = {"n_head": "num_attention_heads"}
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+@dataclasses.dataclass
+class LlamaOutput(Output):
+    last_hidden_state: torch.Tensor = None
+    hidden_states: typing.Optional[typing.Tuple[torch.Tensor, ...]] = None
+    attentions: typing.Optional[typing.Tuple[torch.Tensor, ...]] = None
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, n, eps):
+        super().__init__(); self.weight = nn.Parameter(torch.ones(n)); self.variance_epsilon = eps
+    def forward(self, h):
+        dt = h.dtype
+        h = h.to(torch.float32)
+        var = h.pow(2).mean(-1, keepdim=True)
+        h = h * torch.rsqrt(var + self.variance_epsilon)
+        return self.weight * h.to(dt)
+
+class LlamaRotary(nn.Module):
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        inv = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.register_buffer("inv_freq", inv, persistent=False)
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        inv = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        pos = position_ids[:, None, :].float()
+        device_type = x.device.type
+        device_type = device_type if isinstance(device_type, str) else "cpu"
+        with torch.autocast(device_type=device_type, enabled=False):
+            freqs = (inv.float() @ pos.float()).transpose(1, 2)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            cos, sin = emb.cos(), emb.sin()
+        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
+
+def rotate_half(x):
+    return torch.cat((-x[..., x.shape[-1] // 2:], x[..., : x.shape[-1] // 2]), dim=-1)
+
+def repeat_kv(h, n_rep):
+    b, kvh, s, d = h.shape
+    if n_rep == 1:
+        return h
+    return h[:, :, None, :, :].expand(b, kvh, n_rep, s, d).reshape(b, kvh * n_rep, s, d)
+
+class LlamaAttention(nn.Module):
+    def __init__(self, cfg, layer_idx=None):
+        super().__init__()
+        self.config = cfg; self.layer_idx = layer_idx
+        self.num_heads = cfg.n_head; self.head_dim = cfg.hidden_size // self.num_heads
+        self.kvh = cfg.num_key_value_heads; self.groups = self.num_heads // self.kvh
+        self.q_proj = nn.Linear(cfg.hidden_size, self.num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(cfg.hidden_size, self.kvh * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(cfg.hidden_size, self.kvh * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(cfg.hidden_size, cfg.hidden_size, bias=False)
+        self.rotary_emb = LlamaRotary(self.head_dim)
+    def forward(self, hidden_states, attention_mask=None, position_ids=None, output_attentions=False, **kwargs):
+        if "padding_mask" in kwargs:
+            warnings.warn("Passing `padding_mask` is deprecated")
+        bsz, q_len, _ = hidden_states.size()
+        q = self.q_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(hidden_states).view(bsz, q_len, self.kvh, self.head_dim).transpose(1, 2)
+        v = self.v_proj(hidden_states).view(bsz, q_len, self.kvh, self.head_dim).transpose(1, 2)
+        past_key_value = getattr(self, "past_key_value", None)
+        cos, sin = self.rotary_emb(v, position_ids)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q, k = (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+        k, v = repeat_kv(k, self.groups), repeat_kv(v, self.groups)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        if attention_mask is not None:
+            w = w + attention_mask[:, :, :, : k.shape[-2]]
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        w = F.dropout(w, p=0.0, training=self.training)
+        out = torch.matmul(w, v)
+        if out.size() != (bsz, self.num_heads, q_len, self.head_dim):
+            raise ValueError(f"`attn_output` should be of size {(bsz, self.num_heads, q_len, self.head_dim)}, but is {out.size()}")
+        out = self.o_proj(out.transpose(1, 2).contiguous().reshape(bsz, q_len, -1))
+        return out, (w if output_attentions else None), past_key_value
+
+class LlamaMLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.gate = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.act_fn = ACT2FN[cfg.hidden_act]
+    def forward(self, x):
+        return self.down(self.act_fn(self.gate(x)) * self.up(x))
+
+class LlamaLayer(nn.Module):
+    def __init__(self, cfg, i):
+        super().__init__()
+        self.self_attn = LlamaAttention(cfg, i); self.mlp = LlamaMLP(cfg)
+        self.input_layernorm = LlamaRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.post_attention_layernorm = LlamaRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+    def forward(self, hidden_states, attention_mask=None, position_ids=None, output_attentions=False, **kwargs):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states, attn, _ = self.self_attn(hidden_states=hidden_states, attention_mask=attention_mask,
+                                                position_ids=position_ids, output_attentions=output_attentions, **kwargs)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = residual + self.mlp(self.post_attention_layernorm(hidden_states))
+        outputs = (hidden_states,)
+        if output_attentions:
+            outputs += (attn,)
+        return outputs
+
+class LlamaModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.config = cfg
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList([LlamaLayer(cfg, i) for i in range(cfg.num_hidden_layers)])
+        self.norm = LlamaRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.gradient_checkpointing = False
+    def _causal_mask(self, attention_mask, input_tensor):
+        dtype, device = input_tensor.dtype, input_tensor.device
+        min_dtype = torch.finfo(dtype).min
+        seq = input_tensor.shape[1]
+        causal_mask = torch.full((seq, seq), fill_value=min_dtype, dtype=dtype, device=device)
+        if seq != 1:
+            causal_mask = torch.triu(causal_mask, diagonal=1)
+        causal_mask = causal_mask[None, None, :, :].expand(input_tensor.shape[0], 1, -1, -1)
+        if attention_mask is not None:
+            causal_mask = causal_mask.clone()
+            mask_length = attention_mask.shape[-1]
+            padding_mask = causal_mask[..., :mask_length].eq(0.0) * attention_mask[:, None, None, :].eq(0.0)
+            causal_mask[..., :mask_length] = causal_mask[..., :mask_length].masked_fill(padding_mask, min_dtype)
+        return causal_mask
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, output_attentions=None,
+                output_hidden_states=None, return_dict=None, **kwargs):
+        output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
+        output_hidden_states = output_hidden_states if output_hidden_states is not None else self.config.output_hidden_states
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        if (input_ids is None) ^ (kwargs.get("inputs_embeds") is not None):
+            raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
+        if self.gradient_checkpointing and self.training:
+            warnings.warn("`use_cache=True` is incompatible with gradient checkpointing.")
+        inputs_embeds = self.embed_tokens(input_ids)
+        if position_ids is None:
+            position_ids = torch.arange(0, inputs_embeds.shape[1], device=inputs_embeds.device).unsqueeze(0)
+        causal_mask = self._causal_mask(attention_mask, inputs_embeds)
+        hidden_states = inputs_embeds
+        all_hidden_states = () if output_hidden_states else None
+        all_self_attns = () if output_attentions else None
+        for decoder_layer in self.layers:
+            if output_hidden_states:
+                all_hidden_states += (hidden_states,)
+            layer_outputs = decoder_layer(hidden_states, attention_mask=causal_mask, position_ids=position_ids,
+                                          output_attentions=output_attentions)
+            hidden_states = layer_outputs[0]
+            if output_attentions:
+                all_self_attns += (layer_outputs[1],)
+        hidden_states = self.norm(hidden_states)
+        if output_hidden_states:
+            all_hidden_states += (hidden_states,)
+        if not return_dict:
+            return tuple(v for v in [hidden_states, all_hidden_states, all_self_attns] if v is not None)
+        return LlamaOutput(last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_self_attns)
+
+
+torch.manual_seed(0)
+_LLAMA = LlamaModel(LlamaConfig()).eval()
+
+
+def _llama_mask():
+    am = torch.ones(2, 6, dtype=torch.long)
+    am[1, :2] = 0
+    return am
+
+
+@case(lambda: _LLAMA, lambda: torch.randint(0, 50, (2, 6)), _llama_mask)
+def hf_llama(m, ids, mask):
+    with torch.no_grad():
+        plain = m(ids)
+        full = m(ids, attention_mask=mask, output_attentions=True, output_hidden_states=True)
+        tup = m(ids, return_dict=False)
+    return plain, full, tup
 
 
 # ---- the harness --------------------------------------------------------------------------------
