@@ -56,6 +56,8 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 		return &BoundV{Self: obj, Name: name}, nil
 	case *ObjectV:
 		return t.objectAttr(f, o, name)
+	case *ExcV:
+		return t.excAttr(f, o, name)
 	case *PartialV:
 		return t.partialAttr(f, o, name)
 	case *IterV:
@@ -138,7 +140,7 @@ func childSource(s Source, attr string) Source {
 func (t *Tracer) pyModuleAttr(f *frame, m *ObjV, name string) (Value, error) {
 	v, err := t.api.GetAttr(m.Obj, name)
 	if err != nil {
-		return nil, f.unsupported("", "module attribute %s: %v", name, err)
+		return nil, t.raisedFromCall(f, "module attribute "+name, err)
 	}
 	// A library module's attributes (torch.relu, math.pi) are constants: not guarded (A16).
 	if m.Source == nil || t.env.IsLibraryModule(m.Obj) {
@@ -536,7 +538,7 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 			if v, handled, err := t.dictMissing(f, o, idx); handled {
 				return v, err
 			}
-			return nil, f.unsupported("eager raises KeyError", "key %s not in the dict", idx.Describe())
+			return nil, t.pyRaiseArgs(f, "KeyError", []Value{idx}, "key %s not in the dict", idx.Describe())
 		}
 		return v, nil
 	case *DequeV:
@@ -595,7 +597,7 @@ func (t *Tracer) seqIndex(f *frame, items []Value, idx Value, mk func([]Value) V
 			k += n
 		}
 		if k < 0 || k >= n {
-			return nil, f.unsupported("eager raises IndexError", "index %d out of range for length %d", i.I, n)
+			return nil, t.pyRaise(f, "IndexError", "index %d out of range for length %d", i.I, n)
 		}
 		return items[k], nil
 	case *SliceV:
@@ -694,7 +696,7 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 			k += int64(len(o.Items))
 		}
 		if k < 0 || k >= int64(len(o.Items)) {
-			return f.unsupported("eager raises IndexError", "list assignment index out of range")
+			return t.pyRaise(f, "IndexError", "list assignment index out of range")
 		}
 		o.Items[k] = val
 		return nil
@@ -835,7 +837,7 @@ func (t *Tracer) delItem(f *frame, obj, idx Value) error {
 					return nil
 				}
 			}
-			return f.unsupported("eager raises KeyError", "del of a missing key")
+			return t.pyRaiseArgs(f, "KeyError", []Value{idx}, "del of a missing key %s", idx.Describe())
 		}
 	case *ListV:
 		if o.Source != nil {
@@ -891,7 +893,7 @@ func (t *Tracer) delSeqItem(f *frame, items *[]Value, idx Value) error {
 		k += n
 	}
 	if k < 0 || k >= n {
-		return f.unsupported("eager raises IndexError", "list assignment index out of range")
+		return t.pyRaise(f, "IndexError", "list assignment index out of range")
 	}
 	*items = append((*items)[:k:k], (*items)[k+1:]...)
 	return nil
@@ -1011,7 +1013,7 @@ func (t *Tracer) importName(f *frame, name string, fromlist, level Value) (Value
 	imp := t.env.Known("builtins.__import__")
 	m, err := t.api.Call(imp, []py.Obj{t.api.NewStr(name), f.globals, t.api.None(), fl, lv}, nil)
 	if err != nil {
-		return nil, f.unsupported("", "import %s failed: %v", name, err)
+		return nil, t.raisedFromCall(f, "import "+name, err)
 	}
 	return t.objValue(m, nil), nil
 }

@@ -65,7 +65,7 @@ func init() {
 				if len(args) > 1 {
 					return args[1], nil
 				}
-				return nil, f.unsupported("eager raises StopIteration", "next() of an exhausted iterator")
+				return nil, t.pyRaiseArgs(f, "StopIteration", nil, "next() of an exhausted iterator")
 			}
 			return v, nil
 		},
@@ -206,6 +206,8 @@ func (t *Tracer) pyTypeOf(f *frame, v Value) (py.Obj, error) {
 	case *CtxFuncV:
 		return k("types.FunctionType"), nil
 	case *NoopCtxV:
+		return x.Class, nil
+	case *ExcV:
 		return x.Class, nil
 	}
 	return 0, f.unsupported("", "type() of %s", v.Describe())
@@ -571,7 +573,7 @@ func biMinMax(t *Tracer, f *frame, args []Value, kw []kwArg, better string) (Val
 		if def != nil {
 			return def, nil
 		}
-		return nil, f.unsupported("eager raises ValueError", "%s() arg is an empty sequence", name)
+		return nil, t.pyRaise(f, "ValueError", "%s() arg is an empty sequence", name)
 	}
 	if err := t.realizeAll(f, items); err != nil {
 		return nil, err

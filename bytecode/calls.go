@@ -363,7 +363,7 @@ func (t *Tracer) callLive(f *frame, fn py.Obj, args []Value, kw []kwArg) (Value,
 	}
 	r, err := t.api.Call(fn, objs, names)
 	if err != nil {
-		return nil, f.unsupported("eager raises it for these inputs", "%s raised %v", t.qualName(fn), err)
+		return nil, t.raisedFromCall(f, t.qualName(fn), err)
 	}
 	return t.wrapLive(f, r, nil)
 }
@@ -510,7 +510,7 @@ func (t *Tracer) seqSearch(f *frame, items []Value, name string, args []Value) (
 		}
 	}
 	if name == "index" {
-		return nil, f.unsupported("eager raises ValueError", "value not in the sequence")
+		return nil, t.pyRaise(f, "ValueError", "value not in the sequence")
 	}
 	return intV(count), nil
 }
@@ -552,7 +552,7 @@ func (t *Tracer) listMethod(f *frame, l *ListV, name string, args []Value, kw []
 		return noneV, nil
 	case "pop":
 		if len(l.Items) == 0 {
-			return nil, f.unsupported("eager raises IndexError", "pop from empty list")
+			return nil, t.pyRaise(f, "IndexError", "pop from empty list")
 		}
 		i := int64(len(l.Items) - 1)
 		if len(args) > 0 {
@@ -564,7 +564,7 @@ func (t *Tracer) listMethod(f *frame, l *ListV, name string, args []Value, kw []
 				i += int64(len(l.Items))
 			}
 			if i < 0 || i >= int64(len(l.Items)) {
-				return nil, f.unsupported("eager raises IndexError", "pop index out of range")
+				return nil, t.pyRaise(f, "IndexError", "pop index out of range")
 			}
 		}
 		v := l.Items[i]
@@ -603,7 +603,7 @@ func (t *Tracer) listMethod(f *frame, l *ListV, name string, args []Value, kw []
 				return noneV, nil
 			}
 		}
-		return nil, f.unsupported("eager raises ValueError", "list.remove(x): x not in list")
+		return nil, t.pyRaise(f, "ValueError", "list.remove(x): x not in list")
 	}
 	return nil, f.unsupported("", "list.%s", name)
 }
@@ -655,7 +655,7 @@ func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []
 		return noneV, nil
 	case "popitem":
 		if len(d.Keys) == 0 {
-			return nil, f.unsupported("eager raises KeyError", "popitem(): dictionary is empty")
+			return nil, t.pyRaise(f, "KeyError", "popitem(): dictionary is empty")
 		}
 		i := len(d.Keys) - 1
 		item := &TupleV{Items: []Value{d.Keys[i], d.Vals[i]}}
@@ -677,7 +677,7 @@ func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []
 		if len(args) > 1 {
 			return args[1], nil
 		}
-		return nil, f.unsupported("eager raises KeyError", "dict.pop of a missing key")
+		return nil, t.pyRaiseArgs(f, "KeyError", []Value{args[0]}, "dict.pop of a missing key %s", args[0].Describe())
 	case "setdefault":
 		v, ok, err := t.dictGet(f, d, args[0])
 		if err != nil || ok {

@@ -259,6 +259,34 @@ func (g *codeGen) rebuild(v Value) error {
 		g.remember(v)
 	case *ObjectV:
 		return g.rebuildObject(x)
+	case *ExcV:
+		// A new exception of the class with the same arguments (an exception caught while
+		// tracing is never the object eager made).
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(x.Class)
+		n := len(x.Args)
+		if x.Obj != 0 {
+			args, err := g.api.GetAttr(x.Obj, "args")
+			if err != nil {
+				return err
+			}
+			n, _ = g.api.Len(args)
+			for i := 0; i < n; i++ {
+				it, err := g.api.Index(args, i)
+				if err != nil {
+					return err
+				}
+				g.loadConst(it)
+			}
+		} else {
+			for _, a := range x.Args {
+				if err := g.rebuild(a); err != nil {
+					return err
+				}
+			}
+		}
+		g.emit(PRECALL, n)
+		g.emit(CALL, n)
 	case *NoopCtxV:
 		g.emit(PUSH_NULL, 0)
 		g.loadConst(x.Class)

@@ -144,7 +144,7 @@ func (t *Tracer) objectAttr(f *frame, o *ObjectV, name string) (Value, error) {
 	} else if ok {
 		return t.inline(f, ga, []Value{o, strV(name)}, nil)
 	}
-	return nil, f.unsupported("eager raises AttributeError", "'%s' object has no attribute '%s'", t.qualName(o.Class), name)
+	return nil, t.pyRaise(f, "AttributeError", "'%s' object has no attribute '%s'", t.qualName(o.Class), name)
 }
 
 // objectLookup is object.__getattribute__ (found=false: AttributeError, __getattr__ next).
@@ -321,8 +321,15 @@ func (t *Tracer) objectHasAttr(f *frame, o *ObjectV, name string) (bool, error) 
 		}
 		return false, nil
 	}
-	if _, ok, err := t.findDunder(f, o, "__getattr__"); err != nil || ok {
-		return false, f.unsupported("", "hasattr(%q) on a %s, whose __getattr__ may raise", name, t.qualName(o.Class))
+	if ga, ok, err := t.findDunder(f, o, "__getattr__"); err != nil {
+		return false, err
+	} else if ok {
+		// hasattr is getattr catching AttributeError.
+		_, err := t.inline(f, ga, []Value{o, strV(name)}, nil)
+		if r, isRaise := err.(*raised); isRaise && t.isSubclass(r.exc.Class, t.env.Known("builtins.AttributeError")) {
+			return false, nil
+		}
+		return err == nil, err
 	}
 	return false, nil
 }
@@ -386,7 +393,7 @@ func (t *Tracer) rawDelAttr(f *frame, o *ObjectV, name string) error {
 			return nil
 		}
 	}
-	return f.unsupported("eager raises AttributeError", "'%s' object has no attribute '%s'", t.qualName(o.Class), name)
+	return t.pyRaise(f, "AttributeError", "'%s' object has no attribute '%s'", t.qualName(o.Class), name)
 }
 
 // objectMethod calls a C method of an ObjectV's base type by name: object's __setattr__ and
@@ -427,7 +434,7 @@ func (t *Tracer) objectMethod(f *frame, o *ObjectV, name string, args []Value, k
 		}
 		v, found, err := t.objectLookup(f, o, s)
 		if err == nil && !found {
-			err = f.unsupported("eager raises AttributeError", "'%s' object has no attribute '%s'", t.qualName(o.Class), s)
+			err = t.pyRaise(f, "AttributeError", "'%s' object has no attribute '%s'", t.qualName(o.Class), s)
 		}
 		return v, err
 	case "__object_init__", "__init__":

@@ -60,7 +60,7 @@ func (t *Tracer) dequeIndex(f *frame, d *DequeV, idx Value) (int, error) {
 		i += n
 	}
 	if i < 0 || i >= n {
-		return 0, f.unsupported("eager raises IndexError", "deque index out of range")
+		return 0, t.pyRaise(f, "IndexError", "deque index out of range")
 	}
 	return int(i), nil
 }
@@ -99,7 +99,7 @@ func (t *Tracer) dequeMethod(f *frame, d *DequeV, name string, args []Value, kw 
 			return nil, err
 		}
 		if len(d.Items) == 0 {
-			return nil, f.unsupported("eager raises IndexError", "pop from an empty deque")
+			return nil, t.pyRaise(f, "IndexError", "pop from an empty deque")
 		}
 		if name == "pop" {
 			v := d.Items[len(d.Items)-1]
@@ -345,7 +345,7 @@ func (t *Tracer) dictClassMethod(f *frame, d *DictV, name string, args []Value, 
 				}
 				return noneV, true, nil
 			}
-			return nil, true, f.unsupported("eager raises KeyError", "move_to_end of a missing key")
+			return nil, true, t.pyRaiseArgs(f, "KeyError", []Value{args[0]}, "move_to_end of a missing key %s", args[0].Describe())
 		case "popitem":
 			last := true
 			if v := kwValue(kw, "last"); v != nil {
@@ -363,7 +363,7 @@ func (t *Tracer) dictClassMethod(f *frame, d *DictV, name string, args []Value, 
 				last = b
 			}
 			if len(d.Keys) == 0 {
-				return nil, true, f.unsupported("eager raises KeyError", "dictionary is empty")
+				return nil, true, t.pyRaise(f, "KeyError", "dictionary is empty")
 			}
 			mutate()
 			i := len(d.Keys) - 1

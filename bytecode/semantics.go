@@ -236,7 +236,7 @@ func (t *Tracer) foldPython(f *frame, path string, args ...Value) (Value, error)
 	}
 	r, err := t.api.Call(t.env.Known(path), objs, nil)
 	if err != nil {
-		return nil, f.unsupported("eager raises it for these inputs", "%s raised %v", path, err)
+		return nil, t.raisedFromCall(f, path, err)
 	}
 	return t.constFromObj(r)
 }
@@ -344,6 +344,8 @@ func (t *Tracer) toObj(f *frame, v Value) (py.Obj, error) {
 		return api.Call(t.env.Known("builtins.slice"), parts, nil)
 	case *ObjV:
 		return v.Obj, nil
+	case *ExcV:
+		return t.excObj(f, v)
 	case *FuncV:
 		if v.Obj != 0 {
 			return v.Obj, nil

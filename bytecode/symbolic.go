@@ -56,6 +56,8 @@ type codeInfo struct {
 	cellSlot []int
 	freeBase int  // localsplus index of the first free variable
 	library  int8 // the skip policy's answer for the file: 0 not asked yet, 1 user code, 2 library code
+	// excEntries is the decoded exception table (nil until an exception needs it).
+	excEntries []ExceptEntry
 }
 
 // frame is one activation the interpreter is running: the captured frame or an inlined call.
@@ -181,6 +183,19 @@ func (t *Tracer) runFrame(f *frame) (Value, error) {
 			return nil, f.unsupported("", "bytecode %s is not supported", in.Op)
 		}
 		if err := h(t, f, in); err != nil {
+			if r, ok := err.(*raised); ok {
+				// An exception of the traced code: this frame's handler, or the caller's.
+				handled, herr := t.handleRaise(f, r)
+				if herr != nil {
+					return nil, herr
+				}
+				if handled {
+					continue
+				}
+				if f.root {
+					err = r.u // no handler in the trace: eager raises it
+				}
+			}
 			var u *Unsupported
 			if f.root && errors.As(err, &u) && u.RootPC < 0 {
 				u.RootPC = f.pc - 1
@@ -243,4 +258,6 @@ type Tracer struct {
 	realizingObjects map[*ObjectV]bool
 	// assumptions are branches on tensor values the trace decided (assume.go).
 	assumptions []*Assumption
+	// handling is the stack of exceptions being handled (except blocks entered, exceptions.go).
+	handling []*ExcV
 }

@@ -55,10 +55,6 @@ func init() {
 		RETURN_VALUE:  opReturn, RETURN_GENERATOR: opReturnGenerator, YIELD_VALUE: opYield,
 		BEFORE_WITH: opBeforeWith,
 		IMPORT_NAME: opImportName, IMPORT_FROM: opImportFrom,
-		LOAD_ASSERTION_ERROR: func(t *Tracer, f *frame, in *Instr) error {
-			return f.unsupported("the assertion fails for these inputs; eager raises it", "assertion failed while tracing")
-		},
-		RAISE_VARARGS: opRaise, RERAISE: opRaise,
 	} {
 		handlers[op] = h
 	}
@@ -813,17 +809,4 @@ func opImportFrom(t *Tracer, f *frame, in *Instr) error {
 	}
 	f.push(v)
 	return nil
-}
-
-func opRaise(t *Tracer, f *frame, in *Instr) error {
-	what := "an exception"
-	if in.Op == RAISE_VARARGS && in.Arg >= 1 {
-		if v, err := t.realize(f, f.peek(0)); err == nil {
-			what = v.Describe()
-			if o, ok := v.(*ObjV); ok {
-				what = t.api.Repr(o.Obj)
-			}
-		}
-	}
-	return f.unsupported("eager raises it for these inputs", "user code raises %s while tracing", what)
 }

@@ -636,6 +636,61 @@ def tensor_asserts(x):
 case(randn(4))(tensor_asserts)  # noqa: F821
 
 
+# ---- exceptions raised and caught inside the frame -----------------------------------------------
+
+def _is_torchdynamo_compiling():
+    # transformers' helper: on torch 1.13 the import fails and the except clause answers.
+    try:
+        import torch._dynamo as dynamo  # noqa: F401
+
+        return dynamo.is_compiling()
+    except Exception:
+        return False
+
+
+@case(randn(3))
+def try_except_inside(x):
+    d = {"a": 1}
+    try:
+        v = d["b"]
+    except KeyError as e:
+        v = len(e.args)
+    try:
+        y = [1, 2][5]
+    except (IndexError, TypeError):
+        y = -1
+    it = iter([1])
+    next(it)
+    try:
+        next(it)
+    except StopIteration:
+        z = 10
+    try:
+        raise ValueError("boom")
+    except ValueError as e:
+        msg, caught = str(e), e
+    finally:
+        w = 3
+    return x * v + y + z + w + _is_torchdynamo_compiling(), msg, caught, type(caught).__name__
+
+
+@case(randn(3, requires_grad=True))
+def exception_leaves_with_block(x):
+    try:
+        with torch.no_grad():
+            y = x * 2
+            raise KeyError("k")
+    except KeyError:
+        pass
+    return y, x * 3, torch.is_grad_enabled()
+
+
+@case(randn(3))
+def hasattr_through_getattr(x):
+    o = Lazy(x)
+    return x + hasattr(o, "twice") + hasattr(o, "thrice") * 10 + getattr(o, "other", 100)
+
+
 # ---- strings over tensor metadata ---------------------------------------------------------------
 
 @case(randn(4, 8))
