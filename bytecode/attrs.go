@@ -848,6 +848,7 @@ func (t *Tracer) delItem(f *frame, obj, idx Value) error {
 		if _, isSlice := idx.(*SliceV); isSlice {
 			return f.unsupported("eager raises TypeError", "sequence index must be integer, not 'slice'")
 		}
+		o.state++
 		return t.delSeqItem(f, &o.Items, idx)
 	case *ObjectV:
 		if _, handled, err := t.callDunder(f, o, "__delitem__", []Value{idx}); handled {

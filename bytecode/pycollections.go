@@ -76,6 +76,10 @@ func (t *Tracer) dequeMethod(f *frame, d *DequeV, name string, args []Value, kw 
 		return nil
 	}
 	switch name {
+	case "pop", "popleft", "rotate", "clear", "insert", "remove":
+		d.state++
+	}
+	switch name {
 	case "append", "appendleft":
 		if err := nargs(1, 1); err != nil {
 			return nil, err

@@ -722,6 +722,15 @@ func (t *Tracer) containerEqual(f *frame, a, b Value) (bool, bool, error) {
 		return false, true, nil
 	}
 	for i := range xs {
+		// Python compares items with identity first (PyObject_RichCompareBool): a tensor
+		// equals itself without comparing values.
+		same, err := t.identical(f, xs[i], ys[i])
+		if err != nil {
+			return false, true, err
+		}
+		if same {
+			continue
+		}
 		eq, err := t.equal(f, xs[i], ys[i])
 		if err != nil || !eq {
 			return false, true, err
@@ -946,6 +955,9 @@ func (t *Tracer) iter(f *frame, v Value) (*IterV, error) {
 	if it, ok := v.(*IterV); ok {
 		return it, nil
 	}
+	if it := t.containerIter(f, v); it != nil {
+		return it, nil
+	}
 	if r, handled, err := t.callDunder(f, v, "__iter__", nil); handled {
 		if err != nil {
 			return nil, err
@@ -965,6 +977,53 @@ func (t *Tracer) iter(f *frame, v Value) (*IterV, error) {
 		return nil, err
 	}
 	return &IterV{Items: items}, nil
+}
+
+// containerIter iterates over a mutable container as CPython's iterators do: a list's reads
+// the list as it is at each step (items appended in the loop are reached), a dict's and a
+// deque's raise RuntimeError when the container changes size (a deque: any mutation) while
+// iterating. nil for other values.
+func (t *Tracer) containerIter(f *frame, v Value) *IterV {
+	switch x := v.(type) {
+	case *ListV:
+		i := 0
+		return lazyIter(0, false, func() (Value, bool, error) {
+			if i >= len(x.Items) {
+				return nil, false, nil
+			}
+			i++
+			return x.Items[i-1], true, nil
+		})
+	case *DequeV:
+		i, state := 0, x.state
+		return lazyIter(0, false, func() (Value, bool, error) {
+			if x.state != state {
+				return nil, false, t.pyRaise(f, "RuntimeError", "deque mutated during iteration")
+			}
+			if i >= len(x.Items) {
+				return nil, false, nil
+			}
+			i++
+			return x.Items[i-1], true, nil
+		})
+	case *DictV:
+		keys := append([]Value(nil), x.Keys...)
+		i := 0
+		return lazyIter(0, false, func() (Value, bool, error) {
+			if len(x.Keys) != len(keys) {
+				return nil, false, t.pyRaise(f, "RuntimeError", "dictionary changed size during iteration")
+			}
+			if i >= len(keys) {
+				return nil, false, nil
+			}
+			if x.Keys[i] != keys[i] {
+				return nil, false, f.unsupported("", "a dict whose keys change while it is iterated")
+			}
+			i++
+			return keys[i-1], true, nil
+		})
+	}
+	return nil
 }
 
 // iters is iter() of each value; infinite reports whether all of them are infinite.

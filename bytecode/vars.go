@@ -241,12 +241,15 @@ func (it *IterV) next() (Value, bool, error) {
 type DequeV struct {
 	Items  []Value
 	MaxLen int64 // -1: unbounded
+	// state counts mutations that invalidate iterators (CPython's deque->state).
+	state int
 }
 
 func (d *DequeV) Describe() string { return fmt.Sprintf("deque of %d", len(d.Items)) }
 
 // push appends (left=false) or prepends an item, dropping from the other end past maxlen.
 func (d *DequeV) push(v Value, left bool) {
+	d.state++
 	if d.MaxLen == 0 {
 		return
 	}

@@ -404,6 +404,26 @@ def list_del(x):
     return l, l.pop()
 
 
+@case(randn(2))
+def list_grows_while_iterated(x):
+    todo = [x]
+    for t in todo:  # a list iterator reads the list as it is at each step
+        if len(todo) < 4:
+            todo.append(t * 2)
+    return todo
+
+
+@case(randn(2))
+def deque_mutated_while_iterated(x):
+    d = collections.deque([1, 2])
+    try:
+        for v in d:
+            d.append(v)
+    except RuntimeError as e:
+        return x * 2, str(e)
+    return x
+
+
 # ---- torch constructors and queries -------------------------------------------------------------
 
 @case(randn(4, 8))
@@ -1145,13 +1165,20 @@ def _raises_list_pop(x):
     return x
 
 
+def _raises_dict_resized(x):
+    d = {"a": x}
+    for k in d:
+        d[k + "!"] = x
+    return x
+
+
 def _raises_validation(x):
     return torch.distributions.Normal(x, -1.0).log_prob(x)
 
 
 @pytest.mark.parametrize("fn, exc", [(_raises_exhausted, StopIteration), (_raises_missing_key, KeyError),
                                      (_raises_empty_pop, IndexError), (_raises_list_pop, IndexError),
-                                     (_raises_validation, ValueError)])
+                                     (_raises_dict_resized, RuntimeError), (_raises_validation, ValueError)])
 def test_eager_exceptions(fn, exc):
     x = torch.randn(3)
     with pytest.raises(exc):
