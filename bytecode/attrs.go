@@ -20,6 +20,12 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 		if v, ok := t.pendingAttr(o.Obj, name); ok {
 			return v, nil
 		}
+		if name == "__dict__" && o.Source != nil && (o.Kind == py.KNNModule || o.Kind == py.KOther) {
+			return t.liveDict(f, o)
+		}
+		if v, ok, err := t.liveDictAttr(f, o, name); err != nil || ok {
+			return v, err
+		}
 		switch o.Kind {
 		case py.KNNModule:
 			return t.moduleAttr(f, o, name)

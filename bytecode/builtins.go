@@ -356,6 +356,9 @@ func (t *Tracer) hasAttr(f *frame, v Value, name string) (bool, error) {
 		if _, pending := t.pendingAttr(x.Obj, name); pending {
 			return true, nil
 		}
+		if _, ok, err := t.liveDictAttr(f, x, name); err != nil || ok {
+			return ok, err
+		}
 		if x.Kind == py.KNNModule {
 			if _, _, _, found, _ := t.api.GetAttrStatic(x.Obj, name); found {
 				return true, nil

@@ -443,9 +443,7 @@ func (t *Tracer) callMethod(f *frame, self Value, name string, args []Value, kw 
 			return t.exitContext(f, s)
 		}
 	case *SetV:
-		if name == "add" {
-			return noneV, t.setAdd(f, s, args[0])
-		}
+		return t.setMethod(f, s, name, args, kw)
 	case *DequeV:
 		return t.dequeMethod(f, s, name, args, kw)
 	case *ObjectV:

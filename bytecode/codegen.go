@@ -601,19 +601,6 @@ func (g *codeGen) replayEffects(e *sideEffects) error {
 			return err
 		}
 		writes = append(writes, write{slot, func(slot int) error {
-			if a.raw {
-				g.emit(PUSH_NULL, 0)
-				g.loadConst(g.env.Known("builtins.object.__setattr__"))
-				if err := g.loadSource(a.obj.Source); err != nil {
-					return err
-				}
-				g.loadConst(g.api.NewStr(a.name))
-				g.emit(LOAD_FAST, slot)
-				g.emit(PRECALL, 3)
-				g.emit(CALL, 3)
-				g.emit(POP_TOP, 0)
-				return nil
-			}
 			g.emit(LOAD_FAST, slot)
 			if err := g.loadSource(a.obj.Source); err != nil {
 				return err

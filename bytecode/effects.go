@@ -15,9 +15,6 @@ type attrWrite struct {
 	obj   *ObjV
 	name  string
 	value Value
-	// raw: object.__setattr__(obj, name, value) (super().__setattr__ in an __init__), which
-	// bypasses the class's own __setattr__; otherwise obj.name = value.
-	raw bool
 }
 
 type globalWrite struct {
@@ -90,25 +87,13 @@ func (t *Tracer) mutateDict(d *DictV) {
 
 // writeAttr records obj.name = v for an object from outside the frame.
 func (t *Tracer) writeAttr(obj *ObjV, name string, v Value) {
-	t.recordAttrWrite(obj, name, v, false)
-}
-
-// writeAttrRaw records object.__setattr__(obj, name, v) for an object from outside the frame.
-func (t *Tracer) writeAttrRaw(obj *ObjV, name string, v Value) {
-	t.recordAttrWrite(obj, name, v, true)
-}
-
-func (t *Tracer) recordAttrWrite(obj *ObjV, name string, v Value, raw bool) {
 	for _, a := range t.effects.attrs {
 		if a.obj.Obj == obj.Obj && a.name == name {
-			// One write replays the final value; a raw write stays raw (it was the first and
-			// the class's __setattr__ saw the rest as the same kind of value).
 			a.value = v
-			a.raw = a.raw || raw
 			return
 		}
 	}
-	t.effects.attrs = append(t.effects.attrs, &attrWrite{obj: obj, name: name, value: v, raw: raw})
+	t.effects.attrs = append(t.effects.attrs, &attrWrite{obj: obj, name: name, value: v})
 }
 
 // pendingAttr is the value a traced write gave obj.name, if any.

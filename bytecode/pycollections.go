@@ -647,3 +647,84 @@ func (t *Tracer) namedTupleClassAttr(f *frame, tv *TupleV, name string) (Value, 
 	}
 	return t.lazy(raw, t.classAttrSource(tv.Class, name)), true, nil
 }
+
+// setMethod runs the methods of a set: the mutating ones on the items, the others (union,
+// issubset, ...) by CPython on the materialized constants.
+func (t *Tracer) setMethod(f *frame, s *SetV, name string, args []Value, kw []kwArg) (Value, error) {
+	mutating := map[string]bool{"add": true, "discard": true, "remove": true, "clear": true, "update": true, "pop": true,
+		"difference_update": true, "intersection_update": true, "symmetric_difference_update": true}
+	if mutating[name] && s.Frozen {
+		return nil, t.pyRaise(f, "AttributeError", "'frozenset' object has no attribute '%s'", name)
+	}
+	find := func(v Value) (int, error) {
+		for i, it := range s.Items {
+			eq, err := t.keyEqual(f, it, v)
+			if err != nil {
+				return -1, err
+			}
+			if eq {
+				return i, nil
+			}
+		}
+		return -1, nil
+	}
+	switch name {
+	case "add":
+		if len(args) != 1 {
+			return nil, f.unsupported("eager raises TypeError", "set.add() takes exactly one argument")
+		}
+		return noneV, t.setAdd(f, s, args[0])
+	case "discard", "remove":
+		if len(args) != 1 {
+			return nil, f.unsupported("eager raises TypeError", "set.%s() takes exactly one argument", name)
+		}
+		i, err := find(args[0])
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 {
+			if name == "remove" {
+				return nil, t.pyRaiseArgs(f, "KeyError", []Value{args[0]}, "set.remove of a missing item %s", args[0].Describe())
+			}
+			return noneV, nil
+		}
+		s.Items = append(s.Items[:i:i], s.Items[i+1:]...)
+		return noneV, nil
+	case "clear":
+		s.Items = nil
+		return noneV, nil
+	case "update":
+		for _, a := range args {
+			items, err := t.unpack(f, a)
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range items {
+				if err := t.setAdd(f, s, it); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return noneV, nil
+	case "copy":
+		return &SetV{Items: append([]Value(nil), s.Items...), Frozen: s.Frozen}, nil
+	case "__contains__":
+		if len(args) != 1 {
+			return nil, f.unsupported("eager raises TypeError", "__contains__ takes one argument")
+		}
+		i, err := find(args[0])
+		return boolV(i >= 0), err
+	}
+	if mutating[name] {
+		return nil, f.unsupported("", "set.%s", name)
+	}
+	obj, err := t.toObj(f, s)
+	if err != nil {
+		return nil, err
+	}
+	m, err := t.api.GetAttr(obj, name)
+	if err != nil {
+		return nil, t.raisedFromCall(f, "set."+name, err)
+	}
+	return t.callLive(f, m, args, kw)
+}

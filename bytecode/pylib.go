@@ -139,11 +139,51 @@ func (t *Tracer) rawSetLiveAttr(f *frame, o *ObjV, name string, v Value) error {
 	} else if found && (t.api.Kind(raw) == py.KProperty || (t.api.Kind(raw) == py.KOther && t.isDataDescriptor(raw))) {
 		return t.sideEffect(f, "object.__setattr__ of "+readableName(o.Source)+"."+name+" through a descriptor")
 	}
-	if r, err := t.realize(f, v); err == nil {
-		v = r
+	d, err := t.liveDict(f, o)
+	if err != nil {
+		return err
 	}
-	t.writeAttrRaw(o, name, v)
-	return nil
+	t.mutateDict(d)
+	return t.dictSet(f, d, strV(name), v)
+}
+
+// liveDict is the instance __dict__ of a live object from outside the frame as a DictV (read
+// once, its keys guarded): object.__setattr__ writes and self.__dict__ reads and writes all go
+// to it — one model of the object's attributes, replayed as a dict write (Module.__init__ and
+// Module.__setattr__ running on an object an eager caller just made).
+func (t *Tracer) liveDict(f *frame, o *ObjV) (*DictV, error) {
+	if d, ok := t.liveDicts[o.Obj]; ok {
+		return d, nil
+	}
+	if o.Source == nil {
+		return nil, t.sideEffect(f, "writing the __dict__ of "+t.typeName(o.Obj)+", which has no source outside the frame")
+	}
+	raw, err := t.api.GetAttr(o.Obj, "__dict__")
+	if err != nil {
+		return nil, t.raisedFromCall(f, "__dict__ of "+t.typeName(o.Obj), err)
+	}
+	v, err := t.wrapLive(f, raw, &AttrSource{Base: o.Source, Attr: "__dict__"})
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(*DictV)
+	if !ok || d.Source == nil {
+		return nil, f.unsupported("", "the __dict__ of %s is %s", t.typeName(o.Obj), v.Describe())
+	}
+	if t.liveDicts == nil {
+		t.liveDicts = map[py.Obj]*DictV{}
+	}
+	t.liveDicts[o.Obj] = d
+	return d, nil
+}
+
+// liveDictAttr is o.name from the modelled __dict__ of a live object, when the trace has one.
+func (t *Tracer) liveDictAttr(f *frame, o *ObjV, name string) (Value, bool, error) {
+	d, ok := t.liveDicts[o.Obj]
+	if !ok {
+		return nil, false, nil
+	}
+	return t.dictGet(f, d, strV(name))
 }
 
 func objNewSpecial(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {

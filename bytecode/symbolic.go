@@ -260,4 +260,6 @@ type Tracer struct {
 	assumptions []*Assumption
 	// handling is the stack of exceptions being handled (except blocks entered, exceptions.go).
 	handling []*ExcV
+	// liveDicts are the instance dicts of live objects the trace reads or writes as DictVs.
+	liveDicts map[py.Obj]*DictV
 }

@@ -780,6 +780,23 @@ def module_made_inside_escapes(x):
     return g(x), g
 
 
+class Scaled(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.act = nn.Sigmoid()
+        self.register_buffer("scale", torch.full((1,), 2.0))
+
+    def forward(self, x):
+        return x * self.act(x) * self.scale
+
+
+@case(randn(2, 3))
+def module_tree_made_inside(x):
+    seq = nn.Sequential(*[Scaled(-1) for _ in range(2)])
+    return seq(x), seq
+
+
 # ---- indexing -----------------------------------------------------------------------------------
 
 @case(randn(4, 3))
@@ -1321,3 +1338,21 @@ def test_sorted_keys_follow_dict_argument(counter):
     for d in ({"a": 2, "b": 1}, {"a": 1, "b": 2}):
         assert_same(cf(x, d), f(x, d))
     assert counter.frame_count == 2
+
+
+def test_init_frames_of_eager_code_under_fullgraph():
+    # make() does no tensor work, so it runs eagerly and the hook sees the __init__ frames of
+    # the modules it builds: Module.__init__ and Module.__setattr__ run there on live objects
+    # (their attributes modelled as the instance __dict__, written back after the frame).
+    def make(n):
+        layers = []
+        for _ in range(n):
+            layers.append(Gate(-1))
+        return nn.Sequential(*layers)
+
+    m = ptgo.compile(make, fullgraph=True, backend="eager")(2)
+    ref = make(2)
+    assert [type(c) for c in m.modules()] == [type(c) for c in ref.modules()]
+    assert m[1].dim == -1 and list(m[1]._modules) == ["act"] and m[1].training
+    x = torch.randn(2, 6)
+    assert_same(m(x), ref(x))
