@@ -25,6 +25,7 @@ func init() {
 		"hasattr":    biHasAttr,
 		"getattr":    biGetAttr,
 		"setattr":    biSetAttr,
+		"vars":       biVars,
 		"delattr":    biDelAttr,
 		"range":      biRange,
 		"enumerate":  biEnumerate,
@@ -275,6 +276,13 @@ func biGetAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 		}
 	}
 	return t.getAttr(f, args[0], name)
+}
+
+func biVars(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 1 || len(kw) > 0 {
+		return nil, f.unsupported("", "vars() of the current scope")
+	}
+	return t.getAttr(f, args[0], "__dict__")
 }
 
 func biSetAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {

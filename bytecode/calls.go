@@ -426,6 +426,14 @@ func (t *Tracer) callMethod(f *frame, self Value, name string, args []Value, kw 
 	case *DictV:
 		return t.dictMethod(f, s, name, args, kw)
 	case *ConstV:
+		if s.Kind == py.KStr && name == "join" && len(args) == 1 {
+			// str.join consumes its iterable whole: list it first.
+			items, err := t.unpack(f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			args = []Value{&ListV{Items: items}}
+		}
 		if s.Kind == py.KStr || s.Kind == py.KInt || s.Kind == py.KFloat {
 			m, err := t.api.GetAttr(mustObj(t, f, s), name)
 			if err != nil {

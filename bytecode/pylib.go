@@ -62,6 +62,11 @@ func init() {
 				"a call to warnings.warn, which emits a warning")
 		},
 
+		"copy.copy":            pyCopy(false),
+		"copy.deepcopy":        pyCopy(true),
+		"functools.cmp_to_key": fnCmpToKey,
+		"itertools.groupby":    itGroupby,
+
 		"functools.partial":        fnPartial,
 		"functools.reduce":         fnReduce,
 		"functools.update_wrapper": fnUpdateWrapper,

@@ -95,6 +95,23 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 			}
 		}
 	}
+	if x, ok := a.(*DictV); ok && base == "or_" {
+		if y, ok := b.(*DictV); ok {
+			// d | e is a copy of d updated with e (of d's class); d |= e updates d.
+			out := x
+			if !inplace {
+				out = &DictV{Keys: append([]Value(nil), x.Keys...), Vals: append([]Value(nil), x.Vals...), Class: x.Class, Factory: x.Factory}
+			} else if x.Source != nil {
+				t.mutateDict(x)
+			}
+			for i := range y.Keys {
+				if err := t.dictSet(f, out, y.Keys[i], y.Vals[i]); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+	}
 	if v, handled, err := t.userDunder(f, a, b, base, inplace); handled {
 		return v, err
 	}
@@ -237,6 +254,9 @@ func (t *Tracer) foldPython(f *frame, path string, args ...Value) (Value, error)
 	r, err := t.api.Call(t.env.Known(path), objs, nil)
 	if err != nil {
 		return nil, t.raisedFromCall(f, path, err)
+	}
+	if k := t.api.Kind(r); k == py.KList || k == py.KDict {
+		return t.wrapLive(f, r, nil) // a new container the trace goes on with
 	}
 	return t.constFromObj(r)
 }
@@ -620,6 +640,9 @@ func (t *Tracer) compare(f *frame, op string, a, b Value) (Value, error) {
 	_, tb := b.(*TensorV)
 	if ta || tb {
 		return t.tensorOperator(f, op, false, a, b)
+	}
+	if v, handled, err := t.compareCmpKeys(f, op, a, b); handled {
+		return v, err
 	}
 	ca, aConst := a.(*ConstV)
 	cb, bConst := b.(*ConstV)

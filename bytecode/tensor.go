@@ -17,66 +17,70 @@ import (
 type specialFn func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error)
 
 // torchSpecials are torch callables answered while tracing instead of recorded, by path.
-var torchSpecials = map[string]specialFn{
-	"torch.is_grad_enabled":                 func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-	"torch._C.is_grad_enabled":              func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-	"torch.is_autocast_enabled":             autocastOff("torch.is_autocast_enabled"),
-	"torch.is_autocast_cpu_enabled":         autocastOff("torch.is_autocast_cpu_enabled"),
-	"torch._C._has_torch_function":          constFalse,
-	"torch._C._has_torch_function_unary":    constFalse,
-	"torch._C._has_torch_function_variadic": constFalse,
-	"torch._C._get_tracing_state":           func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
-	"torch._C._is_tracing":                  constFalse,
-	"torch.is_tensor": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		v, err := t.realize(f, args[0])
-		_, ok := v.(*TensorV)
-		return boolV(ok), err
-	},
-	"torch.is_floating_point": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		return t.tensorMethod(f, nil, "is_floating_point", args, kw)
-	},
-	"torch.is_complex": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		return t.tensorMethod(f, nil, "is_complex", args, kw)
-	},
-	"torch.numel": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		return t.tensorMethod(f, nil, "numel", args, kw)
-	},
-	"torch._assert": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		if len(args) < 1 {
-			return nil, f.unsupported("eager raises TypeError", "torch._assert() missing its condition")
-		}
-		if tv, isTensor := t.realizedTensor(f, args[0]); isTensor && t.assumeTrue(f, tv) {
-			return noneV, nil // checked after the graph (assume.go)
-		}
-		b, err := t.truthy(f, args[0])
-		if err != nil {
-			return nil, err
-		}
-		if !b {
-			return nil, f.unsupported("eager raises it for these inputs", "torch._assert failed while tracing")
-		}
-		return noneV, nil
-	},
-	"torch._C._set_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		b, err := t.truthy(f, args[0])
-		if err != nil {
-			return nil, err
-		}
-		t.setGradMode(f, b)
-		return noneV, nil
-	},
-	"torch.tensor":                torchTensor,
-	"torch.get_default_dtype":     liveConst("torch.get_default_dtype"),
-	"torch.promote_types":         liveConst("torch.promote_types"),
-	"torch.can_cast":              liveConst("torch.can_cast"),
-	"torch._C._get_cudnn_enabled": liveConst("torch._C._get_cudnn_enabled"),
-	"torch.result_type": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		margs, _, err := t.metaArgs(f, args, nil)
-		if err != nil {
-			return nil, err
-		}
-		return t.objValue(t.env.DTypeObj(primtorch.ResultType(margs...)), nil), nil
-	},
+var torchSpecials map[string]specialFn
+
+func init() {
+	torchSpecials = map[string]specialFn{
+		"torch.is_grad_enabled":                 func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch._C.is_grad_enabled":              func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch.is_autocast_enabled":             autocastOff("torch.is_autocast_enabled"),
+		"torch.is_autocast_cpu_enabled":         autocastOff("torch.is_autocast_cpu_enabled"),
+		"torch._C._has_torch_function":          constFalse,
+		"torch._C._has_torch_function_unary":    constFalse,
+		"torch._C._has_torch_function_variadic": constFalse,
+		"torch._C._get_tracing_state":           func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
+		"torch._C._is_tracing":                  constFalse,
+		"torch.is_tensor": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			v, err := t.realize(f, args[0])
+			_, ok := v.(*TensorV)
+			return boolV(ok), err
+		},
+		"torch.is_floating_point": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.tensorMethod(f, nil, "is_floating_point", args, kw)
+		},
+		"torch.is_complex": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.tensorMethod(f, nil, "is_complex", args, kw)
+		},
+		"torch.numel": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.tensorMethod(f, nil, "numel", args, kw)
+		},
+		"torch._assert": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			if len(args) < 1 {
+				return nil, f.unsupported("eager raises TypeError", "torch._assert() missing its condition")
+			}
+			if tv, isTensor := t.realizedTensor(f, args[0]); isTensor && t.assumeTrue(f, tv) {
+				return noneV, nil // checked after the graph (assume.go)
+			}
+			b, err := t.truthy(f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			if !b {
+				return nil, f.unsupported("eager raises it for these inputs", "torch._assert failed while tracing")
+			}
+			return noneV, nil
+		},
+		"torch._C._set_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			b, err := t.truthy(f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			t.setGradMode(f, b)
+			return noneV, nil
+		},
+		"torch.tensor":                torchTensor,
+		"torch.get_default_dtype":     liveConst("torch.get_default_dtype"),
+		"torch.promote_types":         liveConst("torch.promote_types"),
+		"torch.can_cast":              liveConst("torch.can_cast"),
+		"torch._C._get_cudnn_enabled": liveConst("torch._C._get_cudnn_enabled"),
+		"torch.result_type": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			margs, _, err := t.metaArgs(f, args, nil)
+			if err != nil {
+				return nil, err
+			}
+			return t.objValue(t.env.DTypeObj(primtorch.ResultType(margs...)), nil), nil
+		},
+	}
 }
 
 // realizedTensor is v as a tensor, if it is one.

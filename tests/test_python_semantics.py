@@ -5,6 +5,7 @@ called twice and the second call must hit the cache."""
 import collections
 import collections.abc
 import contextlib
+import copy
 import dataclasses
 import enum
 import functools
@@ -150,6 +151,14 @@ def it_pairwise_compress_filterfalse(x):
     ts = [x, x + 1, x + 2]
     return ([b - a for a, b in itertools.pairwise(ts)], list(itertools.compress(ts, [1, 0, 1])),
             list(itertools.filterfalse(lambda v: v % 2, range(6))))
+
+
+@case(randn(3))
+def it_groupby(x):
+    runs = [(k, len(list(g))) for k, g in itertools.groupby("aabbbcaa")]
+    late = [list(g) for _, g in list(itertools.groupby([1, 1, 2]))]  # groups consumed too late are empty
+    by_len = [(k, list(g)) for k, g in itertools.groupby(["a", "b", "cc", "d"], key=len)]
+    return x * len(runs), runs, late, by_len
 
 
 # ---- collections --------------------------------------------------------------------------------
@@ -316,6 +325,22 @@ def wraps_decorator_inside(x):
     return inc(x), inc.__name__, inc.__doc__, inc.__wrapped__(x)
 
 
+@case(randn(3), lambda: Config())
+def copy_and_deepcopy(x, cfg):
+    local = copy.copy(cfg)  # a config object from outside, copied: its attributes, read lazily
+    local.hidden = 4
+    nested = copy.deepcopy({"dims": [1, 2], "cfg": Config(heads=3)})
+    nested["dims"].append(3)
+    st = dataclasses.asdict(Config(hidden=2))
+    return x * local.hidden + cfg.hidden + len(nested["dims"]) + nested["cfg"].heads + st["hidden"], local, nested
+
+
+@case(randn(3))
+def cmp_to_key_sort(x):
+    order = sorted(["bb", "a", "ccc"], key=functools.cmp_to_key(lambda a, b: len(b) - len(a)))
+    return x * len(order[0]), order
+
+
 # ---- sorted / min / max -------------------------------------------------------------------------
 
 @case(randn(4, 8))
@@ -323,6 +348,15 @@ def sorted_key_shapes(x):
     ts = [x[:3], x, x[:1]]
     by_rows = sorted(ts, key=lambda t: t.shape[0])
     return by_rows[0], sorted(ts, key=lambda t: -t.shape[0])[0], sorted([3, 1, 2], reverse=True)
+
+
+@case(randn(4))
+def dict_merge_vars_join(x):
+    d = {"a": 1, **{"b": 2}}
+    e = d | {"c": 3}
+    d |= {"z": 0}
+    names = ", ".join(f"{s:d}" for s in x.shape)
+    return x * sum(e.values()), d, names, vars(Frozen(1.0))
 
 
 @case(randn(4))
