@@ -716,6 +716,9 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 		if err != nil {
 			return err
 		}
+		if o.Source != nil {
+			t.mutateDeque(o)
+		}
 		o.Items[i] = val
 		return nil
 	case *ObjectV:
@@ -855,6 +858,9 @@ func (t *Tracer) delItem(f *frame, obj, idx Value) error {
 			return f.unsupported("eager raises TypeError", "sequence index must be integer, not 'slice'")
 		}
 		o.state++
+		if o.Source != nil {
+			t.mutateDeque(o)
+		}
 		return t.delSeqItem(f, &o.Items, idx)
 	case *ObjectV:
 		if _, handled, err := t.callDunder(f, o, "__delitem__", []Value{idx}); handled {

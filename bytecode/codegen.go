@@ -223,6 +223,9 @@ func (g *codeGen) rebuild(v Value) error {
 		}
 		g.remember(v)
 	case *DequeV:
+		if x.Source != nil {
+			return g.loadSource(x.Source)
+		}
 		g.emit(PUSH_NULL, 0)
 		g.loadConst(g.env.Known("collections.deque"))
 		for _, it := range x.Items {
@@ -567,6 +570,30 @@ func (g *codeGen) replayEffects(e *sideEffects) error {
 			g.loadConst(g.api.None())
 			g.emit(BUILD_SLICE, 2)
 			g.emit(STORE_SUBSCR, 0)
+			return nil
+		}})
+	}
+	for _, d := range e.deques {
+		d := d
+		slot, err := g.toTemp(&ListV{Items: d.Items})
+		if err != nil {
+			return err
+		}
+		writes = append(writes, write{slot, func(slot int) error {
+			for _, m := range []string{"clear", "extend"} {
+				if err := g.loadSource(d.Source); err != nil {
+					return err
+				}
+				g.emit(LOAD_METHOD, g.nameIndex(m))
+				n := 0
+				if m == "extend" {
+					g.emit(LOAD_FAST, slot)
+					n = 1
+				}
+				g.emit(PRECALL, n)
+				g.emit(CALL, n)
+				g.emit(POP_TOP, 0)
+			}
 			return nil
 		}})
 	}

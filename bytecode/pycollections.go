@@ -80,6 +80,12 @@ func (t *Tracer) dequeMethod(f *frame, d *DequeV, name string, args []Value, kw 
 		d.state++
 	}
 	switch name {
+	case "append", "appendleft", "extend", "extendleft", "pop", "popleft", "rotate", "clear", "insert", "remove", "reverse":
+		if d.Source != nil {
+			t.mutateDeque(d)
+		}
+	}
+	switch name {
 	case "append", "appendleft":
 		if err := nargs(1, 1); err != nil {
 			return nil, err
@@ -727,4 +733,49 @@ func (t *Tracer) setMethod(f *frame, s *SetV, name string, args []Value, kw []kw
 		return nil, t.raisedFromCall(f, "set."+name, err)
 	}
 	return t.callLive(f, m, args, kw)
+}
+
+// wrapDeque is a live collections.deque read from src: its items lazily, guarded by type,
+// length and maxlen.
+func (t *Tracer) wrapDeque(f *frame, o py.Obj, src Source) (*DequeV, error) {
+	api := t.api
+	n, err := api.Len(o)
+	if err != nil {
+		return nil, err
+	}
+	d := &DequeV{MaxLen: -1, Source: src}
+	ml, err := api.GetAttr(o, "maxlen")
+	if err != nil {
+		return nil, err
+	}
+	if api.Kind(ml) != py.KNone {
+		if d.MaxLen, err = api.Int(ml); err != nil {
+			return nil, err
+		}
+	}
+	seq, err := api.Call(t.env.Known("builtins.tuple"), []py.Obj{o}, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		it, err := api.Index(seq, i)
+		if err != nil {
+			return nil, err
+		}
+		if src == nil {
+			v, err := t.wrapLive(f, it, nil)
+			if err != nil {
+				return nil, err
+			}
+			d.Items = append(d.Items, v)
+			continue
+		}
+		d.Items = append(d.Items, t.lazy(it, &IndexSource{Base: src, Index: i}))
+	}
+	if src != nil {
+		t.guards.Type(src, api.TypeOf(o), "collections.deque")
+		t.guards.Len(src, n)
+		t.guards.Eq(&AttrSource{Base: src, Attr: "maxlen"}, ml, api.Repr(ml))
+	}
+	return d, nil
 }

@@ -345,6 +345,14 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		if api.TypeOf(o) == t.env.Known("functools.partial") {
 			return t.wrapPartial(f, o, src)
 		}
+		if api.TypeOf(o) == t.env.Known("collections.deque") {
+			d, err := t.wrapDeque(f, o, src)
+			if err != nil {
+				return nil, err
+			}
+			v = d
+			break
+		}
 		if gm := t.gradModeOf(o); gm != nil {
 			if src != nil {
 				g.Type(src, api.TypeOf(o), t.typeName(o))
@@ -398,6 +406,8 @@ func sourceOf(v Value) Source {
 	case *FuncV:
 		return v.Source
 	case *TensorV:
+		return v.Source
+	case *DequeV:
 		return v.Source
 	}
 	return nil

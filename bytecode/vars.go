@@ -237,10 +237,12 @@ func (it *IterV) next() (Value, bool, error) {
 	return v, true, nil
 }
 
-// DequeV is a collections.deque made while tracing.
+// DequeV is a collections.deque: made while tracing, or read from outside (Source set; its
+// mutations are side effects replayed as d.clear(); d.extend(items)).
 type DequeV struct {
 	Items  []Value
 	MaxLen int64 // -1: unbounded
+	Source Source
 	// state counts mutations that invalidate iterators (CPython's deque->state).
 	state int
 }

@@ -1390,3 +1390,35 @@ def test_init_frames_of_eager_code_under_fullgraph():
     assert m[1].dim == -1 and list(m[1]._modules) == ["act"] and m[1].training
     x = torch.randn(2, 6)
     assert_same(m(x), ref(x))
+
+
+def test_deque_argument_mutated(counter):
+    def f(x, q):
+        q.append(x * 2)
+        first = q.popleft()
+        return first + q[-1], len(q)
+
+    cf = ptgo.compile(f, fullgraph=True, backend=counter)
+    for n in (2, 2, 3):
+        x = torch.randn(3)
+        q1 = collections.deque([torch.ones(3) * i for i in range(n)], maxlen=5)
+        q2 = collections.deque(list(q1), maxlen=5)
+        assert_same(cf(x, q1), f(x, q2))
+        assert_same(q1, q2)  # the mutations were replayed on the caller's deque
+    assert counter.frame_count == 2  # the length is guarded
+
+
+def test_made_in_frame_values_cross_a_graph_break(counter):
+    def f(x):
+        s = Scaler(x + 1, power=2)
+        d = collections.deque([x * 2], maxlen=3)
+        p = functools.partial(torch.add, alpha=3)
+        dd = collections.defaultdict(list)
+        dd["a"].append(x)
+        print("graph break")
+        d.append(s(x))
+        return p(d[0], d[-1]), s.bias, dd, Point(x, 1)
+
+    x = torch.randn(2)
+    assert_same(ptgo.compile(f, backend=counter)(x), f(x))
+    assert counter.frame_count == 2  # before the print and in the resume function
