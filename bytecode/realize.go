@@ -417,7 +417,8 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 	api := t.api
 	typ := api.TypeOf(o)
 	exact := typ == t.env.Known("builtins.dict")
-	ordered := typ == t.env.Known("collections.OrderedDict")
+	ordered := typ == t.env.Known("collections.OrderedDict") || typ == t.env.Known("collections.defaultdict") ||
+		typ == t.env.Known("collections.Counter")
 	if !exact && !ordered {
 		if src != nil {
 			t.guards.Type(src, typ, t.typeName(o))
@@ -428,6 +429,13 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 	d := &DictV{Source: src}
 	if ordered {
 		d.Class = typ
+	}
+	if typ == t.env.Known("collections.defaultdict") {
+		fac, err := api.GetAttr(o, "default_factory")
+		if err != nil {
+			return nil, err
+		}
+		d.Factory = t.lazyOrLive(f, fac, childSource(src, "default_factory"))
 	}
 	var keyObjs []py.Obj
 	var reprs []string
@@ -462,7 +470,7 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 		if exact {
 			t.guards.Type(src, typ, "dict")
 		} else {
-			t.guards.Type(src, typ, "OrderedDict")
+			t.guards.Type(src, typ, t.qualName(typ))
 		}
 		t.guards.DictKeys(src, api.NewTuple(keyObjs), "["+strings.Join(reprs, ", ")+"]")
 	}

@@ -1422,3 +1422,19 @@ def test_made_in_frame_values_cross_a_graph_break(counter):
     x = torch.randn(2)
     assert_same(ptgo.compile(f, backend=counter)(x), f(x))
     assert counter.frame_count == 2  # before the print and in the resume function
+
+
+def test_defaultdict_and_counter_arguments(counter):
+    def f(x, groups, seen):
+        groups["new"].append(x * 2)  # the factory runs; the caller's dict gets the key
+        seen["x"] += 1
+        return sum(groups["old"]) + groups["new"][0] * seen["x"]
+
+    cf = ptgo.compile(f, fullgraph=True, backend=counter)
+    x = torch.randn(3)
+    g1, g2 = collections.defaultdict(list, old=[x]), collections.defaultdict(list, old=[x])
+    c1, c2 = collections.Counter(x=2), collections.Counter(x=2)
+    assert_same(cf(x, g1, c1), f(x, g2, c2))
+    assert_same(g1, g2)
+    assert_same(c1, c2)
+    assert counter.frame_count == 1
