@@ -54,6 +54,10 @@ type Capture struct {
 	// GradEnabled is the grad mode the frame was entered with (guarded); the graph's
 	// torch._C._set_grad_enabled calls change it from there.
 	GradEnabled bool
+	// Assumptions are conditions on tensor values the transformed code checks after the graph
+	// (assume.go); Func is the frame's function, run again eagerly when one fails.
+	Assumptions []*Assumption
+	Func        py.Obj
 }
 
 // SkipCode reports frames that ptgo never captures whatever their arguments.
@@ -131,7 +135,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	if t.maxDepth <= 0 {
 		t.maxDepth = 64
 	}
-	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources}
+	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources, Func: req.Func}
 	defer func() {
 		if r := recover(); r != nil {
 			if ie, ok := r.(internalError); ok {
@@ -173,6 +177,11 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 		t.modulePaths[req.Args[0]] = ""
 	}
 	result, err := t.runFrame(root)
+	if err == errStopped || err == nil {
+		if err := t.finishAssumptions(root); err != nil {
+			return cap, err
+		}
+	}
 	if err == errStopped {
 		if err := t.finishBreak(root, cap); err != nil {
 			return cap, err
@@ -197,9 +206,11 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 func (t *Tracer) finishGraph(cap *Capture, vals []Value) {
 	cap.OpCount = t.opCount
 	cap.Effects = &t.effects
+	cap.Assumptions = t.assumptions
 	if t.opCount == 0 {
 		return
 	}
+	vals = append(vals, t.assumptionOutputs()...)
 	cap.Outputs = collectOutputs(vals...)
 	out := make([]fxgraph.Arg, len(cap.Outputs))
 	for i, o := range cap.Outputs {
@@ -289,7 +300,8 @@ func isWithCleanup(ci *codeInfo, target int) bool {
 func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 	switch x := v.(type) {
 	case *LazyV:
-		if t.api.Kind(x.Obj) == py.KTensor {
+		if t.api.Kind(x.Obj) == py.KTensor || x.Source == nil {
+			// A value without a source cannot be reloaded: it is rebuilt from what it is.
 			return t.realize(f, x)
 		}
 		return x, nil
@@ -327,6 +339,51 @@ func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 			x.Vals[i] = r
 		}
 		return x, nil
+	case *DequeV:
+		for i, it := range x.Items {
+			r, err := t.realizeOutput(f, it)
+			if err != nil {
+				return nil, err
+			}
+			x.Items[i] = r
+		}
+		return x, nil
+	case *ObjectV:
+		if t.realizingObjects[x] {
+			return x, nil // an attribute refers back to the object
+		}
+		if t.realizingObjects == nil {
+			t.realizingObjects = map[*ObjectV]bool{}
+		}
+		t.realizingObjects[x] = true
+		for _, d := range []*DictV{x.Attrs, x.Dict} {
+			if d == nil {
+				continue
+			}
+			if _, err := t.realizeOutput(f, d); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	case *PartialV:
+		if x.Source != nil {
+			return x, nil
+		}
+		for i, it := range x.Args {
+			r, err := t.realizeOutput(f, it)
+			if err != nil {
+				return nil, err
+			}
+			x.Args[i] = r
+		}
+		for i := range x.Kw {
+			r, err := t.realizeOutput(f, x.Kw[i].Val)
+			if err != nil {
+				return nil, err
+			}
+			x.Kw[i].Val = r
+		}
+		return x, nil
 	}
 	return v, nil
 }
@@ -335,9 +392,35 @@ func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 func collectOutputs(vals ...Value) []*TensorV {
 	var out []*TensorV
 	seen := map[*fxgraph.Node]bool{}
+	seenObj := map[*ObjectV]bool{}
 	var walk func(v Value)
 	walk = func(v Value) {
 		switch x := v.(type) {
+		case *DequeV:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case *ObjectV:
+			if seenObj[x] {
+				return
+			}
+			seenObj[x] = true
+			walk(x.Attrs)
+			if x.Dict != nil {
+				walk(x.Dict)
+			}
+		case *PartialV:
+			if x.Source == nil {
+				walk(x.Func)
+				for _, it := range x.Args {
+					walk(it)
+				}
+				for _, k := range x.Kw {
+					walk(k.Val)
+				}
+			}
+		case *CtxFuncV:
+			walk(x.Fn)
 		case *TensorV:
 			// Inputs the graph did not replace, and parameters and buffers it did not write, are
 			// reloaded from their sources: the user gets the object itself, not the graph's alias.

@@ -241,7 +241,7 @@ func (g *Guards) Eq(s Source, obj py.Obj, repr string) {
 	g.check(Guard{Op: GEq, Src: g.reg(s), Obj: obj, Desc: fmt.Sprintf("%s == %s", s.Name(), repr)})
 }
 
-// Len guards len(s) == n for an exact tuple, list or dict.
+// Len guards len(s) == n for a tuple, list, dict or a sequence of a C type (collections.deque).
 func (g *Guards) Len(s Source, n int) {
 	g.check(Guard{Op: GLen, Src: g.reg(s), I: int64(n), Desc: fmt.Sprintf("len(%s) == %d", s.Name(), n)})
 }

@@ -347,6 +347,17 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		}
 		return c, nil
 	default:
+		if api.TypeOf(o) == t.env.Known("functools.partial") {
+			return t.wrapPartial(f, o, src)
+		}
+		if api.TypeOf(o) == t.env.Known("collections.deque") {
+			d, err := t.wrapDeque(f, o, src)
+			if err != nil {
+				return nil, err
+			}
+			v = d
+			break
+		}
 		if gm := t.gradModeOf(o); gm != nil {
 			if src != nil {
 				g.Type(src, api.TypeOf(o), t.typeName(o))
@@ -426,6 +437,8 @@ func sourceOf(v Value) Source {
 		return v.Source
 	case *TensorV:
 		return v.Source
+	case *DequeV:
+		return v.Source
 	}
 	return nil
 }
@@ -434,7 +447,8 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 	api := t.api
 	typ := api.TypeOf(o)
 	exact := typ == t.env.Known("builtins.dict")
-	ordered := typ == t.env.Known("collections.OrderedDict")
+	ordered := typ == t.env.Known("collections.OrderedDict") || typ == t.env.Known("collections.defaultdict") ||
+		typ == t.env.Known("collections.Counter")
 	if !exact && !ordered {
 		if src != nil {
 			t.guards.Type(src, typ, t.typeName(o))
@@ -445,6 +459,13 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 	d := &DictV{Source: src}
 	if ordered {
 		d.Class = typ
+	}
+	if typ == t.env.Known("collections.defaultdict") {
+		fac, err := api.GetAttr(o, "default_factory")
+		if err != nil {
+			return nil, err
+		}
+		d.Factory = t.lazyOrLive(f, fac, childSource(src, "default_factory"))
 	}
 	var keyObjs []py.Obj
 	var reprs []string
@@ -479,7 +500,7 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 		if exact {
 			t.guards.Type(src, typ, "dict")
 		} else {
-			t.guards.Type(src, typ, "OrderedDict")
+			t.guards.Type(src, typ, t.qualName(typ))
 		}
 		t.guards.DictKeys(src, api.NewTuple(keyObjs), "["+strings.Join(reprs, ", ")+"]")
 	}

@@ -116,6 +116,14 @@ static ptgo_obj ret(PyObject *o) {
 /* ------------------------------------------------------------------------------------------ */
 /* Callbacks for Go.                                                                            */
 
+/* A sequence of a type made in C (collections.deque): its length and items are read without
+ * running Python code, so guards may read them. */
+static int builtin_sequence(PyObject *s) {
+    PyTypeObject *t = Py_TYPE(s);
+    return !(t->tp_flags & Py_TPFLAGS_HEAPTYPE) && t->tp_as_sequence && t->tp_as_sequence->sq_length &&
+           t->tp_as_sequence->sq_item;
+}
+
 static int32_t cb_kind(ptgo_obj p) {
     PyObject *o = (PyObject *)p;
     PyTypeObject *t = Py_TYPE(o);
@@ -897,6 +905,10 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             PyObject *s = regs[g->src];
             if (PyTuple_Check(s) && g->i < PyTuple_GET_SIZE(s)) v = PyTuple_GET_ITEM(s, g->i);
             else if (PyList_Check(s) && g->i < PyList_GET_SIZE(s)) v = PyList_GET_ITEM(s, g->i);
+            else if (builtin_sequence(s) && g->i < PySequence_Size(s)) {
+                v = PySequence_GetItem(s, g->i); /* a new reference: owned below */
+                if (v) Py_DECREF(v);            /* s keeps the item alive until the INCREF */
+            }
             if (owned[g->dst]) Py_DECREF(regs[g->dst]);
             if (v) Py_INCREF(v); /* a list may shrink while later guards run Python code */
             regs[g->dst] = v;
@@ -948,7 +960,8 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             Py_ssize_t n = PyTuple_Check(s) ? PyTuple_GET_SIZE(s)
                            : PyList_Check(s) ? PyList_GET_SIZE(s)
                            : PyDict_Check(s) ? PyDict_GET_SIZE(s)
-                                             : -1;
+                           : builtin_sequence(s) ? PySequence_Size(s)
+                                                 : -1;
             ok = n == g->i;
             break;
         }
