@@ -1,0 +1,462 @@
+"""Runs a fuzz program eagerly and through ptgo and compares everything eager defines.
+
+For each backend ("eager", "aot_eager", "inductor") the program is compiled once and called three
+times — fresh compile, cache hit (same values), changed input values — beside an eager twin (its
+own module instance, built from the same seed; fresh inputs per call). Each call runs under the
+same torch seed on both sides; after it (and after a backward pass with seeded tangents, when the
+program asks for one) the two sides are compared on:
+
+- the exception, if any: type and message (ptgo's own BackendCompilerFailed is a failure too);
+- outputs: structure, Python values, tensor dtype, shape, requires_grad, strides (views of an
+  input must be the same view; contiguous results contiguous; otherwise eager's strides), whether
+  the output aliases an input, values (tolerance per dtype; NaN and inf positions, the sign of
+  infinities and of zeros exactly);
+- the inputs after the call (in-place writes), the module's state_dict and `training` flag;
+- gradients: `.grad` of every leaf input and parameter (None vs a tensor, then values), the
+  exception the backward raised;
+- what the call printed, and torch's RNG state afterwards (`torch.get_rng_state()`).
+"""
+import contextlib
+import hashlib
+import importlib.util
+import io
+import os
+import sys
+import tempfile
+import traceback
+import warnings
+
+import torch
+import torch.nn as nn
+
+from . import gen
+
+BACKENDS = ("eager", "aot_eager", "inductor")
+CALLS = 3
+
+# (rtol, atol) per dtype: rounding differences of a different evaluation order (ptgo accumulates
+# float sums in double, fuses, vectorises) stay inside them.
+TOLERANCES = {
+    torch.float16: (2e-3, 2e-3),
+    torch.bfloat16: (1.6e-2, 1e-2),
+    torch.float32: (2e-5, 2e-5),
+    torch.float64: (1e-9, 1e-9),
+}
+
+
+class Failure(Exception):
+    """One difference between eager and a backend."""
+
+    def __init__(self, kind, detail, backend=None, call=None):
+        super().__init__("%s: %s" % (kind, detail))
+        self.kind, self.detail, self.backend, self.call = kind, detail, backend, call
+
+    def as_dict(self):
+        return {"kind": self.kind, "detail": self.detail[:2000], "backend": self.backend, "call": self.call}
+
+
+# ---- inputs and modules ---------------------------------------------------------------------------
+
+class Args:
+    def __init__(self):
+        self.inputs = []   # what the program is called with
+        self.leaves = []   # (label, tensor) whose .grad is compared after backward
+
+
+def _values(spec, shape, g):
+    dt = gen.DTYPES[spec["dtype"]]
+    kind = spec["values"]
+    if dt == torch.bool:
+        return torch.rand(shape, generator=g) < 0.5
+    if kind.startswith("index:"):
+        return torch.randint(0, int(kind[6:]), shape, generator=g).to(dt)
+    if kind == "int":
+        lo = 0 if dt == torch.uint8 else -5
+        return torch.randint(lo, 6, shape, generator=g).to(dt)
+    t = torch.randn(shape, generator=g, dtype=torch.float64)
+    if kind == "special":
+        specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1.0, -1.0, 1e30, -1e-30,
+                                 0.5, 88.0, -88.0], dtype=torch.float64)
+        pick = torch.randint(0, len(specials), shape, generator=g)
+        mask = torch.rand(shape, generator=g) < 0.25
+        t = torch.where(mask, specials[pick], t)
+    elif kind == "ties":
+        t = (t * 2).round() / 2
+    elif kind == "positive":
+        t = torch.rand(shape, generator=g, dtype=torch.float64) + 0.05
+    return t.to(dt)
+
+
+def _raw_shape(spec):
+    shape, layout = list(spec["shape"]), spec["layout"]
+    if layout == "t":
+        return shape[::-1]
+    if layout == "slice" and shape:
+        return shape[:-1] + [2 * shape[-1]]
+    if layout == "expand":
+        return [1] + shape[1:]
+    if layout == "overlap0":
+        return [shape[0] + 1] + shape[1:]
+    return shape
+
+
+def _view(spec, raw):
+    shape, layout = list(spec["shape"]), spec["layout"]
+    if layout == "t":
+        return raw.permute(*reversed(range(raw.dim())))
+    if layout == "slice" and shape:
+        return raw[..., ::2]
+    if layout == "expand":
+        return raw.expand(*shape)
+    if layout == "overlap0":
+        return raw[:-1]
+    if layout == "overlap1":
+        return raw[1:]
+    return raw
+
+
+def make_inputs(prog, variant):
+    """The program's arguments for value variant `variant` (0: first values, 1: changed)."""
+    key = hashlib.sha256(("%s/%d" % (prog["seed"], variant)).encode()).digest()
+    g = torch.Generator().manual_seed(int.from_bytes(key[:6], "little"))
+    args = Args()
+    shared_raw = None
+    for spec in prog["inputs"]:
+        if spec["layout"] == "overlap1":
+            raw = shared_raw
+        else:
+            raw = _values(spec, _raw_shape(spec), g)
+        grad = spec["grad"]
+        if grad == "leaf":
+            x = _view(spec, raw).detach().requires_grad_(True)
+            args.leaves.append((spec["name"], x))
+        elif grad == "nonleaf":
+            if spec["layout"] == "overlap1":
+                leaf = None
+            else:
+                leaf = raw.detach().clone().requires_grad_(True)
+                args.leaves.append((spec["name"] + ".base", leaf))
+                raw = leaf * 1.0
+            x = _view(spec, raw)
+        else:
+            x = _view(spec, raw)
+        if spec["layout"] == "overlap0":
+            shared_raw = raw
+        args.inputs.append(x)
+    return args
+
+
+def build_module(prog, cls=None):
+    """The program's module (seeded so both sides get the same parameters)."""
+    torch.manual_seed(int(prog["seed"]) % (2 ** 31) + 7)
+    if cls is not None:
+        m = cls()
+    else:
+        m = nn.Module()
+        for name, ctor in prog["modules"]:
+            setattr(m, name, eval(ctor, {"nn": nn, "torch": torch}))
+    m.train(prog["train"])
+    return m
+
+
+_TMP = None
+_LOADED = 0
+
+
+def load(prog, as_module=None):
+    """Writes the program's source to a file (tracebacks and ptgo's messages name real lines) and
+    imports it; returns the module object."""
+    global _TMP, _LOADED
+    if _TMP is None:
+        _TMP = tempfile.mkdtemp(prefix="ptgo-fuzz-")
+    _LOADED += 1
+    src = gen.render(prog, as_module)
+    name = "fuzzprog_%s_%d" % (str(prog["seed"]).replace("-", "m"), _LOADED)
+    path = os.path.join(_TMP, name + ".py")
+    with open(path, "w") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ---- one call ------------------------------------------------------------------------------------------
+
+class Outcome:
+    def __init__(self):
+        self.result = None
+        self.exc = None
+        self.stdout = ""
+        self.bwd_exc = None
+        self.grads = None
+        self.inputs = None
+        self.state = None
+        self.training = None
+        self.rng = None
+
+
+def _flat_tensors(v):
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (tuple, list)):
+        return [t for e in v for t in _flat_tensors(e)]
+    return []
+
+
+def call(fn, args, module, prog, seed):
+    """Calls fn(*args.inputs) under torch seed `seed`, then the backward pass; returns what the
+    comparison looks at."""
+    o = Outcome()
+    torch.manual_seed(seed)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            o.result = fn(*args.inputs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: B902 (SystemExit from user code is compared too)
+            o.exc = e
+        if o.exc is None and prog["backward"]:
+            outs = [t for t in _flat_tensors(o.result) if t.requires_grad and t.is_floating_point()]
+            if outs:
+                g = torch.Generator().manual_seed(seed + 1)
+                tangents = [torch.randn(t.shape, generator=g, dtype=torch.float64).to(t.dtype) for t in outs]
+                try:
+                    torch.autograd.backward(outs, tangents)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as e:  # noqa: B902
+                    o.bwd_exc = e
+    o.stdout = buf.getvalue()
+    o.rng = torch.get_rng_state()
+    o.inputs = list(args.inputs)
+    grads = [(label, t.grad) for label, t in args.leaves]
+    if module is not None:
+        grads += [("param " + k, p.grad) for k, p in module.named_parameters()]
+        o.state = {k: v for k, v in module.state_dict().items()}
+        o.training = [m.training for m in module.modules()]
+    o.grads = [(label, None if g is None else g.detach().clone()) for label, g in grads]
+    return o
+
+
+# ---- comparison -------------------------------------------------------------------------------------
+
+def _exc_text(e):
+    return "%s: %s" % (type(e).__name__, e)
+
+
+def _storage_ptr(t):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return t.storage().data_ptr() if t.numel() else None
+    except Exception:
+        return None
+
+
+def compare_tensor_values(path, e, c, kind="value"):
+    """Raises Failure when the values differ beyond the dtype's tolerance (NaN and infinity
+    positions, and the sign of zeros, exactly)."""
+    e = e.detach()
+    c = c.detach()
+    if not e.is_floating_point() and not e.is_complex():
+        if not torch.equal(e, c):
+            diff = (e != c).nonzero()
+            where = diff[0].tolist() if len(diff) else []
+            raise Failure(kind, "%s: values differ at %s (%d elements): eager %s, ptgo %s" % (
+                path, where, len(diff), _at(e, where), _at(c, where)))
+        return
+    if e.is_complex():
+        compare_tensor_values(path + ".real", torch.view_as_real(e), torch.view_as_real(c), kind)
+        return
+    rtol, atol = TOLERANCES.get(e.dtype, (1e-5, 1e-5))
+    ee, cc = e.double(), c.double()
+    for name, fe, fc in (("NaN", torch.isnan(ee), torch.isnan(cc)),
+                         ("+inf", ee == float("inf"), cc == float("inf")),
+                         ("-inf", ee == float("-inf"), cc == float("-inf"))):
+        if not torch.equal(fe, fc):
+            where = (fe != fc).nonzero()[0].tolist()
+            raise Failure(kind if kind != "value" else "nan-inf", "%s: %s positions differ at %s: eager %s, ptgo %s" % (
+                path, name, where, _at(e, where), _at(c, where)))
+    zero = (ee == 0) & (cc == 0)
+    if zero.any():
+        sz = zero & (torch.signbit(ee) != torch.signbit(cc))
+        if sz.any():
+            where = sz.nonzero()[0].tolist()
+            raise Failure("signed-zero" if kind == "value" else kind, "%s: sign of zero differs at %s: eager %s, ptgo %s" % (
+                path, where, _at(e, where), _at(c, where)))
+    fin = torch.isfinite(ee)
+    bad = fin & ((ee - cc).abs() > atol + rtol * ee.abs())
+    if bad.any():
+        where = bad.nonzero()[0].tolist()
+        d = torch.where(fin, (ee - cc).abs(), torch.zeros_like(ee)).max().item()
+        raise Failure(kind, "%s: values differ at %s (%d of %d elements, max abs diff %.3g): eager %s, ptgo %s" % (
+            path, where, int(bad.sum()), ee.numel(), d, _at(e, where), _at(c, where)))
+
+
+def _at(t, where):
+    try:
+        v = t[tuple(where)] if where else t
+        return repr(v.item()) if v.numel() == 1 else "%s" % v
+    except Exception:
+        return "?"
+
+
+def compare_values(path, e, c, inputs_e, inputs_c, kind="value"):
+    if isinstance(e, torch.Tensor):
+        if not isinstance(c, torch.Tensor):
+            raise Failure("type", "%s: eager gives a tensor, ptgo %r" % (path, type(c).__name__))
+        if e.dtype != c.dtype:
+            raise Failure("dtype", "%s: dtype eager %s, ptgo %s" % (path, e.dtype, c.dtype))
+        if e.shape != c.shape:
+            raise Failure("shape", "%s: shape eager %s, ptgo %s" % (path, tuple(e.shape), tuple(c.shape)))
+        if e.requires_grad != c.requires_grad:
+            raise Failure("requires-grad", "%s: requires_grad eager %s, ptgo %s" % (path, e.requires_grad, c.requires_grad))
+        if inputs_e is not None:
+            pe, pc = _storage_ptr(e), _storage_ptr(c)
+            ae = [i for i, x in enumerate(inputs_e) if isinstance(x, torch.Tensor) and pe is not None and _storage_ptr(x) == pe]
+            ac = [i for i, x in enumerate(inputs_c) if isinstance(x, torch.Tensor) and pc is not None and _storage_ptr(x) == pc]
+            if ae != ac:
+                raise Failure("alias", "%s: eager's result aliases inputs %s, ptgo's %s" % (path, ae, ac))
+            sig = [(s, st) for s, st in zip(e.shape, e.stride()) if s > 1]
+            sigc = [(s, st) for s, st in zip(c.shape, c.stride()) if s > 1]
+            if ae and (sig != sigc or e.storage_offset() != c.storage_offset()):
+                raise Failure("stride", "%s: a view of an input: eager strides %s offset %d, ptgo %s offset %d" % (
+                    path, e.stride(), e.storage_offset(), c.stride(), c.storage_offset()))
+            if sig != sigc and e.numel() > 1:
+                raise Failure("stride", "%s: strides eager %s, ptgo %s (shape %s)" % (
+                    path, e.stride(), c.stride(), tuple(e.shape)))
+        compare_tensor_values(path, e, c, kind)
+        return
+    if isinstance(e, (tuple, list)):
+        if type(e) is not type(c) and not (isinstance(c, tuple) and isinstance(e, tuple)):
+            raise Failure("type", "%s: eager gives %s, ptgo %s" % (path, type(e).__name__, type(c).__name__))
+        if len(e) != len(c):
+            raise Failure("type", "%s: length eager %d, ptgo %d" % (path, len(e), len(c)))
+        for i, (a, b) in enumerate(zip(e, c)):
+            compare_values("%s[%d]" % (path, i), a, b, inputs_e, inputs_c, kind)
+        return
+    if type(e) is not type(c):
+        raise Failure("type", "%s: eager gives %r, ptgo %r" % (path, e, c))
+    if isinstance(e, float):
+        if e != e or c != c:
+            if not (e != e and c != c):
+                raise Failure("value", "%s: eager %r, ptgo %r" % (path, e, c))
+            return
+        if abs(e - c) > 1e-5 + 1e-5 * abs(e):
+            raise Failure("value", "%s: eager %r, ptgo %r" % (path, e, c))
+        return
+    if e != c:
+        raise Failure("value", "%s: eager %r, ptgo %r" % (path, e, c))
+
+
+def compare(oe, oc):
+    """Raises Failure for the first difference between two Outcomes."""
+    if (oe.exc is None) != (oc.exc is None):
+        if oe.exc is None:
+            kind = "ptgo-failure" if "ptgo" in type(oc.exc).__module__ or "ptgo BUG" in str(oc.exc) else "extra-exception"
+            raise Failure(kind, "eager returns, ptgo raises %s" % _tb(oc.exc))
+        raise Failure("missing-exception", "eager raises %s, ptgo returns" % _exc_text(oe.exc))
+    if oe.exc is not None:
+        if type(oe.exc) is not type(oc.exc) or str(oe.exc) != str(oc.exc):
+            kind = "ptgo-failure" if "ptgo" in type(oc.exc).__module__ or "ptgo BUG" in str(oc.exc) else "wrong-exception"
+            raise Failure(kind, "eager raises %s; ptgo raises %s" % (_exc_text(oe.exc), _tb(oc.exc)))
+    else:
+        compare_values("result", oe.result, oc.result, oe.inputs, oc.inputs)
+    if oe.stdout != oc.stdout:
+        raise Failure("stdout", "eager printed %r, ptgo %r" % (oe.stdout[-300:], oc.stdout[-300:]))
+    for i, (a, b) in enumerate(zip(oe.inputs, oc.inputs)):
+        compare_values("input %d after the call" % i, a, b, None, None, kind="input-state")
+    if (oe.bwd_exc is None) != (oc.bwd_exc is None):
+        if oe.bwd_exc is None:
+            raise Failure("extra-exception", "backward: eager succeeds, ptgo raises %s" % _tb(oc.bwd_exc))
+        raise Failure("missing-exception", "backward: eager raises %s, ptgo succeeds" % _exc_text(oe.bwd_exc))
+    if oe.bwd_exc is not None and (type(oe.bwd_exc) is not type(oc.bwd_exc) or str(oe.bwd_exc) != str(oc.bwd_exc)):
+        raise Failure("wrong-exception", "backward: eager raises %s; ptgo %s" % (_exc_text(oe.bwd_exc), _exc_text(oc.bwd_exc)))
+    for (label, ge), (_, gc) in zip(oe.grads, oc.grads):
+        if (ge is None) != (gc is None):
+            raise Failure("grad-structure", "%s.grad: eager %s, ptgo %s" % (
+                label, "None" if ge is None else "a tensor", "None" if gc is None else "a tensor %s" % (gc.flatten()[:4],)))
+        if ge is not None:
+            if ge.shape != gc.shape or ge.dtype != gc.dtype:
+                raise Failure("grad", "%s.grad: eager %s %s, ptgo %s %s" % (label, ge.dtype, tuple(ge.shape), gc.dtype, tuple(gc.shape)))
+            compare_tensor_values(label + ".grad", ge, gc, kind="grad")
+    if oe.state is not None:
+        if list(oe.state) != list(oc.state):
+            raise Failure("module-state", "state_dict keys %s vs %s" % (list(oe.state), list(oc.state)))
+        for k in oe.state:
+            compare_tensor_values("state_dict[%r]" % k, oe.state[k], oc.state[k], kind="module-state")
+        if oe.training != oc.training:
+            raise Failure("module-state", "training flags %s vs %s" % (oe.training, oc.training))
+    if not torch.equal(oe.rng, oc.rng):
+        raise Failure("rng", "torch's RNG state after the call differs")
+
+
+def _tb(e):
+    text = _exc_text(e)
+    cause = e.__cause__
+    if cause is not None:
+        text += " (cause: %s)" % _exc_text(cause)
+    return text
+
+
+# ---- one program -------------------------------------------------------------------------------------
+
+def check_program(prog, backends=BACKENDS, calls=CALLS):
+    """Runs prog eagerly and with each backend; returns the Failures (at most one per backend:
+    the first difference)."""
+    import ptgo
+
+    failures = []
+    for backend in backends:
+        ptgo.reset()
+        mod = load(prog)
+        try:
+            _check_backend(prog, mod, backend, calls)
+        except Failure as f:
+            f.backend = backend
+            failures.append(f)
+        finally:
+            ptgo.reset()
+    return failures
+
+
+def _check_backend(prog, mod, backend, calls):
+    import ptgo
+
+    as_module = prog["as_module"]
+    me = build_module(prog, mod.Prog)
+    mc = build_module(prog, mod.Prog)
+    if as_module:
+        fe = me
+        fc = ptgo.compile(mc, backend=backend)
+    else:
+        fe = lambda *a: mod.fn(me, *a)  # noqa: E731
+        compiled = ptgo.compile(mod.fn, backend=backend)
+        fc = lambda *a: compiled(mc, *a)  # noqa: E731
+    for k in range(calls):
+        variant = 0 if k < 2 else 1
+        ae, ac = make_inputs(prog, variant), make_inputs(prog, variant)
+        seed = 1000 + 17 * int(prog["seed"] % 100000) + k
+        oe = call(fe, ae, me, prog, seed)
+        oc = call(fc, ac, mc, prog, seed)
+        try:
+            compare(oe, oc)
+        except Failure as f:
+            f.call = k
+            raise
+
+
+def describe(prog):
+    return gen.render(prog)
+
+
+if __name__ == "__main__":  # python -m fuzz.harness SEED: one program, verbose
+    seed = int(sys.argv[1])
+    p = gen.generate(seed)
+    print(describe(p))
+    for f in check_program(p):
+        print(f.backend, f.call, f)
+    traceback.print_exc()
