@@ -57,8 +57,8 @@ var torchRules = [primtorch.NumOps]torchRule{
 		return []fxgraph.Kwarg{{Name: "rounding_mode", Value: fxgraph.Const{V: "floor"}}}
 	}},
 	primtorch.OpPrimRemainder: fnNum("torch.remainder", numSecond), primtorch.OpPrimFmod: fnNum("torch.fmod", numSecond),
-	primtorch.OpPrimPow: fnNum("torch.pow", numBoth), primtorch.OpPrimMaximum: fn("torch.maximum"),
-	primtorch.OpPrimMinimum: fn("torch.minimum"), primtorch.OpPrimAtan2: fn("torch.atan2"), primtorch.OpPrimHypot: fn("torch.hypot"),
+	primtorch.OpPrimPow: fnNum("torch.pow", numBoth), primtorch.OpPrimMaximum: {target: "torch.maximum", custom: torchMaxMin},
+	primtorch.OpPrimMinimum: {target: "torch.minimum", custom: torchMaxMin}, primtorch.OpPrimAtan2: fn("torch.atan2"), primtorch.OpPrimHypot: fn("torch.hypot"),
 	primtorch.OpPrimCopysign: fnNum("torch.copysign", numSecond), primtorch.OpPrimBitwiseAnd: fnNum("torch.bitwise_and", numSecond),
 	primtorch.OpPrimBitwiseOr: fnNum("torch.bitwise_or", numSecond), primtorch.OpPrimBitwiseXor: fnNum("torch.bitwise_xor", numSecond),
 	primtorch.OpPrimShiftLeft: fnNum("torch.bitwise_left_shift", numSecond), primtorch.OpPrimShiftRight: fnNum("torch.bitwise_right_shift", numSecond),
@@ -312,6 +312,22 @@ func torchWhere(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) 
 	return t.emit("torch.where", false, args, nil, n.Meta)
 }
 
+// torchMaxMin: maximum/minimum against a number is torch.clamp_min/clamp_max, whose ties keep
+// the tensor's value (relu(-0.0) is -0.0) and which gives NaN for a NaN number, as the prim does.
+func torchMaxMin(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	clamp := "torch.clamp_min"
+	if target == "torch.minimum" {
+		clamp = "torch.clamp_max"
+	}
+	if _, ok := args[0].(fxgraph.Const); ok {
+		args[0], args[1] = args[1], args[0]
+	}
+	if _, ok := args[1].(fxgraph.Const); ok {
+		return t.emit(clamp, false, args, nil, n.Meta)
+	}
+	return t.emit(target, false, args, nil, n.Meta)
+}
+
 // reduceDims reads a reduction's dims and keepdim.
 func reduceDims(n *fxgraph.Node) ([]int64, bool) {
 	l := n.Args[1].(fxgraph.List)
@@ -373,6 +389,9 @@ func torchOneDimReduction(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, targe
 // torchArgReduction: argmax/argmin over their one dim.
 func torchArgReduction(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
 	dims, keep := reduceDims(n)
+	if meta(n.Args[0]).Dim() == 0 {
+		return t.emit(target, false, []fxgraph.Arg{args[0]}, nil, n.Meta) // a 0-d tensor: index 0
+	}
 	if len(dims) != 1 {
 		bug("%s over %d dims", n.Target, len(dims))
 	}

@@ -78,8 +78,31 @@ type KernelCode struct {
 	Args []*Buffer
 	// Writes[k] is true when the kernel writes Args[k].
 	Writes []bool
-	// Status documents the nonzero return: 1 = an indirect index was out of range.
+	// HasIndexCheck: the kernel can return a nonzero status, a bit set per fault found (the
+	// run finishes, the status says the results are not to be used): StatusIndex, an
+	// indirect index was out of range; StatusZeroDiv, an integer division (floordiv,
+	// remainder, fmod) by zero, which torch reports as RuntimeError("ZeroDivisionError").
 	HasIndexCheck bool
+}
+
+// Kernel statuses (bits of a kernel's nonzero return).
+const (
+	StatusIndex   = 1
+	StatusZeroDiv = 2
+)
+
+// zeroDivChecked reports an op value that divides integers: eager raises for a zero divisor.
+func zeroDivChecked(v *Value) bool {
+	if v.Kind != VOp || len(v.Args) != 2 || v.Args[0].DType.IsFloatingPoint() || v.Args[0].DType.IsComplex() {
+		return false
+	}
+	switch v.Op {
+	case "div", "floordiv", "remainder", "fmod":
+	default:
+		return false
+	}
+	d := v.Args[1]
+	return !(d.Kind == VConst && d.Num.I != 0)
 }
 
 // Generate renders a schedule as one C translation unit: kernels.Header, the helpers the
@@ -491,6 +514,9 @@ func (kg *kgen) signature() *KernelCode {
 			}
 		}
 		walkValues(n.roots(), func(v *Value) {
+			if zeroDivChecked(v) {
+				kg.hasInd = true
+			}
 			if v.Kind == VLoad && !kg.isLocal(v.Buf) {
 				s := v.Buf.Storage()
 				if !written[s] && !readSet[s] {

@@ -155,13 +155,16 @@ func init() {
 			if !o.fl {
 				return fmt.Sprintf("(%s > %s ? %s : %s)", a[0], a[1], a[0], a[1])
 			}
-			return fmt.Sprintf("((%s != %s || %s > %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
+			// a tie keeps the first operand: max(x, 0) of -0.0 is -0.0, as eager's relu and
+			// clamp with a number give (between two tensors eager's own tie depends on its
+			// vector width)
+			return fmt.Sprintf("((%s != %s || %s >= %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
 		}},
 		"minimum": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
 			if !o.fl {
 				return fmt.Sprintf("(%s < %s ? %s : %s)", a[0], a[1], a[0], a[1])
 			}
-			return fmt.Sprintf("((%s != %s || %s < %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
+			return fmt.Sprintf("((%s != %s || %s <= %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
 		}},
 		"atan2":    {arity: 2, cost: 6, c: floatFn2("atan2")},
 		"hypot":    {arity: 2, cost: 4, c: floatFn2("hypot")},

@@ -50,8 +50,9 @@ import (
 //	     | {"op": "kernel", "kernel": "cpp_fused_add_0", "ptrs": [0, 5], "ints": [], "floats": []}
 //	           call the library's symbol with ptrs[k] = the start of buffer ptrs[k]'s storage
 //	           (data_ptr − storage_offset·itemsize), then ints, floats and the thread count
-//	           (torch.get_num_threads()); a nonzero result is an error: 1 means an index was out
-//	           of range (raise IndexError)
+//	           (torch.get_num_threads()); a nonzero result is an error, one bit per fault:
+//	           1 (StatusIndex) an index was out of range (raise IndexError), 2 (StatusZeroDiv)
+//	           an integer division by zero (raise RuntimeError("ZeroDivisionError"), torch's)
 //	     | {"op": "kernel", ..., "once": true}
 //	           a kernel computing constants (it reads no graph input): run it only when the
 //	           arena is fresh (the first call); its results stay in the arena, written by

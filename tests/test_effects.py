@@ -57,12 +57,7 @@ def test_dead_index_out_of_range_raises(backend):
     assert str(got.value) == str(want.value)
 
 
-@pytest.mark.parametrize("backend", [
-    "eager", "aot_eager",
-    pytest.param("inductor", marks=pytest.mark.xfail(strict=True, reason=(
-        "issue 8: the C kernels give 0 for an integer division by zero (A24) where eager raises "
-        "ZeroDivisionError; the dead call is kept, the kernel does not raise"))),
-])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_dead_integer_division_by_zero_raises(backend):
     def f(x, a, b):
         a // b
@@ -71,8 +66,32 @@ def test_dead_integer_division_by_zero_raises(backend):
     x, a, b = torch.randn(3), torch.tensor([1, 2]), torch.tensor([0, 1])
     with pytest.raises(RuntimeError) as want:
         f(x, a, b)
+    compiled = ptgo.compile(f, backend=backend)
     with pytest.raises(RuntimeError) as got:
-        ptgo.compile(f, backend=backend)(x, a, b)
+        compiled(x, a, b)
+    assert str(got.value) == str(want.value) == "ZeroDivisionError"
+    assert_same(compiled(x, a, b + 1), f(x, a, b + 1))  # the same compiled code, a divisor without zeros
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod", "trunc"])
+def test_integer_division_by_zero_in_a_kernel_raises(backend, op):
+    """A live integer division (floor, remainder, fmod, trunc) by a zero in the data: the C kernel
+    reports it, and the user gets torch's RuntimeError("ZeroDivisionError")."""
+    def f(x, a, b):
+        y = x * 2
+        if op == "trunc":
+            return y, torch.div(a, b, rounding_mode="trunc") + 1
+        return y, getattr(torch, op)(a, b) + 1
+
+    x, a = torch.randn(3), torch.tensor([5, -7, 9], dtype=torch.int32)
+    compiled = ptgo.compile(f, backend=backend)
+    assert_same(compiled(x, a, torch.tensor([2, 3, -4], dtype=torch.int32)), f(x, a, torch.tensor([2, 3, -4], dtype=torch.int32)))
+    zero = torch.tensor([2, 0, -4], dtype=torch.int32)
+    with pytest.raises(RuntimeError) as want:
+        f(x, a, zero)
+    with pytest.raises(RuntimeError) as got:
+        compiled(x, a, zero)
     assert str(got.value) == str(want.value)
 
 

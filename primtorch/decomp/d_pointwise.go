@@ -176,16 +176,45 @@ func dClamp(c *ctx) (any, error) {
 	if _, ok := c.a.Opt("max"); ok {
 		hi = c.in("max")
 	}
+	// A NaN number as a bound: torch.clamp with only that bound ignores it; with both bounds,
+	// and clamp_min/clamp_max, the result is NaN (torch 1.13's CPU kernels).
+	fn := c.op.Canonical().ID == primtorch.OpClampMin || c.op.Canonical().ID == primtorch.OpClampMax ||
+		lo != nil && hi != nil
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		r := v[0]
-		if v[1] != nil {
-			r = d.bin("maximum", r, v[1])
-		}
-		if v[2] != nil {
-			r = d.bin("minimum", r, v[2])
+		for i, below := range []bool{true, false} {
+			b := v[i+1]
+			if b == nil {
+				continue
+			}
+			if f, ok := b.(float64); ok && math.IsNaN(f) {
+				if fn {
+					return d.add(r, math.NaN())
+				}
+				continue
+			}
+			r = d.clampAt(r, b, below)
 		}
 		return r
 	}, c.self(), lo, hi), nil
+}
+
+// clampAt is one side of clamp (below: max(x, lo); else min(x, hi)) with torch's rules: x where
+// it is within the bound (a tie keeps x, as eager's kernels do with a number), the bound beyond
+// it, NaN where x (or a tensor bound) is NaN; the gradient (clamp_backward) goes to x where
+// x >= lo (x <= hi), to a tensor bound where x is beyond it, and nowhere at NaN.
+func (d *decomposer) clampAt(x, b val, below bool) val {
+	within, beyond := "ge", "lt"
+	if !below {
+		within, beyond = "le", "gt"
+	}
+	var other val = b
+	if dt := dtypeOf(x); dt.IsFloatingPoint() {
+		other = d.where(d.bin(beyond, x, b), b, math.NaN())
+	} else if metaOf(b) == nil {
+		other = b
+	}
+	return d.where(d.bin(within, x, b), x, other)
 }
 
 // dAdd is self + alpha*other.
@@ -331,11 +360,16 @@ func dXlogy(c *ctx) (any, error) {
 	d := c.d
 	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val {
 		x, y := v[0], v[1]
-		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
-		if metaOf(y) != nil {
-			r = d.where(d.un("isnan", y), math.NaN(), r)
+		// a Python number operand becomes a tensor of the other's dtype and shape: log(y) of a
+		// number is computed in the computation dtype, as eager's kernel does
+		if metaOf(x) == nil {
+			x = d.full(metaOf(y).Shape, x, dtypeOf(y))
 		}
-		return r
+		if metaOf(y) == nil {
+			y = d.full(metaOf(x).Shape, y, dtypeOf(x))
+		}
+		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
+		return d.where(d.un("isnan", y), math.NaN(), r)
 	}, c.self(), c.in("other")), nil
 }
 

@@ -133,7 +133,8 @@ struct GraphObject {
   // The storage of each buffer allocated per call (outputs, buffers externs keep) as the last
   // call left it; see alloc_per_call.
   std::vector<Recycled>* recycle;
-  // Called with the inputs when a kernel finds an index out of range (nullptr: none): it runs
+  // Called with the inputs when a kernel rejects its data (an index out of range, an integer
+  // division by zero; nullptr: none): it runs
   // the captured graph with torch, which raises torch's own exception for the same inputs
   // (ptgo._runtime.torch_rerun).
   PyObject* on_index_error;
@@ -406,15 +407,19 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           }
           int rc = st.fn(ptrs.data(), st.ints.data(), st.floats.data(), nthreads);
           if (rc != 0) {
-            if (rc == 1 && g->on_index_error != nullptr) {
+            // rc's bits (inductor.StatusIndex, StatusZeroDiv): an index out of range, an integer
+            // division by zero, in the data.
+            if ((rc & ~3) == 0 && g->on_index_error != nullptr) {
               // The driver passes on_index_error only for graphs that write no input and draw no
               // random numbers, so the failed run left nothing the user can see: torch's run
               // raises eager's exception (or, should torch accept the data, gives its result).
               return PyObject_Vectorcall(g->on_index_error, args, nargs, nullptr);
             }
-            if (rc == 1)
+            if (rc & 1)
               PyErr_Format(PyExc_IndexError, "index out of range in ptgo kernel %s (graph %s)", st.kernel.c_str(),
                            g->name->c_str());
+            else if (rc == 2)
+              PyErr_SetString(PyExc_RuntimeError, "ZeroDivisionError");  // torch's own exception
             else
               PyErr_Format(PyExc_RuntimeError, "ptgo kernel %s failed with status %d", st.kernel.c_str(), rc);
             return nullptr;

@@ -18,7 +18,7 @@ PTGO_KERNEL int cpp_fused_mul_add_tanh_maximum_0(void *const *ptrs, const int64_
         float t1 = (t0 * 2.0f);
         float t2 = (t1 + 1.0f);
         float t3 = tanhf(t2);
-        float t4 = ((t3 != t3 || t3 > 0.0f) ? t3 : 0.0f);
+        float t4 = ((t3 != t3 || t3 >= 0.0f) ? t3 : 0.0f);
         float v_buf4 = t4;
         out_ptr0[i0] = v_buf4;
     }
