@@ -74,13 +74,27 @@ func (jt *joint) classify() *sets {
 			roots = append(roots, n)
 		}
 	}
-	s.forward = ancestors(append(roots, jt.epilogue...), nil)
+	s.forward = ancestors(append(append(roots, jt.epilogue...), jt.effectful(s)...), nil)
 	for _, e := range jt.epilogue {
 		if dst, ok := e.Args[0].(*fxgraph.Node); ok {
 			s.mutated[dst] = true
 		}
 	}
 	return s
+}
+
+// effectful returns the forward's calls with effects (fxgraph.CallEffects: a random op, an
+// index that may be out of range) whatever reads them: the forward computes them even when no
+// output needs their value (a dead torch.rand still advances torch's generator).
+func (jt *joint) effectful(s *sets) []*fxgraph.Node {
+	var out []*fxgraph.Node
+	for _, n := range jt.g.Nodes {
+		if (n.Op == fxgraph.CallFunction || n.Op == fxgraph.CallMethod) && !s.tangent[n] && n.Target != "prims.copy_" &&
+			fxgraph.CallEffects(n) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // isInput reports whether n is a graph input (a primal placeholder or a get_attr buffer).
@@ -221,7 +235,7 @@ func (jt *joint) extract(saved []*fxgraph.Node, s *sets, recomputeReductions boo
 			roots = append(roots, n)
 		}
 	}
-	fwSet := ancestors(append(append(roots, jt.epilogue...), saved...), nil)
+	fwSet := ancestors(append(append(append(roots, jt.epilogue...), saved...), jt.effectful(s)...), nil)
 	for _, n := range jt.g.Nodes {
 		if !bwSet[n] || isSaved[n] || s.tangent[n] {
 			continue

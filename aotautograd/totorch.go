@@ -96,7 +96,7 @@ var torchRules = [primtorch.NumOps]torchRule{
 	primtorch.OpPrimConstantPadNd: fn("torch.constant_pad_nd"),
 	primtorch.OpPrimGather:        fn("torch.gather"),
 	primtorch.OpPrimIndexSelect:   fn("torch.index_select"),
-	primtorch.OpPrimIndex:         fn("torch.ops.aten.index.Tensor"),
+	primtorch.OpPrimIndex:         {target: "torch.ops.aten.index.Tensor", custom: torchIndex},
 	primtorch.OpPrimScatter:       fn("torch.scatter"),
 	primtorch.OpPrimIndexPut:      {target: "torch.ops.aten.index_put.default", custom: torchIndexPut},
 
@@ -444,7 +444,41 @@ func torchIndexPut(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target strin
 	if c, ok := args[2].(fxgraph.Const); ok {
 		args[2] = t.scalarTensor(c.V, m.DType, m.Device)
 	}
+	args[1] = t.longIndices(n.Args[1], args[1])
 	return t.emit("torch.ops.aten.index_put.default", false, args, nil, n.Meta)
+}
+
+// torchIndex: aten.index with integer index tensors as int64 (the prim takes any integer dtype,
+// as embedding and index_select do; torch's index only int64), and the prim's contiguous layout
+// (torch's result follows the layout of the index tensors: an embedding of transposed indices).
+func torchIndex(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	args[1] = t.longIndices(n.Args[1], args[1])
+	r := t.emit(target, false, args, nil, n.Meta)
+	if m := n.TensorMeta(); m != nil && m.IsContiguous() {
+		return t.emit("contiguous", true, []fxgraph.Arg{r}, nil, n.TensorMeta().Clone())
+	}
+	return r
+}
+
+// longIndices converts the integer index tensors of a prims index list (orig, as the prims graph
+// has it; mapped, its torch-level argument) that are not int64 to int64.
+func (t *toTorch) longIndices(orig, mapped fxgraph.Arg) fxgraph.Arg {
+	ol, ok := orig.(fxgraph.List)
+	ml, ok2 := mapped.(fxgraph.List)
+	if !ok || !ok2 || len(ol.Elems) != len(ml.Elems) {
+		return mapped
+	}
+	out := fxgraph.List{Elems: append([]fxgraph.Arg(nil), ml.Elems...)}
+	for i, e := range ol.Elems {
+		m := meta(e)
+		if m == nil || !m.DType.IsIntegral(false) || m.DType == primtorch.Int64 || m.DType == primtorch.UInt8 {
+			continue
+		}
+		lm := m.Clone()
+		lm.DType = primtorch.Int64
+		out.Elems[i] = t.emit("long", true, []fxgraph.Arg{ml.Elems[i]}, nil, lm)
+	}
+	return out
 }
 
 func deviceKwargs(m *primtorch.TensorMeta) []fxgraph.Kwarg {

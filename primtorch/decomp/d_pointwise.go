@@ -210,9 +210,11 @@ func (d *decomposer) clampAt(x, b val, below bool) val {
 	}
 	var other val = b
 	if dt := dtypeOf(x); dt.IsFloatingPoint() {
-		other = d.where(d.bin(beyond, x, b), b, math.NaN())
-	} else if metaOf(b) == nil {
-		other = b
+		var nan val = math.NaN()
+		if metaOf(b) == nil {
+			nan = d.full(metaOf(x).Shape, nan, dt) // (where takes at most one number)
+		}
+		other = d.where(d.bin(beyond, x, b), b, nan)
 	}
 	return d.where(d.bin(within, x, b), x, other)
 }

@@ -147,9 +147,12 @@ struct GraphObject {
 std::vector<at::Tensor> make_arena(const GraphObject* g) {
   const std::vector<Buf>& specs = *g->bufs;
   std::vector<at::Tensor> views(specs.size());
-  if (g->arena_bytes <= 0) return views;
+  bool any = false;
+  for (const Buf& s : specs) any = any || s.arena >= 0;
+  if (!any) return views;
   c10::InferenceMode not_inference(false);
-  at::Tensor block = at::empty({g->arena_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+  // (at least one byte: temporaries with no elements still need a storage to point into)
+  at::Tensor block = at::empty({std::max<int64_t>(g->arena_bytes, 1)}, at::TensorOptions().dtype(c10::ScalarType::Byte));
   for (size_t i = 0; i < specs.size(); i++) {
     const Buf& s = specs[i];
     if (s.arena < 0) continue;

@@ -188,10 +188,11 @@ def _enable_fast(_C):
     except ImportError:
         return False
     _C.set_fast(_fast.api)
+    # (no random tensors: the first compile must not advance the user's random stream)
     samples = [
-        torch.zeros(()), torch.randn(3, 4).t(), torch.arange(10)[2::3], torch.ones(2, 3, dtype=torch.float64),
-        torch.zeros(1, 2, dtype=torch.bool).requires_grad_(False), torch.randn(2, requires_grad=True) * 2,
-        torch.nn.Parameter(torch.randn(2, 2)), torch.empty(0, 5, dtype=torch.int32),
+        torch.zeros(()), torch.arange(12.0).reshape(3, 4).t(), torch.arange(10)[2::3], torch.ones(2, 3, dtype=torch.float64),
+        torch.zeros(1, 2, dtype=torch.bool).requires_grad_(False), torch.ones(2, requires_grad=True) * 2,
+        torch.nn.Parameter(torch.ones(2, 2)), torch.empty(0, 5, dtype=torch.int32),
     ]
     for t in samples:
         if _C.tensor_meta(t) != _C.tensor_meta(t, True):
@@ -451,10 +452,12 @@ def meta_call(target, is_method, args, kwargs):
                 return getattr(margs[0], target)(*margs[1:], **mkwargs)
             return fn(*margs, **mkwargs)
 
-    # The CPU runs keep the random generator's state: a random op must not advance the user's
-    # random stream.
+    # Every run keeps the random generator's state: a random op must not advance the user's
+    # random stream (a factory without tensor arguments, torch.rand([2, 3]), runs on the CPU
+    # even in the "meta" run).
     try:
-        return _from_meta(run("meta"))
+        with _rng_kept():
+            return _from_meta(run("meta"))
     except NotImplementedError:
         pass  # no meta kernel: the CPU kernel's result has the metadata
     except Exception as meta_error:  # noqa: BLE001 - does the CPU kernel refuse too?
