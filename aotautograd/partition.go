@@ -141,8 +141,8 @@ func weight(n *fxgraph.Node, s *sets) int64 {
 // minCut returns the saved values of the min-cut partition. The network has two vertices per
 // node n of the backward's ancestors, n.in → n.out with capacity weight(n), edges u.out → n.in
 // of infinite capacity for each input u of n, source → n.in for graph inputs and banned nodes
-// (they are computed in the forward), and n.out → sink for tangent-dependent nodes (they are
-// computed in the backward). A node whose in is on the source side of the cut and out on the
+// (they are computed in the forward), and n.out → sink for tangent-dependent nodes and the
+// gradients (they are computed in the backward). A node whose in is on the source side of the cut and out on the
 // sink side is saved; one wholly on the sink side is computed in the backward.
 func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, error) {
 	var nodes []*fxgraph.Node
@@ -157,10 +157,18 @@ func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, err
 	in := func(i int) int { return 2 + 2*i }
 	out := func(i int) int { return 3 + 2*i }
 	f := newFlowGraph(2 + 2*len(nodes))
+	gradOut := map[*fxgraph.Node]bool{}
+	for _, gi := range jt.gradIns {
+		if gi != nil {
+			gradOut[gi] = true
+		}
+	}
 	for i, n := range nodes {
 		f.addEdge(in(i), out(i), weight(n, s))
 		switch {
-		case s.tangent[n]:
+		case s.tangent[n] || gradOut[n]:
+			// (a gradient no tangent reaches, torch's zeros_like(grad) times an input, is
+			// still the backward's: it is computed there or saved)
 			f.addEdge(out(i), sink, inf)
 		case isInput(n, s) || banned(n, recomputeReductions):
 			f.addEdge(source, in(i), inf)

@@ -51,6 +51,10 @@ func compileAutograd(api py.API, cap *bytecode.Capture, qual string, toC bool) (
 		noteFallback(qual, "an output is a view of an input (autograd must see the view)")
 		return 0, false, nil
 	}
+	if why := savedValueWritten(api, cap); why != "" {
+		noteFallback(qual, why)
+		return 0, false, nil
+	}
 	lifted, attrPaths := liftAttrs(pg)
 	var requires []bool
 	for _, p := range lifted.Placeholders() {
@@ -105,6 +109,30 @@ func compileAutograd(api py.API, cap *bytecode.Capture, qual string, toC bool) (
 		return 0, false, err
 	}
 	return g, true, nil
+}
+
+// savedValueWritten says why eager's backward would refuse a graph that writes in place: torch's
+// autograd saved a value the graph then overwrites (ptgo's functional backward would not notice
+// and return gradients). Which values torch's ops save is torch's knowledge, so torch answers
+// (ptgo._runtime.autograd_probe, on dummy data); "" for graphs without writes.
+func savedValueWritten(api py.API, cap *bytecode.Capture) string {
+	writes := false
+	for _, n := range cap.Graph.Nodes {
+		writes = writes || fxgraph.CallEffects(n)&primtorch.EffectWrites != 0
+	}
+	if !writes {
+		return ""
+	}
+	js, attrs, err := graphForPython(api, cap)
+	if err != nil {
+		return ""
+	}
+	r, err := runtimeCall(api, "autograd_probe", js, attrs, api.NewBool(cap.GradEnabled))
+	if err != nil || r == api.None() {
+		return ""
+	}
+	msg, _ := api.Str(r)
+	return "the graph writes in place to a value autograd saved for the backward, which raises: " + msg
 }
 
 // compileToRuntime compiles a prims graph to C and returns the runtime object; 0 when the C

@@ -154,7 +154,12 @@ func dFill(c *ctx) (any, error) {
 
 // dRequiresGrad only changes autograd state: the value is the input.
 func dRequiresGrad(c *ctx) (any, error) {
+	s := c.state("self")
+	if m := c.outMeta(); s.input != nil && m != nil && m.RequiresGrad != c.d.read(s).TensorMeta().RequiresGrad {
+		// the flag of a tensor from outside the graph changes: the caller must see it
+		return nil, c.d.unsupportedf("requires_grad_ changes the requires_grad of a graph input")
+	}
 	c.done = true
-	c.d.env[c.n] = c.state("self")
+	c.d.env[c.n] = s
 	return nil, nil
 }

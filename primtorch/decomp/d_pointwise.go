@@ -26,6 +26,22 @@ func binaryPrim(name string) decompFn {
 	}
 }
 
+// noDerivative is fn for an op torch 1.13 has no derivative for (when, if given, says for which
+// arguments): floor_divide, remainder of a number by a tensor. When the result requires grad
+// the call stays torch's (prims.fallback), so a backward through it makes the graph run with
+// torch and eager's "derivative for aten::floor_divide is not implemented" reach the user.
+func noDerivative(fn decompFn, when func(c *ctx) bool) decompFn {
+	return func(c *ctx) (any, error) {
+		if c.d.rg && (when == nil || when(c)) {
+			return nil, errFallback
+		}
+		return fn(c)
+	}
+}
+
+// numberSelf: the first operand is a Python number (remainder.Scalar_Tensor).
+func numberSelf(c *ctx) bool { return metaOf(c.self()) == nil }
+
 // unary applies f to self after promotion.
 func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
 	return c.d.ew(c.op.Promotion, func(v []val) val { return f(v[0]) }, c.self())
@@ -34,22 +50,26 @@ func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
 // dPositive returns its input (torch.positive aliases it).
 func dPositive(c *ctx) (any, error) { return c.selfNode(), nil }
 
-// dAsinh is copysign(log1p(|x| + x²/(1 + sqrt(x² + 1))), x): accurate near 0 and for large |x|.
+// dAsinh is copysign(log1p(|x| + x²/(1 + sqrt(x² + 1))), x): accurate near 0; beyond 2^28,
+// where x² + 1 is x² (and x² may overflow), log(|x|) + log(2), as glibc's asinh.
 func dAsinh(c *ctx) (any, error) {
 	d := c.d
 	return c.unary(func(x val) val {
 		a := d.un("abs", x)
 		a2 := d.mul(a, a)
 		r := d.un("log1p", d.add(a, d.div(a2, d.add(d.un("sqrt", d.add(a2, 1.0)), 1.0))))
+		r = d.where(d.bin("gt", a, 0x1p28), d.add(d.un("log", a), math.Ln2), r)
 		return d.bin("copysign", r, x)
 	}), nil
 }
 
-// dAcosh is log(x + sqrt((x - 1)(x + 1))).
+// dAcosh is log(x + sqrt((x - 1)(x + 1))); beyond 2^28 log(x) + log(2) (the product would
+// overflow).
 func dAcosh(c *ctx) (any, error) {
 	d := c.d
 	return c.unary(func(x val) val {
-		return d.un("log", d.add(x, d.un("sqrt", d.mul(d.sub(x, 1.0), d.add(x, 1.0)))))
+		r := d.un("log", d.add(x, d.un("sqrt", d.mul(d.sub(x, 1.0), d.add(x, 1.0)))))
+		return d.where(d.bin("gt", x, 0x1p28), d.add(d.un("log", x), math.Ln2), r)
 	}), nil
 }
 
@@ -156,10 +176,19 @@ func dNanToNum(c *ctx) (any, error) {
 // dLogit is log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given.
 func dLogit(c *ctx) (any, error) {
 	d := c.d
+	in := dtypeOf(c.self())
 	return c.unary(func(x val) val {
 		if c.has("eps") {
 			eps := c.float("eps")
-			x = d.bin("minimum", d.bin("maximum", x, eps), 1-eps)
+			var lo, hi val = eps, 1 - eps
+			if in == primtorch.Float16 || in == primtorch.BFloat16 {
+				// the bounds in the input's precision, as torch's kernel has them (1 - 1e-6 is
+				// 1.0 in bfloat16, so logit(1.0) stays inf)
+				shape := metaOf(x).Shape
+				lo = d.convert(d.full(shape, eps, in), dtypeOf(x))
+				hi = d.convert(d.full(shape, 1-eps, in), dtypeOf(x))
+			}
+			x = d.bin("minimum", d.bin("maximum", x, lo), hi)
 		}
 		return d.un("log", d.div(x, d.sub(1.0, x)))
 	}), nil

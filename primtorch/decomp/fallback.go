@@ -80,8 +80,9 @@ func (d *decomposer) fallback(n *fxgraph.Node, op *primtorch.Op, c *ctx) error {
 		// the tensor's metadata, not its elements (t_, transpose_, squeeze_, as_strided_):
 		// writing the result's values back would be wrong.
 		old, got := d.read(selfState).TensorMeta(), n.TensorMeta()
-		if got == nil || !slices.Equal(old.Shape, got.Shape) || !slices.Equal(old.Strides, got.Strides) || old.Offset != got.Offset {
-			return d.unsupportedf("%s changes its argument's shape or strides in place", target)
+		if got == nil || !slices.Equal(old.Shape, got.Shape) || !slices.Equal(old.Strides, got.Strides) || old.Offset != got.Offset ||
+			old.RequiresGrad != got.RequiresGrad {
+			return d.unsupportedf("%s changes its argument's shape, strides or requires_grad in place", target)
 		}
 	}
 	node := d.g.AddCall("prims.fallback", args, kwargs, cloneMeta(n.Meta))

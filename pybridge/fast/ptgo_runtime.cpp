@@ -528,7 +528,11 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           break;
         }
         case StepOp::Free:
-          dead[st.buf] = std::move(bufs[st.buf]);
+          // Its storage may go to a later allocation only when nothing else holds it: a torch
+          // extern may have returned the buffer itself or a view of it (an in-place fallback,
+          // x.uniform_(), returns its argument), which lives on as another buffer.
+          if (bufs[st.buf].defined() && bufs[st.buf].use_count() == 1 && bufs[st.buf].storage().use_count() == 1)
+            dead[st.buf] = std::move(bufs[st.buf]);
           bufs[st.buf].reset();
           break;
       }

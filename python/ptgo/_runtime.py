@@ -653,6 +653,53 @@ def torch_rerun(graph_json, attrs):
     return _C.Disabled(rerun)
 
 
+def autograd_probe(graph_json, attrs, grad_enabled):
+    """Runs a captured graph once with torch on dummy tensors of its inputs' metadata (copies of
+    its parameters and buffers) and then its backward, to learn whether eager's autograd refuses
+    the graph's structure: an in-place write to a value an op saved for its backward ("one of the
+    variables needed for gradient computation has been modified by an inplace operation"). Which
+    values torch's ops save is what its autograd knows; ptgo's own derivatives save others. Returns
+    the message, or None (also when the dummy data makes the forward itself fail). The random
+    generator's state is kept."""
+    from .fx_export import graph_module_from_json
+
+    copies = {k: v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
+              for k, v in attrs.items()}
+    gm = graph_module_from_json(graph_json, None, copies)
+    specs = [n.meta.get("ptgo_meta") for n in gm.graph.nodes if n.op == "placeholder"]
+    for fill in (0, 1):  # zeros are valid indices, ones valid divisors
+        args = []
+        for m in specs:
+            if not isinstance(m, dict):
+                return None
+            shape, stride, offset = list(m["shape"]), list(m["stride"]), m["storage_offset"]
+            size = offset + sum((n - 1) * st for n, st in zip(shape, stride)) + 1 if all(shape) else 0
+            leaf = torch.full((size,), fill, dtype=m["dtype"], requires_grad=bool(m["requires_grad"]))
+            args.append(leaf.as_strided(shape, stride, offset))  # a non-leaf when it requires grad
+        with _rng_kept(), warnings.catch_warnings(), torch.set_grad_enabled(bool(grad_enabled)):
+            warnings.simplefilter("ignore")
+            try:
+                outs = gm.forward(*args)
+            except Exception:  # noqa: BLE001 - the dummy data, not the structure
+                continue
+            flat = [o for o in _flatten(outs) if isinstance(o, torch.Tensor) and o.requires_grad]
+            if not flat:
+                return None
+            try:
+                torch.autograd.backward(flat, [torch.ones_like(o) for o in flat])
+            except RuntimeError as e:
+                if "modified by an inplace operation" in str(e):
+                    return str(e).split("\n")[0]
+            return None
+    return None
+
+
+def _flatten(v):
+    if isinstance(v, (tuple, list)):
+        return [x for e in v for x in _flatten(e)]
+    return [v]
+
+
 def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
     """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
     rerun (torch_rerun) takes over when a kernel finds an index out of range."""

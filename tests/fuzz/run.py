@@ -3,6 +3,7 @@
     .venv/bin/python tests/fuzz/run.py --n 10000            # seeds 0..9999 (make fuzz N=10000)
     .venv/bin/python tests/fuzz/run.py --start 500 --n 20 --minimise
     .venv/bin/python tests/fuzz/run.py --seed 1234 -v       # one program: its source and result
+    .venv/bin/python tests/fuzz/run.py --rerun /tmp/ptgo-fuzz-0-10000   # the seeds that failed there
 
 A worker (``--worker``) generates and checks the programs of one chunk of seeds and writes one
 JSON line per program ("begin" before, the result after) to its output file; the driver starts
@@ -143,9 +144,21 @@ class Chunk:
         return True
 
 
+def failing_seeds(path):
+    """Seeds a previous run (a results.jsonl, or a directory of chunk files) did not pass."""
+    files = [path] if os.path.isfile(path) else sorted(
+        os.path.join(path, f) for f in os.listdir(path) if f.startswith("chunk-") and f.endswith(".jsonl"))
+    seeds = []
+    for p in files:
+        for r in _read(p):
+            if r.get("status") not in ("begin", "ok"):
+                seeds.append(r["seed"])
+    return sorted(set(seeds))
+
+
 def drive(args):
     os.makedirs(args.out, exist_ok=True)
-    seeds = list(range(args.start, args.start + args.n))
+    seeds = failing_seeds(args.rerun) if args.rerun else list(range(args.start, args.start + args.n))
     chunks = [Chunk(seeds[i:i + args.chunk], args.out, i // args.chunk) for i in range(0, len(seeds), args.chunk)]
     pending = collections.deque(chunks)
     running = []
@@ -171,7 +184,7 @@ def drive(args):
             f.write(json.dumps(r) + "\n")
     summary = summarise(results)
     summary["seconds"] = round(time.time() - t0, 1)
-    summary["args"] = {"start": args.start, "n": args.n, "backends": args.backends}
+    summary["args"] = {"start": args.start, "n": len(seeds), "backends": args.backends, "rerun": args.rerun}
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(format_summary(summary))
@@ -220,6 +233,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads in workers (2: parallel kernels)")
     ap.add_argument("--backends", default="eager,aot_eager,inductor")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--rerun", help="run only the seeds that failed in this earlier run (results.jsonl or its --out directory)")
     ap.add_argument("--minimise", action="store_true", help="minimise failures and write regression tests")
     ap.add_argument("--per-class", type=int, default=2, help="with --minimise: seeds minimised per class")
     ap.add_argument("--quiet", action="store_true")
