@@ -175,7 +175,7 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 		case fxgraph.Output:
 			var res fxgraph.Arg
 			if len(n.Args) > 0 {
-				res = t.arg(n.Args[0])
+				res = t.restrideOutputs(n.Args[0], t.arg(n.Args[0]))
 			}
 			t.g.AddOutput(res)
 		default:
@@ -184,6 +184,36 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 	}
 	t.g.Renumber()
 	return t.g, nil
+}
+
+// restrideOutputs gives each output the strides of its prims meta (eager's): torch's kernels
+// choose their own layout for factories, gathers and indexing (ones_like of a transposed tensor
+// is contiguous once it is torch.full), so ptgo._runtime.restride copies an output whose
+// layout differs. Views and graph inputs are outputs as they are (they alias).
+func (t *toTorch) restrideOutputs(orig, mapped fxgraph.Arg) fxgraph.Arg {
+	switch o := orig.(type) {
+	case fxgraph.Tuple:
+		m, ok := mapped.(fxgraph.Tuple)
+		if !ok || len(m.Elems) != len(o.Elems) {
+			return mapped
+		}
+		out := fxgraph.Tuple{Elems: make([]fxgraph.Arg, len(o.Elems))}
+		for i := range o.Elems {
+			out.Elems[i] = t.restrideOutputs(o.Elems[i], m.Elems[i])
+		}
+		return out
+	case *fxgraph.Node:
+		meta := o.TensorMeta()
+		if meta == nil || o.Op != fxgraph.CallFunction || !meta.IsNonOverlappingAndDense() || meta.Offset != 0 {
+			return mapped
+		}
+		if op := primtorch.Lookup(o.Target); op == nil || op.Alias != primtorch.AliasNone {
+			return mapped
+		}
+		strides, _ := toArg(slices.Clone(meta.Strides))
+		return t.emit("ptgo._runtime.restride", false, []fxgraph.Arg{mapped, strides}, nil, meta.Clone())
+	}
+	return mapped
 }
 
 func (t *toTorch) arg(a fxgraph.Arg) fxgraph.Arg {

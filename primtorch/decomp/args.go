@@ -124,6 +124,10 @@ func (d *decomposer) bind(n *fxgraph.Node, op *primtorch.Op) (*ctx, error) {
 		return nil, fmt.Errorf("decomp: %s: the call does not bind to %s (%v); the capture stage recorded a call the registry rejects: ptgo BUG", d.location(), op.Name, err)
 	}
 	c.op, c.a = o, a
+	d.callStates, d.callOp, d.callSelf = c.states, o, nil
+	if len(o.Schema.Params) > 0 && a.Has(o.Schema.Params[0].Canon) {
+		d.callSelf, _ = a.Get(o.Schema.Params[0].Canon).(*primtorch.TensorMeta)
+	}
 	return c, nil
 }
 

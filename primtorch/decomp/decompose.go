@@ -69,6 +69,11 @@ type decomposer struct {
 	inputs  []*tstate // graph inputs (placeholders, then get_attrs), in graph order
 	// firstNew is the index of the first prims node of the current call.
 	firstNew int
+	// callStates are the tensors the current call reads (its ctx's states; nil for calls
+	// bound without one): a write must not partially overlap them.
+	callStates map[*primtorch.TensorMeta]*tstate
+	callOp     *primtorch.Op
+	callSelf   *primtorch.TensorMeta // the meta standing for the call's first argument
 }
 
 func newDecomposer(g *fxgraph.Graph, opts Options) *decomposer {
@@ -153,6 +158,7 @@ func lookup(n *fxgraph.Node) *primtorch.Op {
 
 // callNode decomposes one torch-level call.
 func (d *decomposer) callNode(n *fxgraph.Node) error {
+	d.callStates, d.callOp, d.callSelf = nil, nil, nil
 	if n.Target == setGradEnabled {
 		if len(n.Args) == 1 {
 			if c, ok := n.Args[0].(fxgraph.Const); ok {

@@ -105,6 +105,22 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 		return nil // the value is unchanged (dropout in eval, requires_grad_, ...)
 	}
 	want := cur.TensorMeta()
+	// Memory a functional value cannot describe: eager's in-place kernels refuse to write a
+	// tensor whose elements share memory (an expand) or that partially overlaps an argument
+	// ("unsupported operation: ... refer to a single memory location"), and index_put_,
+	// fill_ and masked_fill_ write through every alias. torch runs such a graph.
+	if hasInternalOverlap(want) {
+		return d.unsupportedf("writes a tensor whose elements share memory (stride 0)")
+	}
+	strict := d.callOp != nil && d.callOp.RefusesOverlap
+	for m, a := range d.callStates {
+		if m == d.callSelf || rootState(a) != rootState(s) || a == s && !strict {
+			continue
+		}
+		if am := d.read(a).TensorMeta(); overlapsOtherwise(am, want) || strict && (a == s || intersects(am, want)) {
+			return d.unsupportedf("writes a tensor that overlaps another argument of the call")
+		}
+	}
 	v = d.convert(v, want.DType).(*fxgraph.Node)
 	if vm := v.TensorMeta(); !equalInts(vm.Shape, want.Shape) {
 		if !resize || s.base != nil || s.input != nil {
@@ -139,6 +155,65 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 	b.mutated = true
 	s.cur, s.seen = v, b.version
 	return nil
+}
+
+// rootState is the base a tensor's state views (itself for a base).
+func rootState(s *tstate) *tstate {
+	if s.base != nil {
+		return s.base
+	}
+	return s
+}
+
+// hasInternalOverlap reports a layout where two elements share memory: a dim of size > 1 with
+// stride 0 (torch's MemOverlap::YES).
+func hasInternalOverlap(m *primtorch.TensorMeta) bool {
+	for i, n := range m.Shape {
+		if n > 1 && m.Strides[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// overlapsOtherwise reports two views of one storage whose element ranges partially overlap
+// (torch's MemOverlapStatus::PARTIAL).
+func overlapsOtherwise(a, b *primtorch.TensorMeta) bool {
+	if a.Numel() == 0 || b.Numel() == 0 {
+		return false
+	}
+	if a.Offset == b.Offset && equalInts(a.Shape, b.Shape) && equalInts(a.Strides, b.Strides) {
+		return false
+	}
+	as, ae := extent(a)
+	bs, be := extent(b)
+	if as == bs && ae == be {
+		return false // the same memory in another order (x.copy_(x.t())): torch's FULL overlap
+	}
+	return as <= be && bs <= ae
+}
+
+// intersects reports two views of one storage whose element ranges intersect.
+func intersects(a, b *primtorch.TensorMeta) bool {
+	if a.Numel() == 0 || b.Numel() == 0 {
+		return false
+	}
+	as, ae := extent(a)
+	bs, be := extent(b)
+	return as <= be && bs <= ae
+}
+
+// extent is the first and last storage element a view reaches.
+func extent(m *primtorch.TensorMeta) (int64, int64) {
+	start, end := m.Offset, m.Offset
+	for i, n := range m.Shape {
+		if st := m.Strides[i]; st >= 0 {
+			end += (n - 1) * st
+		} else {
+			start += (n - 1) * st
+		}
+	}
+	return start, end
 }
 
 // scatterBack returns base with v written at the positions the view chain selects.
