@@ -25,6 +25,37 @@ type joint struct {
 	rg        map[*fxgraph.Node]bool
 }
 
+// gradDeps is Graphs.GradDeps: for each primal, the user outputs that reach it through values
+// that require grad.
+func (jt *joint) gradDeps() [][]int {
+	deps := make([][]int, len(jt.primals))
+	index := map[*fxgraph.Node]int{}
+	for i, p := range jt.primals {
+		index[p] = i
+	}
+	for k, o := range jt.outs {
+		n, ok := o.(*fxgraph.Node)
+		if !ok || !jt.rg[n] {
+			continue
+		}
+		seen := map[*fxgraph.Node]bool{}
+		stack := []*fxgraph.Node{n}
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[v] || !jt.rg[v] {
+				continue
+			}
+			seen[v] = true
+			if i, ok := index[v]; ok {
+				deps[i] = append(deps[i], k)
+			}
+			stack = append(stack, v.Inputs()...)
+		}
+	}
+	return deps
+}
+
 // jointBuilder accumulates gradients during the backward pass.
 type jointBuilder struct {
 	*joint

@@ -103,8 +103,20 @@ func compileAutograd(api py.API, cap *bytecode.Capture, qual string, toC bool) (
 	for i, k := range split.Tangents {
 		tangents[i] = api.NewInt(int64(k))
 	}
+	deps := make([]py.Obj, len(split.GradDeps))
+	for i, ks := range split.GradDeps {
+		if ks == nil {
+			deps[i] = api.None()
+			continue
+		}
+		items := make([]py.Obj, len(ks))
+		for j, k := range ks {
+			items[j] = api.NewInt(int64(k))
+		}
+		deps[i] = api.NewList(items)
+	}
 	g, err := runtimeCall(api, "make_autograd_graph", fwd, bwd, api.NewInt(int64(split.NumOutputs)),
-		api.NewList(tangents), api.NewList(consts), torchRerun(api, cap, pg))
+		api.NewList(tangents), api.NewList(consts), torchRerun(api, cap, pg), api.NewList(deps))
 	if err != nil {
 		return 0, false, err
 	}
@@ -132,7 +144,7 @@ func savedValueWritten(api py.API, cap *bytecode.Capture) string {
 		return ""
 	}
 	msg, _ := api.Str(r)
-	return "the graph writes in place to a value autograd saved for the backward, which raises: " + msg
+	return "the graph writes in place to a value torch's autograd needs, so its backward raises: " + msg
 }
 
 // compileToRuntime compiles a prims graph to C and returns the runtime object; 0 when the C

@@ -655,12 +655,13 @@ def torch_rerun(graph_json, attrs):
 
 def autograd_probe(graph_json, attrs, grad_enabled):
     """Runs a captured graph once with torch on dummy tensors of its inputs' metadata (copies of
-    its parameters and buffers) and then its backward, to learn whether eager's autograd refuses
-    the graph's structure: an in-place write to a value an op saved for its backward ("one of the
-    variables needed for gradient computation has been modified by an inplace operation"). Which
-    values torch's ops save is what its autograd knows; ptgo's own derivatives save others. Returns
-    the message, or None (also when the dummy data makes the forward itself fail). The random
-    generator's state is kept."""
+    its parameters and buffers) and then the backward of each output, to learn whether eager's
+    autograd refuses the graph's structure: an in-place write to a value an op saved for its
+    backward ("one of the variables needed for gradient computation has been modified by an
+    inplace operation"), to a view of a multi-view function's output. Which values torch's ops
+    save is what its autograd knows; ptgo's own derivatives save others. Returns the message, or
+    None (also when the dummy data makes the forward itself fail). The random generator's state
+    is kept."""
     from .fx_export import graph_module_from_json
 
     copies = {k: v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
@@ -674,22 +675,23 @@ def autograd_probe(graph_json, attrs, grad_enabled):
                 return None
             shape, stride, offset = list(m["shape"]), list(m["stride"]), m["storage_offset"]
             size = offset + sum((n - 1) * st for n, st in zip(shape, stride)) + 1 if all(shape) else 0
-            leaf = torch.full((size,), fill, dtype=m["dtype"], requires_grad=bool(m["requires_grad"]))
-            args.append(leaf.as_strided(shape, stride, offset))  # a non-leaf when it requires grad
+            base = torch.full((size,), fill, dtype=m["dtype"])
+            if m["requires_grad"]:
+                base = base.requires_grad_() * 1  # not a leaf: the graph may write it in place
+            args.append(base.as_strided(shape, stride, offset))
         with _rng_kept(), warnings.catch_warnings(), torch.set_grad_enabled(bool(grad_enabled)):
             warnings.simplefilter("ignore")
             try:
                 outs = gm.forward(*args)
             except Exception:  # noqa: BLE001 - the dummy data, not the structure
                 continue
-            flat = [o for o in _flatten(outs) if isinstance(o, torch.Tensor) and o.requires_grad]
-            if not flat:
-                return None
-            try:
-                torch.autograd.backward(flat, [torch.ones_like(o) for o in flat])
-            except RuntimeError as e:
-                if "modified by an inplace operation" in str(e):
-                    return str(e).split("\n")[0]
+            # each output on its own: the caller may differentiate any of them
+            for o in _flatten(outs):
+                if isinstance(o, torch.Tensor) and o.requires_grad:
+                    try:
+                        torch.autograd.backward([o], [torch.ones_like(o)], retain_graph=True)
+                    except RuntimeError as e:
+                        return str(e).split("\n")[0]
             return None
     return None
 
@@ -746,37 +748,60 @@ def make_torch_graph(graph_json):
     return _C.Disabled(graph_module_from_json(graph_json, None, {}).forward)
 
 
-def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None):
+def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, grad_deps=None):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
     bwd(*saved, *tangents) returns one gradient (or None) per input and parameter. When the
     forward rejects its data (IndexError, RuntimeError: an index out of range), rerun
     (torch_rerun, if given) runs the captured graph with torch instead, which raises torch's own
-    exception for it."""
+    exception for it.
+
+    grad_deps[i] lists the outputs input i's gradient depends on (None: it gets none): an input
+    none of whose outputs the caller differentiates gets None, as in eager (.grad stays None),
+    not the zeros of unused outputs' materialized gradients."""
     from torch.autograd.function import once_differentiable
 
     tangents = list(tangents)
     diff = set(tangents)
     consts = list(consts)
+    deps = None if grad_deps is None else [None if d is None else frozenset(d) for d in grad_deps]
 
     class CompiledRegion(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
             outs = fwd(*args)
-            user, saved = outs[:num_outputs], outs[num_outputs:]
+            user, saved = list(outs[:num_outputs]), outs[num_outputs:]
+            _unview_temporaries(user)
             ctx.save_for_backward(*saved)
-            ctx.mark_non_differentiable(*[user[i] for i in range(num_outputs)
-                                          if i not in diff and isinstance(user[i], torch.Tensor)])
+            nondiff = []
+            for i in range(num_outputs):
+                if i not in diff and isinstance(user[i], torch.Tensor):
+                    # detached: a non-differentiable view of a differentiable output (x.detach()
+                    # is one in the runtime's plan) would otherwise require grad through it
+                    user[i] = user[i].detach()
+                    nondiff.append(user[i])
+            ctx.mark_non_differentiable(*nondiff)
+            ctx.set_materialize_grads(False)
+            ctx.tangent_metas = [(user[k].shape, user[k].dtype, user[k].device) for k in tangents]
             return tuple(user)
 
         @staticmethod
         @once_differentiable
         def backward(ctx, *grads):
-            tang = [grads[k].contiguous() for k in tangents]
-            return tuple(bwd(*ctx.saved_tensors, *tang))
+            tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
+                    for k, m in zip(tangents, ctx.tangent_metas)]
+            res = tuple(bwd(*ctx.saved_tensors, *tang))
+            if deps is not None:
+                given = {k for k in tangents if grads[k] is not None}
+                res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r
+                            for i, r in enumerate(res))
+            return res
 
-    apply = CompiledRegion.apply
+    region = CompiledRegion.apply
+
+    def apply(*args):
+        return _views_outside(region(*args))
 
     if rerun is None:
         def run(*inputs):
@@ -790,3 +815,36 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None):
             return rerun(*inputs)
 
     return run
+
+
+def _unview_temporaries(user):
+    """Outputs the launch plan made as views of its own temporaries (a repeat is an expand of
+    a buffer) are new tensors in eager: the same memory as a tensor that is no view, so that
+    autograd lets the caller write them in place."""
+    ids = None
+    for i, o in enumerate(user):
+        b = getattr(o, "_base", None) if isinstance(o, torch.Tensor) else None
+        if b is None:
+            continue
+        if ids is None:
+            ids = {id(t) for t in user if isinstance(t, torch.Tensor)}
+        if id(b) not in ids:
+            user[i] = torch.empty(0, dtype=o.dtype, device=o.device).set_(
+                o.storage(), o.storage_offset(), o.size(), o.stride())
+
+
+def _views_outside(outs):
+    """A compiled region's outputs with each view of another output made again outside the
+    autograd.Function (as_strided of that output): autograd forbids in-place writes to views a
+    custom Function returns, which eager allows (x = a.t(); x.zero_() after the graph)."""
+    bases = None
+    for i, o in enumerate(outs):
+        b = getattr(o, "_base", None) if isinstance(o, torch.Tensor) else None
+        if b is None:
+            continue
+        if bases is None:
+            bases = {id(t) for t in outs if isinstance(t, torch.Tensor)}
+        if id(b) in bases:
+            outs = list(outs) if isinstance(outs, tuple) else outs
+            outs[i] = b.as_strided(o.size(), o.stride(), o.storage_offset())
+    return tuple(outs)
