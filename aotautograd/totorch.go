@@ -187,9 +187,10 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 }
 
 // restrideOutputs gives each output the strides of its prims meta (eager's): torch's kernels
-// choose their own layout for factories, gathers and indexing (ones_like of a transposed tensor
-// is contiguous once it is torch.full), so ptgo._runtime.restride copies an output whose
-// layout differs. Views and graph inputs are outputs as they are (they alias).
+// lay out some results their own way (ones_like of a transposed tensor is torch.full; a softmax
+// of one is contiguous in eager, its reductions and pointwise ops follow the input), so
+// ptgo.restride (python/ptgo/fx_export.py) copies an output whose layout differs. Views and
+// graph inputs are outputs as they are (they alias).
 func (t *toTorch) restrideOutputs(orig, mapped fxgraph.Arg) fxgraph.Arg {
 	switch o := orig.(type) {
 	case fxgraph.Tuple:
@@ -204,16 +205,26 @@ func (t *toTorch) restrideOutputs(orig, mapped fxgraph.Arg) fxgraph.Arg {
 		return out
 	case *fxgraph.Node:
 		meta := o.TensorMeta()
-		if meta == nil || o.Op != fxgraph.CallFunction || !meta.IsNonOverlappingAndDense() || meta.Offset != 0 {
+		if meta == nil || o.Op != fxgraph.CallFunction || !meta.IsNonOverlappingAndDense() || meta.Offset != 0 || meta.IsContiguous() && isContiguousProducer(o) {
 			return mapped
 		}
-		if op := primtorch.Lookup(o.Target); op == nil || op.Alias != primtorch.AliasNone {
+		if op := primtorch.Lookup(o.Target); op == nil || op.Alias != primtorch.AliasNone || o.Target == "prims.copy_" {
 			return mapped
 		}
 		strides, _ := toArg(slices.Clone(meta.Strides))
-		return t.emit("ptgo._runtime.restride", false, []fxgraph.Arg{mapped, strides}, nil, meta.Clone())
+		return t.emit("ptgo.restride", false, []fxgraph.Arg{mapped, strides}, nil, meta.Clone())
 	}
 	return mapped
+}
+
+// isContiguousProducer: prims whose torch call always gives a contiguous result (matrix
+// products, factories, the contiguous() of an index): no check needed for a contiguous meta.
+func isContiguousProducer(n *fxgraph.Node) bool {
+	switch n.Target {
+	case "prims.mm", "prims.bmm", "prims.addmm", "prims.full", "prims.iota", "prims.index":
+		return true
+	}
+	return false
 }
 
 func (t *toTorch) arg(a fxgraph.Arg) fxgraph.Arg {
@@ -480,14 +491,22 @@ func torchIndexPut(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target strin
 
 // torchIndex: aten.index with integer index tensors as int64 (the prim takes any integer dtype,
 // as embedding and index_select do; torch's index only int64), and the prim's contiguous layout
-// (torch's result follows the layout of the index tensors: an embedding of transposed indices).
+// when it has one (torch's result follows the layout of the index tensors: an embedding of
+// transposed indices; other layouts: restrideOutputs).
 func torchIndex(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
 	args[1] = t.longIndices(n.Args[1], args[1])
 	r := t.emit(target, false, args, nil, n.Meta)
 	if m := n.TensorMeta(); m != nil && m.IsContiguous() {
-		return t.emit("contiguous", true, []fxgraph.Arg{r}, nil, n.TensorMeta().Clone())
+		return t.emit("contiguous", true, []fxgraph.Arg{r}, nil, m.Clone())
 	}
 	return r
+}
+
+// emptyLike is torch.empty_strided with meta's sizes, strides and dtype.
+func (t *toTorch) emptyLike(m *primtorch.TensorMeta) *fxgraph.Node {
+	shape, _ := toArg(slices.Clone(m.Shape))
+	strides, _ := toArg(slices.Clone(m.Strides))
+	return t.emit("torch.empty_strided", false, []fxgraph.Arg{shape, strides}, deviceKwargs(m), nil)
 }
 
 // longIndices converts the integer index tensors of a prims index list (orig, as the prims graph
@@ -519,7 +538,12 @@ func deviceKwargs(m *primtorch.TensorMeta) []fxgraph.Kwarg {
 	return kw
 }
 
+// torchFull: torch.full, or empty_strided(...).fill_ when the meta has eager's layout of a
+// non-contiguous result (ones_like of a transposed tensor).
 func torchFull(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	if m := n.TensorMeta(); !m.IsContiguous() && m.IsNonOverlappingAndDense() && m.Offset == 0 {
+		return t.emit("fill_", true, []fxgraph.Arg{t.emptyLike(m), args[1]}, nil, n.Meta)
+	}
 	return t.emit("torch.full", false, args[:2], deviceKwargs(n.TensorMeta()), n.Meta)
 }
 

@@ -729,16 +729,6 @@ def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
 
 # ---- autograd: one torch.autograd.Function per compiled region ------------------------------
 
-def restride(t, stride):
-    """t with the given strides (the prims graph's meta, eager's): a copy when torch's kernel
-    chose another layout for it (aot_eager's outputs; size-1 dims do not count)."""
-    if not isinstance(t, torch.Tensor) or t.dim() != len(stride) or all(
-            n <= 1 or a == b for n, a, b in zip(t.shape, t.stride(), stride)):
-        return t
-    out = torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
-    return out.copy_(t)
-
-
 def make_torch_graph(graph_json):
     """A prims graph ptgo turned back into torch calls (aot_eager), as a callable."""
     from .fx_export import graph_module_from_json
