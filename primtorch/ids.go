@@ -403,6 +403,7 @@ const (
 	OpMedianDim
 	OpDiff
 	OpTrace
+	OpComplex
 
 	// Core ops ("prims"), in ops_prims.go: OpPrimAdd is prims::add.
 	OpPrimAbs

@@ -146,9 +146,16 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 	if b.input != nil {
 		return d.unsupportedf("writes into a view of graph input %s", b.input.Name)
 	}
-	nb, err := d.scatterBack(d.read(b), s.chain, v)
+	old := d.read(b)
+	nb, err := d.scatterBack(old, s.chain, v)
 	if err != nil {
 		return err
+	}
+	if om, nm := old.TensorMeta(), nb.TensorMeta(); nb != old && !equalInts(om.Strides, nm.Strides) &&
+		equalInts(om.Shape, nm.Shape) && om.Offset == 0 && om.IsNonOverlappingAndDense() {
+		// a write through a view keeps the base's layout too
+		nb = d.prim("clone", nb)
+		nb.TensorMeta().Strides = append([]int64{}, om.Strides...)
 	}
 	b.cur = nb
 	b.version++
