@@ -265,6 +265,7 @@ func vjpMaxMin(isMax bool) vjpFn {
 		if !c.needs(0) && !c.needs(1) {
 			return
 		}
+		c.exact(a, b)
 		shared := c.where(c.emit("eq", a, b), c.div(c.g, 2.0), c.g)
 		if c.needs(0) {
 			c.give(c.x(0), c.where(c.emit(loses, a, b), 0.0, shared))

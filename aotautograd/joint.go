@@ -23,6 +23,13 @@ type joint struct {
 	epilogue  []*fxgraph.Node // copy_ nodes
 	forward   map[*fxgraph.Node]bool
 	rg        map[*fxgraph.Node]bool
+	// exact: forward values the backward compares for equality with a result the forward
+	// computed from them (amax's ties, maximum's winner). They are saved, never recomputed: a
+	// transcendental function recomputed in another kernel (libmvec's vector tanhf in one loop,
+	// the scalar tanhf in another's tail) may differ in the last bit, and the mask would miss
+	// the maximum (an infinite or zero gradient). Saved, the forward stores them once and its
+	// reduction reads the stored values too.
+	exact map[*fxgraph.Node]bool
 }
 
 // gradDeps is Graphs.GradDeps: for each primal, the user outputs that reach it through values
@@ -202,7 +209,7 @@ func buildJoint(g *fxgraph.Graph, requiresGrad []bool) (*joint, error) {
 	if out == nil {
 		return nil, fmt.Errorf("aotautograd: graph %s has no output node", g.Name)
 	}
-	jt := &joint{g: jg, forward: map[*fxgraph.Node]bool{}, rg: map[*fxgraph.Node]bool{}}
+	jt := &joint{g: jg, forward: map[*fxgraph.Node]bool{}, rg: map[*fxgraph.Node]bool{}, exact: map[*fxgraph.Node]bool{}}
 	if len(out.Args) > 0 {
 		if err := flattenOutputs(out.Args[0], &jt.outs); err != nil {
 			return nil, err

@@ -102,6 +102,12 @@ func isInput(n *fxgraph.Node, s *sets) bool {
 	return (n.Op == fxgraph.Placeholder && !s.tangent[n]) || n.Op == fxgraph.GetAttr
 }
 
+// banned is the package-level rule plus the values the backward compares for equality with
+// results the forward computed from them (jt.exact).
+func (jt *joint) banned(n *fxgraph.Node, recomputeReductions bool) bool {
+	return banned(n, recomputeReductions) || jt.exact[n]
+}
+
 // banned reports whether n must never be recomputed: externs (matrix products, convolutions),
 // fallbacks (random ops, torch-level calls) and the items of a fallback's tuple; reductions and
 // scans too unless recomputeReductions (softmax and norms are made of them: their results are
@@ -170,7 +176,7 @@ func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, err
 			// (a gradient no tangent reaches, torch's zeros_like(grad) times an input, is
 			// still the backward's: it is computed there or saved)
 			f.addEdge(out(i), sink, inf)
-		case isInput(n, s) || banned(n, recomputeReductions):
+		case isInput(n, s) || jt.banned(n, recomputeReductions):
 			f.addEdge(source, in(i), inf)
 		}
 		for _, u := range n.Inputs() {
@@ -205,7 +211,7 @@ func (jt *joint) saveAll(s *sets, recomputeReductions bool) []*fxgraph.Node {
 			continue
 		}
 		if !s.forward[n] {
-			if banned(n, recomputeReductions) {
+			if jt.banned(n, recomputeReductions) {
 				want[n] = true
 			}
 			continue
@@ -252,7 +258,7 @@ func (jt *joint) extract(saved []*fxgraph.Node, s *sets, recomputeReductions boo
 			bug("the partition leaves input %s to the backward unsaved", n.Name)
 		}
 		if fwSet[n] {
-			if banned(n, recomputeReductions) {
+			if jt.banned(n, recomputeReductions) {
 				bug("the partition recomputes %s = %s in the backward", n.Name, n.Target)
 			}
 			recomputed = append(recomputed, n)

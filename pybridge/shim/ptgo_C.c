@@ -81,12 +81,26 @@ static ptgo_obj keep(PyObject *o) {
 
 static char last_err[4096];
 static PyObject *last_exc_type, *last_exc_value, *last_exc_tb;
+/* A KeyboardInterrupt (or another BaseException that is no Exception: SystemExit) a callback
+   raised during a compile: the compile's result is dropped and this exception raised instead,
+   so Ctrl-C during a compile arrives as KeyboardInterrupt, never as BackendCompilerFailed or a
+   silently eager frame. */
+static PyObject *interrupt_type, *interrupt_value, *interrupt_tb;
+static int compiling; /* a compile is running (one at a time, process-wide) */
 
 static void capture_error(void) {
     PyObject *t, *v, *tb;
     PyErr_Fetch(&t, &v, &tb);
     if (t == NULL) return;
     PyErr_NormalizeException(&t, &v, &tb);
+    if (compiling && interrupt_type == NULL && !PyErr_GivenExceptionMatches(t, PyExc_Exception)) {
+        interrupt_type = t;
+        interrupt_value = v;
+        interrupt_tb = tb;
+        Py_INCREF(t);
+        Py_XINCREF(v);
+        Py_XINCREF(tb);
+    }
     const char *tname = ((PyTypeObject *)t)->tp_name;
     PyObject *s = v ? PyObject_Str(v) : NULL;
     const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
@@ -216,6 +230,12 @@ static ptgo_obj cb_getattr_static(ptgo_obj o, const char *name, int32_t *where, 
 }
 
 static ptgo_obj cb_call(ptgo_obj fn, const ptgo_obj *args, int64_t nargs, const char *const *kwnames, int64_t nkw) {
+    if (compiling && interrupt_type != NULL) {
+        /* after Ctrl-C no more Python runs for this compile (no "running eagerly" warning,
+           no backend call): Go sees an error and unwinds */
+        PyErr_SetString(PyExc_RuntimeError, "ptgo: the compile was interrupted");
+        return ret(NULL);
+    }
     PyObject *names = NULL;
     if (nkw > 0) {
         names = PyTuple_New(nkw);
@@ -1110,7 +1130,6 @@ static _Thread_local PyObject *tl_ctx;  /* current compile context (strong), NUL
 static _Thread_local long tl_tag;       /* ctx cache tag */
 static _Thread_local int tl_busy;       /* compiling or in ptgo internals: don't capture */
 static int active_contexts;             /* threads with a context set; the hook is installed when > 0 */
-static int compiling;                   /* a compile is running (one at a time, process-wide) */
 static PyObject *cache_size_limit_obj;  /* read through ptgo._runtime.cache_size_limit() on a miss */
 
 #if PTGO_SUPPORTED
@@ -1302,6 +1321,9 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     memset(&res, 0, sizeof res);
     int nargs = co->co_argcount + co->co_kwonlyargcount + ((co->co_flags & CO_VARARGS) ? 1 : 0) +
                 ((co->co_flags & CO_VARKEYWORDS) ? 1 : 0);
+    Py_CLEAR(interrupt_type);
+    Py_CLEAR(interrupt_value);
+    Py_CLEAR(interrupt_tb);
     PyThreadState_EnterTracing(ts);
     go_compile(ctx, (ptgo_obj)frame->f_func, (ptgo_obj)co, (const ptgo_obj *)frame->localsplus, nargs,
                failed ? c->last_failure : NULL, &res);
@@ -1309,6 +1331,16 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     compiling = 0;
     tl_busy = 0;
     if (PyErr_Occurred()) PyErr_Clear(); /* Go reports failures through res */
+    if (interrupt_type != NULL) {
+        /* Ctrl-C (or SystemExit) reached a callback: whatever Go decided then is not to be kept */
+        Py_CLEAR(arena);
+        arena = saved_arena;
+        res.code = NULL;
+        go_free_result(&res);
+        PyErr_Restore(interrupt_type, interrupt_value, interrupt_tb);
+        interrupt_type = interrupt_value = interrupt_tb = NULL;
+        return NULL;
+    }
 
     PyObject *result = NULL;
     int status = res.status;
