@@ -656,7 +656,8 @@ func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 		return nil, err
 	}
 	if !info.Strided {
-		return nil, f.unsupported("convert it with .to_dense() first", "a non-strided (sparse or mkldnn) tensor %s", readableName(src))
+		return nil, f.unsupported("convert it with .to_dense() (sparse, mkldnn) or .to_padded_tensor() (nested) first",
+			"a non-strided (sparse, mkldnn or nested) tensor %s", readableName(src))
 	}
 	if !info.IsPlain {
 		return nil, f.unsupported("pass a plain torch.Tensor", "a tensor subclass %s (%s)", t.typeName(o), readableName(src))

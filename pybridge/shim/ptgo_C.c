@@ -44,7 +44,7 @@ static PyObject *is_grad_enabled;  /* torch.is_grad_enabled */
 static PyObject *unsupported_exc, *backend_failed_exc;
 static PyObject *str_dtype, *str_requires_grad, *str_size, *str_stride, *str_is_cuda,
     *str_get_device, *str_storage_offset, *str_is_leaf, *str_layout, *str_device, *str_type,
-    *str_index;
+    *str_index, *str_is_nested;
 static PyObject *strided_layout;
 static char lib_path[4096];
 static int forked_child;
@@ -383,12 +383,19 @@ static int32_t cb_tensor_meta(ptgo_obj p, ptgo_tensor_meta *m) {
 /* Reads a tensor's metadata through its Python attributes. */
 static int32_t tensor_meta_slow(PyObject *t, ptgo_tensor_meta *m) {
     PyObject *size = NULL, *stride = NULL, *dt = NULL, *rg = NULL, *leaf = NULL, *off = NULL, *dev = NULL,
-             *devtype = NULL, *devidx = NULL, *layout = NULL;
+             *devtype = NULL, *devidx = NULL, *layout = NULL, *nested = NULL;
     int rc = -1;
     memset(m, 0, sizeof *m);
-    if (!(size = PyObject_CallMethodNoArgs(t, str_size))) goto done;
-    if (!(layout = PyObject_GetAttr(t, str_layout))) goto done;
-    m->strided = layout == strided_layout;
+    /* A nested tensor reports the strided layout but has no sizes (size() raises): it is
+       reported as not strided, with no dimensions, and capture refuses it. */
+    if (!(nested = PyObject_GetAttr(t, str_is_nested))) goto done;
+    if (nested == Py_True) {
+        size = PyTuple_New(0);
+    } else if (!(size = PyObject_CallMethodNoArgs(t, str_size))) {
+        goto done;
+    }
+    if (size == NULL || !(layout = PyObject_GetAttr(t, str_layout))) goto done;
+    m->strided = layout == strided_layout && nested != Py_True;
     if (m->strided) {
         if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
         if (!(off = PyObject_CallMethodNoArgs(t, str_storage_offset))) goto done;
@@ -433,6 +440,7 @@ done:
     Py_XDECREF(devtype);
     Py_XDECREF(devidx);
     Py_XDECREF(layout);
+    Py_XDECREF(nested);
     return rc;
 }
 
@@ -1762,6 +1770,7 @@ PyMODINIT_FUNC PyInit__C(void) {
     INTERN(str_storage_offset, "storage_offset");
     INTERN(str_is_leaf, "is_leaf");
     INTERN(str_layout, "layout");
+    INTERN(str_is_nested, "is_nested");
     INTERN(str_device, "device");
     INTERN(str_type, "type");
     INTERN(str_index, "index");
