@@ -11,8 +11,6 @@ shapes, requires_grad, values), every parameter's .grad (None-ness too) and ever
 (counting backend, ptgo's compile log, the shim's cache entries), no ptgo RuntimeWarning may
 appear (they are errors here), and the graphs per forward and graph breaks must be what
 torch.compile gets: one graph, no break, unless EXPECTED_BREAKS names each break and its reason.
-PENDING lists ptgo's known capture gaps (torchvision's stochastic_depth, namedtuple outputs): their
-graph counts are expected failures until fixed, their values are compared like all others.
 
 Tolerances (measured, see ZOO_TOLERANCES) are exact for "counter" and "eager": both run the
 captured graph with torch's own kernels, so every value must be bit-identical.
@@ -64,46 +62,6 @@ MEASURE = os.environ.get("ZOO_MEASURE")
 ZOO_TOLERANCES = {
     torch.float32: {"output": (5e-6, 0.0), "grad": (1e-5, 1e-6), "buffer": (1e-6, 5e-7)},
 }
-
-# Known ptgo capture gaps, not wrong results: torch.compile gets one graph where ptgo gets more.
-# Until each is fixed its case's graph count, breaks and (where named) ptgo warnings are an
-# expected failure — values are still compared and must pass, and a break not named here still
-# fails — and once fixed the case passes. (model, mode) -> (reason, [(kind, text in the reason,
-# file of the break)], ptgo warnings allowed).
-#
-# torchvision's stochastic_depth (efficientnet, convnext, swin, maxvit) calls torch.jit.is_tracing()
-# (torch._C._is_tracing) and torchvision.utils._log_api_usage_once, two C functions ptgo does not
-# trace yet: every StochasticDepth call breaks the graph, and its resume function recompiles per
-# shape and drop probability until ptgo.config.cache_size_limit (a ptgo RuntimeWarning). The fix
-# is under way on another branch.
-STOCHASTIC_DEPTH = ("torchvision's stochastic_depth calls torch.jit.is_tracing() (torch._C._is_tracing) and "
-                    "_log_api_usage_once, which ptgo does not trace yet (fix pending on another branch): one "
-                    "graph break per StochasticDepth call, its resume function past cache_size_limit")
-STOCHASTIC_DEPTH_BREAKS = [
-    ("graph break", "_is_tracing", "stochastic_depth.py"),
-    ("runs eagerly", "_is_tracing", "stochastic_depth.py"),
-    ("graph break", "_log_api_usage_once", "torchvision/utils.py"),
-    ("cache limit", "cache_size_limit", "stochastic_depth.py"),
-]
-# GoogLeNet and Inception3 return a namedtuple (GoogLeNetOutputs, InceptionOutputs) in train mode;
-# ptgo cannot create namedtuple instances in a capture yet (Dynamo builds them in the output):
-# /tmp/zoo/repro_namedtuple_break.py.
-NAMEDTUPLE = ("ptgo cannot create a namedtuple instance (%s) while capturing; torch.compile builds it in the "
-              "graph's output")
-
-
-def _namedtuple_breaks(cls, where):
-    return [("graph break", "creating an instance of " + cls, where),
-            ("graph break", "calling the C function <built-in method __new__", "<string>")]
-
-
-PENDING = {(name, mode): (STOCHASTIC_DEPTH, STOCHASTIC_DEPTH_BREAKS, True)
-           for name in ("efficientnet_b0", "efficientnet_v2_s", "convnext_tiny", "swin_t", "swin_v2_t", "maxvit_t")
-           for mode in MODES}
-PENDING[("googlenet", "train")] = (NAMEDTUPLE % "GoogLeNetOutputs",
-                                   _namedtuple_breaks("GoogLeNetOutputs", "googlenet.py"), False)
-PENDING[("inception_v3", "train")] = (NAMEDTUPLE % "InceptionOutputs",
-                                      _namedtuple_breaks("InceptionOutputs", "inception.py"), False)
 
 # Graph breaks torch.compile has too, each named with its reason: (model, mode) -> (graphs per
 # forward, [(kind, text in the reason, file of the break), ...] in explain()'s order).
@@ -287,13 +245,9 @@ def test_zoo(name, mode, backend):
     compiled = ptgo.compile(model, backend=counter or backend)
     code = type(model).forward.__code__
     tols = None if backend in ("counter", "eager") else ZOO_TOLERANCES
-    pending = PENDING.get((name, mode))
 
     with warnings.catch_warnings(record=True) as caught:
-        if pending and pending[2]:
-            warnings.simplefilter("always")  # recorded: part of the expected failure below
-        else:
-            warnings.filterwarnings("error", message="ptgo", category=RuntimeWarning)
+        warnings.filterwarnings("error", message="ptgo", category=RuntimeWarning)
         got0 = _step(compiled, name, mode, 0)
         report = compare_step(got0, want[0], tols, "step 1")
         log0 = _compile_log()
@@ -322,12 +276,6 @@ def test_zoo(name, mode, backend):
     if counter:
         assert counter.frame_count == graphs, "the compile log and the backend disagree on the graph count"
     want_graphs, want_breaks = EXPECTED_BREAKS.get((name, mode), (1, []))
-    if pending and (graphs != want_graphs or breaks or ptgo_warnings):
-        reason, known, _ = pending
-        unexplained = [b for b in breaks if not any(_matches(b, p) for p in known)]
-        assert not unexplained, "breaks besides the known ones (%s):\n%s" % (reason, "\n".join(map(str, unexplained)))
-        assert all("cache_size_limit" in w for w in ptgo_warnings), ptgo_warnings
-        pytest.xfail("%s: %d graph(s) per forward, %d break(s)" % (reason, graphs, len(breaks)))
     assert not ptgo_warnings, ptgo_warnings
     assert len(breaks) == len(want_breaks) and all(_matches(b, p) for b, p in zip(breaks, want_breaks)), \
         "graph breaks:\n%s\nexpected: %s" % ("\n".join(map(str, breaks)) or "(none)", want_breaks)
