@@ -136,6 +136,7 @@ enum ptgo_guard_op {
     PTGO_G_CONST,        /* r[dst] = obj (a dict or cell known not to change identity) */
     PTGO_G_TENSOR_VERSION, /* r[src]._version == i (a tensor whose values were folded at compile time) */
     PTGO_G_NOT_IN_DICT,  /* name is not in r[src].__dict__ (a class attribute is not shadowed) */
+    PTGO_G_CALL,         /* r[dst] = obj() (global state such as torch.get_default_dtype()) */
 };
 
 typedef struct {

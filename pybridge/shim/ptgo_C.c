@@ -949,6 +949,13 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             }
             break;
         }
+        case PTGO_G_CALL:
+            v = PyObject_CallNoArgs(g->obj);
+            if (owned[g->dst]) Py_DECREF(regs[g->dst]);
+            regs[g->dst] = v;
+            owned[g->dst] = v != NULL;
+            ok = v != NULL;
+            break;
         case PTGO_G_NOT_IN_DICT: {
             PyObject **dp = _PyObject_GetDictPtr(regs[g->src]);
             ok = dp == NULL || *dp == NULL || PyDict_GetItemWithError(*dp, g->name) == NULL;
