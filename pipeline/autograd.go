@@ -91,7 +91,11 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		}
 	}
 	tangents := append([]int(nil), split.Tangents...)
-	return c.h.AutogradGraph(fwd, bwd, split.NumOutputs, tangents, c.consts(attrPaths), c.rerun(pg))
+	g, err := c.h.AutogradGraph(fwd, bwd, split.NumOutputs, tangents, c.consts(attrPaths), c.rerun(pg))
+	if err == nil && toC {
+		count(&stats.autograd)
+	}
+	return g, err
 }
 
 // toRuntime compiles a prims graph to C and returns the runtime object; 0 when the C backend

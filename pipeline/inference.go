@@ -97,7 +97,7 @@ func (c *compiler) inference() (py.Obj, error) {
 		}
 		return 0, err
 	}
-	noteCompiled()
+	count(&stats.compiled)
 	return g, nil
 }
 

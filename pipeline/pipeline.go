@@ -148,14 +148,18 @@ type compiler struct {
 
 var stats struct {
 	sync.Mutex
-	compiled, fallbacks int
-	reasons             map[string]int
+	compiled, autograd, fx, fallbacks int
+	reasons                           map[string]int
 }
 
 // StatsSnapshot is what the C backend did since the process started (tests, the bench report).
 type StatsSnapshot struct {
-	// Compiled counts graphs (inference graphs, autograd regions) the C backend compiled.
+	// Compiled counts inference graphs the C backend compiled.
 	Compiled int `json:"compiled"`
+	// Autograd counts autograd regions whose forward and backward the C backend compiled.
+	Autograd int `json:"autograd"`
+	// FX counts torch.fx graphs (CompileFX) the pipeline compiled, either path.
+	FX int `json:"fx"`
 	// Fallbacks counts graphs that run with torch instead, and Reasons says why.
 	Fallbacks int            `json:"fallbacks"`
 	Reasons   map[string]int `json:"reasons"`
@@ -165,7 +169,7 @@ type StatsSnapshot struct {
 func Stats() StatsSnapshot {
 	stats.Lock()
 	defer stats.Unlock()
-	s := StatsSnapshot{Compiled: stats.compiled, Fallbacks: stats.fallbacks}
+	s := StatsSnapshot{Compiled: stats.compiled, Autograd: stats.autograd, FX: stats.fx, Fallbacks: stats.fallbacks}
 	if stats.reasons != nil {
 		s.Reasons = map[string]int{}
 		for k, v := range stats.reasons {
@@ -175,9 +179,9 @@ func Stats() StatsSnapshot {
 	return s
 }
 
-func noteCompiled() {
+func count(n *int) {
 	stats.Lock()
-	stats.compiled++
+	*n++
 	stats.Unlock()
 }
 

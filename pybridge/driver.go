@@ -387,6 +387,8 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 		return json.Marshal(compileLog)
 	case "ops":
 		return json.Marshal(listOps())
+	case "fx_import":
+		return fxImportText(in)
 	}
 	return nil, fmt.Errorf("unknown request %q", method)
 }

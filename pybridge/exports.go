@@ -173,6 +173,30 @@ func ptgo_go_request(method, in *C.char) (res *C.char) {
 //export ptgo_go_free
 func ptgo_go_free(p unsafe.Pointer) { C.free(p) }
 
+//export ptgo_go_compile_fx
+func ptgo_go_compile_fx(graphJSON *C.char, attrs C.ptgo_obj, optsJSON *C.char, rerun C.ptgo_obj, out *C.ptgo_obj, msg **C.char) (rc C.int32_t) {
+	api := state.api
+	defer flushLogs(api)
+	defer func() {
+		if r := recover(); r != nil {
+			*msg = C.CString(fmt.Sprintf("ptgo BUG: the compiler panicked on a torch.fx graph: %v\n%s\nPlease report it with the graph (PTGO_LOGS=graph_code).", r, debug.Stack()))
+			rc = C.PTGO_ERROR
+		}
+	}()
+	obj, reason, err := compileFX(api, []byte(C.GoString(graphJSON)), capi.Obj(unsafe.Pointer(attrs)),
+		[]byte(C.GoString(optsJSON)), capi.Obj(unsafe.Pointer(rerun)))
+	switch {
+	case err != nil:
+		*msg = C.CString(err.Error())
+		return C.PTGO_ERROR
+	case obj == 0:
+		*msg = C.CString(reason)
+		return C.PTGO_EAGER
+	}
+	*out = C.ptgo_obj(capi.Ptr(obj))
+	return C.PTGO_OK
+}
+
 // flushLogs hands buffered log records to Python's logging (on the GIL-holding thread).
 func flushLogs(api *capi.API) {
 	recs := logs.Drain()
