@@ -57,10 +57,10 @@ func ImportFX(data []byte, opts ImportOptions) (*fxgraph.Graph, error) {
 	if err != nil {
 		return nil, &Unsupported{Reason: err.Error()}
 	}
-	if err := MapTargets(g); err != nil {
+	if err := RecomputeMetas(g, opts.GradEnabled); err != nil {
 		return nil, err
 	}
-	if err := RecomputeMetas(g, opts.GradEnabled); err != nil {
+	if err := dropNoneResults(g); err != nil {
 		return nil, err
 	}
 	if err := fxgraph.Verify(g, nil); err != nil {
@@ -72,47 +72,45 @@ func ImportFX(data []byte, opts ImportOptions) (*fxgraph.Graph, error) {
 // atenPrefix is how fx_import.py names OpOverload targets.
 const atenPrefix = "torch.ops.aten."
 
-// MapTargets rewrites call targets onto the registry's (step 1 above).
-func MapTargets(g *fxgraph.Graph) error {
-	for _, n := range g.Nodes {
-		if n.Op != fxgraph.CallFunction || !strings.HasPrefix(n.Target, atenPrefix) || primtorch.Lookup(n.Target) != nil {
-			continue
-		}
-		name, overload, ok := strings.Cut(strings.TrimPrefix(n.Target, atenPrefix), ".")
-		if !ok {
-			continue
-		}
-		opName := name + "." + overload
-		if overload == "default" {
-			opName = name
-		}
-		op := primtorch.LookupName(opName)
-		if op == nil || op.IsPrim() {
-			continue
-		}
-		args, kw, err := metaValues(n)
-		if err != nil {
-			continue
-		}
-		for _, t := range preferredTargets(op) {
-			cand := primtorch.Lookup(t)
-			if cand == nil {
-				continue
-			}
-			o, _, err := cand.Resolve(args, kw)
-			if err != nil || o.ID != op.ID {
-				continue
-			}
-			if m, ok := strings.CutPrefix(t, "Tensor."); ok {
-				n.Op, n.Target = fxgraph.CallMethod, m
-			} else {
-				n.Target = t
-			}
-			logs.Debugf(logs.Dynamo, "fx import: %s = %s%s is %s", n.Name, atenPrefix, name+"."+overload, t)
-			break
-		}
+// mapTarget rewrites an ATen overload target onto the registry's (step 1 above); its
+// arguments' metas are known.
+func mapTarget(n *fxgraph.Node) {
+	if n.Op != fxgraph.CallFunction || !strings.HasPrefix(n.Target, atenPrefix) || primtorch.Lookup(n.Target) != nil {
+		return
 	}
-	return nil
+	name, overload, ok := strings.Cut(strings.TrimPrefix(n.Target, atenPrefix), ".")
+	if !ok {
+		return
+	}
+	opName := name + "." + overload
+	if overload == "default" {
+		opName = name
+	}
+	op := primtorch.LookupName(opName)
+	if op == nil || op.IsPrim() {
+		return
+	}
+	args, kw, err := metaValues(n)
+	if err != nil {
+		return
+	}
+	for _, t := range preferredTargets(op) {
+		cand := primtorch.Lookup(t)
+		if cand == nil {
+			continue
+		}
+		o, _, err := cand.Resolve(args, kw)
+		if err != nil || o.ID != op.ID {
+			continue
+		}
+		if m, ok := strings.CutPrefix(t, "Tensor."); ok {
+			n.Op, n.Target = fxgraph.CallMethod, m
+		} else {
+			n.Target = t
+		}
+		logs.Debugf(logs.Dynamo, "fx import: %s = %s%s is %s", n.Name, atenPrefix, name+"."+overload, t)
+		return
+	}
 }
 
 // preferredTargets orders an op's targets: torch functions first, then Tensor methods, then the
@@ -144,8 +142,9 @@ func callOp(n *fxgraph.Node) *primtorch.Op {
 	return primtorch.Lookup(n.Target)
 }
 
-// RecomputeMetas sets every registered call's meta from primtorch's meta functions and checks
-// it against the meta the node came with (step 2 above).
+// RecomputeMetas maps each call's target onto the registry (step 1 above), sets every
+// registered call's meta from primtorch's meta functions and checks it against the meta the
+// node came with (step 2).
 func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
 	outputs := map[*fxgraph.Node]bool{}
 	if out := g.OutputNode(); out != nil {
@@ -183,7 +182,7 @@ func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
 					if k < 0 {
 						k += int64(len(tup))
 					}
-					if err := agree(n, tup[k], outputs[n]); err != nil {
+					if err := agree(n, tup[k], outputs[n], false); err != nil {
 						return err
 					}
 					n.Meta = tup[k]
@@ -191,6 +190,7 @@ func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
 				}
 			}
 		}
+		mapTarget(n)
 		op := callOp(n)
 		if op == nil {
 			if n.Meta == nil {
@@ -216,7 +216,10 @@ func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
 		if err != nil {
 			return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("%s: %v", describe(n), err)}
 		}
-		if err := agree(n, meta, outputs[n]); err != nil {
+		// torch marks a view made under no_grad of a tensor requiring grad as requiring grad
+		// (nothing flows through it); ptgo's metas do not. Inside the graph that changes nothing.
+		viewNoGrad := !grad && (op.Alias == primtorch.AliasView || op.Alias == primtorch.AliasMaybe)
+		if err := agree(n, meta, outputs[n], viewNoGrad); err != nil {
 			return err
 		}
 		n.Meta = meta
@@ -266,18 +269,19 @@ func nodeMeta(v primtorch.Value, fix func(*primtorch.TensorMeta)) (any, error) {
 }
 
 // agree compares ptgo's meta with the one the graph came with (none: nothing to compare).
-func agree(n *fxgraph.Node, ours any, output bool) error {
+// viewNoGrad tolerates torch's requires_grad on a view made under no_grad, except on outputs.
+func agree(n *fxgraph.Node, ours any, output, viewNoGrad bool) error {
 	theirs := n.Meta
 	if theirs == nil {
 		return nil
 	}
-	if why := metaDiff(ours, theirs, output); why != "" {
+	if why := metaDiff(ours, theirs, output, viewNoGrad); why != "" {
 		return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("ptgo's meta for %s differs from torch's: %s", describe(n), why)}
 	}
 	return nil
 }
 
-func metaDiff(ours, theirs any, output bool) string {
+func metaDiff(ours, theirs any, output, viewNoGrad bool) string {
 	switch t := theirs.(type) {
 	case *primtorch.TensorMeta:
 		o, ok := ours.(*primtorch.TensorMeta)
@@ -286,7 +290,7 @@ func metaDiff(ours, theirs any, output bool) string {
 			return fmt.Sprintf("ptgo computes %v, torch a tensor %s", ours, t)
 		case o.DType != t.DType || !slices.Equal(o.Shape, t.Shape) || o.Device != t.Device:
 			return fmt.Sprintf("ptgo computes %s, torch %s", o, t)
-		case o.RequiresGrad != t.RequiresGrad:
+		case o.RequiresGrad != t.RequiresGrad && !(viewNoGrad && t.RequiresGrad && !output):
 			return fmt.Sprintf("ptgo says requires_grad=%v, torch %v", o.RequiresGrad, t.RequiresGrad)
 		case output && (!stridesEqual(o, t) || o.Offset != t.Offset):
 			return fmt.Sprintf("the graph returns it with strides %v+%d in ptgo, %v+%d in torch", o.Strides, o.Offset, t.Strides, t.Offset)
@@ -298,7 +302,7 @@ func metaDiff(ours, theirs any, output bool) string {
 			return fmt.Sprintf("ptgo computes %v, torch a %d-tuple", ours, len(t))
 		}
 		for i := range t {
-			if why := metaDiff(o[i], t[i], output); why != "" {
+			if why := metaDiff(o[i], t[i], output, viewNoGrad); why != "" {
 				return fmt.Sprintf("element %d: %s", i, why)
 			}
 		}
@@ -416,9 +420,70 @@ func tensorsOf(vs []primtorch.Value) []*primtorch.TensorMeta {
 	return out
 }
 
+// TensorsOf is the Python helper that calls a function and returns only the tensors of its
+// tuple result (python/ptgo/fx_import.py): its arguments are the function's path, then the call's.
+const TensorsOf = "ptgo.fx_import.tensors_of"
+
+// dropNoneResults rewrites calls ptgo does not know whose tuple result holds None
+// (F.multi_head_attention_forward(..., need_weights=False) returns (out, None); Dynamo keeps it
+// as one call) into TensorsOf calls returning the tensors only, so the torch fallback the
+// decomposition makes of them has tensor results; the getitems that read them are renumbered.
+func dropNoneResults(g *fxgraph.Graph) error {
+	users := g.Users()
+	for _, n := range g.Nodes {
+		tup, ok := n.Meta.([]any)
+		if !ok || (n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod) || callOp(n) != nil {
+			continue
+		}
+		index := make([]int, len(tup))
+		var kept []any
+		for i, m := range tup {
+			index[i] = -1
+			if tm, isTensor := m.(*primtorch.TensorMeta); isTensor && tm != nil {
+				index[i] = len(kept)
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) == len(tup) {
+			continue
+		}
+		for _, u := range users[n] {
+			k, isGetitem := getitemIndex(u, n)
+			if !isGetitem || k < 0 || k >= len(tup) || index[k] < 0 {
+				return &Unsupported{Node: u.Name, Reason: fmt.Sprintf("reads the None in the result of %s", describe(n))}
+			}
+		}
+		for _, u := range users[n] {
+			k, _ := getitemIndex(u, n)
+			u.Args[1] = fxgraph.Const{V: int64(index[k])}
+		}
+		target := n.Target
+		if n.Op == fxgraph.CallMethod {
+			target = "torch.Tensor." + target
+		}
+		n.Op, n.Target = fxgraph.CallFunction, TensorsOf
+		n.Args = append([]fxgraph.Arg{fxgraph.Const{V: target}}, n.Args...)
+		n.Meta = kept
+	}
+	return nil
+}
+
+// getitemIndex is k when u is operator.getitem(src, k).
+func getitemIndex(u, src *fxgraph.Node) (int, bool) {
+	if u.Op != fxgraph.CallFunction || u.Target != "operator.getitem" || len(u.Args) != 2 || u.Args[0] != fxgraph.Arg(src) {
+		return 0, false
+	}
+	c, ok := u.Args[1].(fxgraph.Const)
+	if !ok {
+		return 0, false
+	}
+	k, ok := c.V.(int64)
+	return int(k), ok
+}
+
 // FXRequest is a torch.fx graph to compile (CompileFX).
 type FXRequest struct {
-	// Name says whose graph it is in messages ("fx graph 3 (forward)").
+	// Name says whose graph it is in messages ("torch.fx graph 3").
 	Name string
 	// JSON is the GraphModule as python/ptgo/fx_import.py serialises it.
 	JSON []byte

@@ -18,7 +18,7 @@ type fxOptions struct {
 	Name        string `json:"name"`
 }
 
-// fxSeq numbers the FX graphs for messages ("fx graph 3 (forward)").
+// fxSeq numbers the FX graphs for messages ("torch.fx graph 3").
 var fxSeq int
 
 // compileFX is ptgo_go_compile_fx: the options and the attrs dict turned into Go, then
@@ -38,7 +38,11 @@ func compileFX(api py.API, graphJSON []byte, attrsDict py.Obj, optsJSON []byte, 
 		}
 		attrs[s] = vals[i]
 	}
-	req := &pipeline.FXRequest{Name: fmt.Sprintf("fx graph %d (%s)", fxSeq, opts.Name), JSON: graphJSON, Attrs: attrs,
+	name := fmt.Sprintf("torch.fx graph %d", fxSeq)
+	if opts.Name != "" && opts.Name != "forward" {
+		name += " (" + opts.Name + ")"
+	}
+	req := &pipeline.FXRequest{Name: name, JSON: graphJSON, Attrs: attrs,
 		GradEnabled: opts.GradEnabled, Freezing: opts.Freezing}
 	return pipeline.CompileFX(&pyHost{api: api, rerun: rerun}, pipelineConfig(), req)
 }

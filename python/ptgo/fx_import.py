@@ -239,7 +239,7 @@ def graph_json(gm: torch.fx.GraphModule, example_inputs) -> Tuple[str, Dict[str,
         names[node] = node.name
         jn: Dict[str, Any] = {"name": node.name, "op": node.op}
         if node.op == "placeholder":
-            jn["target"] = node.name
+            jn["target"] = node.target
             if nph >= len(example_inputs):
                 raise FXImportUnsupported("placeholder %s has no example input" % node.name)
             ex = example_inputs[nph]
@@ -331,6 +331,22 @@ def _builder(spec):
 def _is_identity(spec, n):
     """Whether spec is the tuple of outputs 0..n-1 in order (the compiled result as it is)."""
     return spec[0] == "tuple" and len(spec[1]) == n and all(s == ("out", i) for i, s in enumerate(spec[1]))
+
+
+def tensors_of(path, *args, **kwargs):
+    """Calls the function at ``path`` and returns the tensors of its tuple result (the Nones
+    left out): pipeline.ImportFX rewrites calls ptgo runs with torch whose results hold None
+    (``F.multi_head_attention_forward(..., need_weights=False)``) into calls of this."""
+    from . import _runtime
+
+    fn = _TENSORS_OF_FNS.get(path)
+    if fn is None:
+        fn = _TENSORS_OF_FNS[path] = _runtime.resolve(path)
+    ts = tuple(r for r in fn(*args, **kwargs) if r is not None)
+    return ts[0] if len(ts) == 1 else ts  # the C++ runtime takes a one-result extern's tensor bare
+
+
+_TENSORS_OF_FNS: Dict[str, Any] = {}
 
 
 def _fallback(gm, reason):
