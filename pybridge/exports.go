@@ -1,6 +1,8 @@
 // Command pybridge is libptgo.so: the Go side of ptgo, built with -buildmode=c-shared and
 // loaded by the CPython shim ptgo._C with dlopen (DESIGN D1). It exports a plain C ABI
-// (pybridge/include/ptgo_abi.h) and is the only package that sees every stage of the pipeline.
+// (pybridge/include/ptgo_abi.h), drives a captured frame through capture (bytecode), the
+// compile pipeline (package pipeline) and transformed code, and implements the pipeline's Host
+// over ptgo._runtime.
 package main
 
 /*
