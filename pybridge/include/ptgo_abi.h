@@ -178,5 +178,13 @@ typedef void (*ptgo_go_free_result_fn)(ptgo_result *r);
  * setting log channels, statistics). Returns a malloc'd string freed with ptgo_go_free. */
 typedef char *(*ptgo_go_request_fn)(const char *method, const char *json_in);
 typedef void (*ptgo_go_free_fn)(void *p);
+/* Compile a torch.fx graph handed to ptgo's backend (ptgo.fx_import, pipeline.ImportFX):
+ * graph_json is fxgraph's JSON of the GraphModule, attrs a dict of its get_attr tensors by path,
+ * opts_json {"grad_enabled": bool, "freezing": bool, "name": str}, rerun the graph run by torch
+ * (for data errors). Returns PTGO_OK with *out the compiled callable (borrowed like every object:
+ * the shim takes a reference), PTGO_EAGER when the graph runs with torch (*message says why), or
+ * PTGO_ERROR (*message; raise ptgo.BackendCompilerFailed). *message is freed with ptgo_go_free. */
+typedef int32_t (*ptgo_go_compile_fx_fn)(const char *graph_json, ptgo_obj attrs, const char *opts_json, ptgo_obj rerun,
+                                         ptgo_obj *out, char **message);
 
 #endif

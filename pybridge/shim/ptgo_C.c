@@ -57,6 +57,7 @@ static ptgo_go_compile_fn go_compile;
 static ptgo_go_free_result_fn go_free_result;
 static ptgo_go_request_fn go_request;
 static ptgo_go_free_fn go_free;
+static ptgo_go_compile_fx_fn go_compile_fx; /* NULL in an older libptgo.so */
 static int go_state; /* 0 not loaded, 1 loaded, -1 failed */
 static char go_error[8192];
 
@@ -531,6 +532,7 @@ static int load_go(void) {
     go_free_result = (ptgo_go_free_result_fn)dlsym(h, "ptgo_go_free_result");
     go_request = (ptgo_go_request_fn)dlsym(h, "ptgo_go_request");
     go_free = (ptgo_go_free_fn)dlsym(h, "ptgo_go_free");
+    go_compile_fx = (ptgo_go_compile_fx_fn)dlsym(h, "ptgo_go_compile_fx");
     if (!go_init || !go_compile || !go_free_result || !go_request || !go_free) {
         snprintf(go_error, sizeof go_error, "%s lacks ptgo's exports; rebuild ptgo (make setup)", lib_path);
         return -1;
@@ -1126,6 +1128,26 @@ static _Thread_local long tl_tag;       /* ctx cache tag */
 static _Thread_local int tl_busy;       /* compiling or in ptgo internals: don't capture */
 static int active_contexts;             /* threads with a context set; the hook is installed when > 0 */
 static int compiling;                   /* a compile is running (one at a time, process-wide) */
+
+static void raise_compile_failure(int status, const char *message) {
+    PyObject *exc_type = status == PTGO_UNSUPPORTED ? unsupported_exc : backend_failed_exc;
+    PyObject *cause_t = last_exc_type, *cause_v = last_exc_value, *cause_tb = last_exc_tb;
+    last_exc_type = last_exc_value = last_exc_tb = NULL;
+    PyErr_SetString(exc_type, message ? message : "ptgo: compile failed");
+    if (status == PTGO_ERROR && cause_v) {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        PyErr_NormalizeException(&t, &v, &tb);
+        if (cause_tb) PyException_SetTraceback(cause_v, cause_tb);
+        PyException_SetCause(v, cause_v); /* steals cause_v */
+        cause_v = NULL;
+        PyErr_Restore(t, v, tb);
+    }
+    Py_XDECREF(cause_t);
+    Py_XDECREF(cause_v);
+    Py_XDECREF(cause_tb);
+}
+
 static PyObject *cache_size_limit_obj;  /* read through ptgo._runtime.cache_size_limit() on a miss */
 
 #if PTGO_SUPPORTED
@@ -1198,25 +1220,6 @@ static PyObject *run_entry(entry_t *e, _PyInterpreterFrame *frame) {
     PyObject *r = PyObject_Vectorcall(fn, frame->localsplus, (size_t)nargs, NULL);
     Py_DECREF(fn);
     return r;
-}
-
-static void raise_compile_failure(int status, const char *message) {
-    PyObject *exc_type = status == PTGO_UNSUPPORTED ? unsupported_exc : backend_failed_exc;
-    PyObject *cause_t = last_exc_type, *cause_v = last_exc_value, *cause_tb = last_exc_tb;
-    last_exc_type = last_exc_value = last_exc_tb = NULL;
-    PyErr_SetString(exc_type, message ? message : "ptgo: compile failed");
-    if (status == PTGO_ERROR && cause_v) {
-        PyObject *t, *v, *tb;
-        PyErr_Fetch(&t, &v, &tb);
-        PyErr_NormalizeException(&t, &v, &tb);
-        if (cause_tb) PyException_SetTraceback(cause_v, cause_tb);
-        PyException_SetCause(v, cause_v); /* steals cause_v */
-        cause_v = NULL;
-        PyErr_Restore(t, v, tb);
-    }
-    Py_XDECREF(cause_t);
-    Py_XDECREF(cause_v);
-    Py_XDECREF(cause_tb);
 }
 
 static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
@@ -1652,6 +1655,50 @@ static PyObject *py_request(PyObject *self, PyObject *args) {
     return r;
 }
 
+/* compile_fx(graph_json, attrs, opts_json, rerun) -> (True, callable) | (False, reason): a torch.fx
+ * graph through ptgo's pipeline (ptgo.fx_import.compile_fx). Compiles nest inside a compile of
+ * this thread (a custom backend of ptgo.compile calling the entry point); while another thread
+ * compiles, the graph runs with torch. */
+static PyObject *py_compile_fx(PyObject *self, PyObject *args) {
+    const char *js, *opts;
+    PyObject *attrs, *rerun;
+    if (!PyArg_ParseTuple(args, "sO!sO", &js, &PyDict_Type, &attrs, &opts, &rerun)) return NULL;
+    if (forked_child && go_state == 1)
+        return Py_BuildValue("(Os)", Py_False, "this process was forked after ptgo started compiling (DESIGN D8)");
+    if (load_go() < 0) {
+        PyErr_SetString(backend_failed_exc ? backend_failed_exc : PyExc_RuntimeError, go_error);
+        return NULL;
+    }
+    if (go_compile_fx == NULL) {
+        PyErr_Format(backend_failed_exc, "%s lacks ptgo_go_compile_fx; rebuild ptgo (make setup)", lib_path);
+        return NULL;
+    }
+    if (compiling && !tl_busy) return Py_BuildValue("(Os)", Py_False, "another thread is compiling");
+    int saved_compiling = compiling, busy = tl_busy;
+    compiling = 1;
+    tl_busy = 1;
+    PyObject *saved_arena = arena;
+    arena = PyList_New(0);
+    ptgo_obj out = NULL;
+    char *msg = NULL;
+    int32_t status = go_compile_fx(js, (ptgo_obj)attrs, opts, (ptgo_obj)rerun, &out, &msg);
+    compiling = saved_compiling;
+    tl_busy = busy;
+    if (PyErr_Occurred()) PyErr_Clear(); /* Go reports failures through status */
+    PyObject *result = NULL;
+    if (status == PTGO_OK && out != NULL) {
+        result = Py_BuildValue("(OO)", Py_True, (PyObject *)out);
+    } else if (status == PTGO_EAGER) {
+        result = Py_BuildValue("(Os)", Py_False, msg ? msg : "");
+    } else {
+        raise_compile_failure(PTGO_ERROR, msg ? msg : "ptgo: compiling the torch.fx graph failed");
+    }
+    if (msg) go_free(msg);
+    Py_CLEAR(arena);
+    arena = saved_arena;
+    return result;
+}
+
 static PyObject *py_init(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"runtime", "lib_path", "tensor_type", "param_type", "module_type", "dtype_type",
                              "device_type", "dtypes", "is_grad_enabled", "strided", "unsupported",
@@ -1740,6 +1787,9 @@ static PyMethodDef methods[] = {
      "code_owner(filename) -> (library or None, skipped): what the skip policy says of a file."},
     {"skip_state", py_skip_state, METH_O, "How the hook treats a code object: unseen, skipped, cached, skip-compile."},
     {"request", py_request, METH_VARARGS, "request(method, json) -> json: a non-per-frame call into Go."},
+    {"compile_fx", py_compile_fx, METH_VARARGS,
+     "compile_fx(graph_json, attrs, opts_json, rerun) -> (True, callable) | (False, reason): a torch.fx graph "
+     "through ptgo's pipeline."},
     {"go_loaded", py_go_loaded, METH_NOARGS, "Whether the Go library has been started."},
     {"set_fast", py_set_fast, METH_O, "Use (capsule) or stop using (None) ptgo._fast's C++ tensor checks."},
     {"tensor_meta", py_tensor_meta, METH_VARARGS, "tensor_meta(t, slow=False): the tensor metadata Go sees."},
