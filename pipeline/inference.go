@@ -131,21 +131,11 @@ func LiftAttrs(g *fxgraph.Graph) (*fxgraph.Graph, []string) {
 func Rerunnable(g, pg *fxgraph.Graph) bool {
 	for _, gr := range []*fxgraph.Graph{g, pg} {
 		for _, n := range gr.Nodes {
-			if n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod {
-				continue
-			}
-			target := n.Target
-			if n.Op == fxgraph.CallMethod {
-				target = "Tensor." + target
-			}
-			op := primtorch.Lookup(target)
-			if op == nil || op.Random || op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0 || target == "prims.fallback" {
+			// The registry's facts (fxgraph.CallEffects): a write or a random draw would be seen
+			// twice; an unknown call counts as both. prims.fallback runs torch-level ops whose
+			// effects the node does not show.
+			if n.Target == "prims.fallback" || fxgraph.CallEffects(n)&(primtorch.EffectWrites|primtorch.EffectRandom) != 0 {
 				return false
-			}
-			for _, kw := range n.Kwargs {
-				if c, isConst := kw.Value.(fxgraph.Const); kw.Name == "out" || kw.Name == "inplace" && !(isConst && c.V == false) {
-					return false
-				}
 			}
 		}
 	}
