@@ -181,6 +181,10 @@ func (t *Tracer) objAttr(f *frame, o *ObjV, name string) (Value, error) {
 			return t.callProperty(f, cls, o)
 		case py.KFunction:
 			if _, inInst, _, instFound, _ := api.GetAttrStatic(o.Obj, name); !(instFound && !inInst) {
+				if o.Source != nil {
+					t.guards.NotInDict(o.Source, name)
+				}
+				t.guardClassMember(typ, name, cls)
 				fn, err := t.funcFromObj(f, cls, nil)
 				if err != nil {
 					return nil, err
@@ -213,14 +217,68 @@ func (t *Tracer) objAttr(f *frame, o *ObjV, name string) (Value, error) {
 		return t.lazy(v, childSource(o.Source, name)), nil
 	}
 	if found && onType && api.Kind(cls) != py.KFunction && api.Kind(cls) != py.KOther {
-		// A plain class attribute (a constant of the class).
-		return t.wrapLive(f, v, nil)
+		// A plain class attribute (a constant of the class): read through the class, so a new
+		// value set on the class, or one set on the instance later, recompiles.
+		if o.Source != nil {
+			t.guards.NotInDict(o.Source, name)
+		}
+		return t.classMember(f, typ, name, v)
 	}
 	if api.Kind(v) == py.KBuiltin || api.Kind(v) == py.KMethodDescriptor {
 		// A C method bound to the object (e.g. a dict's .get): call it live, by name.
 		return &BoundV{Self: o, Name: name}, nil
 	}
 	return t.lazy(v, childSource(o.Source, name)), nil
+}
+
+// classMemberSource is where guards re-read attribute name of class cls: cls.name, one source
+// per class (every instance shares its guards); nil for library classes (torch's, the standard
+// library's: A16, they do not rebind their attributes).
+func (t *Tracer) classMemberSource(cls py.Obj, name string) Source {
+	if t.isLibraryClass(cls) {
+		return nil
+	}
+	return &AttrSource{Base: &ConstSource{Obj: cls, Desc: "class " + t.qualName(cls)}, Attr: name}
+}
+
+// classMember wraps v = getattr(cls, name), a constant or object of a class, guarded through
+// the class (classMemberSource).
+func (t *Tracer) classMember(f *frame, cls py.Obj, name string, v py.Obj) (Value, error) {
+	src := t.classMemberSource(cls, name)
+	if src == nil {
+		return t.wrapLive(f, v, nil)
+	}
+	return t.realize(f, t.lazy(v, src))
+}
+
+// guardClassMember guards that a method (or other object) found on a class stays that object:
+// a class attribute replaced after compiling (MyModel.forward = other) recompiles.
+func (t *Tracer) guardClassMember(cls py.Obj, name string, v py.Obj) {
+	if src := t.classMemberSource(cls, name); src != nil {
+		t.guards.ID(src, v, t.shortRepr(v))
+	}
+}
+
+// isLibraryClass reports whether cls is defined by library code (its __module__ is a library
+// module, or a built-in type).
+func (t *Tracer) isLibraryClass(cls py.Obj) bool {
+	m, err := t.api.GetAttr(cls, "__module__")
+	if err != nil || t.api.Kind(m) != py.KStr {
+		return false
+	}
+	name, _ := t.api.Str(m)
+	if name == "builtins" {
+		return true
+	}
+	mods, ok := t.env.TryKnown("sys.modules")
+	if !ok {
+		return false
+	}
+	mod, err := t.api.GetItem(mods, m)
+	if err != nil {
+		return false
+	}
+	return t.env.IsLibraryModule(mod)
 }
 
 // classAttr reads an attribute of a class (a class constant, a method, a static method).
@@ -233,12 +291,14 @@ func (t *Tracer) classAttr(f *frame, o *ObjV, name string) (Value, error) {
 	if found {
 		switch api.Kind(raw) {
 		case py.KFunction:
+			t.guardClassMember(o.Obj, name, raw)
 			return t.wrapLive(f, raw, nil)
 		case py.KStaticMethod:
 			inner, err := api.GetAttr(raw, "__func__")
 			if err != nil {
 				return nil, err
 			}
+			t.guardClassMember(o.Obj, name, inner)
 			return t.wrapLive(f, inner, nil)
 		case py.KClassMethod:
 			inner, err := api.GetAttr(raw, "__func__")
@@ -256,7 +316,7 @@ func (t *Tracer) classAttr(f *frame, o *ObjV, name string) (Value, error) {
 	if err != nil {
 		return nil, f.unsupported("", "attribute %s of class %s: %v", name, t.qualName(o.Obj), err)
 	}
-	return t.wrapLive(f, v, nil)
+	return t.classMember(f, o.Obj, name, v)
 }
 
 func (t *Tracer) callProperty(f *frame, prop py.Obj, self Value) (Value, error) {
@@ -412,7 +472,7 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 			if _, seen := t.attrSources[path]; !seen {
 				t.attrSources[path] = src
 			}
-			return t.paramAttr(f, v, path)
+			return t.paramAttr(f, v, path, src)
 		}
 	}
 	// Class attributes: methods, properties, constants.
@@ -426,19 +486,22 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 			// found on the class holds while no instance attribute shadows it.
 			t.guards.NotInDict(m.Source, name)
 		}
+		typ := api.TypeOf(m.Obj)
 		switch api.Kind(cls) {
 		case py.KFunction:
+			t.guardClassMember(typ, name, cls)
 			fn, err := t.funcFromObj(f, cls, nil)
 			if err != nil {
 				return nil, err
 			}
 			return &BoundV{Self: m, Fn: fn}, nil
 		case py.KProperty:
+			t.guardClassMember(typ, name, cls)
 			return t.callProperty(f, cls, m)
 		case py.KStaticMethod, py.KClassMethod:
 			return t.objAttr(f, m, name)
 		}
-		return t.wrapLive(f, cls, nil)
+		return t.classMember(f, typ, name, cls)
 	}
 	return nil, f.userError("AttributeError", "'%s' object has no attribute '%s'", t.typeName(m.Obj), name)
 }

@@ -97,6 +97,11 @@ func (g *codeGen) loadSource(s Source) error {
 		g.deref(LOAD_DEREF, g.ci.freeBase+s.Index)
 	case *ConstSource:
 		g.loadConst(s.Obj)
+	case *CallSource:
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(s.Fn)
+		g.emit(PRECALL, 0)
+		g.emit(CALL, 0)
 	case *AttrSource:
 		if err := g.loadSource(s.Base); err != nil {
 			return err

@@ -159,6 +159,9 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	t.entryGrad = t.gradEnabled
 	cap.GradEnabled = t.gradEnabled
 	t.guards.CallBool(gradFn, t.gradEnabled, "torch.is_grad_enabled()")
+	if err := t.guardGlobalState(); err != nil {
+		return cap, err
+	}
 
 	globals, err := env.API.GetAttr(req.Func, "__globals__")
 	if err != nil {
@@ -199,6 +202,35 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	t.finishGraph(cap, append([]Value{result}, t.effects.values()...))
 	cap.Elapsed = time.Since(start)
 	return cap, nil
+}
+
+// globalState is torch's global state a captured graph's results may depend on beyond grad
+// mode: the default dtype (factories without dtype=, Python floats in type promotion) and
+// inference mode (what kind of tensors results are). Guarded on every call, whatever the trace
+// read (docs/ARCHITECTURE.md lists it).
+var globalState = []struct{ fn, desc string }{
+	{"torch.get_default_dtype", "torch.get_default_dtype()"},
+	{"torch.is_inference_mode_enabled", "torch.is_inference_mode_enabled()"},
+}
+
+func (t *Tracer) guardGlobalState() error {
+	for _, s := range globalState {
+		fn, ok := t.env.TryKnown(s.fn)
+		if !ok {
+			continue
+		}
+		v, err := t.api.Call(fn, nil, nil)
+		if err != nil {
+			return err
+		}
+		if t.api.Kind(v) == py.KBool {
+			n, _ := t.api.Int(v)
+			t.guards.CallBool(fn, n != 0, s.desc)
+			continue
+		}
+		t.guards.ID(&CallSource{Fn: fn, Desc: s.desc}, v, t.api.Repr(v))
+	}
+	return nil
 }
 
 // finishGraph adds the output node (every distinct tensor among vals) and prunes the graph; a

@@ -656,7 +656,8 @@ func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 		return nil, err
 	}
 	if !info.Strided {
-		return nil, f.unsupported("convert it with .to_dense() first", "a non-strided (sparse or mkldnn) tensor %s", readableName(src))
+		return nil, f.unsupported("convert it with .to_dense() (sparse, mkldnn) or .to_padded_tensor() (nested) first",
+			"a non-strided (sparse, mkldnn or nested) tensor %s", readableName(src))
 	}
 	if !info.IsPlain {
 		return nil, f.unsupported("pass a plain torch.Tensor", "a tensor subclass %s (%s)", t.typeName(o), readableName(src))
@@ -697,7 +698,10 @@ func placeholderName(src Source) string {
 }
 
 // paramAttr makes (or reuses) the get_attr node for a parameter or buffer of a module.
-func (t *Tracer) paramAttr(f *frame, o py.Obj, path string) (Value, error) {
+// Besides the identity guard the caller installs, the tensor's metadata is guarded from src:
+// `param.data = t` keeps the Parameter object but may change its dtype, sizes or strides, which
+// the graph (and its kernels) are specialised to.
+func (t *Tracer) paramAttr(f *frame, o py.Obj, path string, src Source) (Value, error) {
 	if tv, ok := t.attrNodes[o]; ok {
 		return tv, nil
 	}
@@ -710,6 +714,7 @@ func (t *Tracer) paramAttr(f *frame, o py.Obj, path string) (Value, error) {
 	}
 	m := metaFromInfo(info)
 	tv := &TensorV{Meta: m, Class: t.api.TypeOf(o), Obj: o}
+	t.guards.Tensor(src, tv.Class, m, info.DeviceType)
 	tv.Node = t.graph.AddGetAttr(path, m)
 	t.attrs[path] = o
 	t.attrNodes[o] = tv

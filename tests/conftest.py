@@ -177,3 +177,8 @@ def ptgo_log():
     finally:
         logger.removeHandler(h)
         ptgo.set_logs()
+
+
+def pytest_configure(config):
+    # `make test` runs everything (nothing deselects slow); `pytest -m "not slow"` for a quick run.
+    config.addinivalue_line("markers", "slow: the zoo's slowest cases (seconds each); run by make test")
