@@ -21,7 +21,7 @@ VENV2 := .venv-torch2
 VPY2 := $(VENV2)/bin/python
 PY_SRC := $(wildcard python/ptgo/*.py)
 
-.PHONY: setup setup-torch2 deps demo test test-go test-py test-py2 bench bench2 wheel clean
+.PHONY: setup setup-torch2 deps demo test test-go test-py test-py2 test-fuzz fuzz bench bench2 wheel clean
 
 setup: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
 
@@ -70,6 +70,23 @@ test: setup
 	$(GO) vet ./...
 	$(GO) test ./...
 	$(VPY) -m pytest -q tests/
+	$(MAKE) --no-print-directory test-fuzz
+
+# The differential fuzzer (tests/fuzz, issue 8): `make test` runs a fixed sample of FUZZ_SAMPLE
+# programs (seeds FUZZ_START.., about a minute on two cores); `make fuzz N=10000` runs at scale
+# (JOBS workers, START the first seed; results in /tmp/ptgo-fuzz-START-N, MINIMISE=1 minimises the
+# failures into tests/fuzz/regressions/). Both fail on any failing, crashing or hanging program.
+FUZZ_SAMPLE ?= 200
+FUZZ_START ?= 0
+N ?= 10000
+START ?= 0
+JOBS ?= 1
+
+test-fuzz: setup
+	$(VPY) tests/fuzz/run.py --start $(FUZZ_START) --n $(FUZZ_SAMPLE) --quiet
+
+fuzz: setup
+	$(VPY) tests/fuzz/run.py --start $(START) --n $(N) --jobs $(JOBS) $(if $(MINIMISE),--minimise)
 
 test-go:
 	$(GO) test ./...
