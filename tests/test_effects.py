@@ -142,3 +142,39 @@ def test_gradient_of_a_maximum_over_a_transcendental_result(backend, fn, red):
         compiled(xc, wc).backward()
         assert_same(xc.grad, x.grad)
         assert_same(wc.grad, w.grad)
+
+
+def _copy_into(x0, x1):
+    x1.copy_(x0)
+    return x1 * 2
+
+
+def _copy_into_a_view(x0, x1):
+    x1.view(-1)[:2].copy_(x0.view(-1)[:2])
+    return x1 + 1
+
+
+def _setitem(x0, x1):
+    x1[torch.tensor([1])] = x0[0]
+    return x1.sum()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [_copy_into, _copy_into_a_view, _setitem])
+def test_writing_a_grad_value_into_an_input_makes_it_require_grad(backend, fn):
+    """x.copy_(w), a copy into a view of x, x[i] = w, with w requiring grad and x not: eager's
+    autograd makes the caller's x require grad (its grad_fn the write's), and gradients reach w
+    through x (fuzzer seed 485)."""
+    def run(f):
+        torch.manual_seed(0)
+        x0 = torch.randn(4, 1).expand(4, 8).contiguous().requires_grad_()
+        x1 = torch.zeros(4, 8)
+        out = f(x0, x1)
+        assert x1.requires_grad
+        (out.sum() + x1.sum()).backward()
+        return out, x1, type(x1.grad_fn).__name__, x0.grad
+
+    got, want = run(ptgo.compile(fn, backend=backend)), run(fn)
+    assert got[2] == want[2]
+    for g, w in zip(got[:2] + got[3:], want[:2] + want[3:]):
+        assert_same(g, w)

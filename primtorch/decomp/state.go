@@ -100,6 +100,16 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 	if s.frozen != "" || (s.base != nil && s.base.frozen != "") {
 		return d.unsupportedf("writes a tensor that aliases the result of %s, which runs in torch", s.frozen+basefrozen(s))
 	}
+	// An in-place write of a value that requires grad into the call's self, a graph input (or
+	// a view of one) that does not: eager's autograd makes the caller's tensor require grad,
+	// its grad_fn the write's (x.copy_(w), x[i] = w). No compiled graph can: torch runs it.
+	if d.rg && d.callSelf != nil && d.callStates[d.callSelf] == s {
+		if in := rootState(s).input; in != nil {
+			if m := in.TensorMeta(); m != nil && !m.RequiresGrad {
+				return d.unsupportedf("writes a value that requires grad into input %s, which does not (eager's autograd then tracks the caller's tensor)", in.Name)
+			}
+		}
+	}
 	cur := d.read(s)
 	if v == cur {
 		return nil // the value is unchanged (dropout in eval, requires_grad_, ...)
