@@ -95,6 +95,8 @@ type Op struct {
 	Inplace    *Op
 	// Note says what the meta function does not cover, "" when nothing is known missing.
 	Note string
+	// Since is the first torch version that has the op (zero: every version ptgo supports).
+	Since TorchVersion
 
 	meta        metaFn
 	ownGrad     bool
@@ -105,6 +107,9 @@ type Op struct {
 	overloads   []*Op
 	mutatesWhen func(*Args) []string
 }
+
+// InTorch reports whether torch version v has the op.
+func (op *Op) InTorch(v TorchVersion) bool { return !v.Before(op.Since) }
 
 // Canonical returns the registry's op: op itself, or the op a target's view (see Lookup) stands
 // for. Compare ops by ID, or by Canonical().

@@ -18,6 +18,7 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/logs"
+	"ptgo/primtorch"
 	"ptgo/pybridge/capi"
 )
 
@@ -61,6 +62,13 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 		*errOut = C.CString(err.Error())
 		return 1
 	}
+	// Where torch versions differ, tables keyed by version pick the running torch's row.
+	v, err := primtorch.ParseTorchVersion(state.config.Torch)
+	if err != nil {
+		*errOut = C.CString(err.Error())
+		return 1
+	}
+	primtorch.SetTorch(v)
 	return 0
 }
 
