@@ -73,8 +73,15 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 			return strV(o.Name), nil
 		}
 	case *GradModeV:
-		if name == "clone" || name == "__enter__" || name == "__exit__" {
+		switch {
+		case name == "clone" || name == "__enter__" || name == "__exit__":
 			return &BoundV{Self: o, Name: name}, nil
+		case name == "__class__" && o.Class != 0:
+			// torch 2's decorators call ctx_factory = self.clone, which is self.__class__()
+			// (set_grad_enabled: self.__class__(self.mode)).
+			return t.objValue(o.Class, nil), nil
+		case name == "mode" && o.Class != 0 && o.Class == t.env.Known("torch.set_grad_enabled"):
+			return boolV(o.Enabled), nil
 		}
 	case *SuperV:
 		return t.superAttr(f, o, name)

@@ -271,6 +271,7 @@ type GradModeV struct {
 	// Applied: torch.set_grad_enabled(b) changed grad mode when it was created; its __enter__
 	// changes nothing and its __exit__ restores the mode from before the creation.
 	Applied bool
+	Class   py.Obj // torch.no_grad, torch.enable_grad or torch.set_grad_enabled; 0 when unknown
 }
 
 func (g *GradModeV) Describe() string {

@@ -12,7 +12,7 @@ import warnings
 
 import torch
 
-from . import _logging, config
+from . import _compat, _logging, config
 from .exc import BackendCompilerFailed, Unsupported
 
 _init_lock = threading.Lock()
@@ -46,9 +46,11 @@ SKIPPED_PACKAGES = ("numpy", "sympy", "typing_extensions", "pytest", "_pytest", 
 TORCH_CAPTURED = (("nn", "modules"),)
 TORCH_SKIPPED_FILES = (("nn", "modules", "module.py"),)
 
-# Rule kinds (ptgo_C.c's policy_rule): a directory skipped, a directory captured, a file skipped.
-# Each rule also names the library its files belong to ("" for the user's own code).
-RULE_SKIP_DIR, RULE_CAPTURE_DIR, RULE_SKIP_FILE = 0, 1, 2
+# Rule kinds (ptgo_C.c's policy_rule): a directory skipped, a directory captured, a file skipped,
+# a file whose frames run with capture off for their whole extent (torch.compile's entry points,
+# _compat.TORCH_COMPILE_ENTRY_FILES). Each rule also names the library its files belong to (""
+# for the user's own code).
+RULE_SKIP_DIR, RULE_CAPTURE_DIR, RULE_SKIP_FILE, RULE_UNCAPTURED_FILE = 0, 1, 2, 3
 
 
 def _resolved(path):
@@ -135,6 +137,8 @@ def _skip_policy():
         rules.append((os.path.join(torch_dir, *parts), RULE_CAPTURE_DIR, "torch"))
     for parts in TORCH_SKIPPED_FILES:
         rules.append((os.path.join(torch_dir, *parts), RULE_SKIP_FILE, "torch"))
+    for parts in _compat.for_torch(_compat.TORCH_COMPILE_ENTRY_FILES):
+        rules.append((os.path.join(torch_dir, *parts), RULE_UNCAPTURED_FILE, "torch"))
     rules.append((_resolved(os.path.dirname(os.path.abspath(__file__))), RULE_SKIP_DIR, "ptgo"))
     for name in SKIPPED_PACKAGES:
         loc = _package_location(name)
@@ -144,7 +148,7 @@ def _skip_policy():
     # files only (the path ends in a separator).
     out, seen = [], set()
     for path, kind, reason in rules:
-        if kind != RULE_SKIP_FILE and not path.endswith(os.sep):
+        if kind not in (RULE_SKIP_FILE, RULE_UNCAPTURED_FILE) and not path.endswith(os.sep):
             path += os.sep
         if path not in seen:
             seen.add(path)
@@ -365,6 +369,20 @@ def code_owner(filename):
     from . import _C
 
     return _C.code_owner(filename)
+
+
+def code_policy(filename):
+    """code_owner, and whether frames that start in the file run with capture off, callees
+    included (torch.compile's entry points): (library, skipped, uncaptured)."""
+    from . import _C
+
+    return _C.code_policy(filename)
+
+
+def resolve_loaded(path):
+    from ._compat import resolve_loaded
+
+    return resolve_loaded(path)
 
 
 def module_owner(mod):
