@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"ptgo/bytecode/py"
+	"ptgo/inductor"
 	"ptgo/logs"
 	"ptgo/primtorch"
 	"ptgo/pybridge/capi"
@@ -39,6 +40,8 @@ type initConfig struct {
 	Python     string            `json:"python"`
 	Torch      string            `json:"torch"`
 	NumThreads int               `json:"num_threads"`
+	// BLASOnOpenMP: torch's matrix products run on its OpenMP team (ptgo._compat.blas_on_openmp).
+	BLASOnOpenMP bool `json:"blas_on_openmp"`
 }
 
 //export ptgo_go_init
@@ -69,6 +72,7 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 		return 1
 	}
 	primtorch.SetTorch(v)
+	inductor.SetBLASOnOpenMP(state.config.BLASOnOpenMP)
 	return 0
 }
 

@@ -198,8 +198,19 @@ std::atomic<int64_t> recycled_outputs{0};  // storages alloc_per_call reused, fo
 
 bool recyclable(const Recycled& r, int64_t nbytes) {
   const c10::Storage& s = r.storage;
-  return s && s.use_count() == 1 && s.getWeakStorageImpl().weak_use_count() == 2 && s.data() == r.data &&
-         static_cast<int64_t>(s.nbytes()) == nbytes && s.device().is_cpu();
+  if (!s || s.getWeakStorageImpl().weak_use_count() != 2 || s.data() != r.data ||
+      static_cast<int64_t>(s.nbytes()) != nbytes || !s.device().is_cpu())
+    return false;
+#if defined(PTGO_STORAGE_PYOBJECT_PRESERVED)
+  // Once Python has seen the storage (tensor.untyped_storage()), its Python object holds a
+  // strong reference, and c10 keeps that object alive (one Python reference) while C++ holds
+  // the storage too: besides ours, that reference alone is allowed, when no Python code holds
+  // the object (the GIL is held here).
+  if (PyObject* py = s.unsafeGetStorageImpl()->pyobj_slot()->load_pyobj()) {
+    return s.use_count() == 2 && Py_REFCNT(py) == 1;
+  }
+#endif
+  return s.use_count() == 1;
 }
 
 at::Tensor alloc_per_call(GraphObject* g, int b, bool shared) {

@@ -66,3 +66,17 @@ def resolve_loaded(path):
         return obj
     return None
 
+
+def blas_on_openmp():
+    """Whether torch's matrix products run on its OpenMP (libgomp) team rather than on threads
+    of the BLAS's own: PyPI's torch links MKL's GNU-threaded layer; Debian's uses OpenBLAS, whose
+    pthread variant has its own threads (its openmp variant, openblas-openmp, does not). ptgo's
+    C backend then keeps its kernels on libgomp too (inductor.usePool)."""
+    if torch.backends.mkl.is_available():
+        return True
+    try:
+        with open("/proc/self/maps") as f:
+            maps = f.read()
+    except OSError:
+        return False
+    return "openblas-openmp" in maps or "libopenblaso" in maps

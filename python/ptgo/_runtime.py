@@ -215,6 +215,7 @@ def init_config_json():
         "python": "%d.%d.%d" % sys.version_info[:3],
         "torch": torch.__version__,
         "num_threads": torch.get_num_threads(),
+        "blas_on_openmp": _compat.blas_on_openmp(),
     })
 
 
