@@ -156,6 +156,9 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	t.entryGrad = t.gradEnabled
 	cap.GradEnabled = t.gradEnabled
 	t.guards.CallBool(gradFn, t.gradEnabled, "torch.is_grad_enabled()")
+	if err := t.guardNoDispatchModes(ci.code.Filename, ci.code.FirstLineNo); err != nil {
+		return cap, err
+	}
 
 	globals, err := env.API.GetAttr(req.Func, "__globals__")
 	if err != nil {

@@ -1,6 +1,8 @@
 package bytecode
 
 import (
+	"fmt"
+
 	"ptgo/bytecode/py"
 	"ptgo/primtorch"
 )
@@ -70,13 +72,50 @@ var isCompilingFuncs = []primtorch.VersionRow[[]string]{
 	}},
 }
 
+// dispatchModeQueries are the C functions torch's Python code asks how many
+// TorchDispatchModes are active (torch 2's MultiheadAttention does, through
+// torch.utils._python_dispatch._get_current_dispatch_mode_stack).
+var dispatchModeQueries = []primtorch.VersionRow[[]string]{
+	{Since: primtorch.Torch113, Value: nil},
+	{Since: primtorch.TorchVersion{Major: 2, Minor: 0}, Value: []string{"torch._C._len_torch_dispatch_stack"}},
+}
+
 // compilerSpecials are the torch.compile queries answered while tracing, for the running torch.
 func compilerSpecials() map[string]specialFn {
 	out := map[string]specialFn{}
 	for _, path := range primtorch.ForTorch(isCompilingFuncs, primtorch.Torch()) {
 		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return trueV, nil }
 	}
+	for _, path := range primtorch.ForTorch(dispatchModeQueries, primtorch.Torch()) {
+		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return intV(0), nil // guarded for the whole frame (guardNoDispatchModes)
+		}
+	}
 	return out
+}
+
+// guardNoDispatchModes guards, for every captured frame, that no TorchDispatchMode is active:
+// ptgo's kernels do not go through torch's dispatcher, so a frame entered under a mode
+// (FlopCounterMode, FakeTensorMode, a user's) runs eagerly, every op seen by the mode as in
+// eager, and nothing is traced under it (meta computations would reach the mode too).
+func (t *Tracer) guardNoDispatchModes(file string, line int) error {
+	for _, path := range primtorch.ForTorch(dispatchModeQueries, primtorch.Torch()) {
+		fn, ok := t.env.tryLoaded(path)
+		if !ok {
+			continue
+		}
+		r, err := t.api.Call(fn, nil, nil)
+		if err != nil {
+			return err
+		}
+		n, _ := t.api.Int(r)
+		t.guards.CallBool(fn, n != 0, path+"()")
+		if n != 0 {
+			return &Unsupported{Reason: "a TorchDispatchMode is active; the frame runs eagerly under it",
+				Where: fmt.Sprintf("%s:%d", file, line), Hint: "compile outside the TorchDispatchMode", RootPC: -1}
+		}
+	}
+	return nil
 }
 
 // refuseTorchCompileEntry is the graph break for a call into torch.compile's machinery: a

@@ -204,3 +204,53 @@ def test_yield_from_in_an_inlined_generator(counter, ptgo_log):
     assert_same(ptgo.compile(m, backend=counter)(x), m(x))
     assert counter.frame_count == 1
     assert "Graph break" not in ptgo_log.text, ptgo_log.text
+
+
+def test_multihead_attention_fast_path_is_one_graph(counter):
+    # In eval without autograd, MultiheadAttention checks for a fast path; torch 2 also asks
+    # how many TorchDispatchModes are active (torch.utils._python_dispatch). vit_b_16's blocks.
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    x = torch.randn(2, 5, 16)
+
+    def f(x):
+        return mha(x, x, x, need_weights=False)[0]
+
+    with torch.no_grad():
+        assert_same(ptgo.compile(f, backend=counter)(x), f(x))
+        assert_same(ptgo.compile(f)(x), f(x))
+    assert counter.frame_count == 1
+
+
+@pytest.mark.skipif(not hasattr(torch.utils, "_python_dispatch"), reason="torch 1.13 has no TorchDispatchMode stack query")
+def test_code_under_a_dispatch_mode_runs_eagerly(counter):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops += 1
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    x = torch.randn(2, 5, 16)
+
+    def f(x):
+        return mha(x, x, x, need_weights=False)[0]
+
+    compiled = ptgo.compile(f, backend=counter)
+    with torch.no_grad():
+        assert_same(compiled(x), f(x))
+        graphs = counter.frame_count
+        want_mode, got_mode = Count(), Count()
+        with want_mode:
+            want = f(x)
+        with got_mode:
+            got = compiled(x)
+    assert_same(got, want)
+    assert got_mode.ops == want_mode.ops > 0, "every op went through the mode, as in eager"
+    assert counter.frame_count == graphs, "the mode is guarded: the frame ran eagerly"

@@ -514,7 +514,17 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
                   return nullptr;
                 }
                 for (size_t i = 0; i < st.outs.size(); i++) {
-                  if (st.outs[i] >= 0) bind_extern(bufs, specs, st.outs[i], unpack(PySequence_Fast_GET_ITEM(seq, i)));
+                  if (st.outs[i] < 0) continue;
+                  PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+                  if (!PyObject_TypeCheck(item, reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
+                    // the plan's meta said a tensor: a ptgo bug, never a crash
+                    Py_DECREF(seq);
+                    Py_DECREF(res);
+                    PyErr_Format(PyExc_TypeError, "ptgo BUG: extern %s returned %s as result %d, the plan expects a tensor",
+                                 st.target.c_str(), Py_TYPE(item)->tp_name, static_cast<int>(i));
+                    return nullptr;
+                  }
+                  bind_extern(bufs, specs, st.outs[i], unpack(item));
                 }
                 Py_DECREF(seq);
               }

@@ -48,6 +48,17 @@ TORCH_COMPILE_ENTRY_FILES = (
 )
 
 
+#: torch functions ptgo knows only through torch's meta kernels whose meta kernel disagrees with
+#: the CPU kernel: their metadata comes from a run on zero-filled CPU tensors instead.
+#: torch 2's _native_multi_head_attention meta kernel returns a defined empty tensor where the
+#: CPU kernel returns None (the attention weights when need_weights=False); torch 1.13 has no
+#: meta kernel for it (CPU already).
+META_KERNEL_DIFFERS_FROM_CPU = (
+    ((1, 0), ()),
+    ((2, 0), ("torch._native_multi_head_attention",)),
+)
+
+
 def resolve_loaded(path):
     """Like _runtime.resolve, but only through modules already imported: "torch._dynamo.x" is
     None while nothing imported torch._dynamo (importing it takes seconds; code that calls its

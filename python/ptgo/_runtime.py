@@ -473,9 +473,11 @@ def meta_call(target, is_method, args, kwargs):
     # The CPU runs keep the random generator's state: a random op must not advance the user's
     # random stream.
     try:
+        if target in _compat.for_torch(_compat.META_KERNEL_DIFFERS_FROM_CPU):
+            raise NotImplementedError(target)
         return _from_meta(run("meta"))
     except NotImplementedError:
-        pass  # no meta kernel: the CPU kernel's result has the metadata
+        pass  # no meta kernel (or a wrong one): the CPU kernel's result has the metadata
     except Exception as meta_error:  # noqa: BLE001 - does the CPU kernel refuse too?
         try:
             with _rng_kept():
