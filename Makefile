@@ -1,4 +1,6 @@
-# ptgo — two commands: `make demo` and `make test` (both run `make setup` first).
+# ptgo — two commands: `make demo` and `make test` (both run `make setup` first; `make test`
+# also `make setup-torch2`, and runs the Python suite in both worlds: Debian's torch 1.13 and
+# PyPI's torch 2).
 SHELL := /bin/bash
 PY ?= /usr/bin/python3
 VENV := .venv
@@ -66,10 +68,11 @@ $(SHIM_STAMP): $(SHIM_SRC) $(VENV)/.installed
 demo: setup
 	$(VPY) examples/demo.py
 
-test: setup
+test: setup setup-torch2
 	$(GO) vet ./...
 	$(GO) test ./...
 	$(VPY) -m pytest -q tests/
+	$(VPY2) -m pytest -q -p no:cacheprovider tests/
 
 test-go:
 	$(GO) test ./...
