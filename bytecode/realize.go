@@ -632,7 +632,8 @@ func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 	}
 	info, err := t.api.TensorMeta(o)
 	if err != nil {
-		return nil, err
+		// a tensor without plain sizes (a nested tensor): torch's own code handles it
+		return nil, f.unsupported("", "a tensor whose metadata ptgo cannot read (%s: %v)", readableName(src), err)
 	}
 	if !info.Strided {
 		return nil, f.unsupported("convert it with .to_dense() first", "a non-strided (sparse or mkldnn) tensor %s", readableName(src))
@@ -682,7 +683,7 @@ func (t *Tracer) paramAttr(f *frame, o py.Obj, path string) (Value, error) {
 	}
 	info, err := t.api.TensorMeta(o)
 	if err != nil {
-		return nil, err
+		return nil, f.unsupported("", "parameter %s: a tensor whose metadata ptgo cannot read (%v)", path, err)
 	}
 	if !info.Strided || info.DType < 0 {
 		return nil, f.unsupported("", "parameter %s is not a strided tensor of a supported dtype", path)

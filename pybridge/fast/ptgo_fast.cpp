@@ -47,7 +47,8 @@ int device_code(const c10::Device& d) {
 // Caller guarantees obj is a torch.Tensor (the shim checks the exact Python type first).
 int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec) noexcept {
   const at::Tensor& t = ptgo::unpack(obj);
-  if (!t.defined() || t.layout() != c10::kStrided) return 0;
+  // A nested tensor's layout is strided too, but it has no sizes (sizes() throws).
+  if (!t.defined() || t.layout() != c10::kStrided || t.is_nested()) return 0;
   int want_dtype = static_cast<int>(packed & 0xff);
   int want_devtype = static_cast<int>((packed >> 8) & 0xff);
   int want_devidx = static_cast<int>((packed >> 16) & 0xffff) - 1;
@@ -69,7 +70,9 @@ int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec
 int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {
   const at::Tensor& t = ptgo::unpack(obj);
   memset(m, 0, sizeof *m);
-  if (!t.defined()) return -1;
+  // Nested tensors (strided layout, no sizes) and anything else without plain sizes: not a
+  // tensor ptgo models.
+  if (!t.defined() || t.is_nested()) return -1;
   m->strided = t.layout() == c10::kStrided;
   int64_t nd = t.dim();
   if (nd > PTGO_MAX_DIMS) return -1;
