@@ -126,3 +126,19 @@ WORKLOADS = {
     "small_cnn": (lambda: SmallCNN().eval(), lambda: [torch.randn(8, 3, 32, 32)], False),
     "gelu_mlp_train": (GeluMLP, lambda: [torch.randn(64, 512)], True),
 }
+
+
+def _vision(name):
+    def make():
+        import torchvision
+
+        return getattr(torchvision.models, name)().eval()
+    return make
+
+
+# Real models (issue 12): torchvision's builders at their ImageNet size, one image, inference.
+# Not in the tests (test_zoo.py runs the whole zoo at small sizes); bench/run.py measures them
+# beside WORKLOADS.
+VISION = {name: (_vision(name), lambda: [torch.randn(1, 3, 224, 224)], False)
+          for name in ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0",
+                       "shufflenet_v2_x1_0", "convnext_tiny", "vit_b_16", "swin_t")}

@@ -1,16 +1,31 @@
-"""`make bench`: eager vs ptgo on the workloads of bench/models.py, side by side in one process.
+"""`make bench`: ptgo beside its peers on the workloads of bench/models.py, in one process.
 
-For each workload and thread count (1 and 2): median time per call of eager and of the compiled
-model (interleaved repetitions), speedup, the largest difference from eager; per workload the
-cold compile time (empty kernel cache) and the warm start (a new process with the cache filled).
-The speedup of the best repetitions (min over rounds on both sides) is reported beside the
-median's: other processes on a shared machine only ever add time, so on a noisy machine the
-best times say more about the code and the median more about what a user sees.
+Contestants, each on its own copy of the model, interleaved round by round so that all see the
+same machine state:
+  eager          the model as it is
+  torchscript    torch.jit.trace + freeze + optimize_for_inference (inference workloads only):
+                 the compiler that runs on torch 1.13
+  ptgo           ptgo.compile(model) (the default backend)
+  and on torch 2.x:
+  inductor       torch.compile(model) (Inductor, default mode)
+  max-autotune   torch.compile(model, mode="max-autotune") (with --max-autotune: slow to compile)
+  dynamo+ptgo    torch.compile(model, backend="ptgo", dynamic=False)
+
+For each workload and thread count (1 and 2): the median time per call of every contestant and
+of its best round, its speedup over eager and the largest difference from eager on a late call;
+at 2 threads the speedup is also given over eager's best thread count (eager here is often slower
+at 2 threads than at 1). Per workload at 1 thread, where ptgo's time goes (torch.profiler:
+externs — matrix products and convolutions, which ptgo leaves to torch —, ptgo's generated
+kernels, other torch ops, the rest), and the extern share of eager's time with its Amdahl bound.
+Compile times: the first call's extra time in a new process with an empty cache (cold) and with
+the cache the first process filled (warm), for ptgo and the torch.compile contestants.
 Writes bench/results/results.md, results.json and speedup.png. A report, not a test.
 
-Usage: .venv/bin/python bench/run.py [--quick] [--only name,name] [--backend inductor]
+Usage: python bench/run.py [--quick] [--only a,b] [--threads 1,2] [--no-compile-times] [--max-autotune]
+       [--contestants eager,ptgo,...]
 """
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -18,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 import torch
 
@@ -26,13 +42,16 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import ptgo  # noqa: E402
-from models import WORKLOADS  # noqa: E402
+from models import VISION, WORKLOADS  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
+TORCH2 = hasattr(torch, "compile")
+# One report per torch world: bench/results (Debian's torch 1.13), bench/results/torch2 (PyPI's).
+RESULTS = os.path.join(HERE, "results", "torch2") if TORCH2 else os.path.join(HERE, "results")
+ALL = dict(WORKLOADS, **VISION)
 
 
 def make(name, seed=0):
-    ctor, inputs, grad = WORKLOADS[name]
+    ctor, inputs, grad = ALL[name]
     torch.manual_seed(seed)
     m = ctor()
     m.train(grad)
@@ -59,128 +78,248 @@ def max_err(a, b):
     return (a.detach().double() - b.detach().double()).abs().max().item()
 
 
-def measure(name, backend, threads, rounds, reps):
+# ---- contestants --------------------------------------------------------------------------
+
+def _torchscript(model, args, grad):
+    if grad:
+        return None  # TorchScript's freeze is for inference
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(model, tuple(args), check_trace=False)
+        return torch.jit.optimize_for_inference(torch.jit.freeze(traced.eval()))
+
+
+def contestants(max_autotune=False):
+    """name -> build(model, args, grad) -> callable or None (not applicable)."""
+    c = {
+        "eager": lambda m, a, g: m,
+        "torchscript": _torchscript,
+        "ptgo": lambda m, a, g: ptgo.compile(m),
+    }
+    if TORCH2:
+        c["inductor"] = lambda m, a, g: torch.compile(m)
+        if max_autotune:
+            c["max-autotune"] = lambda m, a, g: torch.compile(m, mode="max-autotune")
+        c["dynamo+ptgo"] = lambda m, a, g: torch.compile(m, backend="ptgo", dynamic=False)
+    return c
+
+
+def measure(name, builders, threads, rounds):
+    """Median and best seconds per call of every contestant, and its max error against eager on a
+    late call (later calls reuse arenas, constants computed once and recycled outputs)."""
     torch.set_num_threads(threads)
-    model, args, grad = make(name)
-    ptgo.reset()
-    compiled = ptgo.compile(model, backend=backend)
-    out_c = step(compiled, args, grad)  # compile
-    out_e = step(model, args, grad)
-    err = max_err(out_c, out_e)
+    base, args, grad = make(name)
+    runs = {}
+    for cname, build in builders.items():
+        try:
+            fn = build(copy.deepcopy(base), args, grad)
+        except Exception as e:  # a peer that cannot compile this workload is reported, not fatal
+            print("  %s: %s cannot build: %s" % (name, cname, str(e).splitlines()[0][:120]), flush=True)
+            fn = None
+        if fn is not None:
+            runs[cname] = fn
+    for fn in runs.values():  # compile and warm up
+        for _ in range(3):
+            step(fn, args, grad)
+    # Repetitions per round: about 0.2 s of eager.
+    t = timed(lambda: step(runs["eager"], args, grad), 1)
+    reps = max(1, min(200, int(0.2 / max(t, 1e-6))))
+    times = {c: [] for c in runs}
+    for _ in range(rounds):
+        for cname, fn in runs.items():
+            times[cname].append(timed(lambda: step(fn, args, grad), reps))
+    ref = step(runs["eager"], args, grad)
+    out = {}
+    for cname, fn in runs.items():
+        out[cname] = {"ms": statistics.median(times[cname]) * 1e3, "best_ms": min(times[cname]) * 1e3,
+                      "max_err": max_err(step(fn, args, grad), ref)}
+    return out
+
+
+# Ops whose time ptgo leaves to torch by design (DESIGN D5): BLAS products and convolutions.
+EXTERN_OPS = ("aten::mm", "aten::addmm", "aten::_addmm_activation", "aten::bmm", "aten::baddbmm",
+              "aten::mkldnn_convolution", "aten::_slow_conv2d_forward", "aten::thnn_conv2d",
+              "aten::_nnpack_spatial_convolution", "aten::_convolution", "aten::slow_conv_dilated2d",
+              "aten::convolution_backward", "aten::mkldnn_convolution_backward")
+
+
+def where_time_goes(fn, args, grad, reps=10):
+    """Self times under torch.profiler, grouped: externs, ptgo's kernels, other torch ops, and the
+    rest of the wall time (guards, the runtime, Python)."""
     for _ in range(2):
-        step(compiled, args, grad)
-        step(model, args, grad)
-    te, tc = [], []
-    for _ in range(rounds):  # interleaved: both see the same machine state
-        te.append(timed(lambda: step(model, args, grad), reps))
-        tc.append(timed(lambda: step(compiled, args, grad), reps))
-    # the error of a late call too: later calls reuse the arena, constants computed once and
-    # recycled outputs
-    out_c, out_e = step(compiled, args, grad), step(model, args, grad)
-    err = max(err, max_err(out_c, out_e))
-    return statistics.median(te), statistics.median(tc), err, min(te) / min(tc)
+        step(fn, args, grad)
+    t0 = time.perf_counter()
+    with torch.profiler.profile() as p:
+        for _ in range(reps):
+            step(fn, args, grad)
+    wall = (time.perf_counter() - t0) * 1e6
+    groups = {"externs": 0.0, "kernels": 0.0, "torch ops": 0.0}
+    for e in p.key_averages():
+        if e.key in EXTERN_OPS:
+            groups["externs"] += e.self_cpu_time_total
+        elif e.key.startswith("cpp_fused_"):
+            groups["kernels"] += e.self_cpu_time_total
+        elif e.key.startswith("aten::"):
+            groups["torch ops"] += e.self_cpu_time_total
+    groups["rest"] = max(0.0, wall - sum(groups.values()))
+    total = sum(groups.values()) or 1.0
+    return {k: v / total for k, v in groups.items()}
 
 
-def compile_time(name, backend, cache_dir):
-    """Seconds the first call of the compiled model takes in a new process with the given cache
-    dir (capture, compile or cache load), beyond what a steady-state call of it takes."""
+def compile_time(name, contestant, cache_dir):
+    """Seconds the first call of the contestant takes in a new process with the given cache
+    directory (capture, compile or cache load), beyond what a steady-state call takes."""
     code = (
-        "import sys, time, torch; sys.path[:0] = [%r, %r]\n"
-        "import ptgo\nfrom run import make, step\n"
-        "m, a, g = make(%r)\nc = ptgo.compile(m, backend=%r)\n"
+        "import sys, time, torch, warnings; warnings.simplefilter('ignore'); sys.path[:0] = [%r, %r]\n"
+        "from run import make, step, contestants\n"
+        "m, a, g = make(%r)\nc = contestants(True)[%r](m, a, g)\n"
         "t0 = time.perf_counter(); step(c, a, g); first = time.perf_counter() - t0\n"
         "steady = []\n"
-        "for _ in range(5):\n"
+        "for _ in range(3):\n"
         "    t0 = time.perf_counter(); step(c, a, g); steady.append(time.perf_counter() - t0)\n"
-        "print(first - min(steady))\n" % (HERE, os.path.join(HERE, "..", "python"), name, backend)
+        "print(first - min(steady))\n" % (HERE, os.path.join(HERE, "..", "python"), name, contestant)
     )
-    env = dict(os.environ, PTGO_CACHE_DIR=cache_dir)
+    env = dict(os.environ, PTGO_CACHE_DIR=os.path.join(cache_dir, "ptgo"),
+               TORCHINDUCTOR_CACHE_DIR=os.path.join(cache_dir, "inductor"), TRITON_CACHE_DIR=os.path.join(cache_dir, "triton"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         return float("nan")
     return float(out.stdout.strip().splitlines()[-1])
 
 
-# Ops whose time ptgo leaves to torch by design (DESIGN D5): BLAS products and convolutions.
-EXTERN_OPS = ("aten::mm", "aten::addmm", "aten::_addmm_activation", "aten::bmm", "aten::baddbmm", "aten::mkldnn_convolution",
-              "aten::_slow_conv2d_forward", "aten::thnn_conv2d", "aten::_nnpack_spatial_convolution",
-              "aten::_convolution", "aten::slow_conv_dilated2d")
-
-
-def extern_share(name, reps=20):
-    """Fraction of eager's time (1 thread) spent in EXTERN_OPS, from torch.profiler's self times:
-    1 / share bounds what any compiler calling the same kernels can gain (Amdahl: all the rest
-    free)."""
+def extern_share(name, reps=10):
+    """Fraction of eager's 1-thread time in EXTERN_OPS: 1 / share bounds what any compiler calling
+    the same kernels can gain (Amdahl: all the rest free)."""
     torch.set_num_threads(1)
     model, args, grad = make(name)
-    for _ in range(3):
-        step(model, args, grad)
-    with torch.profiler.profile() as p:
-        for _ in range(reps):
-            step(model, args, grad)
-    events = p.key_averages()
-    total = sum(e.self_cpu_time_total for e in events)
-    ext = sum(e.self_cpu_time_total for e in events if e.key in EXTERN_OPS)
-    return ext / total if total else 0.0
+    return where_time_goes(model, args, grad, reps)["externs"]
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--quick", action="store_true", help="fewer rounds, no compile times")
     ap.add_argument("--only", default="", help="comma-separated workload names")
-    ap.add_argument("--backend", default="inductor")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--no-compile-times", action="store_true")
+    ap.add_argument("--max-autotune", action="store_true", help="also torch.compile(mode='max-autotune')")
+    ap.add_argument("--contestants", default="", help="comma-separated subset")
     opts = ap.parse_args()
-    names = [n for n in WORKLOADS if not opts.only or n in opts.only.split(",")]
-    rounds, reps = (3, 3) if opts.quick else (7, 10)
+    names = [n for n in ALL if not opts.only or n in opts.only.split(",")]
+    threads = [int(t) for t in opts.threads.split(",")]
+    rounds = 3 if opts.quick else 7
+    builders = contestants(opts.max_autotune)
+    if opts.contestants:
+        builders = {k: v for k, v in builders.items() if k in opts.contestants.split(",") or k == "eager"}
+    compiled = [c for c in builders if c not in ("eager", "torchscript")]
     rows = []
     for name in names:
-        with tempfile.TemporaryDirectory() as cache:
-            cold = compile_time(name, opts.backend, cache)
-            warm = compile_time(name, opts.backend, cache)
-        share = extern_share(name)
-        row = {"workload": name, "cold_compile_s": cold, "warm_compile_s": warm, "extern_share": share,
-               "bound": 1 / share if share > 0 else float("inf")}
-        for threads in (1, 2):
-            te, tc, err, best = measure(name, opts.backend, threads, rounds, reps)
-            row["t%d" % threads] = {"eager_ms": te * 1e3, "ptgo_ms": tc * 1e3, "speedup": te / tc, "max_err": err,
-                                    "speedup_best": best}
+        row = {"workload": name, "grad": ALL[name][2], "threads": {}, "compile": {}}
+        if not (opts.quick or opts.no_compile_times):
+            for c in compiled:
+                with tempfile.TemporaryDirectory() as cache:
+                    row["compile"][c] = {"cold_s": compile_time(name, c, cache), "warm_s": compile_time(name, c, cache)}
+        row["extern_share"] = extern_share(name)
+        torch.set_num_threads(1)
+        m, a, g = make(name)
+        row["ptgo_profile"] = where_time_goes(ptgo.compile(copy.deepcopy(m)), a, g)
+        for t in threads:
+            row["threads"][str(t)] = measure(name, builders, t, rounds)
         rows.append(row)
-        print("%-26s 1 thread %5.2fx (best %5.2fx, bound %5.2fx)  2 threads %5.2fx (best %5.2fx)  cold %.2fs warm %.2fs  max err %.1e" % (
-            name, row["t1"]["speedup"], row["t1"]["speedup_best"], row["bound"], row["t2"]["speedup"],
-            row["t2"]["speedup_best"], cold, warm, row["t1"]["max_err"]), flush=True)
-    geo = {t: statistics.geometric_mean([r["t%d" % t]["speedup"] for r in rows]) for t in (1, 2)}
-    geo_best = {t: statistics.geometric_mean([r["t%d" % t]["speedup_best"] for r in rows]) for t in (1, 2)}
-    print("geomean speedup: 1 thread %.2fx, 2 threads %.2fx (best repetitions: %.2fx, %.2fx)" % (
-        geo[1], geo[2], geo_best[1], geo_best[2]))
-    geo = {1: geo[1], 2: geo[2], "best1": geo_best[1], "best2": geo_best[2]}
-    write(rows, geo, opts.backend)
+        print(summary_line(row), flush=True)
+    geo = geomeans(rows)
+    print("geomean speedup over eager: " + ", ".join("%s %dT %.2fx" % (c, int(t), v) for (c, t), v in sorted(geo.items())))
+    write(rows, geo)
 
 
-def write(rows, geo, backend):
+def speedups(row, t):
+    """contestant -> speedup over eager at t threads (at 2 threads and more: over eager's best
+    thread count measured)."""
+    res = row["threads"].get(str(t))
+    if not res:
+        return {}
+    eager = res["eager"]["ms"]
+    if t > 1:
+        eager = min(r["eager"]["ms"] for r in row["threads"].values())
+    return {c: eager / r["ms"] for c, r in res.items() if c != "eager"}
+
+
+def geomeans(rows):
+    out = {}
+    for t in {t for r in rows for t in r["threads"]}:
+        per = {}
+        for r in rows:
+            for c, s in speedups(r, int(t)).items():
+                per.setdefault(c, []).append(s)
+        for c, v in per.items():
+            out[(c, t)] = statistics.geometric_mean(v)
+    return out
+
+
+def summary_line(row):
+    parts = []
+    for t in sorted(row["threads"], key=int):
+        parts.append("%sT " % t + " ".join("%s %.2fx" % (c, s) for c, s in speedups(row, int(t)).items()))
+    return "%-26s %s" % (row["workload"], "  |  ".join(parts))
+
+
+def write(rows, geo):
     os.makedirs(RESULTS, exist_ok=True)
-    meta = {"backend": backend, "torch": torch.__version__, "ptgo": ptgo.__version__,
-            "cpu": _cpu(), "date": time.strftime("%Y-%m-%d %H:%M")}
+    meta = {"torch": torch.__version__, "ptgo": ptgo.__version__, "cpu": _cpu(), "date": time.strftime("%Y-%m-%d %H:%M"),
+            "python": sys.version.split()[0]}
     with open(os.path.join(RESULTS, "results.json"), "w") as f:
-        json.dump({"meta": meta, "geomean": geo, "rows": rows}, f, indent=1)
-    lines = [
-        "# ptgo vs eager (%s backend)" % backend, "",
-        "%s, torch %s, %s. Median of interleaved repetitions in one process; speedup = eager / ptgo. "
-        "*extern share*: the part of eager's 1-thread time in BLAS products and convolutions, which "
-        "ptgo also leaves to torch (DESIGN D5); *bound* = 1 / share, the most any compiler "
-        "calling the same kernels can gain at 1 thread. *cold*/*warm*: extra time of the first call "
-        "in a new process with an empty / a filled kernel cache." % (
-            meta["cpu"], meta["torch"], meta["date"]), "",
-        "| workload | eager 1T ms | ptgo 1T ms | speedup 1T | best 1T | extern share | bound 1T | eager 2T ms | ptgo 2T ms | speedup 2T | best 2T | cold compile s | warm start s | max abs err |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+        json.dump({"meta": meta, "geomean": {"%s@%sT" % k: v for k, v in geo.items()}, "rows": rows}, f, indent=1)
+    cont = []
     for r in rows:
-        a, b = r["t1"], r["t2"]
-        lines.append("| %s | %.2f | %.2f | %.2fx | %.2fx | %.0f%% | %s | %.2f | %.2f | %.2fx | %.2fx | %.2f | %.2f | %.1e |" % (
-            r["workload"], a["eager_ms"], a["ptgo_ms"], a["speedup"], a["speedup_best"], 100 * r["extern_share"],
-            "%.2fx" % r["bound"] if r["extern_share"] > 0 else "—", b["eager_ms"], b["ptgo_ms"], b["speedup"], b["speedup_best"], r["cold_compile_s"],
-            r["warm_compile_s"], max(a["max_err"], b["max_err"])))
-    lines += ["", "Geomean speedup: %.2fx at 1 thread, %.2fx at 2 threads (medians); %.2fx and %.2fx for the best "
-              "repetitions (min over rounds on both sides)." % (geo[1], geo[2], geo["best1"], geo["best2"])]
+        for res in r["threads"].values():
+            for c in res:
+                if c not in cont:
+                    cont.append(c)
+    lines = [
+        "# ptgo beside eager, TorchScript%s" % (" and torch.compile" if TORCH2 else ""), "",
+        "%s, Python %s, torch %s, %s; written by `bench/run.py`, a report, not a test. Median time per call of "
+        "interleaved rounds in one process, every contestant on its own copy of the model; *x* = speedup over "
+        "eager (at 2 threads over eager's best thread count, since eager is often slower at 2 threads "
+        "here); the best round's ratio in parentheses. Vision models: 1x3x224x224, eval, no_grad. "
+        "*ptgo's time*: torch.profiler self times of ptgo's compiled call at 1 thread — externs (matrix "
+        "products, convolutions: torch's kernels), ptgo's generated kernels, other torch ops, rest (guards, "
+        "runtime, Python). *bound*: 1 / the extern share of eager's 1-thread time, the most any compiler "
+        "calling the same kernels can gain." % (meta["cpu"], meta["python"], meta["torch"], meta["date"]), "",
+    ]
+    for t in sorted({t for r in rows for t in r["threads"]}, key=int):
+        others = [c for c in cont if c != "eager"]
+        lines += ["## %s thread%s" % (t, "" if t == "1" else "s"), "",
+                  "| workload | eager ms | " + " | ".join(others) + " | max abs err (ptgo) |",
+                  "|---|---|" + "---|" * len(others) + "---|"]
+        for r in rows:
+            res = r["threads"].get(t)
+            if not res:
+                continue
+            sp = speedups(r, int(t))
+            cells = []
+            for c in others:
+                if c not in res:
+                    cells.append("—")
+                    continue
+                best = res["eager"]["best_ms"] / res[c]["best_ms"]
+                cells.append("%.2f ms %.2fx (%.2fx)" % (res[c]["ms"], sp[c], best))
+            lines.append("| %s | %.2f | %s | %.1e |" % (r["workload"], res["eager"]["ms"], " | ".join(cells),
+                                                       res.get("ptgo", {}).get("max_err", float("nan"))))
+        lines += ["", "Geomean: " + ", ".join("%s %.2fx" % (c, geo[(c, t)]) for c in others if (c, t) in geo), ""]
+    lines += ["## Where ptgo's time goes (1 thread) and compile times", "",
+              "| workload | externs | kernels | torch ops | rest | bound | " +
+              " | ".join("%s cold s / warm s" % c for c in cont if c not in ("eager", "torchscript")) + " |",
+              "|---|---|---|---|---|---|" + "---|" * len([c for c in cont if c not in ("eager", "torchscript")])]
+    for r in rows:
+        p = r["ptgo_profile"]
+        comp = []
+        for c in cont:
+            if c in ("eager", "torchscript"):
+                continue
+            ct = r["compile"].get(c)
+            comp.append("%.2f / %.2f" % (ct["cold_s"], ct["warm_s"]) if ct else "—")
+        lines.append("| %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %s | %s |" % (
+            r["workload"], 100 * p["externs"], 100 * p["kernels"], 100 * p["torch ops"], 100 * p["rest"],
+            "%.2fx" % (1 / r["extern_share"]) if r["extern_share"] > 0 else "—", " | ".join(comp)))
     with open(os.path.join(RESULTS, "results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     try:
@@ -190,15 +329,17 @@ def write(rows, geo, backend):
         import matplotlib.pyplot as plt
 
         names = [r["workload"] for r in rows]
-        x = range(len(names))
-        fig, ax = plt.subplots(figsize=(10, 4.5))
-        ax.bar([i - 0.2 for i in x], [r["t1"]["speedup"] for r in rows], 0.4, label="1 thread")
-        ax.bar([i + 0.2 for i in x], [r["t2"]["speedup"] for r in rows], 0.4, label="2 threads")
+        others = [c for c in cont if c != "eager"]
+        fig, ax = plt.subplots(figsize=(max(10, len(names) * 0.8), 4.5))
+        w = 0.8 / max(1, len(others))
+        for k, c in enumerate(others):
+            ax.bar([i + (k - (len(others) - 1) / 2) * w for i in range(len(names))],
+                   [speedups(r, 1).get(c, 0) for r in rows], w, label=c)
         ax.axhline(1.0, color="gray", lw=1)
-        ax.set_xticks(list(x))
-        ax.set_xticklabels(names, rotation=30, ha="right")
-        ax.set_ylabel("speedup over eager")
-        ax.set_title("ptgo (%s) vs eager PyTorch %s" % (backend, torch.__version__))
+        ax.set_xticks(list(range(len(names))))
+        ax.set_xticklabels(names, rotation=40, ha="right")
+        ax.set_ylabel("speedup over eager, 1 thread")
+        ax.set_title("torch %s" % torch.__version__)
         ax.legend()
         fig.tight_layout()
         fig.savefig(os.path.join(RESULTS, "speedup.png"), dpi=100)

@@ -20,6 +20,12 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 		if v, ok := t.pendingAttr(o.Obj, name); ok {
 			return v, nil
 		}
+		if name == "__dict__" && o.Source != nil && (o.Kind == py.KNNModule || o.Kind == py.KOther) {
+			return t.liveDict(f, o)
+		}
+		if v, ok, err := t.liveDictAttr(f, o, name); err != nil || ok {
+			return v, err
+		}
 		switch o.Kind {
 		case py.KNNModule:
 			return t.moduleAttr(f, o, name)
@@ -27,7 +33,7 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 			return t.pyModuleAttr(f, o, name)
 		}
 		return t.objAttr(f, o, name)
-	case *TupleV, *ListV, *DictV, *SetV, *ConstV:
+	case *TupleV, *ListV, *DictV, *SetV, *ConstV, *DequeV:
 		if c, ok := obj.(*ConstV); ok && c.Kind == py.KOther {
 			break
 		}
@@ -35,12 +41,41 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 			if v, found := t.structField(tv, name); found {
 				return v, nil
 			}
+			if tv.Named {
+				if v, found, err := t.namedTupleClassAttr(f, tv, name); found || err != nil {
+					return v, err
+				}
+			}
+		}
+		if d, ok := obj.(*DictV); ok && name == "default_factory" && d.Factory != nil {
+			return d.Factory, nil
+		}
+		if d, ok := obj.(*DequeV); ok && name == "maxlen" {
+			if d.MaxLen < 0 {
+				return noneV, nil
+			}
+			return intV(d.MaxLen), nil
 		}
 		if name == "shape" || name == "dtype" {
 			break
 		}
 		return &BoundV{Self: obj, Name: name}, nil
+	case *ObjectV:
+		return t.objectAttr(f, o, name)
+	case *ExcV:
+		return t.excAttr(f, o, name)
+	case *PartialV:
+		return t.partialAttr(f, o, name)
+	case *IterV:
+		if name == "__next__" || name == "__iter__" {
+			return &BoundV{Self: obj, Name: name}, nil
+		}
 	case *FuncV:
+		if o.Obj == 0 {
+			if v, found, err := t.funcAttr(f, o, name); found || err != nil {
+				return v, err
+			}
+		}
 		switch name {
 		case "__name__":
 			return strV(o.Name), nil
@@ -118,7 +153,7 @@ func childSource(s Source, attr string) Source {
 func (t *Tracer) pyModuleAttr(f *frame, m *ObjV, name string) (Value, error) {
 	v, err := t.api.GetAttr(m.Obj, name)
 	if err != nil {
-		return nil, f.unsupported("", "module attribute %s: %v", name, err)
+		return nil, t.raisedFromCall(f, "module attribute "+name, err)
 	}
 	// A library module's attributes (torch.relu, math.pi) are constants: not guarded (A16).
 	if m.Source == nil || t.env.IsLibraryModule(m.Obj) {
@@ -153,6 +188,10 @@ func (t *Tracer) objAttr(f *frame, o *ObjV, name string) (Value, error) {
 			return t.callProperty(f, cls, o)
 		case py.KFunction:
 			if _, inInst, _, instFound, _ := api.GetAttrStatic(o.Obj, name); !(instFound && !inInst) {
+				if o.Source != nil {
+					t.guards.NotInDict(o.Source, name)
+				}
+				t.guardClassMember(typ, name, cls)
 				fn, err := t.funcFromObj(f, cls, nil)
 				if err != nil {
 					return nil, err
@@ -185,14 +224,68 @@ func (t *Tracer) objAttr(f *frame, o *ObjV, name string) (Value, error) {
 		return t.lazy(v, childSource(o.Source, name)), nil
 	}
 	if found && onType && api.Kind(cls) != py.KFunction && api.Kind(cls) != py.KOther {
-		// A plain class attribute (a constant of the class).
-		return t.wrapLive(f, v, nil)
+		// A plain class attribute (a constant of the class): read through the class, so a new
+		// value set on the class, or one set on the instance later, recompiles.
+		if o.Source != nil {
+			t.guards.NotInDict(o.Source, name)
+		}
+		return t.classMember(f, typ, name, v)
 	}
 	if api.Kind(v) == py.KBuiltin || api.Kind(v) == py.KMethodDescriptor {
 		// A C method bound to the object (e.g. a dict's .get): call it live, by name.
 		return &BoundV{Self: o, Name: name}, nil
 	}
 	return t.lazy(v, childSource(o.Source, name)), nil
+}
+
+// classMemberSource is where guards re-read attribute name of class cls: cls.name, one source
+// per class (every instance shares its guards); nil for library classes (torch's, the standard
+// library's: A16, they do not rebind their attributes).
+func (t *Tracer) classMemberSource(cls py.Obj, name string) Source {
+	if t.isLibraryClass(cls) {
+		return nil
+	}
+	return &AttrSource{Base: &ConstSource{Obj: cls, Desc: "class " + t.qualName(cls)}, Attr: name}
+}
+
+// classMember wraps v = getattr(cls, name), a constant or object of a class, guarded through
+// the class (classMemberSource).
+func (t *Tracer) classMember(f *frame, cls py.Obj, name string, v py.Obj) (Value, error) {
+	src := t.classMemberSource(cls, name)
+	if src == nil {
+		return t.wrapLive(f, v, nil)
+	}
+	return t.realize(f, t.lazy(v, src))
+}
+
+// guardClassMember guards that a method (or other object) found on a class stays that object:
+// a class attribute replaced after compiling (MyModel.forward = other) recompiles.
+func (t *Tracer) guardClassMember(cls py.Obj, name string, v py.Obj) {
+	if src := t.classMemberSource(cls, name); src != nil {
+		t.guards.ID(src, v, t.shortRepr(v))
+	}
+}
+
+// isLibraryClass reports whether cls is defined by library code (its __module__ is a library
+// module, or a built-in type).
+func (t *Tracer) isLibraryClass(cls py.Obj) bool {
+	m, err := t.api.GetAttr(cls, "__module__")
+	if err != nil || t.api.Kind(m) != py.KStr {
+		return false
+	}
+	name, _ := t.api.Str(m)
+	if name == "builtins" {
+		return true
+	}
+	mods, ok := t.env.TryKnown("sys.modules")
+	if !ok {
+		return false
+	}
+	mod, err := t.api.GetItem(mods, m)
+	if err != nil {
+		return false
+	}
+	return t.env.IsLibraryModule(mod)
 }
 
 // classAttr reads an attribute of a class (a class constant, a method, a static method).
@@ -205,12 +298,14 @@ func (t *Tracer) classAttr(f *frame, o *ObjV, name string) (Value, error) {
 	if found {
 		switch api.Kind(raw) {
 		case py.KFunction:
+			t.guardClassMember(o.Obj, name, raw)
 			return t.wrapLive(f, raw, nil)
 		case py.KStaticMethod:
 			inner, err := api.GetAttr(raw, "__func__")
 			if err != nil {
 				return nil, err
 			}
+			t.guardClassMember(o.Obj, name, inner)
 			return t.wrapLive(f, inner, nil)
 		case py.KClassMethod:
 			inner, err := api.GetAttr(raw, "__func__")
@@ -228,7 +323,7 @@ func (t *Tracer) classAttr(f *frame, o *ObjV, name string) (Value, error) {
 	if err != nil {
 		return nil, f.unsupported("", "attribute %s of class %s: %v", name, t.qualName(o.Obj), err)
 	}
-	return t.wrapLive(f, v, nil)
+	return t.classMember(f, o.Obj, name, v)
 }
 
 func (t *Tracer) callProperty(f *frame, prop py.Obj, self Value) (Value, error) {
@@ -248,11 +343,15 @@ func (t *Tracer) callProperty(f *frame, prop py.Obj, self Value) (Value, error) 
 
 func (t *Tracer) superAttr(f *frame, s *SuperV, name string) (Value, error) {
 	api := t.api
-	selfObj, err := t.toObj(f, s.Self)
+	selfType, err := t.pyTypeOf(f, s.Self)
 	if err != nil {
 		return nil, err
 	}
-	mro, err := api.GetAttr(api.TypeOf(selfObj), "__mro__")
+	if c, isClass := s.Self.(*ObjV); isClass && c.Kind == py.KType {
+		// super(cls, subclass) in a classmethod: the MRO is the subclass's own.
+		selfType = c.Obj
+	}
+	mro, err := api.GetAttr(selfType, "__mro__")
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +479,7 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 			if _, seen := t.attrSources[path]; !seen {
 				t.attrSources[path] = src
 			}
-			return t.paramAttr(f, v, path)
+			return t.paramAttr(f, v, path, src)
 		}
 	}
 	// Class attributes: methods, properties, constants.
@@ -394,19 +493,22 @@ func (t *Tracer) moduleAttr(f *frame, m *ObjV, name string) (Value, error) {
 			// found on the class holds while no instance attribute shadows it.
 			t.guards.NotInDict(m.Source, name)
 		}
+		typ := api.TypeOf(m.Obj)
 		switch api.Kind(cls) {
 		case py.KFunction:
+			t.guardClassMember(typ, name, cls)
 			fn, err := t.funcFromObj(f, cls, nil)
 			if err != nil {
 				return nil, err
 			}
 			return &BoundV{Self: m, Fn: fn}, nil
 		case py.KProperty:
+			t.guardClassMember(typ, name, cls)
 			return t.callProperty(f, cls, m)
 		case py.KStaticMethod, py.KClassMethod:
 			return t.objAttr(f, m, name)
 		}
-		return t.wrapLive(f, cls, nil)
+		return t.classMember(f, typ, name, cls)
 	}
 	return nil, f.userError("AttributeError", "'%s' object has no attribute '%s'", t.typeName(m.Obj), name)
 }
@@ -518,9 +620,25 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 			return nil, err
 		}
 		if !found {
-			return nil, f.userError("KeyError", "key %s not in the dict", idx.Describe())
+			if v, handled, err := t.dictMissing(f, o, idx); handled {
+				return v, err
+			}
+			return nil, t.pyRaiseArgs(f, "KeyError", []Value{idx}, "key %s not in the dict", idx.Describe())
 		}
 		return v, nil
+	case *DequeV:
+		i, err := t.dequeIndex(f, o, idx)
+		if err != nil {
+			return nil, err
+		}
+		return o.Items[i], nil
+	case *ObjectV:
+		if v, handled, err := t.callDunder(f, o, "__getitem__", []Value{idx}); handled {
+			return v, err
+		}
+		if o.Dict != nil {
+			return t.getItem(f, o.Dict, idx)
+		}
 	case *RangeV:
 		c, ok := idx.(*ConstV)
 		if ok && c.IsIntLike() {
@@ -564,7 +682,7 @@ func (t *Tracer) seqIndex(f *frame, items []Value, idx Value, mk func([]Value) V
 			k += n
 		}
 		if k < 0 || k >= n {
-			return nil, f.userError("IndexError", "index %d out of range for length %d", i.I, n)
+			return nil, t.pyRaise(f, "IndexError", "index %d out of range for length %d", i.I, n)
 		}
 		return items[k], nil
 	case *SliceV:
@@ -651,6 +769,9 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 		if o.Source != nil {
 			t.mutateList(o)
 		}
+		if s, ok := idx.(*SliceV); ok {
+			return t.listSetSlice(f, o, s, val)
+		}
 		c, ok := idx.(*ConstV)
 		if !ok || !c.IsIntLike() {
 			return f.unsupported("", "list assignment with index %s", idx.Describe())
@@ -660,7 +781,7 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 			k += int64(len(o.Items))
 		}
 		if k < 0 || k >= int64(len(o.Items)) {
-			return f.unsupported("eager raises IndexError", "list assignment index out of range")
+			return t.pyRaise(f, "IndexError", "list assignment index out of range")
 		}
 		o.Items[k] = val
 		return nil
@@ -669,8 +790,121 @@ func (t *Tracer) setItem(f *frame, obj, idx, val Value) error {
 			t.mutateDict(o)
 		}
 		return t.dictSet(f, o, idx, val)
+	case *DequeV:
+		i, err := t.dequeIndex(f, o, idx)
+		if err != nil {
+			return err
+		}
+		if o.Source != nil {
+			t.mutateDeque(o)
+		}
+		o.Items[i] = val
+		return nil
+	case *ObjectV:
+		if _, handled, err := t.callDunder(f, o, "__setitem__", []Value{idx, val}); handled {
+			return err
+		}
+		if o.Dict != nil {
+			return t.dictSet(f, o.Dict, idx, val)
+		}
 	}
 	return t.sideEffect(f, "item assignment on "+obj.Describe())
+}
+
+// listSetSlice is l[a:b] = items (any length) or l[a:b:c] = items (the same length).
+func (t *Tracer) listSetSlice(f *frame, l *ListV, s *SliceV, val Value) error {
+	items, err := t.unpack(f, val)
+	if err != nil {
+		return err
+	}
+	n := int64(len(l.Items))
+	start, stop, step, err := t.sliceIndices(f, s, n)
+	if err != nil {
+		return err
+	}
+	if step == 1 {
+		if stop < start {
+			stop = start
+		}
+		out := append(append(append([]Value(nil), l.Items[:start]...), items...), l.Items[stop:]...)
+		l.Items = out
+		return nil
+	}
+	idx := sliceRange(start, stop, step)
+	if len(idx) != len(items) {
+		return f.unsupported("eager raises ValueError", "attempt to assign sequence of size %d to extended slice of size %d", len(items), len(idx))
+	}
+	for i, k := range idx {
+		l.Items[k] = items[i]
+	}
+	return nil
+}
+
+// sliceIndices is slice.indices(n): bounds clamped the way CPython's PySlice_AdjustIndices does.
+func (t *Tracer) sliceIndices(f *frame, s *SliceV, n int64) (start, stop, step int64, err error) {
+	get := func(v Value) (int64, bool, error) {
+		v, err := t.realize(f, v)
+		if err != nil {
+			return 0, false, err
+		}
+		if isNone(v) {
+			return 0, false, nil
+		}
+		x, err := intArg(t, f, v, "slice bound")
+		return x, true, err
+	}
+	var hasStart, hasStop, hasStep bool
+	if step, hasStep, err = get(s.Step); err != nil {
+		return
+	}
+	if !hasStep {
+		step = 1
+	}
+	if step == 0 {
+		err = f.unsupported("eager raises ValueError", "slice step cannot be zero")
+		return
+	}
+	if start, hasStart, err = get(s.Start); err != nil {
+		return
+	}
+	if stop, hasStop, err = get(s.Stop); err != nil {
+		return
+	}
+	adjust := func(x int64, has bool, def int64) int64 {
+		if !has {
+			return def
+		}
+		if x < 0 {
+			x += n
+			if x < 0 {
+				if step < 0 {
+					return -1
+				}
+				return 0
+			}
+		} else if x >= n {
+			if step < 0 {
+				return n - 1
+			}
+			return n
+		}
+		return x
+	}
+	if step > 0 {
+		start, stop = adjust(start, hasStart, 0), adjust(stop, hasStop, n)
+	} else {
+		start, stop = adjust(start, hasStart, n-1), adjust(stop, hasStop, -1)
+	}
+	return start, stop, step, nil
+}
+
+// sliceRange lists the indices a normalized slice selects.
+func sliceRange(start, stop, step int64) []int64 {
+	var out []int64
+	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
+		out = append(out, i)
+	}
+	return out
 }
 
 func (t *Tracer) delItem(f *frame, obj, idx Value) error {
@@ -691,26 +925,70 @@ func (t *Tracer) delItem(f *frame, obj, idx Value) error {
 					return nil
 				}
 			}
-			return f.unsupported("eager raises KeyError", "del of a missing key")
+			return t.pyRaiseArgs(f, "KeyError", []Value{idx}, "del of a missing key %s", idx.Describe())
 		}
 	case *ListV:
 		if o.Source != nil {
 			t.mutateList(o)
 		}
-		{
-			if c, ok := idx.(*ConstV); ok && c.IsIntLike() {
-				k := c.I
-				if k < 0 {
-					k += int64(len(o.Items))
-				}
-				if k >= 0 && k < int64(len(o.Items)) {
-					o.Items = append(o.Items[:k:k], o.Items[k+1:]...)
-					return nil
-				}
-			}
+		return t.delSeqItem(f, &o.Items, idx)
+	case *DequeV:
+		if _, isSlice := idx.(*SliceV); isSlice {
+			return f.unsupported("eager raises TypeError", "sequence index must be integer, not 'slice'")
+		}
+		o.state++
+		if o.Source != nil {
+			t.mutateDeque(o)
+		}
+		return t.delSeqItem(f, &o.Items, idx)
+	case *ObjectV:
+		if _, handled, err := t.callDunder(f, o, "__delitem__", []Value{idx}); handled {
+			return err
+		}
+		if o.Dict != nil {
+			return t.delItem(f, o.Dict, idx)
 		}
 	}
 	return t.sideEffect(f, "del of an item of "+obj.Describe())
+}
+
+// delSeqItem is del items[i] or del items[a:b:c].
+func (t *Tracer) delSeqItem(f *frame, items *[]Value, idx Value) error {
+	idx, err := t.realize(f, idx)
+	if err != nil {
+		return err
+	}
+	n := int64(len(*items))
+	if s, ok := idx.(*SliceV); ok {
+		start, stop, step, err := t.sliceIndices(f, s, n)
+		if err != nil {
+			return err
+		}
+		drop := map[int64]bool{}
+		for _, k := range sliceRange(start, stop, step) {
+			drop[k] = true
+		}
+		var out []Value
+		for i, it := range *items {
+			if !drop[int64(i)] {
+				out = append(out, it)
+			}
+		}
+		*items = out
+		return nil
+	}
+	k, err := intArg(t, f, idx, "list index")
+	if err != nil {
+		return err
+	}
+	if k < 0 {
+		k += n
+	}
+	if k < 0 || k >= n {
+		return t.pyRaise(f, "IndexError", "list assignment index out of range")
+	}
+	*items = append((*items)[:k:k], (*items)[k+1:]...)
+	return nil
 }
 
 // setAttr is obj.name = val: allowed on objects created while tracing only.
@@ -718,6 +996,12 @@ func (t *Tracer) setAttr(f *frame, obj Value, name string, val Value) error {
 	obj, err := t.realize(f, obj)
 	if err != nil {
 		return err
+	}
+	switch x := obj.(type) {
+	case *ObjectV:
+		return t.setObjectAttr(f, x, name, val)
+	case *FuncV:
+		return t.setFuncAttr(f, x, name, val)
 	}
 	o, ok := obj.(*ObjV)
 	if !ok || o.Source == nil {
@@ -767,6 +1051,11 @@ func (t *Tracer) enterContext(f *frame, mgr Value) (Value, error) {
 		m.Prev = append(m.Prev, t.gradEnabled)
 		t.setGradMode(f, m.Enabled)
 		return noneV, nil
+	case *NoopCtxV:
+		if m.Enter != nil {
+			return m.Enter, nil
+		}
+		return m, nil
 	case *ObjV:
 		fn, onType, _, found, _ := t.api.GetAttrStatic(m.Obj, "__enter__")
 		if found && onType && t.api.Kind(fn) == py.KFunction {
@@ -786,6 +1075,8 @@ func (t *Tracer) exitContext(f *frame, mgr Value) (Value, error) {
 		prev := m.Prev[len(m.Prev)-1]
 		m.Prev = m.Prev[:len(m.Prev)-1]
 		t.setGradMode(f, prev)
+		return noneV, nil
+	case *NoopCtxV:
 		return noneV, nil
 	}
 	return nil, f.unsupported("", "__exit__ of %s", mgr.Describe())
@@ -814,7 +1105,7 @@ func (t *Tracer) importName(f *frame, name string, fromlist, level Value) (Value
 	imp := t.env.Known("builtins.__import__")
 	m, err := t.api.Call(imp, []py.Obj{t.api.NewStr(name), f.globals, t.api.None(), fl, lv}, nil)
 	if err != nil {
-		return nil, f.unsupported("", "import %s failed: %v", name, err)
+		return nil, t.raisedFromCall(f, "import "+name, err)
 	}
 	return t.objValue(m, nil), nil
 }

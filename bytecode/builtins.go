@@ -24,6 +24,9 @@ func init() {
 		"issubclass": biIsSubclass,
 		"hasattr":    biHasAttr,
 		"getattr":    biGetAttr,
+		"setattr":    biSetAttr,
+		"vars":       biVars,
+		"delattr":    biDelAttr,
 		"range":      biRange,
 		"enumerate":  biEnumerate,
 		"zip":        biZip,
@@ -44,6 +47,9 @@ func init() {
 			return t.iter(f, args[0])
 		},
 		"next": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			if len(args) < 1 || len(args) > 2 {
+				return nil, f.unsupported("", "next() takes 1 or 2 arguments")
+			}
 			it, err := t.realize(f, args[0])
 			if err != nil {
 				return nil, err
@@ -52,14 +58,17 @@ func init() {
 			if !ok {
 				return nil, f.unsupported("", "next() of %s", it.Describe())
 			}
-			if iv.Pos >= len(iv.Items) {
+			v, ok, err := iv.next()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
 				if len(args) > 1 {
 					return args[1], nil
 				}
-				return nil, f.unsupported("eager raises StopIteration", "next() of an exhausted iterator")
+				return nil, t.pyRaiseArgs(f, "StopIteration", nil, "next() of an exhausted iterator")
 			}
-			iv.Pos++
-			return iv.Items[iv.Pos-1], nil
+			return v, nil
 		},
 		"tuple": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 			if len(args) == 0 {
@@ -185,7 +194,22 @@ func (t *Tracer) pyTypeOf(f *frame, v Value) (py.Obj, error) {
 		}
 		return k("torch.no_grad"), nil
 	case *IterV:
+		if x.Class != 0 {
+			return x.Class, nil
+		}
 		return k("collections.abc.Iterator"), nil
+	case *DequeV:
+		return k("collections.deque"), nil
+	case *ObjectV:
+		return x.Class, nil
+	case *PartialV:
+		return k("functools.partial"), nil
+	case *CtxFuncV:
+		return k("types.FunctionType"), nil
+	case *NoopCtxV:
+		return x.Class, nil
+	case *ExcV:
+		return x.Class, nil
 	}
 	return 0, f.unsupported("", "type() of %s", v.Describe())
 }
@@ -254,6 +278,42 @@ func biGetAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	return t.getAttr(f, args[0], name)
 }
 
+func biVars(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 1 || len(kw) > 0 {
+		return nil, f.unsupported("", "vars() of the current scope")
+	}
+	return t.getAttr(f, args[0], "__dict__")
+}
+
+func biSetAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 3 || len(kw) > 0 {
+		return nil, f.unsupported("eager raises TypeError", "setattr expected 3 arguments, got %d", len(args))
+	}
+	name, err := attrName(t, f, args[1])
+	if err != nil {
+		return nil, err
+	}
+	return noneV, t.setAttr(f, args[0], name, args[2])
+}
+
+func biDelAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 2 || len(kw) > 0 {
+		return nil, f.unsupported("eager raises TypeError", "delattr expected 2 arguments, got %d", len(args))
+	}
+	name, err := attrName(t, f, args[1])
+	if err != nil {
+		return nil, err
+	}
+	obj, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if o, ok := obj.(*ObjectV); ok {
+		return noneV, t.delObjectAttr(f, o, name)
+	}
+	return nil, f.unsupported("delete the attribute outside the compiled function", "delattr of %s", obj.Describe())
+}
+
 func biHasAttr(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	if len(args) != 2 {
 		return nil, f.unsupported("", "hasattr() takes 2 arguments")
@@ -275,7 +335,38 @@ func (t *Tracer) hasAttr(f *frame, v Value, name string) (bool, error) {
 	switch x := v.(type) {
 	case *TensorV:
 		return tensorHasAttr(name), nil
+	case *ObjectV:
+		return t.objectHasAttr(f, x, name)
+	case *FuncV:
+		if x.Obj == 0 {
+			if _, found, err := t.funcAttr(f, x, name); found || err != nil {
+				return found, err
+			}
+			switch name {
+			case "__name__", "__qualname__", "__code__", "__globals__", "__call__", "__get__":
+				return true, nil
+			}
+			return false, nil
+		}
+	case *PartialV:
+		switch name {
+		case "func", "args", "keywords", "__call__":
+			return true, nil
+		}
+		return false, nil
+	case *IterV, *DequeV, *CtxFuncV, *builtinFnV:
+		r, err := t.getAttr(f, x, name)
+		if err == nil {
+			return r != nil, nil
+		}
+		return false, f.unsupported("", "hasattr(%s, %q)", x.Describe(), name)
 	case *ObjV:
+		if _, pending := t.pendingAttr(x.Obj, name); pending {
+			return true, nil
+		}
+		if _, ok, err := t.liveDictAttr(f, x, name); err != nil || ok {
+			return ok, err
+		}
 		if x.Kind == py.KNNModule {
 			if _, _, _, found, _ := t.api.GetAttrStatic(x.Obj, name); found {
 				return true, nil
@@ -346,7 +437,10 @@ func biRange(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 }
 
 func biEnumerate(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-	items, err := t.unpack(f, args[0])
+	if len(args) < 1 {
+		return nil, f.unsupported("eager raises TypeError", "enumerate() needs an iterable")
+	}
+	it, err := t.iter(f, args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -357,44 +451,74 @@ func biEnumerate(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 		}
 	}
 	for _, k := range kw {
-		if k.Name == "start" {
-			if start, err = intArg(t, f, k.Val, "enumerate start"); err != nil {
-				return nil, err
-			}
+		if k.Name != "start" {
+			return nil, f.unsupported("eager raises TypeError", "enumerate() got an unexpected keyword argument %q", k.Name)
 		}
-	}
-	out := make([]Value, len(items))
-	for i, it := range items {
-		out[i] = &TupleV{Items: []Value{intV(start + int64(i)), it}}
-	}
-	return &IterV{Items: out}, nil
-}
-
-func biZip(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-	var lists [][]Value
-	n := math.MaxInt
-	for _, a := range args {
-		items, err := t.unpack(f, a)
-		if err != nil {
+		if start, err = intArg(t, f, k.Val, "enumerate start"); err != nil {
 			return nil, err
 		}
-		lists = append(lists, items)
-		if len(items) < n {
-			n = len(items)
+	}
+	i := start
+	return lazyIter(t.env.Known("builtins.enumerate"), it.Infinite, func() (Value, bool, error) {
+		v, ok, err := it.next()
+		if !ok || err != nil {
+			return nil, false, err
+		}
+		i++
+		return &TupleV{Items: []Value{intV(i - 1), v}}, true, nil
+	}), nil
+}
+
+// biZip is zip(*iterables): lazy, taking one item of each iterable in turn and stopping at the
+// first that is exhausted (the items already taken from the others are lost, as in Python).
+func biZip(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	strict := false
+	for _, k := range kw {
+		if k.Name != "strict" {
+			return nil, f.unsupported("eager raises TypeError", "zip() got an unexpected keyword argument %q", k.Name)
+		}
+		var err error
+		if strict, err = t.truthy(f, k.Val); err != nil {
+			return nil, err
 		}
 	}
-	if len(lists) == 0 {
-		n = 0
+	its, infinite, err := t.iters(f, args)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]Value, n)
-	for i := 0; i < n; i++ {
-		tup := make([]Value, len(lists))
-		for j := range lists {
-			tup[j] = lists[j][i]
+	return lazyIter(t.env.Known("builtins.zip"), infinite && len(its) > 0, func() (Value, bool, error) {
+		if len(its) == 0 {
+			return nil, false, nil
 		}
-		out[i] = &TupleV{Items: tup}
-	}
-	return &IterV{Items: out}, nil
+		tup := make([]Value, len(its))
+		for j, it := range its {
+			v, ok, err := it.next()
+			if err != nil {
+				return nil, false, err
+			}
+			if !ok {
+				if strict {
+					uneven := j > 0
+					for _, rest := range its[1:] {
+						if uneven {
+							break
+						}
+						_, more, err := rest.next()
+						if err != nil {
+							return nil, false, err
+						}
+						uneven = more
+					}
+					if uneven {
+						return nil, false, f.unsupported("eager raises ValueError", "zip(strict=True) of iterables of different lengths")
+					}
+				}
+				return nil, false, nil
+			}
+			tup[j] = v
+		}
+		return &TupleV{Items: tup}, true, nil
+	}), nil
 }
 
 func biDict(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
@@ -434,42 +558,56 @@ func biDict(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	return d, nil
 }
 
+// biMinMax is min()/max(): of the arguments or of one iterable, with key= and default=. Each
+// item replaces the best so far when key(item) < (min) or > (max) key(best), as CPython's
+// min_max does; equal items keep the first. Tensors are compared in the graph (see
+// minMaxTensors).
 func biMinMax(t *Tracer, f *frame, args []Value, kw []kwArg, better string) (Value, error) {
+	name := map[string]string{"lt": "min", "gt": "max"}[better]
+	if err := noKw(f, name, kw, "key", "default"); err != nil {
+		return nil, err
+	}
 	items := args
-	if len(args) == 1 {
+	def := kwValue(kw, "default")
+	switch {
+	case len(args) == 0:
+		return nil, f.unsupported("eager raises TypeError", "%s expected at least 1 argument, got 0", name)
+	case len(args) == 1:
 		var err error
 		if items, err = t.unpack(f, args[0]); err != nil {
 			return nil, err
 		}
-	}
-	var def Value
-	for _, k := range kw {
-		switch k.Name {
-		case "default":
-			def = k.Val
-		default:
-			return nil, f.unsupported("", "min/max with %s=", k.Name)
-		}
+	case def != nil:
+		return nil, f.unsupported("eager raises TypeError", "Cannot specify a default for %s() with multiple positional arguments", name)
 	}
 	if len(items) == 0 {
 		if def != nil {
 			return def, nil
 		}
-		return nil, f.unsupported("eager raises ValueError", "min()/max() of an empty sequence")
+		return nil, t.pyRaise(f, "ValueError", "%s() arg is an empty sequence", name)
 	}
-	best, err := t.realize(f, items[0])
-	if err != nil {
+	if err := t.realizeAll(f, items); err != nil {
 		return nil, err
 	}
-	for _, it := range items[1:] {
-		it, err := t.realize(f, it)
-		if err != nil {
-			return nil, err
+	keys := items
+	if k := kwValue(kw, "key"); k != nil && !isNone(k) {
+		keys = make([]Value, len(items))
+		for i, it := range items {
+			r, err := t.call(f, k, []Value{it}, nil)
+			if err != nil {
+				return nil, err
+			}
+			if keys[i], err = t.realize(f, r); err != nil {
+				return nil, err
+			}
 		}
-		if _, isT := it.(*TensorV); isT {
-			return nil, f.unsupported("use torch.maximum/torch.minimum", "min()/max() of tensors compares their values")
-		}
-		r, err := t.compare(f, better, it, best)
+	}
+	if v, handled, err := t.minMaxTensors(f, items, keys, better, name); handled {
+		return v, err
+	}
+	best := 0
+	for i := 1; i < len(items); i++ {
+		r, err := t.compare(f, better, keys[i], keys[best])
 		if err != nil {
 			return nil, err
 		}
@@ -478,13 +616,85 @@ func biMinMax(t *Tracer, f *frame, args []Value, kw []kwArg, better string) (Val
 			return nil, err
 		}
 		if b {
-			best = it
+			best = i
 		}
 	}
-	if _, isT := best.(*TensorV); isT && len(items) > 1 {
-		return nil, f.unsupported("use torch.maximum/torch.minimum", "min()/max() of tensors compares their values")
+	return items[best], nil
+}
+
+// minMaxTensors is min()/max() when the keys are tensors. Python compares keys with < or >
+// and returns one of the items, so the graph selects between them: best = torch.where(key_i >
+// best_key, item_i, best) — the value eager returns, NaN keys included (a NaN never replaces
+// the best). Every key must have one element (a multi-element comparison raises in eager) and
+// every item must be a tensor of one dtype, shape and device: a result whose Python type,
+// dtype or shape would depend on tensor values cannot be captured.
+func (t *Tracer) minMaxTensors(f *frame, items, keys []Value, better, name string) (Value, bool, error) {
+	anyTensor := false
+	for _, k := range keys {
+		if _, ok := k.(*TensorV); ok {
+			anyTensor = true
+		}
 	}
-	return best, nil
+	if !anyTensor {
+		return nil, false, nil
+	}
+	if len(items) == 1 {
+		return items[0], true, nil
+	}
+	hint := "use torch.maximum/torch.minimum (or torch.clamp for a number)"
+	first, _ := items[0].(*TensorV)
+	for i, it := range items {
+		kt, keyT := keys[i].(*TensorV)
+		tv, isT := it.(*TensorV)
+		if !keyT || !isT {
+			return nil, true, f.unsupported(hint, "%s() of tensors and other values: the result's Python type depends on tensor values", name)
+		}
+		if kt.Meta.Numel() != 1 {
+			return nil, true, f.unsupported("eager raises RuntimeError (a tensor of several elements has no truth value); "+hint,
+				"%s() comparing tensors of %d elements", name, kt.Meta.Numel())
+		}
+		m := tv.Meta
+		if first == nil || m.DType != first.Meta.DType || m.Device != first.Meta.Device || !sameShape(m.Shape, first.Meta.Shape) ||
+			len(kt.Meta.Shape) > len(m.Shape) {
+			return nil, true, f.unsupported(hint, "%s() of tensors of different dtypes, devices or shapes: the result's depends on tensor values", name)
+		}
+	}
+	keyed := &keys[0] != &items[0]
+	best, bestKey := items[0], keys[0]
+	where := t.objValue(t.env.Known("torch.where"), nil)
+	for i := 1; i < len(items); i++ {
+		cond, err := t.compare(f, better, keys[i], bestKey)
+		if err != nil {
+			return nil, true, err
+		}
+		if best, err = t.call(f, where, []Value{cond, items[i], best}, nil); err != nil {
+			return nil, true, err
+		}
+		if keyed {
+			if bestKey, err = t.call(f, where, []Value{cond, keys[i], bestKey}, nil); err != nil {
+				return nil, true, err
+			}
+		} else {
+			bestKey = best
+		}
+	}
+	if tv, ok := best.(*TensorV); ok {
+		// Eager returns one of the items itself: a write to the result would write to it.
+		t.markSelected(tv)
+	}
+	return best, true, nil
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func biSum(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
@@ -604,10 +814,13 @@ func biCallable(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 		return nil, err
 	}
 	switch x := v.(type) {
-	case *FuncV, *BoundV:
+	case *FuncV, *BoundV, *PartialV, *CtxFuncV, *builtinFnV:
 		return trueV, nil
-	case *TensorV, *TupleV, *ListV, *DictV, *SetV, *RangeV, *SliceV:
+	case *TensorV, *TupleV, *ListV, *DictV, *SetV, *RangeV, *SliceV, *DequeV, *IterV:
 		return falseV, nil
+	case *ObjectV:
+		_, ok, err := t.findDunder(f, x, "__call__")
+		return boolV(ok || x.Module), err
 	case *ObjV:
 		r, err := t.api.Call(t.env.Known("builtins.callable"), []py.Obj{x.Obj}, nil)
 		if err != nil {
@@ -672,32 +885,91 @@ func biSuper(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 }
 
 func biSorted(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 1 {
+		return nil, f.unsupported("eager raises TypeError", "sorted expected 1 positional argument, got %d", len(args))
+	}
 	items, err := t.unpack(f, args[0])
 	if err != nil {
 		return nil, err
 	}
-	if len(kw) > 0 {
-		return t.callLive(f, t.env.Known("builtins.sorted"), args, kw)
+	items, err = t.sortValues(f, items, kw)
+	if err != nil {
+		return nil, err
 	}
-	var sortErr error
+	return &ListV{Items: items}, nil
+}
+
+// sortValues is sorted(items, key=, reverse=): a stable sort by key(item) (computed once per
+// item, as CPython does) compared with <; reverse keeps equal items in their order, as
+// Python's does (reverse, stable sort, reverse).
+func (t *Tracer) sortValues(f *frame, items []Value, kw []kwArg) ([]Value, error) {
+	if err := noKw(f, "sort", kw, "key", "reverse"); err != nil {
+		return nil, err
+	}
 	if err := t.realizeAll(f, items); err != nil {
 		return nil, err
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		r, err := t.compare(f, "lt", items[i], items[j])
+	keys := items
+	if k := kwValue(kw, "key"); k != nil && !isNone(k) {
+		keys = make([]Value, len(items))
+		for i, it := range items {
+			r, err := t.call(f, k, []Value{it}, nil)
+			if err != nil {
+				return nil, err
+			}
+			if keys[i], err = t.realize(f, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	reverse := false
+	if r := kwValue(kw, "reverse"); r != nil {
+		var err error
+		if reverse, err = t.truthy(f, r); err != nil {
+			return nil, err
+		}
+	}
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	if reverse {
+		for i, j := 0, len(idx)-1; i < j; i, j = i+1, j-1 {
+			idx[i], idx[j] = idx[j], idx[i]
+		}
+	}
+	var sortErr error
+	sort.SliceStable(idx, func(a, b int) bool {
+		if sortErr != nil {
+			return false
+		}
+		r, err := t.compare(f, "lt", keys[idx[a]], keys[idx[b]])
 		if err != nil {
 			sortErr = err
 			return false
 		}
-		b, err := t.truthy(f, r)
+		less, err := t.truthy(f, r)
 		if err != nil {
 			sortErr = err
 		}
-		return b
+		return less
 	})
-	return &ListV{Items: items}, sortErr
+	if sortErr != nil {
+		return nil, sortErr
+	}
+	if reverse {
+		for i, j := 0, len(idx)-1; i < j; i, j = i+1, j-1 {
+			idx[i], idx[j] = idx[j], idx[i]
+		}
+	}
+	out := make([]Value, len(items))
+	for i, j := range idx {
+		out[i] = items[j]
+	}
+	return out, nil
 }
 
+// biMap is map(fn, *iterables): lazy, fn runs when an item is taken (as in Python).
 func biMap(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	if len(args) < 2 {
 		return nil, f.unsupported("", "map() needs a function and an iterable")
@@ -706,19 +978,23 @@ func biMap(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Value
-	for _, tup := range z.(*IterV).Items {
-		r, err := t.call(f, args[0], tup.(*TupleV).Items, nil)
-		if err != nil {
-			return nil, err
+	zi := z.(*IterV)
+	fn := args[0]
+	return lazyIter(t.env.Known("builtins.map"), zi.Infinite, func() (Value, bool, error) {
+		tup, ok, err := zi.next()
+		if !ok || err != nil {
+			return nil, false, err
 		}
-		out = append(out, r)
-	}
-	return &IterV{Items: out}, nil
+		r, err := t.call(f, fn, tup.(*TupleV).Items, nil)
+		return r, err == nil, err
+	}), nil
 }
 
 func biFilter(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-	items, err := t.unpack(f, args[1])
+	if len(args) != 2 {
+		return nil, f.unsupported("eager raises TypeError", "filter() takes 2 arguments")
+	}
+	it, err := t.iter(f, args[1])
 	if err != nil {
 		return nil, err
 	}
@@ -726,23 +1002,27 @@ func biFilter(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Value
-	for _, it := range items {
-		keep := it
-		if c, ok := fn.(*ConstV); !ok || !c.IsNone() {
-			if keep, err = t.call(f, fn, []Value{it}, nil); err != nil {
-				return nil, err
+	return lazyIter(t.env.Known("builtins.filter"), it.Infinite, func() (Value, bool, error) {
+		for {
+			v, ok, err := it.next()
+			if !ok || err != nil {
+				return nil, false, err
+			}
+			keep := v
+			if c, isConst := fn.(*ConstV); !isConst || !c.IsNone() {
+				if keep, err = t.call(f, fn, []Value{v}, nil); err != nil {
+					return nil, false, err
+				}
+			}
+			b, err := t.truthy(f, keep)
+			if err != nil {
+				return nil, false, err
+			}
+			if b {
+				return v, true, nil
 			}
 		}
-		b, err := t.truthy(f, keep)
-		if err != nil {
-			return nil, err
-		}
-		if b {
-			out = append(out, it)
-		}
-	}
-	return &IterV{Items: out}, nil
+	}), nil
 }
 
 func biSlice(t *Tracer, f *frame, args []Value) (Value, error) {

@@ -34,6 +34,9 @@ func (t *Tracer) call(f *frame, callee Value, args []Value, kw []kwArg) (Value, 
 		}
 		return t.callMethod(f, c.Self, c.Name, args, kw)
 	case *ObjV:
+		if h := t.env.special(c.Obj); h != nil {
+			return h(t, f, args, kw)
+		}
 		switch c.Kind {
 		case py.KNNModule:
 			return t.callModule(f, c, args, kw)
@@ -52,11 +55,22 @@ func (t *Tracer) call(f *frame, callee Value, args []Value, kw []kwArg) (Value, 
 		if name := t.env.TorchName(c.Obj); name != "" {
 			return t.torchCall(f, name, c.Obj, args, kw)
 		}
+		if v, handled, err := t.callLiveObject(f, c, args, kw); handled {
+			return v, err
+		}
 		return nil, f.unsupported("", "calling %s", t.typeName(c.Obj))
 	case *ExitV:
 		return t.exitContext(f, c.Ctx)
 	case *GradModeV:
-		return nil, f.unsupported("use `with torch.no_grad():` inside the function instead", "a grad-mode decorator applied while tracing")
+		return t.gradModeDecorate(f, c, args, kw)
+	case *PartialV:
+		return t.callPartial(f, c, args, kw)
+	case *ObjectV:
+		return t.callObject(f, c, args, kw)
+	case *CtxFuncV:
+		return t.callInMode(f, c, args, kw)
+	case *builtinFnV:
+		return c.fn(t, f, args, kw)
 	}
 	return nil, f.unsupported("", "calling %s", callee.Describe())
 }
@@ -314,10 +328,24 @@ func (t *Tracer) callClass(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, 
 		t.setGradMode(f, b)
 		return g, nil
 	}
-	if t.isSubclass(c.Obj, t.env.Known("builtins.BaseException")) || c.Obj == t.env.Known("torch.device") {
+	if t.isSubclass(c.Obj, t.env.Known("builtins.BaseException")) || t.isPureClass(c.Obj) {
 		return t.callLive(f, c.Obj, args, kw)
 	}
-	return nil, f.unsupported("create objects outside the compiled function and pass them in", "creating an instance of %s", t.qualName(c.Obj))
+	if t.isPlainNamedTuple(c.Obj) {
+		return t.newNamedTuple(f, c.Obj, args, kw)
+	}
+	return t.newInstance(f, c.Obj, args, kw)
+}
+
+// isPureClass reports torch classes whose instances are immutable descriptions computed from
+// constant arguments: made eagerly (torch.finfo(x.dtype).min is a constant).
+func (t *Tracer) isPureClass(c py.Obj) bool {
+	for _, path := range []string{"torch.device", "torch.finfo", "torch.iinfo"} {
+		if c == t.env.Known(path) {
+			return true
+		}
+	}
+	return false
 }
 
 // callLive calls a pure callable with constant arguments and wraps its result.
@@ -341,7 +369,7 @@ func (t *Tracer) callLive(f *frame, fn py.Obj, args []Value, kw []kwArg) (Value,
 	}
 	r, err := t.api.Call(fn, objs, names)
 	if err != nil {
-		return nil, f.userError("", "%s raised %v", t.qualName(fn), err)
+		return nil, t.raisedFromCall(f, t.qualName(fn), err)
 	}
 	return t.wrapLive(f, r, nil)
 }
@@ -385,6 +413,9 @@ func (t *Tracer) callMethod(f *frame, self Value, name string, args []Value, kw 
 	case *ListV:
 		return t.listMethod(f, s, name, args, kw)
 	case *TupleV:
+		if v, handled, err := t.namedTupleMethod(f, s, name, args, kw); handled {
+			return v, err
+		}
 		switch name {
 		case "index", "count":
 			return t.seqSearch(f, s.Items, name, args)
@@ -404,6 +435,14 @@ func (t *Tracer) callMethod(f *frame, self Value, name string, args []Value, kw 
 	case *DictV:
 		return t.dictMethod(f, s, name, args, kw)
 	case *ConstV:
+		if s.Kind == py.KStr && name == "join" && len(args) == 1 {
+			// str.join consumes its iterable whole: list it first.
+			items, err := t.unpack(f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			args = []Value{&ListV{Items: items}}
+		}
 		if s.Kind == py.KStr || s.Kind == py.KInt || s.Kind == py.KFloat {
 			m, err := t.api.GetAttr(mustObj(t, f, s), name)
 			if err != nil {
@@ -421,12 +460,33 @@ func (t *Tracer) callMethod(f *frame, self Value, name string, args []Value, kw 
 			return t.exitContext(f, s)
 		}
 	case *SetV:
-		if name == "add" {
-			return noneV, t.setAdd(f, s, args[0])
+		return t.setMethod(f, s, name, args, kw)
+	case *DequeV:
+		return t.dequeMethod(f, s, name, args, kw)
+	case *ObjectV:
+		return t.objectMethod(f, s, name, args, kw)
+	case *IterV:
+		if name == "__next__" && len(args) == 0 {
+			return t.call(f, t.objValue(t.env.Known("builtins.next"), nil), []Value{s}, nil)
+		}
+		if name == "__iter__" && len(args) == 0 {
+			return s, nil
 		}
 	case *ObjV:
-		if name == "__object_init__" {
+		switch name {
+		case "__object_init__":
 			return noneV, nil
+		case "__setattr__":
+			// object.__setattr__ through super() in a method of a live object (an __init__
+			// running on an object made outside the frame).
+			if len(args) != 2 || len(kw) > 0 {
+				return nil, f.unsupported("eager raises TypeError", "__setattr__ takes 2 arguments")
+			}
+			attr, err := attrName(t, f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			return noneV, t.rawSetLiveAttr(f, s, attr, args[1])
 		}
 		m, err := t.api.GetAttr(s.Obj, name)
 		if err == nil && (t.api.Kind(m) == py.KBuiltin || t.api.Kind(m) == py.KMethodDescriptor) {
@@ -465,7 +525,7 @@ func (t *Tracer) seqSearch(f *frame, items []Value, name string, args []Value) (
 		}
 	}
 	if name == "index" {
-		return nil, f.unsupported("eager raises ValueError", "value not in the sequence")
+		return nil, t.pyRaise(f, "ValueError", "value not in the sequence")
 	}
 	return intV(count), nil
 }
@@ -507,17 +567,19 @@ func (t *Tracer) listMethod(f *frame, l *ListV, name string, args []Value, kw []
 		return noneV, nil
 	case "pop":
 		if len(l.Items) == 0 {
-			return nil, f.unsupported("eager raises IndexError", "pop from empty list")
+			return nil, t.pyRaise(f, "IndexError", "pop from empty list")
 		}
 		i := int64(len(l.Items) - 1)
 		if len(args) > 0 {
-			c, ok := args[0].(*ConstV)
-			if !ok || !c.IsIntLike() {
-				return nil, f.unsupported("", "list.pop index")
+			var err error
+			if i, err = intArg(t, f, args[0], "list.pop index"); err != nil {
+				return nil, err
 			}
-			i = c.I
 			if i < 0 {
 				i += int64(len(l.Items))
+			}
+			if i < 0 || i >= int64(len(l.Items)) {
+				return nil, t.pyRaise(f, "IndexError", "pop index out of range")
 			}
 		}
 		v := l.Items[i]
@@ -533,6 +595,16 @@ func (t *Tracer) listMethod(f *frame, l *ListV, name string, args []Value, kw []
 		return noneV, nil
 	case "copy":
 		return &ListV{Items: append([]Value(nil), l.Items...)}, nil
+	case "sort":
+		if len(args) > 0 {
+			return nil, f.unsupported("eager raises TypeError", "sort() takes no positional arguments")
+		}
+		items, err := t.sortValues(f, l.Items, kw)
+		if err != nil {
+			return nil, err
+		}
+		l.Items = items
+		return noneV, nil
 	case "index", "count":
 		return t.seqSearch(f, l.Items, name, args)
 	case "remove":
@@ -546,12 +618,15 @@ func (t *Tracer) listMethod(f *frame, l *ListV, name string, args []Value, kw []
 				return noneV, nil
 			}
 		}
-		return nil, f.unsupported("eager raises ValueError", "list.remove(x): x not in list")
+		return nil, t.pyRaise(f, "ValueError", "list.remove(x): x not in list")
 	}
 	return nil, f.unsupported("", "list.%s", name)
 }
 
 func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []kwArg) (Value, error) {
+	if v, handled, err := t.dictClassMethod(f, d, name, args, kw); handled {
+		return v, err
+	}
 	switch name {
 	case "get":
 		v, ok, err := t.dictGet(f, d, args[0])
@@ -576,7 +651,7 @@ func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []
 		}
 		return &ListV{Items: items}, nil
 	case "copy":
-		return &DictV{Keys: append([]Value(nil), d.Keys...), Vals: append([]Value(nil), d.Vals...), Class: d.Class}, nil
+		return &DictV{Keys: append([]Value(nil), d.Keys...), Vals: append([]Value(nil), d.Vals...), Class: d.Class, Factory: d.Factory}, nil
 	case "__contains__":
 		_, ok, err := t.dictGet(f, d, args[0])
 		return boolV(ok), err
@@ -593,6 +668,14 @@ func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []
 	case "clear":
 		d.Keys, d.Vals = nil, nil
 		return noneV, nil
+	case "popitem":
+		if len(d.Keys) == 0 {
+			return nil, t.pyRaise(f, "KeyError", "popitem(): dictionary is empty")
+		}
+		i := len(d.Keys) - 1
+		item := &TupleV{Items: []Value{d.Keys[i], d.Vals[i]}}
+		d.Keys, d.Vals = d.Keys[:i:i], d.Vals[:i:i]
+		return item, nil
 	case "pop":
 		for i, k := range d.Keys {
 			eq, err := t.equal(f, k, args[0])
@@ -609,7 +692,7 @@ func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []
 		if len(args) > 1 {
 			return args[1], nil
 		}
-		return nil, f.unsupported("eager raises KeyError", "dict.pop of a missing key")
+		return nil, t.pyRaiseArgs(f, "KeyError", []Value{args[0]}, "dict.pop of a missing key %s", args[0].Describe())
 	case "setdefault":
 		v, ok, err := t.dictGet(f, d, args[0])
 		if err != nil || ok {
@@ -621,17 +704,36 @@ func (t *Tracer) dictMethod(f *frame, d *DictV, name string, args []Value, kw []
 		}
 		return def, t.dictSet(f, d, args[0], def)
 	case "update":
+		if len(args) > 1 {
+			return nil, f.unsupported("eager raises TypeError", "update expected at most 1 argument, got %d", len(args))
+		}
 		for _, a := range args {
 			a, err := t.realize(f, a)
 			if err != nil {
 				return nil, err
 			}
-			o, ok := a.(*DictV)
-			if !ok {
+			if od, ok := a.(*ObjectV); ok && od.Dict != nil {
+				a = od.Dict
+			}
+			if o, ok := a.(*DictV); ok {
+				for i := range o.Keys {
+					if err := t.dictSet(f, d, o.Keys[i], o.Vals[i]); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+			// An iterable of key/value pairs.
+			pairs, err := t.unpack(f, a)
+			if err != nil {
 				return nil, f.unsupported("", "dict.update with %s", a.Describe())
 			}
-			for i := range o.Keys {
-				if err := t.dictSet(f, d, o.Keys[i], o.Vals[i]); err != nil {
+			for _, p := range pairs {
+				kv, err := t.unpack(f, p)
+				if err != nil || len(kv) != 2 {
+					return nil, f.unsupported("eager raises an error", "dict update sequence element is not a pair")
+				}
+				if err := t.dictSet(f, d, kv[0], kv[1]); err != nil {
 					return nil, err
 				}
 			}

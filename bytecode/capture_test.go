@@ -121,6 +121,9 @@ func renderCapture(cap *Capture, err error) string {
 		for _, l := range cap.Effects.lists {
 			fmt.Fprintf(&b, "  %s[:] = list of %d\n", l.Source.Name(), len(l.Items))
 		}
+		for _, d := range cap.Effects.deques {
+			fmt.Fprintf(&b, "  %s = deque of %d\n", d.Source.Name(), len(d.Items))
+		}
 		for _, d := range cap.Effects.dicts {
 			fmt.Fprintf(&b, "  %s = dict of %d\n", d.Source.Name(), len(d.Keys))
 		}

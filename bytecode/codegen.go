@@ -97,6 +97,11 @@ func (g *codeGen) loadSource(s Source) error {
 		g.deref(LOAD_DEREF, g.ci.freeBase+s.Index)
 	case *ConstSource:
 		g.loadConst(s.Obj)
+	case *CallSource:
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(s.Fn)
+		g.emit(PRECALL, 0)
+		g.emit(CALL, 0)
 	case *AttrSource:
 		if err := g.loadSource(s.Base); err != nil {
 			return err
@@ -205,9 +210,17 @@ func (g *codeGen) rebuild(v Value) error {
 		if x.Source != nil {
 			return g.loadSource(x.Source)
 		}
+		nargs := 1
 		if x.Class != 0 {
 			g.emit(PUSH_NULL, 0)
 			g.loadConst(x.Class)
+			if x.Factory != nil {
+				// defaultdict(factory, {...})
+				if err := g.rebuild(x.Factory); err != nil {
+					return err
+				}
+				nargs = 2
+			}
 		}
 		for i := range x.Keys {
 			if err := g.rebuild(x.Keys[i]); err != nil {
@@ -219,10 +232,99 @@ func (g *codeGen) rebuild(v Value) error {
 		}
 		g.emit(BUILD_MAP, len(x.Keys))
 		if x.Class != 0 {
-			g.emit(PRECALL, 1)
-			g.emit(CALL, 1)
+			g.emit(PRECALL, nargs)
+			g.emit(CALL, nargs)
 		}
 		g.remember(v)
+	case *DequeV:
+		if x.Source != nil {
+			return g.loadSource(x.Source)
+		}
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(g.env.Known("collections.deque"))
+		for _, it := range x.Items {
+			if err := g.rebuild(it); err != nil {
+				return err
+			}
+		}
+		g.emit(BUILD_LIST, len(x.Items))
+		if x.MaxLen >= 0 {
+			g.loadConst(g.api.NewInt(x.MaxLen))
+		} else {
+			g.loadConst(g.api.None())
+		}
+		g.emit(PRECALL, 2)
+		g.emit(CALL, 2)
+		g.remember(v)
+	case *PartialV:
+		if x.Source != nil {
+			return g.loadSource(x.Source)
+		}
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(g.env.Known("functools.partial"))
+		if err := g.rebuild(x.Func); err != nil {
+			return err
+		}
+		for _, a := range x.Args {
+			if err := g.rebuild(a); err != nil {
+				return err
+			}
+		}
+		if err := g.callKw(1+len(x.Args), x.Kw); err != nil {
+			return err
+		}
+		g.remember(v)
+	case *ObjectV:
+		return g.rebuildObject(x)
+	case *ExcV:
+		// A new exception of the class with the same arguments (an exception caught while
+		// tracing is never the object eager made).
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(x.Class)
+		n := len(x.Args)
+		if x.Obj != 0 {
+			args, err := g.api.GetAttr(x.Obj, "args")
+			if err != nil {
+				return err
+			}
+			n, _ = g.api.Len(args)
+			for i := 0; i < n; i++ {
+				it, err := g.api.Index(args, i)
+				if err != nil {
+					return err
+				}
+				g.loadConst(it)
+			}
+		} else {
+			for _, a := range x.Args {
+				if err := g.rebuild(a); err != nil {
+					return err
+				}
+			}
+		}
+		g.emit(PRECALL, n)
+		g.emit(CALL, n)
+	case *NoopCtxV:
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(x.Class)
+		for _, a := range x.Args {
+			if err := g.rebuild(a); err != nil {
+				return err
+			}
+		}
+		return g.callKw(len(x.Args), x.Kw)
+	case *CtxFuncV:
+		// torch.no_grad()(fn) / torch.enable_grad()(fn)
+		g.emit(PUSH_NULL, 0)
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(gradModeClass(g.env, x.Mode.Enabled))
+		g.emit(PRECALL, 0)
+		g.emit(CALL, 0)
+		if err := g.rebuild(x.Fn); err != nil {
+			return err
+		}
+		g.emit(PRECALL, 1)
+		g.emit(CALL, 1)
 	case *ObjV:
 		if x.Source != nil {
 			return g.loadSource(x.Source)
@@ -264,15 +366,17 @@ func (g *codeGen) rebuild(v Value) error {
 		}
 		g.loadConst(o)
 	case *GradModeV:
-		// Only as a value (a with block's manager object is consumed by BEFORE_WITH).
-		cls, args := gradModeCtor(g.env, g.api, x)
-		g.emit(PUSH_NULL, 0)
-		g.loadConst(cls)
-		for _, a := range args {
-			g.loadConst(a)
+		// Only as a value (a with block's manager object is consumed by BEFORE_WITH): a fresh
+		// torch.no_grad() or torch.enable_grad(), which changes nothing until entered.
+		// torch.set_grad_enabled(b) changes grad mode when it is made, so one of those (or a
+		// manager that is active) has no rebuild that leaves grad mode as eager does.
+		if x.Applied || len(x.Prev) > 0 {
+			return &Unsupported{Reason: "an active grad-mode context manager is live where the compiled code hands over to Python", RootPC: -1}
 		}
-		g.emit(PRECALL, len(args))
-		g.emit(CALL, len(args))
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(gradModeClass(g.env, x.Enabled))
+		g.emit(PRECALL, 0)
+		g.emit(CALL, 0)
 	default:
 		return &Unsupported{Reason: v.Describe() + " is live where the compiled code hands over to Python", RootPC: -1}
 	}
@@ -296,6 +400,98 @@ func (g *codeGen) toTemp(v Value) (int, error) {
 	slot := g.temp()
 	g.emit(STORE_FAST, slot)
 	return slot, nil
+}
+
+// gradModeClass is torch.enable_grad or torch.no_grad.
+func gradModeClass(env *Env, enabled bool) py.Obj {
+	if enabled {
+		return env.Known("torch.enable_grad")
+	}
+	return env.Known("torch.no_grad")
+}
+
+// callKw emits the call of the callable below n positional arguments already pushed, after
+// pushing the keyword arguments' values.
+func (g *codeGen) callKw(n int, kw []kwArg) error {
+	if len(kw) > 0 {
+		names := make([]py.Obj, len(kw))
+		for i, k := range kw {
+			if err := g.rebuild(k.Val); err != nil {
+				return err
+			}
+			names[i] = g.api.NewStr(k.Name)
+		}
+		g.emit(KW_NAMES, g.constIndex(g.api.NewTuple(names)))
+	}
+	g.emit(PRECALL, n+len(kw))
+	g.emit(CALL, n+len(kw))
+	return nil
+}
+
+// rebuildObject rebuilds an object created while tracing without running its __init__ again:
+// obj = cls.__new__(cls), then object.__setattr__(obj, k, v) for each attribute and the base
+// dict type's __setitem__ for each item of a dict subclass. The object is remembered before its
+// attributes are rebuilt, so attributes referring back to it get the same object.
+func (g *codeGen) rebuildObject(o *ObjectV) error {
+	api := g.api
+	newFn, err := api.GetAttr(o.Class, "__new__")
+	if err != nil {
+		return err
+	}
+	g.emit(PUSH_NULL, 0)
+	g.loadConst(newFn)
+	g.loadConst(o.Class)
+	g.emit(PRECALL, 1)
+	g.emit(CALL, 1)
+	slot := g.temp()
+	g.emit(STORE_FAST, slot)
+	g.memo[o] = slot
+	setattr := g.env.Known("builtins.object.__setattr__")
+	for i, k := range o.Attrs.Keys {
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(setattr)
+		g.emit(LOAD_FAST, slot)
+		if err := g.rebuild(k); err != nil {
+			return err
+		}
+		if err := g.rebuild(o.Attrs.Vals[i]); err != nil {
+			return err
+		}
+		g.emit(PRECALL, 3)
+		g.emit(CALL, 3)
+		g.emit(POP_TOP, 0)
+	}
+	if o.Dict != nil {
+		setitem, err := api.GetAttr(g.dictBaseOf(o.Class), "__setitem__")
+		if err != nil {
+			return err
+		}
+		for i, k := range o.Dict.Keys {
+			g.emit(PUSH_NULL, 0)
+			g.loadConst(setitem)
+			g.emit(LOAD_FAST, slot)
+			if err := g.rebuild(k); err != nil {
+				return err
+			}
+			if err := g.rebuild(o.Dict.Vals[i]); err != nil {
+				return err
+			}
+			g.emit(PRECALL, 3)
+			g.emit(CALL, 3)
+			g.emit(POP_TOP, 0)
+		}
+	}
+	g.emit(LOAD_FAST, slot)
+	return nil
+}
+
+// dictBaseOf is the C dict type a dict subclass derives from (OrderedDict or dict).
+func (g *codeGen) dictBaseOf(cls py.Obj) py.Obj {
+	od := g.env.Known("collections.OrderedDict")
+	if r, err := g.api.Call(g.env.Known("builtins.issubclass"), []py.Obj{cls, od}, nil); err == nil && r == g.api.NewBool(true) {
+		return od
+	}
+	return g.env.Known("builtins.dict")
 }
 
 // gradModeCtor is the class (and its argument) that re-creates a grad-mode context manager.
@@ -388,6 +584,30 @@ func (g *codeGen) replayEffects(e *sideEffects) error {
 			g.loadConst(g.api.None())
 			g.emit(BUILD_SLICE, 2)
 			g.emit(STORE_SUBSCR, 0)
+			return nil
+		}})
+	}
+	for _, d := range e.deques {
+		d := d
+		slot, err := g.toTemp(&ListV{Items: d.Items})
+		if err != nil {
+			return err
+		}
+		writes = append(writes, write{slot, func(slot int) error {
+			for _, m := range []string{"clear", "extend"} {
+				if err := g.loadSource(d.Source); err != nil {
+					return err
+				}
+				g.emit(LOAD_METHOD, g.nameIndex(m))
+				n := 0
+				if m == "extend" {
+					g.emit(LOAD_FAST, slot)
+					n = 1
+				}
+				g.emit(PRECALL, n)
+				g.emit(CALL, n)
+				g.emit(POP_TOP, 0)
+			}
 			return nil
 		}})
 	}
@@ -509,6 +729,9 @@ func TransformedCode(env *Env, codeObj py.Obj, cap *Capture, compiled py.Obj) (p
 		g.emit(PRECALL, len(cap.Inputs))
 		g.emit(CALL, len(cap.Inputs))
 		g.emit(STORE_FAST, len(c.VarNames))
+	}
+	if err := g.emitAssumptionChecks(cap); err != nil {
+		return 0, nil, err
 	}
 	if cap.Break == nil {
 		slot, err := g.toTemp(cap.Result)

@@ -7,7 +7,6 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
-	"ptgo/primtorch"
 )
 
 // FrameRequest is a frame the hook offers for capture: its function, code and argument slots.
@@ -55,6 +54,10 @@ type Capture struct {
 	// GradEnabled is the grad mode the frame was entered with (guarded); the graph's
 	// torch._C._set_grad_enabled calls change it from there.
 	GradEnabled bool
+	// Assumptions are conditions on tensor values the transformed code checks after the graph
+	// (assume.go); Func is the frame's function, run again eagerly when one fails.
+	Assumptions []*Assumption
+	Func        py.Obj
 }
 
 // SkipCode reports frames that ptgo never captures whatever their arguments.
@@ -132,7 +135,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	if t.maxDepth <= 0 {
 		t.maxDepth = 64
 	}
-	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources}
+	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources, Func: req.Func}
 	defer func() {
 		if r := recover(); r != nil {
 			if ie, ok := r.(internalError); ok {
@@ -156,6 +159,9 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	t.entryGrad = t.gradEnabled
 	cap.GradEnabled = t.gradEnabled
 	t.guards.CallBool(gradFn, t.gradEnabled, "torch.is_grad_enabled()")
+	if err := t.guardGlobalState(); err != nil {
+		return cap, err
+	}
 	if err := t.guardNoDispatchModes(ci.code.Filename, ci.code.FirstLineNo); err != nil {
 		return cap, err
 	}
@@ -177,6 +183,11 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 		t.modulePaths[req.Args[0]] = ""
 	}
 	result, err := t.runFrame(root)
+	if err == errStopped || err == nil {
+		if err := t.finishAssumptions(root); err != nil {
+			return cap, err
+		}
+	}
 	if err == errStopped {
 		if err := t.finishBreak(root, cap); err != nil {
 			return cap, err
@@ -196,14 +207,45 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	return cap, nil
 }
 
+// globalState is torch's global state a captured graph's results may depend on beyond grad
+// mode: the default dtype (factories without dtype=, Python floats in type promotion) and
+// inference mode (what kind of tensors results are). Guarded on every call, whatever the trace
+// read (docs/ARCHITECTURE.md lists it).
+var globalState = []struct{ fn, desc string }{
+	{"torch.get_default_dtype", "torch.get_default_dtype()"},
+	{"torch.is_inference_mode_enabled", "torch.is_inference_mode_enabled()"},
+}
+
+func (t *Tracer) guardGlobalState() error {
+	for _, s := range globalState {
+		fn, ok := t.env.TryKnown(s.fn)
+		if !ok {
+			continue
+		}
+		v, err := t.api.Call(fn, nil, nil)
+		if err != nil {
+			return err
+		}
+		if t.api.Kind(v) == py.KBool {
+			n, _ := t.api.Int(v)
+			t.guards.CallBool(fn, n != 0, s.desc)
+			continue
+		}
+		t.guards.ID(&CallSource{Fn: fn, Desc: s.desc}, v, t.api.Repr(v))
+	}
+	return nil
+}
+
 // finishGraph adds the output node (every distinct tensor among vals) and prunes the graph; a
 // graph without operations is dropped.
 func (t *Tracer) finishGraph(cap *Capture, vals []Value) {
 	cap.OpCount = t.opCount
 	cap.Effects = &t.effects
+	cap.Assumptions = t.assumptions
 	if t.opCount == 0 {
 		return
 	}
+	vals = append(vals, t.assumptionOutputs()...)
 	cap.Outputs = collectOutputs(vals...)
 	out := make([]fxgraph.Arg, len(cap.Outputs))
 	for i, o := range cap.Outputs {
@@ -293,7 +335,8 @@ func isWithCleanup(ci *codeInfo, target int) bool {
 func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 	switch x := v.(type) {
 	case *LazyV:
-		if t.api.Kind(x.Obj) == py.KTensor {
+		if t.api.Kind(x.Obj) == py.KTensor || x.Source == nil {
+			// A value without a source cannot be reloaded: it is rebuilt from what it is.
 			return t.realize(f, x)
 		}
 		return x, nil
@@ -331,6 +374,51 @@ func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 			x.Vals[i] = r
 		}
 		return x, nil
+	case *DequeV:
+		for i, it := range x.Items {
+			r, err := t.realizeOutput(f, it)
+			if err != nil {
+				return nil, err
+			}
+			x.Items[i] = r
+		}
+		return x, nil
+	case *ObjectV:
+		if t.realizingObjects[x] {
+			return x, nil // an attribute refers back to the object
+		}
+		if t.realizingObjects == nil {
+			t.realizingObjects = map[*ObjectV]bool{}
+		}
+		t.realizingObjects[x] = true
+		for _, d := range []*DictV{x.Attrs, x.Dict} {
+			if d == nil {
+				continue
+			}
+			if _, err := t.realizeOutput(f, d); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	case *PartialV:
+		if x.Source != nil {
+			return x, nil
+		}
+		for i, it := range x.Args {
+			r, err := t.realizeOutput(f, it)
+			if err != nil {
+				return nil, err
+			}
+			x.Args[i] = r
+		}
+		for i := range x.Kw {
+			r, err := t.realizeOutput(f, x.Kw[i].Val)
+			if err != nil {
+				return nil, err
+			}
+			x.Kw[i].Val = r
+		}
+		return x, nil
 	}
 	return v, nil
 }
@@ -339,9 +427,35 @@ func (t *Tracer) realizeOutput(f *frame, v Value) (Value, error) {
 func collectOutputs(vals ...Value) []*TensorV {
 	var out []*TensorV
 	seen := map[*fxgraph.Node]bool{}
+	seenObj := map[*ObjectV]bool{}
 	var walk func(v Value)
 	walk = func(v Value) {
 		switch x := v.(type) {
+		case *DequeV:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case *ObjectV:
+			if seenObj[x] {
+				return
+			}
+			seenObj[x] = true
+			walk(x.Attrs)
+			if x.Dict != nil {
+				walk(x.Dict)
+			}
+		case *PartialV:
+			if x.Source == nil {
+				walk(x.Func)
+				for _, it := range x.Args {
+					walk(it)
+				}
+				for _, k := range x.Kw {
+					walk(k.Val)
+				}
+			}
+		case *CtxFuncV:
+			walk(x.Fn)
 		case *TensorV:
 			// Inputs the graph did not replace, and parameters and buffers it did not write, are
 			// reloaded from their sources: the user gets the object itself, not the graph's alias.
@@ -396,29 +510,6 @@ func orderPlaceholders(g *fxgraph.Graph) {
 	g.Renumber()
 }
 
-// hasSideEffect keeps nodes that mutate state even when nothing reads their result.
-func hasSideEffect(n *fxgraph.Node) bool {
-	for _, kw := range n.Kwargs {
-		if kw.Name == "out" {
-			return true
-		}
-	}
-	switch n.Op {
-	case fxgraph.CallFunction:
-		if n.Target == "torch._C._set_grad_enabled" || n.Target == "operator.setitem" {
-			return true
-		}
-		if op := primtorch.Lookup(n.Target); op != nil {
-			return op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0
-		}
-		if n.Target == "operator.iadd" || len(n.Target) > 0 && n.Target[len(n.Target)-1] == '_' {
-			return true
-		}
-	case fxgraph.CallMethod:
-		if op := primtorch.Lookup("Tensor." + n.Target); op != nil {
-			return op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0
-		}
-		return len(n.Target) > 2 && n.Target[len(n.Target)-1] == '_' && n.Target[len(n.Target)-2] != '_'
-	}
-	return false
-}
+// hasSideEffect keeps nodes whose effects outlive their values (writes, random draws, errors
+// for some inputs) even when nothing reads them: the op registry says which (fxgraph.CallEffects).
+func hasSideEffect(n *fxgraph.Node) bool { return fxgraph.CallEffects(n) != 0 }

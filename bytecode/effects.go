@@ -31,6 +31,7 @@ type cellWrite struct {
 
 type sideEffects struct {
 	lists   []*ListV
+	deques  []*DequeV
 	dicts   []*DictV
 	attrs   []*attrWrite
 	globals []*globalWrite
@@ -41,7 +42,7 @@ type sideEffects struct {
 func (s *sideEffects) Empty() bool { return s.empty() }
 
 func (s *sideEffects) empty() bool {
-	return len(s.lists) == 0 && len(s.dicts) == 0 && len(s.attrs) == 0 && len(s.globals) == 0 && len(s.cells) == 0
+	return len(s.lists) == 0 && len(s.deques) == 0 && len(s.dicts) == 0 && len(s.attrs) == 0 && len(s.globals) == 0 && len(s.cells) == 0
 }
 
 // values lists every value the replay writes (their tensors must be graph outputs).
@@ -49,6 +50,9 @@ func (s *sideEffects) values() []Value {
 	var out []Value
 	for _, l := range s.lists {
 		out = append(out, &ListV{Items: l.Items})
+	}
+	for _, d := range s.deques {
+		out = append(out, &ListV{Items: d.Items})
 	}
 	for _, d := range s.dicts {
 		out = append(out, &DictV{Keys: d.Keys, Vals: d.Vals})
@@ -73,6 +77,16 @@ func (t *Tracer) mutateList(l *ListV) {
 		}
 	}
 	t.effects.lists = append(t.effects.lists, l)
+}
+
+// mutateDeque records that a deque from outside the frame changes.
+func (t *Tracer) mutateDeque(d *DequeV) {
+	for _, x := range t.effects.deques {
+		if x == d {
+			return
+		}
+	}
+	t.effects.deques = append(t.effects.deques, d)
 }
 
 // mutateDict records that a dict from outside the frame changes.

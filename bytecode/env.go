@@ -19,6 +19,8 @@ type Env struct {
 	codes    map[py.Obj]*codeInfo
 	dtypes   []py.Obj // index = primtorch.DType
 	specials map[py.Obj]specialFn
+	// boundSpecials are specials that are builtin methods bound to a class, by class and name.
+	boundSpecials map[boundKey]specialFn
 	// owners and libModules cache the skip policy's answers per file name and per module.
 	owners     map[string]fileOwner
 	libModules map[py.Obj]bool
@@ -61,15 +63,19 @@ func (e *Env) tryLoaded(path string) (py.Obj, bool) {
 	return o, true
 }
 
-// special returns the handler of a torch callable answered while tracing (by identity: one
+// special returns the handler of a callable answered while tracing instead of run or inlined:
+// torch's (torchSpecials) and the standard library's (pySpecials). By identity, whatever kind of
+// object the callable is (a Python function, a C function, a class, a slot wrapper): one
 // function has several names, e.g. torch.nn.functional.has_torch_function is
-// torch._C._has_torch_function).
+// torch._C._has_torch_function.
 func (e *Env) special(o py.Obj) specialFn {
 	if e.specials == nil {
 		e.specials = map[py.Obj]specialFn{}
-		for path, h := range torchSpecials {
-			if obj, ok := e.TryKnown(path); ok {
-				e.specials[obj] = h
+		for _, table := range []map[string]specialFn{torchSpecials, pySpecials} {
+			for path, h := range table {
+				if obj, ok := e.TryKnown(path); ok {
+					e.specials[obj] = h
+				}
 			}
 		}
 		for path, h := range compilerSpecials() {
@@ -78,7 +84,58 @@ func (e *Env) special(o py.Obj) specialFn {
 			}
 		}
 	}
-	return e.specials[o]
+	if h, ok := e.specials[o]; ok {
+		return h
+	}
+	return e.boundSpecial(o)
+}
+
+// boundSpecial finds the special of a builtin method bound to a class (a classmethod of a C
+// type, itertools.chain.from_iterable): each attribute read makes a new bound object, so it is
+// found by its class and name.
+func (e *Env) boundSpecial(o py.Obj) specialFn {
+	api := e.API
+	if api.Kind(o) != py.KBuiltin {
+		return nil
+	}
+	self, err := api.GetAttr(o, "__self__")
+	if err != nil || api.Kind(self) != py.KType {
+		return nil
+	}
+	name, err := api.GetAttr(o, "__name__")
+	if err != nil {
+		return nil
+	}
+	s, err := api.Str(name)
+	if err != nil {
+		return nil
+	}
+	if e.boundSpecials == nil {
+		e.boundSpecials = map[boundKey]specialFn{}
+		for _, table := range []map[string]specialFn{torchSpecials, pySpecials} {
+			for path, h := range table {
+				obj, ok := e.TryKnown(path)
+				if !ok || api.Kind(obj) != py.KBuiltin {
+					continue
+				}
+				bself, err := api.GetAttr(obj, "__self__")
+				if err != nil || api.Kind(bself) != py.KType {
+					continue
+				}
+				if bn, err := api.GetAttr(obj, "__name__"); err == nil {
+					if bs, err := api.Str(bn); err == nil {
+						e.boundSpecials[boundKey{bself, bs}] = h
+					}
+				}
+			}
+		}
+	}
+	return e.boundSpecials[boundKey{self, s}]
+}
+
+type boundKey struct {
+	self py.Obj
+	name string
 }
 
 func (e *Env) callRuntime(name string, args ...py.Obj) (py.Obj, error) {

@@ -41,6 +41,13 @@ type ConstSource struct {
 	Desc string
 }
 
+// CallSource is the result of calling Fn with no arguments: global state a result depends on
+// (torch.get_default_dtype()). Desc names it ("torch.get_default_dtype()").
+type CallSource struct {
+	Fn   py.Obj
+	Desc string
+}
+
 // AttrSource is getattr(Base, Attr).
 type AttrSource struct {
 	Base Source
@@ -64,6 +71,7 @@ func (s *GlobalSource) Name() string  { return "G[" + pyStrRepr(s.Var) + "]" }
 func (s *BuiltinSource) Name() string { return "B[" + pyStrRepr(s.Var) + "]" }
 func (s *ClosureSource) Name() string { return "C[" + pyStrRepr(s.Var) + "]" }
 func (s *ConstSource) Name() string   { return s.Desc }
+func (s *CallSource) Name() string    { return s.Desc }
 func (s *AttrSource) Name() string    { return s.Base.Name() + "." + s.Attr }
 func (s *DictItemSource) Name() string {
 	return s.Base.Name() + "[" + pyStrRepr(s.Key) + "]"
@@ -145,6 +153,7 @@ const (
 	GConst
 	GTensorVersion
 	GNotInDict
+	GCall
 )
 
 // Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
@@ -161,7 +170,7 @@ type Guard struct {
 // IsCheck reports whether the guard checks a fact (rather than loading a value).
 func (g *Guard) IsCheck() bool {
 	switch g.Op {
-	case GArg, GGlobal, GClosure, GAttr, GDictItem, GIndex, GConst:
+	case GArg, GGlobal, GClosure, GAttr, GDictItem, GIndex, GConst, GCall:
 		return false
 	}
 	return true
@@ -202,6 +211,8 @@ func (g *Guards) reg(s Source) int {
 		load = Guard{Op: GDictItem, Src: g.reg(s.Base), Name: s.Key}
 	case *IndexSource:
 		load = Guard{Op: GIndex, Src: g.reg(s.Base), I: int64(s.Index)}
+	case *CallSource:
+		load = Guard{Op: GCall, Obj: s.Fn}
 	default:
 		panic(fmt.Sprintf("ptgo BUG: guards: unknown source %T", s))
 	}
@@ -241,7 +252,7 @@ func (g *Guards) Eq(s Source, obj py.Obj, repr string) {
 	g.check(Guard{Op: GEq, Src: g.reg(s), Obj: obj, Desc: fmt.Sprintf("%s == %s", s.Name(), repr)})
 }
 
-// Len guards len(s) == n for an exact tuple, list or dict.
+// Len guards len(s) == n for a tuple, list, dict or a sequence of a C type (collections.deque).
 func (g *Guards) Len(s Source, n int) {
 	g.check(Guard{Op: GLen, Src: g.reg(s), I: int64(n), Desc: fmt.Sprintf("len(%s) == %d", s.Name(), n)})
 }

@@ -347,6 +347,17 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		}
 		return c, nil
 	default:
+		if api.TypeOf(o) == t.env.Known("functools.partial") {
+			return t.wrapPartial(f, o, src)
+		}
+		if api.TypeOf(o) == t.env.Known("collections.deque") {
+			d, err := t.wrapDeque(f, o, src)
+			if err != nil {
+				return nil, err
+			}
+			v = d
+			break
+		}
 		if gm := t.gradModeOf(o); gm != nil {
 			if src != nil {
 				g.Type(src, api.TypeOf(o), t.typeName(o))
@@ -426,6 +437,8 @@ func sourceOf(v Value) Source {
 		return v.Source
 	case *TensorV:
 		return v.Source
+	case *DequeV:
+		return v.Source
 	}
 	return nil
 }
@@ -434,7 +447,8 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 	api := t.api
 	typ := api.TypeOf(o)
 	exact := typ == t.env.Known("builtins.dict")
-	ordered := typ == t.env.Known("collections.OrderedDict")
+	ordered := typ == t.env.Known("collections.OrderedDict") || typ == t.env.Known("collections.defaultdict") ||
+		typ == t.env.Known("collections.Counter")
 	if !exact && !ordered {
 		if src != nil {
 			t.guards.Type(src, typ, t.typeName(o))
@@ -445,6 +459,13 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 	d := &DictV{Source: src}
 	if ordered {
 		d.Class = typ
+	}
+	if typ == t.env.Known("collections.defaultdict") {
+		fac, err := api.GetAttr(o, "default_factory")
+		if err != nil {
+			return nil, err
+		}
+		d.Factory = t.lazyOrLive(f, fac, childSource(src, "default_factory"))
 	}
 	var keyObjs []py.Obj
 	var reprs []string
@@ -479,7 +500,7 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 		if exact {
 			t.guards.Type(src, typ, "dict")
 		} else {
-			t.guards.Type(src, typ, "OrderedDict")
+			t.guards.Type(src, typ, t.qualName(typ))
 		}
 		t.guards.DictKeys(src, api.NewTuple(keyObjs), "["+strings.Join(reprs, ", ")+"]")
 	}
@@ -636,7 +657,8 @@ func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 		return nil, f.unsupported("", "a tensor whose metadata ptgo cannot read (%s: %v)", readableName(src), err)
 	}
 	if !info.Strided {
-		return nil, f.unsupported("convert it with .to_dense() first", "a non-strided (sparse or mkldnn) tensor %s", readableName(src))
+		return nil, f.unsupported("convert it with .to_dense() (sparse, mkldnn) or .to_padded_tensor() (nested) first",
+			"a non-strided (sparse, mkldnn or nested) tensor %s", readableName(src))
 	}
 	if !info.IsPlain {
 		return nil, f.unsupported("pass a plain torch.Tensor", "a tensor subclass %s (%s)", t.typeName(o), readableName(src))
@@ -677,7 +699,10 @@ func placeholderName(src Source) string {
 }
 
 // paramAttr makes (or reuses) the get_attr node for a parameter or buffer of a module.
-func (t *Tracer) paramAttr(f *frame, o py.Obj, path string) (Value, error) {
+// Besides the identity guard the caller installs, the tensor's metadata is guarded from src:
+// `param.data = t` keeps the Parameter object but may change its dtype, sizes or strides, which
+// the graph (and its kernels) are specialised to.
+func (t *Tracer) paramAttr(f *frame, o py.Obj, path string, src Source) (Value, error) {
 	if tv, ok := t.attrNodes[o]; ok {
 		return tv, nil
 	}
@@ -690,6 +715,7 @@ func (t *Tracer) paramAttr(f *frame, o py.Obj, path string) (Value, error) {
 	}
 	m := metaFromInfo(info)
 	tv := &TensorV{Meta: m, Class: t.api.TypeOf(o), Obj: o}
+	t.guards.Tensor(src, tv.Class, m, info.DeviceType)
 	tv.Node = t.graph.AddGetAttr(path, m)
 	t.attrs[path] = o
 	t.attrNodes[o] = tv

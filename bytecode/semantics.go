@@ -95,6 +95,23 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 			}
 		}
 	}
+	if x, ok := a.(*DictV); ok && base == "or_" {
+		if y, ok := b.(*DictV); ok {
+			// d | e is a copy of d updated with e (of d's class); d |= e updates d.
+			out := x
+			if !inplace {
+				out = &DictV{Keys: append([]Value(nil), x.Keys...), Vals: append([]Value(nil), x.Vals...), Class: x.Class, Factory: x.Factory}
+			} else if x.Source != nil {
+				t.mutateDict(x)
+			}
+			for i := range y.Keys {
+				if err := t.dictSet(f, out, y.Keys[i], y.Vals[i]); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+	}
 	if v, handled, err := t.userDunder(f, a, b, base, inplace); handled {
 		return v, err
 	}
@@ -236,7 +253,10 @@ func (t *Tracer) foldPython(f *frame, path string, args ...Value) (Value, error)
 	}
 	r, err := t.api.Call(t.env.Known(path), objs, nil)
 	if err != nil {
-		return nil, f.userError("", "%s raised %v", path, err)
+		return nil, t.raisedFromCall(f, path, err)
+	}
+	if k := t.api.Kind(r); k == py.KList || k == py.KDict {
+		return t.wrapLive(f, r, nil) // a new container the trace goes on with
 	}
 	return t.constFromObj(r)
 }
@@ -301,7 +321,29 @@ func (t *Tracer) toObj(f *frame, v Value) (py.Obj, error) {
 		if err != nil {
 			return 0, err
 		}
-		return api.NewDict(keys, vals)
+		d, err := api.NewDict(keys, vals)
+		if err != nil || v.Class == 0 {
+			return d, err
+		}
+		args := []py.Obj{d}
+		if v.Factory != nil {
+			fac, err := t.toObj(f, v.Factory)
+			if err != nil {
+				return 0, err
+			}
+			args = []py.Obj{fac, d}
+		}
+		return api.Call(v.Class, args, nil)
+	case *DequeV:
+		items, err := t.toObjs(f, v.Items)
+		if err != nil {
+			return 0, err
+		}
+		maxlen := api.None()
+		if v.MaxLen >= 0 {
+			maxlen = api.NewInt(v.MaxLen)
+		}
+		return api.Call(t.env.Known("collections.deque"), []py.Obj{api.NewList(items), maxlen}, nil)
 	case *SetV:
 		items, err := t.toObjs(f, v.Items)
 		if err != nil {
@@ -322,6 +364,8 @@ func (t *Tracer) toObj(f *frame, v Value) (py.Obj, error) {
 		return api.Call(t.env.Known("builtins.slice"), parts, nil)
 	case *ObjV:
 		return v.Obj, nil
+	case *ExcV:
+		return t.excObj(f, v)
 	case *FuncV:
 		if v.Obj != 0 {
 			return v.Obj, nil
@@ -367,11 +411,21 @@ func (t *Tracer) toObjs(f *frame, vs []Value) ([]py.Obj, error) {
 // userDunder runs a user class's operator method (__add__/__radd__/__iadd__) by inlining it.
 func (t *Tracer) userDunder(f *frame, a, b Value, base string, inplace bool) (Value, bool, error) {
 	tryOn := func(self, other Value, dunder string) (Value, bool, error) {
-		o, ok := self.(*ObjV)
-		if !ok {
+		var cls py.Obj
+		switch o := self.(type) {
+		case *ObjV:
+			cls = t.api.TypeOf(o.Obj)
+		case *ObjectV:
+			cls = o.Class
+		case *TupleV:
+			if !o.Named {
+				return nil, false, nil
+			}
+			cls = o.Class
+		default:
 			return nil, false, nil
 		}
-		fn, onType, _, found, err := t.api.GetAttrStatic(t.api.TypeOf(o.Obj), dunder)
+		fn, onType, _, found, err := t.api.GetAttrStatic(cls, dunder)
 		if err != nil || !found || !onType || t.api.Kind(fn) != py.KFunction {
 			return nil, false, nil
 		}
@@ -462,6 +516,22 @@ func (t *Tracer) truthy(f *frame, v Value) (bool, error) {
 		return len(x.Items) > 0, nil
 	case *RangeV:
 		return x.Len() > 0, nil
+	case *DequeV:
+		return len(x.Items) > 0, nil
+	case *ObjectV:
+		if r, handled, err := t.callDunder(f, x, "__bool__", nil); handled {
+			if err != nil {
+				return false, err
+			}
+			return t.truthy(f, r)
+		}
+		if n, handled, err := t.lenDunder(f, x); handled {
+			return n > 0, err
+		}
+		if x.Dict != nil {
+			return len(x.Dict.Keys) > 0, nil
+		}
+		return true, nil
 	case *TensorV:
 		return false, f.unsupported("branching on a tensor's value needs a graph break; compute both sides with torch.where, or move the branch out of the compiled function",
 			"the truth value of a tensor (data-dependent control flow)")
@@ -571,6 +641,9 @@ func (t *Tracer) compare(f *frame, op string, a, b Value) (Value, error) {
 	if ta || tb {
 		return t.tensorOperator(f, op, false, a, b)
 	}
+	if v, handled, err := t.compareCmpKeys(f, op, a, b); handled {
+		return v, err
+	}
 	ca, aConst := a.(*ConstV)
 	cb, bConst := b.(*ConstV)
 	if aConst && bConst {
@@ -606,7 +679,40 @@ func (t *Tracer) compare(f *frame, op string, a, b Value) (Value, error) {
 	if v, handled, err := t.userDunder(f, a, b, op, false); handled {
 		return v, err
 	}
+	if v, handled, err := t.compareByIdentity(f, op, a, b); handled {
+		return v, err
+	}
 	return t.foldPython(f, "operator."+op, a, b)
+}
+
+// compareByIdentity is == and != for values without a Python value that define no __eq__
+// (object's identity comparison); ordering them raises in eager.
+func (t *Tracer) compareByIdentity(f *frame, op string, a, b Value) (Value, bool, error) {
+	opaque := func(v Value) bool {
+		switch x := v.(type) {
+		case *ObjectV:
+			return x.Dict == nil
+		case *DequeV, *IterV, *PartialV, *CtxFuncV, *builtinFnV:
+			return true
+		case *FuncV:
+			return x.Obj == 0
+		}
+		return false
+	}
+	if !opaque(a) && !opaque(b) {
+		return nil, false, nil
+	}
+	if da, ok := a.(*DequeV); ok {
+		if db, ok := b.(*DequeV); ok && (op == "eq" || op == "ne") {
+			eq, _, err := t.containerEqual(f, &ListV{Items: da.Items}, &ListV{Items: db.Items})
+			return boolV(eq == (op == "eq")), true, err
+		}
+	}
+	if op != "eq" && op != "ne" {
+		return nil, true, f.unsupported("eager raises TypeError", "'%s' not supported between %s and %s", op, a.Describe(), b.Describe())
+	}
+	same, err := t.identical(f, a, b)
+	return boolV(same == (op == "eq")), true, err
 }
 
 // containerEqual compares tuples and lists element-wise (elements may be symbolic values that
@@ -639,6 +745,15 @@ func (t *Tracer) containerEqual(f *frame, a, b Value) (bool, bool, error) {
 		return false, true, nil
 	}
 	for i := range xs {
+		// Python compares items with identity first (PyObject_RichCompareBool): a tensor
+		// equals itself without comparing values.
+		same, err := t.identical(f, xs[i], ys[i])
+		if err != nil {
+			return false, true, err
+		}
+		if same {
+			continue
+		}
 		eq, err := t.equal(f, xs[i], ys[i])
 		if err != nil || !eq {
 			return false, true, err
@@ -683,6 +798,24 @@ func (t *Tracer) contains(f *frame, container, item Value) (bool, error) {
 		items = c.Items
 	case *DictV:
 		items = c.Keys
+	case *DequeV:
+		items = c.Items
+	case *ObjectV:
+		if r, handled, err := t.callDunder(f, c, "__contains__", []Value{item}); handled {
+			if err != nil {
+				return false, err
+			}
+			return t.truthy(f, r)
+		}
+		if c.Dict == nil {
+			its, err := t.unpack(f, c)
+			if err != nil {
+				return false, err
+			}
+			items = its
+			break
+		}
+		items = c.Dict.Keys
 	case *RangeV:
 		ci, ok := item.(*ConstV)
 		if !ok || !ci.IsIntLike() {
@@ -835,9 +968,31 @@ func (t *Tracer) setAdd(f *frame, s *SetV, v Value) error {
 	return nil
 }
 
-// iter is iter(v) for iterables whose items are known while tracing.
+// iter is iter(v) for iterables whose items are known while tracing: an iterator is its own
+// iterator; containers are listed when the iteration starts.
 func (t *Tracer) iter(f *frame, v Value) (*IterV, error) {
+	v, err := t.realize(f, v)
+	if err != nil {
+		return nil, err
+	}
 	if it, ok := v.(*IterV); ok {
+		return it, nil
+	}
+	if it := t.containerIter(f, v); it != nil {
+		return it, nil
+	}
+	if r, handled, err := t.callDunder(f, v, "__iter__", nil); handled {
+		if err != nil {
+			return nil, err
+		}
+		it, ok := r.(*IterV)
+		if !ok {
+			// __iter__ returning a container's iterator, or self with a __next__.
+			if _, self := r.(*ObjectV); self || r == v {
+				return nil, f.unsupported("", "iterating over %s, an iterator class with __next__", v.Describe())
+			}
+			return t.iter(f, r)
+		}
 		return it, nil
 	}
 	items, err := t.unpack(f, v)
@@ -845,6 +1000,92 @@ func (t *Tracer) iter(f *frame, v Value) (*IterV, error) {
 		return nil, err
 	}
 	return &IterV{Items: items}, nil
+}
+
+// containerIter iterates over a mutable container as CPython's iterators do: a list's reads
+// the list as it is at each step (items appended in the loop are reached), a dict's and a
+// deque's raise RuntimeError when the container changes size (a deque: any mutation) while
+// iterating. nil for other values.
+func (t *Tracer) containerIter(f *frame, v Value) *IterV {
+	switch x := v.(type) {
+	case *ListV:
+		i := 0
+		return lazyIter(0, false, func() (Value, bool, error) {
+			if i >= len(x.Items) {
+				return nil, false, nil
+			}
+			i++
+			return x.Items[i-1], true, nil
+		})
+	case *DequeV:
+		i, state := 0, x.state
+		return lazyIter(0, false, func() (Value, bool, error) {
+			if x.state != state {
+				return nil, false, t.pyRaise(f, "RuntimeError", "deque mutated during iteration")
+			}
+			if i >= len(x.Items) {
+				return nil, false, nil
+			}
+			i++
+			return x.Items[i-1], true, nil
+		})
+	case *DictV:
+		keys := append([]Value(nil), x.Keys...)
+		i := 0
+		return lazyIter(0, false, func() (Value, bool, error) {
+			if len(x.Keys) != len(keys) {
+				return nil, false, t.pyRaise(f, "RuntimeError", "dictionary changed size during iteration")
+			}
+			if i >= len(keys) {
+				return nil, false, nil
+			}
+			if x.Keys[i] != keys[i] {
+				return nil, false, f.unsupported("", "a dict whose keys change while it is iterated")
+			}
+			i++
+			return keys[i-1], true, nil
+		})
+	}
+	return nil
+}
+
+// iters is iter() of each value; infinite reports whether all of them are infinite.
+func (t *Tracer) iters(f *frame, vs []Value) (its []*IterV, infinite bool, err error) {
+	infinite = true
+	for _, v := range vs {
+		it, err := t.iter(f, v)
+		if err != nil {
+			return nil, false, err
+		}
+		its = append(its, it)
+		infinite = infinite && it.Infinite
+	}
+	return its, infinite, nil
+}
+
+// lazyIter is an iterator whose items more produces on demand.
+func lazyIter(class py.Obj, infinite bool, more func() (Value, bool, error)) *IterV {
+	return &IterV{more: more, Class: class, Infinite: infinite}
+}
+
+// drain lists the rest of an iterator's items.
+func (t *Tracer) drain(f *frame, it *IterV) ([]Value, error) {
+	if it.Infinite {
+		return nil, f.unsupported("bound it with itertools.islice or zip", "listing an infinite iterator")
+	}
+	var out []Value
+	for {
+		v, ok, err := it.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		if out = append(out, v); len(out) > maxDrain {
+			return nil, f.unsupported("", "an iterator of more than %d items", maxDrain)
+		}
+	}
 }
 
 // unpack lists the items of an iterable.
@@ -862,10 +1103,10 @@ func (t *Tracer) unpack(f *frame, v Value) ([]Value, error) {
 		return append([]Value(nil), x.Keys...), nil
 	case *SetV:
 		return append([]Value(nil), x.Items...), nil
+	case *DequeV:
+		return append([]Value(nil), x.Items...), nil
 	case *IterV:
-		items := append([]Value(nil), x.Items[x.Pos:]...)
-		x.Pos = len(x.Items)
-		return items, nil
+		return t.drain(f, x)
 	case *RangeV:
 		n := x.Len()
 		if n > 1<<20 {
@@ -886,9 +1127,19 @@ func (t *Tracer) unpack(f *frame, v Value) ([]Value, error) {
 		}
 	case *TensorV:
 		return t.unbindTensor(f, x)
-	case *ObjV:
-		if x.Kind == py.KNNModule {
-			return t.iterModule(f, x)
+	case *ObjectV, *ObjV:
+		if o, ok := x.(*ObjV); ok && o.Kind == py.KNNModule {
+			return t.iterModule(f, o)
+		}
+		if _, handled, _ := t.findDunder(f, x, "__iter__"); handled {
+			it, err := t.iter(f, x)
+			if err != nil {
+				return nil, err
+			}
+			return t.drain(f, it)
+		}
+		if o, ok := x.(*ObjectV); ok && o.Dict != nil {
+			return append([]Value(nil), o.Dict.Keys...), nil
 		}
 	}
 	return nil, f.unsupported("", "iterating over %s", v.Describe())
@@ -920,11 +1171,23 @@ func (t *Tracer) length(f *frame, v Value) (int, error) {
 			return 0, f.unsupported("", "len() of a 0-d tensor")
 		}
 		return int(x.Meta.Shape[0]), nil
+	case *DequeV:
+		return len(x.Items), nil
 	case *ObjV:
 		if x.Kind == py.KNNModule {
 			if items, err := t.iterModule(f, x); err == nil {
 				return len(items), nil
 			}
+		}
+		if n, handled, err := t.lenDunder(f, x); handled {
+			return n, err
+		}
+	case *ObjectV:
+		if n, handled, err := t.lenDunder(f, x); handled {
+			return n, err
+		}
+		if x.Dict != nil {
+			return len(x.Dict.Keys), nil
 		}
 	}
 	return 0, f.unsupported("", "len() of %s", v.Describe())

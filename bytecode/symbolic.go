@@ -91,6 +91,8 @@ type codeInfo struct {
 	cellSlot []int
 	freeBase int  // localsplus index of the first free variable
 	library  int8 // the skip policy's answer for the file: 0 not asked yet, 1 user code, 2 library code
+	// excEntries is the decoded exception table (nil until an exception needs it).
+	excEntries []ExceptEntry
 }
 
 // frame is one activation the interpreter is running: the captured frame or an inlined call.
@@ -256,6 +258,21 @@ func (t *Tracer) runFrame(f *frame) (Value, error) {
 			return nil, f.unsupported("", "bytecode %s is not supported", in.Op)
 		}
 		if err := h(t, f, in); err != nil {
+			if r, ok := err.(*raised); ok {
+				// An exception of the traced code: this frame's handler, or the caller's.
+				handled, herr := t.handleRaise(f, r)
+				if herr != nil {
+					return nil, herr
+				}
+				if handled {
+					continue
+				}
+				if f.root {
+					// No handler in the trace: eager raises it for these inputs, a user error
+					// (the frame runs eagerly under the guards so far).
+					err = t.uncaught(r)
+				}
+			}
 			var u *Unsupported
 			if f.root && errors.As(err, &u) && u.RootPC < 0 {
 				u.RootPC = f.pc - 1
@@ -312,4 +329,15 @@ type Tracer struct {
 	// (-1: run to the end); brk is the state there.
 	stopAt int
 	brk    *Break
+	// selected are tensors standing for one of several tensors eager returns itself
+	// (min/max of tensors, markSelected).
+	selected map[*fxgraph.Node]bool
+	// realizingObjects breaks cycles when realizeOutput walks objects' attributes.
+	realizingObjects map[*ObjectV]bool
+	// assumptions are branches on tensor values the trace decided (assume.go).
+	assumptions []*Assumption
+	// handling is the stack of exceptions being handled (except blocks entered, exceptions.go).
+	handling []*ExcV
+	// liveDicts are the instance dicts of live objects the trace reads or writes as DictVs.
+	liveDicts map[py.Obj]*DictV
 }

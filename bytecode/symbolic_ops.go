@@ -31,10 +31,8 @@ func init() {
 		MAKE_CELL: opMakeCell, COPY_FREE_VARS: opCopyFreeVars, LOAD_CLOSURE: opLoadClosure,
 		LOAD_DEREF: opLoadDeref, STORE_DEREF: opStoreDeref, LOAD_CLASSDEREF: opLoadDeref,
 		LOAD_ATTR: opLoadAttr, LOAD_METHOD: opLoadMethod, STORE_ATTR: opStoreAttr,
-		DELETE_ATTR: func(t *Tracer, f *frame, in *Instr) error {
-			return f.unsupported("delete the attribute outside the compiled function", "del of an attribute")
-		},
-		BINARY_OP: opBinaryOp, BINARY_SUBSCR: opBinarySubscr, STORE_SUBSCR: opStoreSubscr,
+		DELETE_ATTR: opDeleteAttr,
+		BINARY_OP:   opBinaryOp, BINARY_SUBSCR: opBinarySubscr, STORE_SUBSCR: opStoreSubscr,
 		DELETE_SUBSCR:  opDeleteSubscr,
 		UNARY_POSITIVE: opUnary, UNARY_NEGATIVE: opUnary, UNARY_INVERT: opUnary, UNARY_NOT: opUnaryNot,
 		COMPARE_OP: opCompare, IS_OP: opIs, CONTAINS_OP: opContains,
@@ -57,10 +55,6 @@ func init() {
 		RETURN_VALUE:  opReturn, RETURN_GENERATOR: opReturnGenerator, YIELD_VALUE: opYield,
 		BEFORE_WITH: opBeforeWith,
 		IMPORT_NAME: opImportName, IMPORT_FROM: opImportFrom,
-		LOAD_ASSERTION_ERROR: func(t *Tracer, f *frame, in *Instr) error {
-			return f.userError("AssertionError", "an assert statement fails for these inputs")
-		},
-		RAISE_VARARGS: opRaise, RERAISE: opRaise,
 	} {
 		handlers[op] = h
 	}
@@ -188,6 +182,17 @@ func opLoadMethod(t *Tracer, f *frame, in *Instr) error {
 	f.push(nullV)
 	f.push(v)
 	return nil
+}
+
+func opDeleteAttr(t *Tracer, f *frame, in *Instr) error {
+	obj, err := t.realize(f, f.pop())
+	if err != nil {
+		return err
+	}
+	if o, ok := obj.(*ObjectV); ok {
+		return t.delObjectAttr(f, o, f.ci.code.Names[in.Arg])
+	}
+	return f.unsupported("delete the attribute outside the compiled function", "del of an attribute of %s", obj.Describe())
 }
 
 func opStoreAttr(t *Tracer, f *frame, in *Instr) error {
@@ -544,13 +549,16 @@ func opForIter(t *Tracer, f *frame, in *Instr) error {
 	if !ok {
 		return f.unsupported("", "iterating over %s, an iterator created outside the compiled code", f.peek(0).Describe())
 	}
-	if it.Pos >= len(it.Items) {
+	v, ok, err := it.next()
+	if err != nil {
+		return err
+	}
+	if !ok {
 		f.pop()
 		f.jump(in.Target)
 		return nil
 	}
-	f.push(it.Items[it.Pos])
-	it.Pos++
+	f.push(v)
 	return nil
 }
 
@@ -569,11 +577,21 @@ func opJump(t *Tracer, f *frame, in *Instr) error {
 }
 
 func opPopJumpIf(t *Tracer, f *frame, in *Instr) error {
-	b, err := t.truthy(f, f.pop())
+	v := f.pop()
+	want := in.Op == POP_JUMP_FORWARD_IF_TRUE || in.Op == POP_JUMP_BACKWARD_IF_TRUE
+	b, err := t.truthy(f, v)
 	if err != nil {
+		// A branch on a tensor's value whose other side raises: checked after the graph.
+		if tv, isTensor := t.realizedTensor(f, v); isTensor {
+			if jump, ok := t.assumeBranch(f, in, tv, want); ok {
+				if jump {
+					f.jump(in.Target)
+				}
+				return nil
+			}
+		}
 		return err
 	}
-	want := in.Op == POP_JUMP_FORWARD_IF_TRUE || in.Op == POP_JUMP_BACKWARD_IF_TRUE
 	if b == want {
 		f.jump(in.Target)
 	}
@@ -791,17 +809,4 @@ func opImportFrom(t *Tracer, f *frame, in *Instr) error {
 	}
 	f.push(v)
 	return nil
-}
-
-func opRaise(t *Tracer, f *frame, in *Instr) error {
-	what := "an exception"
-	if in.Op == RAISE_VARARGS && in.Arg >= 1 {
-		if v, err := t.realize(f, f.peek(0)); err == nil {
-			what = v.Describe()
-			if o, ok := v.(*ObjV); ok {
-				what = t.api.Repr(o.Obj)
-			}
-		}
-	}
-	return f.userError("", "the code raises %s for these inputs", what)
 }

@@ -17,59 +17,80 @@ import (
 type specialFn func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error)
 
 // torchSpecials are torch callables answered while tracing instead of recorded, by path.
-var torchSpecials = map[string]specialFn{
-	"torch.is_grad_enabled":                 func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-	"torch._C.is_grad_enabled":              func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-	"torch.is_autocast_enabled":             autocastOff("torch.is_autocast_enabled"),
-	"torch.is_autocast_cpu_enabled":         autocastOff("torch.is_autocast_cpu_enabled"),
-	"torch._C._has_torch_function":          constFalse,
-	"torch._C._has_torch_function_unary":    constFalse,
-	"torch._C._has_torch_function_variadic": constFalse,
-	"torch._C._get_tracing_state":           func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
-	"torch._C._is_tracing":                  constFalse,
-	"torch.is_tensor": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		v, err := t.realize(f, args[0])
-		_, ok := v.(*TensorV)
-		return boolV(ok), err
-	},
-	"torch.is_floating_point": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		return t.tensorMethod(f, nil, "is_floating_point", args, kw)
-	},
-	"torch.is_complex": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		return t.tensorMethod(f, nil, "is_complex", args, kw)
-	},
-	"torch.numel": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		return t.tensorMethod(f, nil, "numel", args, kw)
-	},
-	"torch._assert": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		b, err := t.truthy(f, args[0])
-		if err != nil {
-			return nil, err
-		}
-		if !b {
-			return nil, f.userError("AssertionError", "torch._assert fails for these inputs")
-		}
-		return noneV, nil
-	},
-	"torch._C._set_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		b, err := t.truthy(f, args[0])
-		if err != nil {
-			return nil, err
-		}
-		t.setGradMode(f, b)
-		return noneV, nil
-	},
-	"torch.get_default_dtype":     liveConst("torch.get_default_dtype"),
-	"torch.promote_types":         liveConst("torch.promote_types"),
-	"torch.can_cast":              liveConst("torch.can_cast"),
-	"torch._C._get_cudnn_enabled": liveConst("torch._C._get_cudnn_enabled"),
-	"torch.result_type": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		margs, _, err := t.metaArgs(f, args, nil)
-		if err != nil {
-			return nil, err
-		}
-		return t.objValue(t.env.DTypeObj(primtorch.ResultType(margs...)), nil), nil
-	},
+var torchSpecials map[string]specialFn
+
+func init() {
+	torchSpecials = map[string]specialFn{
+		"torch.is_grad_enabled":                 func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch._C.is_grad_enabled":              func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch.is_autocast_enabled":             autocastOff("torch.is_autocast_enabled"),
+		"torch.is_autocast_cpu_enabled":         autocastOff("torch.is_autocast_cpu_enabled"),
+		"torch._C._has_torch_function":          constFalse,
+		"torch._C._has_torch_function_unary":    constFalse,
+		"torch._C._has_torch_function_variadic": constFalse,
+		"torch._C._get_tracing_state":           func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
+		"torch._C._is_tracing":                  constFalse,
+		"torch.is_tensor": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			v, err := t.realize(f, args[0])
+			_, ok := v.(*TensorV)
+			return boolV(ok), err
+		},
+		"torch.is_floating_point": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.tensorMethod(f, nil, "is_floating_point", args, kw)
+		},
+		"torch.is_complex": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.tensorMethod(f, nil, "is_complex", args, kw)
+		},
+		"torch.numel": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.tensorMethod(f, nil, "numel", args, kw)
+		},
+		"torch._assert": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			if len(args) < 1 {
+				return nil, f.unsupported("eager raises TypeError", "torch._assert() missing its condition")
+			}
+			if tv, isTensor := t.realizedTensor(f, args[0]); isTensor && t.assumeTrue(f, tv) {
+				return noneV, nil // checked after the graph (assume.go)
+			}
+			b, err := t.truthy(f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			if !b {
+				return nil, f.unsupported("eager raises it for these inputs", "torch._assert failed while tracing")
+			}
+			return noneV, nil
+		},
+		"torch._C._set_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			b, err := t.truthy(f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			t.setGradMode(f, b)
+			return noneV, nil
+		},
+		"torch.tensor":                torchTensor,
+		"torch.get_default_dtype":     liveConst("torch.get_default_dtype"),
+		"torch.promote_types":         liveConst("torch.promote_types"),
+		"torch.can_cast":              liveConst("torch.can_cast"),
+		"torch._C._get_cudnn_enabled": liveConst("torch._C._get_cudnn_enabled"),
+		"torch.result_type": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			margs, _, err := t.metaArgs(f, args, nil)
+			if err != nil {
+				return nil, err
+			}
+			return t.objValue(t.env.DTypeObj(primtorch.ResultType(margs...)), nil), nil
+		},
+	}
+}
+
+// realizedTensor is v as a tensor, if it is one.
+func (t *Tracer) realizedTensor(f *frame, v Value) (*TensorV, bool) {
+	r, err := t.realize(f, v)
+	if err != nil {
+		return nil, false
+	}
+	tv, ok := r.(*TensorV)
+	return tv, ok
 }
 
 func constFalse(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return falseV, nil }
@@ -227,6 +248,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	if op == nil && method && strings.HasSuffix(target, "_") && !strings.HasSuffix(target, "__") {
 		inplace = true
 	}
+	if err := t.checkSelectedWrite(f, target, inplace, op, args, kw); err != nil {
+		return nil, err
+	}
 	var fixGrad func(m *primtorch.TensorMeta)
 	fixGrad = func(m *primtorch.TensorMeta) {
 		if op != nil {
@@ -291,6 +315,39 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	default:
 		return nil, f.unsupported("", "%s returns a Python number computed from tensor values (data-dependent)", target)
 	}
+}
+
+// markSelected records a tensor that stands for one of several tensors Python would have
+// returned itself (min/max of tensors): eager's result aliases the chosen input, the graph's
+// does not, so writes to it are refused.
+func (t *Tracer) markSelected(tv *TensorV) {
+	if t.selected == nil {
+		t.selected = map[*fxgraph.Node]bool{}
+	}
+	t.selected[tv.Node] = true
+}
+
+// checkSelectedWrite refuses an op that writes to a tensor markSelected recorded.
+func (t *Tracer) checkSelectedWrite(f *frame, target string, inplace bool, op *primtorch.Op, args []Value, kw []kwArg) error {
+	if len(t.selected) == 0 {
+		return nil
+	}
+	var written []Value
+	if len(args) > 0 && (inplace || target == "operator.setitem" || (op != nil && len(op.Mutates) > 0)) {
+		written = append(written, args[0])
+	}
+	for _, k := range kw {
+		if k.Name == "out" {
+			written = append(written, k.Val)
+		}
+	}
+	for _, w := range written {
+		if tv, ok := w.(*TensorV); ok && t.selected[tv.Node] {
+			return f.unsupported("clone the result of min()/max() before writing to it",
+				"writing in place to the result of min()/max() of tensors, which in eager is one of the inputs")
+		}
+	}
+	return nil
 }
 
 // baseName is the op name of a call target: "torch.max" → "max", "max" → "max".
@@ -1039,9 +1096,185 @@ func isChannelsLast(m *primtorch.TensorMeta, format string) bool {
 	return true
 }
 
+// torchTensor is torch.tensor(data, dtype=, device=, requires_grad=): of a tensor, a copy
+// (torch's detach().clone() then the conversion, strides kept as torch.tensor keeps them); of
+// Python numbers, sizes and ranges, a constant the graph makes.
+func torchTensor(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 1 {
+		return nil, f.unsupported("eager raises TypeError", "torch.tensor() takes 1 positional argument")
+	}
+	data, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := data.(*TensorV); ok {
+		var conv []kwArg
+		for _, k := range kw {
+			switch k.Name {
+			case "dtype", "device":
+				if !isNone(k.Val) {
+					conv = append(conv, k)
+				}
+			case "requires_grad":
+				rg, err := t.truthy(f, k.Val)
+				if err != nil {
+					return nil, err
+				}
+				if rg {
+					return nil, f.unsupported("use x.detach().clone().requires_grad_(True) outside the compiled function",
+						"torch.tensor(tensor, requires_grad=True) makes a new leaf")
+				}
+			case "pin_memory":
+			default:
+				return nil, f.unsupported("eager raises TypeError", "torch.tensor() got an unexpected keyword argument %q", k.Name)
+			}
+		}
+		d, err := t.tensorMethod(f, x, "detach", nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		c, err := t.tensorMethod(f, d.(*TensorV), "clone", nil, nil)
+		if err != nil || len(conv) == 0 {
+			return c, err
+		}
+		return t.tensorMethod(f, c.(*TensorV), "to", nil, conv)
+	}
+	data, err = t.tensorData(f, data)
+	if err != nil {
+		return nil, err
+	}
+	return t.record(f, false, "torch.tensor", primtorch.Lookup("torch.tensor"), []Value{data}, kw)
+}
+
+// tensorData converts torch.tensor's data to nested lists of Python numbers (ranges listed,
+// tuples and sizes as they are).
+func (t *Tracer) tensorData(f *frame, v Value) (Value, error) {
+	v, err := t.realize(f, v)
+	if err != nil {
+		return nil, err
+	}
+	var items []Value
+	switch x := v.(type) {
+	case *ConstV:
+		return x, nil
+	case *RangeV, *DequeV, *IterV:
+		if items, err = t.unpack(f, x); err != nil {
+			return nil, err
+		}
+	case *TupleV:
+		items = x.Items
+	case *ListV:
+		items = x.Items
+	case *TensorV:
+		return nil, f.unsupported("torch.stack the tensors instead", "torch.tensor of a sequence holding tensors reads their values")
+	default:
+		return nil, f.unsupported("", "torch.tensor of %s", v.Describe())
+	}
+	out := make([]Value, len(items))
+	for i, it := range items {
+		if out[i], err = t.tensorData(f, it); err != nil {
+			return nil, err
+		}
+	}
+	return &ListV{Items: out}, nil
+}
+
 // tensorIndex records x[idx].
 func (t *Tracer) tensorIndex(f *frame, x *TensorV, idx Value) (Value, error) {
+	idx, err := t.constMaskIndex(f, x, idx)
+	if err != nil {
+		return nil, err
+	}
 	return t.record(f, false, "operator.getitem", primtorch.Lookup("operator.getitem"), []Value{x, idx}, nil)
+}
+
+// constMaskIndex replaces Python lists of bools in an index (x[[True, False, True]],
+// x[:, [False, True]]) by the positions they select: torch reads such a list as a boolean mask
+// of the dimension it indexes, and a mask known while tracing selects known positions, so the
+// result's shape is known (a tensor mask's is not).
+func (t *Tracer) constMaskIndex(f *frame, x *TensorV, idx Value) (Value, error) {
+	idx, err := t.realize(f, idx)
+	if err != nil {
+		return nil, err
+	}
+	positions := func(l *ListV) (*ListV, bool, error) {
+		if len(l.Items) == 0 {
+			return nil, false, nil
+		}
+		var pos []Value
+		for i, it := range l.Items {
+			r, err := t.realize(f, it)
+			if err != nil {
+				return nil, false, err
+			}
+			c, ok := r.(*ConstV)
+			if !ok || c.Kind != py.KBool {
+				return nil, false, nil
+			}
+			if c.I != 0 {
+				pos = append(pos, intV(int64(i)))
+			}
+		}
+		return &ListV{Items: pos}, true, nil
+	}
+	shape := x.Meta.Shape
+	check := func(l *ListV, dim int) error {
+		if dim >= len(shape) || int64(len(l.Items)) != shape[dim] {
+			size := "nothing"
+			if dim < len(shape) {
+				size = fmt.Sprint(shape[dim])
+			}
+			return f.unsupported("eager raises IndexError", "a mask of %d booleans indexes a dimension of size %s", len(l.Items), size)
+		}
+		return nil
+	}
+	if l, ok := idx.(*ListV); ok {
+		p, isMask, err := positions(l)
+		if err != nil || !isMask {
+			return idx, err
+		}
+		return p, check(l, 0)
+	}
+	tup, ok := idx.(*TupleV)
+	if !ok || tup.Size {
+		return idx, nil
+	}
+	var items []Value
+	changed, dim := false, 0
+	for _, it := range tup.Items {
+		r, err := t.realize(f, it)
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := r.(*ConstV); ok && (c.Kind == py.KEllipsis || c.Kind == py.KNone || c.Kind == py.KBool) {
+			// Dims after an Ellipsis count from the end; masks there keep torch's own path.
+			if c.Kind == py.KEllipsis {
+				return idx, nil
+			}
+			items = append(items, r) // None and a bool add a dimension, consume none
+			continue
+		}
+		if l, ok := r.(*ListV); ok {
+			if p, isMask, err := positions(l); err != nil {
+				return nil, err
+			} else if isMask {
+				if err := check(l, dim); err != nil {
+					return nil, err
+				}
+				r, changed = p, true
+			}
+		}
+		if tv, ok := r.(*TensorV); ok && tv.Meta.DType == primtorch.Bool {
+			dim += len(tv.Meta.Shape)
+		} else {
+			dim++
+		}
+		items = append(items, r)
+	}
+	if !changed {
+		return idx, nil
+	}
+	return &TupleV{Items: items}, nil
 }
 
 // tensorSetItem records x[idx] = val (a mutation of x the graph performs).

@@ -59,11 +59,12 @@ func (t *Tracer) checkNotTorchCompiled(f *frame, m *ObjV) error {
 	return nil
 }
 
-// isCompilingFuncs answer True while ptgo traces (they read torch.compile's own flag, False
-// outside torch.compile): torch's code takes its compile-friendly path under ptgo as under
-// torch.compile (TransformerEncoder skips a nested-tensor mask check that reads tensor data).
-// Each is resolved only through modules already imported (torch._dynamo is imported by code
-// that uses it, and importing it costs seconds); torch.compiler.is_exporting stays False.
+// isCompilingFuncs read torch.compile's own flag. While ptgo traces they answer False, as they
+// do eagerly: torch's code takes eager's path, never the compile-friendly one torch.compile
+// gets (torch 2's TransformerEncoder in eval with a padding mask then runs its nested-tensor
+// path, whose padded positions are zeros, and not the dense one). Each is resolved only through
+// modules already imported (torch._dynamo is imported by code that uses it, and importing it
+// costs seconds).
 var isCompilingFuncs = []primtorch.VersionRow[[]string]{
 	{Since: primtorch.Torch113, Value: nil},
 	{Since: primtorch.TorchVersion{Major: 2, Minor: 0}, Value: []string{
@@ -84,14 +85,37 @@ var dispatchModeQueries = []primtorch.VersionRow[[]string]{
 func compilerSpecials() map[string]specialFn {
 	out := map[string]specialFn{}
 	for _, path := range primtorch.ForTorch(isCompilingFuncs, primtorch.Torch()) {
-		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return trueV, nil }
+		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return falseV, nil }
 	}
 	for _, path := range primtorch.ForTorch(dispatchModeQueries, primtorch.Torch()) {
 		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 			return intV(0), nil // guarded for the whole frame (guardNoDispatchModes)
 		}
 	}
+	for _, path := range primtorch.ForTorch(allTrueFuncs, primtorch.Torch()) {
+		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			if x, ok := single(args).(*TensorV); ok && len(kw) == 0 && x.Meta.DType == primtorch.Bool {
+				return t.record(f, false, "torch.all", primtorch.Lookup("torch.all"), args, nil)
+			}
+			// torch asserts a bool tensor (an internal assert otherwise): torch answers
+			return nil, f.unsupported("", "%s of anything but one bool tensor", path)
+		}
+	}
 	return out
+}
+
+// allTrueFuncs are torch 2's torch._is_all_true (the distributions' argument validation): all()
+// of a bool tensor, a 0-dim bool tensor.
+var allTrueFuncs = []primtorch.VersionRow[[]string]{
+	{Since: primtorch.Torch113, Value: nil},
+	{Since: primtorch.TorchVersion{Major: 2, Minor: 1}, Value: []string{"torch._is_all_true"}},
+}
+
+func single(args []Value) Value {
+	if len(args) != 1 {
+		return nil
+	}
+	return args[0]
 }
 
 // guardNoDispatchModes guards, for every captured frame, that no TorchDispatchMode is active:

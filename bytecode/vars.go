@@ -158,8 +158,11 @@ type DictV struct {
 	Keys   []Value
 	Vals   []Value
 	Source Source
-	// Class is the dict's class when it is a dict subclass such as OrderedDict (0 for dict).
+	// Class is the dict's class when it is a dict subclass ptgo models: collections.OrderedDict,
+	// collections.defaultdict, collections.Counter (0 for dict).
 	Class py.Obj
+	// Factory is a defaultdict's default_factory (None or a callable); nil for other dicts.
+	Factory Value
 }
 
 func (d *DictV) Describe() string { return fmt.Sprintf("dict of %d", len(d.Keys)) }
@@ -194,14 +197,118 @@ type SliceV struct{ Start, Stop, Step Value }
 
 func (s *SliceV) Describe() string { return "slice" }
 
-// IterV iterates over a fixed sequence of values (list/tuple/range/zip/enumerate/dict iterators,
-// and finished generators). Mutating the underlying container during iteration is not modelled.
+// IterV is an iterator: over a fixed sequence of values (list/tuple/range/dict iterators,
+// finished generators), or lazy (zip, map, filter, itertools), producing its items on demand
+// through more, as Python's do — map's function runs when an item is taken, count() never
+// ends. Items holds what has been produced so far, Pos the next item to hand out. Mutating the
+// underlying container during iteration is not modelled.
 type IterV struct {
 	Items []Value
 	Pos   int
+	// more produces the next item (ok=false: exhausted); nil when Items is all there is.
+	more func() (v Value, ok bool, err error)
+	// Class is the iterator's Python class where it matters (itertools.chain, ...); 0 otherwise.
+	Class py.Obj
+	// Infinite marks iterators that never end (count, cycle, repeat without times).
+	Infinite bool
 }
 
 func (it *IterV) Describe() string { return "iterator" }
+
+// maxDrain bounds how many items listing a lazy iterator may produce.
+const maxDrain = 1 << 20
+
+// next takes the next item (ok=false when the iterator is exhausted).
+func (it *IterV) next() (Value, bool, error) {
+	if it.Pos < len(it.Items) {
+		it.Pos++
+		return it.Items[it.Pos-1], true, nil
+	}
+	if it.more == nil {
+		return nil, false, nil
+	}
+	v, ok, err := it.more()
+	if err != nil || !ok {
+		it.more = nil
+		return nil, false, err
+	}
+	// Items produced lazily are not kept once handed out.
+	it.Items, it.Pos = it.Items[:0], 0
+	return v, true, nil
+}
+
+// DequeV is a collections.deque: made while tracing, or read from outside (Source set; its
+// mutations are side effects replayed as d.clear(); d.extend(items)).
+type DequeV struct {
+	Items  []Value
+	MaxLen int64 // -1: unbounded
+	Source Source
+	// state counts mutations that invalidate iterators (CPython's deque->state).
+	state int
+}
+
+func (d *DequeV) Describe() string { return fmt.Sprintf("deque of %d", len(d.Items)) }
+
+// push appends (left=false) or prepends an item, dropping from the other end past maxlen.
+func (d *DequeV) push(v Value, left bool) {
+	d.state++
+	if d.MaxLen == 0 {
+		return
+	}
+	if left {
+		d.Items = append([]Value{v}, d.Items...)
+		if d.MaxLen > 0 && int64(len(d.Items)) > d.MaxLen {
+			d.Items = d.Items[:d.MaxLen]
+		}
+		return
+	}
+	d.Items = append(d.Items, v)
+	if d.MaxLen > 0 && int64(len(d.Items)) > d.MaxLen {
+		d.Items = append([]Value(nil), d.Items[int64(len(d.Items))-d.MaxLen:]...)
+	}
+}
+
+// PartialV is functools.partial(Func, *Args, **Kw): made while tracing, or a live partial read
+// from outside (Source set, guarded by identity).
+type PartialV struct {
+	Func   Value
+	Args   []Value
+	Kw     []kwArg
+	Source Source
+}
+
+func (p *PartialV) Describe() string { return "functools.partial of " + p.Func.Describe() }
+
+// ObjectV is an instance of a plain Python class (or of an nn.Module subclass) created while
+// tracing: its attributes live in the trace until it escapes, when the transformed code
+// rebuilds it (class.__new__ and the attributes, see codegen) or the capture is Unsupported.
+// Attrs is its __dict__ (str keys, assignment order) — what reads and writes of
+// self.__dict__ see too. Methods, properties and class constants come from the class; an
+// nn.Module subclass runs torch's own Module.__init__/__setattr__/__getattr__, so its
+// _parameters, _buffers and _modules tables are DictVs among the attributes. A dict subclass
+// (a transformers ModelOutput, an OrderedDict subclass) keeps its items in Dict.
+type ObjectV struct {
+	Class  py.Obj
+	Attrs  *DictV
+	Dict   *DictV
+	Module bool
+}
+
+func (o *ObjectV) Describe() string {
+	if o.Module {
+		return "module created while tracing"
+	}
+	return "object created while tracing"
+}
+
+// CtxFuncV is a function wrapped by a grad-mode decorator (torch.no_grad()(fn)) while tracing:
+// calling it runs Fn inside the mode.
+type CtxFuncV struct {
+	Mode *GradModeV
+	Fn   Value
+}
+
+func (c *CtxFuncV) Describe() string { return "grad-mode decorated " + c.Fn.Describe() }
 
 // ObjV is a live Python object used as-is: modules, classes, builtins, torch functions,
 // nn.Modules, dtypes, devices, and arbitrary user objects.
@@ -229,6 +336,10 @@ type FuncV struct {
 	KwDefaults *DictV
 	Closure    []*CellV
 	Source     Source
+	// Attrs are attributes set on a function made while tracing (functools.wraps'
+	// __wrapped__, torch.jit.ignore's marker), in assignment order.
+	AttrNames []string
+	AttrVals  []Value
 }
 
 func (f *FuncV) Describe() string { return "function " + f.QualName }
@@ -277,6 +388,18 @@ type GradModeV struct {
 func (g *GradModeV) Describe() string {
 	return fmt.Sprintf("grad mode context (enabled=%v)", g.Enabled)
 }
+
+// NoopCtxV is a context manager whose __enter__ and __exit__ change nothing the trace models:
+// torch.autocast(enabled=False) while autocast is off (guarded), contextlib.nullcontext(v).
+// Enter is what __enter__ returns; Class, Args and Kw rebuild it.
+type NoopCtxV struct {
+	Class py.Obj
+	Args  []Value
+	Kw    []kwArg
+	Enter Value // nil: the manager itself
+}
+
+func (n *NoopCtxV) Describe() string { return "context manager that changes nothing" }
 
 // ExitV is the bound __exit__ that BEFORE_WITH pushes for a context manager ptgo models.
 type ExitV struct{ Ctx Value }

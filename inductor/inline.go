@@ -36,7 +36,7 @@ func Inline(g *Graph) []string {
 			}
 		}
 		us = live
-		if len(us) == 0 && !outputs[p] {
+		if len(us) == 0 && !outputs[p] && !p.Raises {
 			removed[p] = true
 			logs.Debugf(logs.Fusion, "inductor: dropping %s: nothing reads it", p.Name)
 			continue
@@ -46,6 +46,9 @@ func Inline(g *Graph) []string {
 			continue
 		}
 		work, bad := recompute(p, us)
+		if bad == "" && p.Raises && (len(us) != 1 || work != 1 || iterNumel(us[0].Def) != p.Numel()) {
+			bad = "computing it may raise, and its readers would not compute every element once"
+		}
 		c := cost(pw.Body)
 		if bad == "" && float64(c)*(work-1) > InlineMaxRecompute {
 			bad = fmt.Sprintf("recomputing it costs %d ops x %.3g times", c, work)

@@ -53,6 +53,10 @@ type Buffer struct {
 	// their own: a prims.copy_ (into a graph input, the graph's mutation epilogue) and a
 	// scatter (into the copy of its input it updates).
 	Mutates *Buffer
+	// Raises marks a buffer whose computation may raise for some input values (an index out of
+	// range, primtorch.EffectRaises): it is computed even when nothing reads it, and inlined only
+	// into a reader that computes every element of it once.
+	Raises bool
 
 	index int
 }

@@ -149,8 +149,22 @@ func (l *lowerer) node(n *fxgraph.Node) error {
 	if err != nil {
 		return err
 	}
+	if res != nil && fxgraph.CallEffects(n)&primtorch.EffectRaises != 0 {
+		markRaises(res, n.Name)
+	}
 	l.env[n] = res
 	return nil
+}
+
+// markRaises flags the buffers lowered for node name whose computation may raise (an index out
+// of range): they are computed even when nothing reads them, as eager would.
+func markRaises(r *lowered, name string) {
+	if r.t != nil && slices.Contains(r.t.buf.Origins, name) {
+		r.t.buf.Raises = true
+	}
+	for _, e := range r.tuple {
+		markRaises(e, name)
+	}
 }
 
 // unsupportedDType names a dtype of n's inputs or result the C backend cannot compute with.

@@ -106,6 +106,7 @@ type Op struct {
 	selfNumbers bool                 // the first parameter accepts a Python number (see NumbersAsTensors)
 	overloads   []*Op
 	mutatesWhen func(*Args) []string
+	raisesWhen  func(*Args, Value) bool // see Effects
 }
 
 // InTorch reports whether torch version v has the op.

@@ -162,10 +162,10 @@ var binaryDefs = []*def{
 	bin(OpRsub, noInplace, "rsub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "torch.rsub", "", metaRsub),
 	bin(OpMul, OpMulInplace, "mul.Tensor", "", PromoteDefault, "@mul @multiply operator.mul", "Tensor.mul_ Tensor.multiply_ operator.imul", metaPointwise),
 	bin(OpDiv, OpDivInplace, "div.Tensor_mode", ", *, str? rounding_mode=None", PromoteIntToFloat, "@div @divide @true_divide operator.truediv",
-		"Tensor.div_ Tensor.divide_ Tensor.true_divide_ operator.itruediv", metaDiv).notes("with rounding_mode the promotion is DEFAULT"),
-	bin(OpFloorDivide, OpFloorDivideInplace, "floor_divide", "", PromoteDefault, "@floor_divide operator.floordiv", "Tensor.floor_divide_ operator.ifloordiv", metaPointwise),
-	bin(OpRemainder, OpRemainderInplace, "remainder.Tensor", "", PromoteDefault, "@remainder operator.mod", "Tensor.remainder_ operator.imod", metaPointwise),
-	bin(OpFmod, OpFmodInplace, "fmod.Tensor", "", PromoteDefault, "@fmod", "Tensor.fmod_", metaPointwise),
+		"Tensor.div_ Tensor.divide_ Tensor.true_divide_ operator.itruediv", metaDiv).notes("with rounding_mode the promotion is DEFAULT").raises(integerResult),
+	bin(OpFloorDivide, OpFloorDivideInplace, "floor_divide", "", PromoteDefault, "@floor_divide operator.floordiv", "Tensor.floor_divide_ operator.ifloordiv", metaPointwise).raises(integerResult),
+	bin(OpRemainder, OpRemainderInplace, "remainder.Tensor", "", PromoteDefault, "@remainder operator.mod", "Tensor.remainder_ operator.imod", metaPointwise).raises(integerResult),
+	bin(OpFmod, OpFmodInplace, "fmod.Tensor", "", PromoteDefault, "@fmod", "Tensor.fmod_", metaPointwise).raises(integerResult),
 	row(OpPow, KindPointwise, PromoteBoolToLong, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", "@pow operator.pow", metaPow).
 		// number ** tensor runs Tensor.__rpow__, whose layout differs from torch.pow's (metaPow)
 		py("operator.pow", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor").

@@ -23,6 +23,7 @@ type def struct {
 	inplaceTargets string
 	hasInplace     bool
 	mutatesWhen    func(*Args) []string
+	raisesWhen     func(*Args, Value) bool
 }
 
 // pysig is a signature only some targets use: Python-level functions whose signature differs from
@@ -78,6 +79,10 @@ func (d *def) inplace(id OpID, targets string) *def {
 // mutates declares arguments a call writes depending on its values (batch_norm's running
 // stats in training).
 func (d *def) mutates(f func(*Args) []string) *def { d.mutatesWhen = f; return d }
+
+// raises declares when a call may raise for some input values (see Effects): f gets the bound
+// arguments and the result meta.
+func (d *def) raises(f func(*Args, Value) bool) *def { d.raisesWhen = f; return d }
 
 func expandTargets(s string) []string {
 	var out []string
@@ -145,7 +150,7 @@ func buildRegistry() []*Op {
 			Random: d.flags&fRandom != 0, NonDifferentiable: d.flags&fNonDiff != 0,
 			NumbersAsTensors: d.flags&fNumbers != 0, selfNumbers: d.flags&fNumbersSelf != 0 && d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
-			Functional: functional, mutatesWhen: d.mutatesWhen,
+			Functional: functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
 		}
 		op.Schema = MustParseSchema(schema)
 		op.Name = op.Schema.FullName()

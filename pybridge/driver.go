@@ -12,6 +12,7 @@ import (
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
 	"ptgo/logs"
+	"ptgo/pipeline"
 	"ptgo/primtorch"
 	_ "ptgo/primtorch/decomp" // registers decomposition status for the ops listing
 	"ptgo/pybridge/capi"
@@ -165,25 +166,12 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 			logs.Printf(logs.Graph, "captured %s (%s:%d):\n%s", qual, short(file), line, cap.Graph.String())
 		}
 		var err error
-		ok := false
-		switch {
-		case (ctx.inductor || ctx.aotEager) && needsAutograd(cap.Graph):
-			compiled, ok, err = compileAutograd(api, cap, qual, ctx.inductor)
-			if err != nil {
-				return failure(api, cap, fmt.Sprintf("ptgo: compiling the forward and backward of %s (%s:%d) failed: %v", qual, file, line, err))
-			}
-		case ctx.inductor:
-			if ctx.freezing {
-				if _, err := freeze(api, cap); err != nil {
-					return failure(api, cap, fmt.Sprintf("ptgo: freezing the graph of %s (%s:%d): %v", qual, file, line, err))
-				}
-			}
-			compiled, ok, err = compileInductor(api, cap, qual)
-			if err != nil {
-				return failure(api, cap, fmt.Sprintf("ptgo: compiling the graph of %s (%s:%d) to C failed: %v", qual, file, line, err))
+		if ctx.inductor || ctx.aotEager {
+			if compiled, err = compileWithPipeline(api, ctx, cap, qual, file, line); err != nil {
+				return failure(api, cap, err.Error())
 			}
 		}
-		if !ok {
+		if compiled == 0 {
 			compiled, err = compileGraph(api, ctx, cap)
 			if err != nil {
 				return failure(api, cap, fmt.Sprintf("ptgo: backend %s failed on the graph of %s (%s:%d): %v", ctx.backendName, qual, file, line, err))
@@ -291,7 +279,7 @@ func isTensorIndex(n *fxgraph.Node) bool {
 // logGraphCode prints the captured graph as torch.fx code on PTGO_LOGS=graph_code, whatever
 // the backend (the default one compiles without a GraphModule).
 func logGraphCode(api *capi.API, cap *bytecode.Capture, title string) error {
-	js, attrs, err := graphForPython(api, cap)
+	js, attrs, err := graphForPython(api, cap.Graph, cap.Attrs)
 	if err != nil {
 		return err
 	}
@@ -301,7 +289,7 @@ func logGraphCode(api *capi.API, cap *bytecode.Capture, title string) error {
 
 // compileGraph exports the graph to torch.fx and calls the backend; returns the callable.
 func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, error) {
-	js, attrs, err := graphForPython(api, cap)
+	js, attrs, err := graphForPython(api, cap.Graph, cap.Attrs)
 	if err != nil {
 		return 0, err
 	}
@@ -312,58 +300,20 @@ func compileGraph(api *capi.API, ctx ctxInfo, cap *bytecode.Capture) (py.Obj, er
 	return runtimeCall(api, "compile_graph", ctx.obj, js, attrs, api.NewTuple(examples), api.NewStr(cap.Graph.String()))
 }
 
-// graphForPython is the captured graph as ptgo.fx_export reads it: its JSON and the dict of its
+// graphForPython is a torch-level graph as ptgo.fx_export reads it: its JSON and the dict of its
 // get_attr tensors.
-func graphForPython(api py.API, cap *bytecode.Capture) (js, attrs py.Obj, err error) {
-	data, err := fxgraph.EncodeJSON(cap.Graph)
+func graphForPython(api py.API, g *fxgraph.Graph, tensors map[string]py.Obj) (js, attrs py.Obj, err error) {
+	data, err := fxgraph.EncodeJSON(g)
 	if err != nil {
 		return 0, 0, err
 	}
 	var keys, vals []py.Obj
-	for path, o := range cap.Attrs {
+	for path, o := range tensors {
 		keys = append(keys, api.NewStr(path))
 		vals = append(vals, o)
 	}
 	attrs, err = api.NewDict(keys, vals)
 	return api.NewStr(string(data)), attrs, err
-}
-
-// torchRerun is what takes over when the compiled code of a captured graph rejects its data (a
-// kernel finds an index out of range): the graph run by torch, which raises torch's own
-// exception for the same inputs (ptgo._runtime.torch_rerun). pg is the graph's decomposition.
-// None when a failed run may have left something the user can see — a write to an input or a
-// buffer (a prims.copy_ of the decomposition), random numbers drawn, grad mode switched: the
-// compiled code's own error stands then.
-func torchRerun(api py.API, cap *bytecode.Capture, pg *fxgraph.Graph) py.Obj {
-	for _, g := range []*fxgraph.Graph{cap.Graph, pg} {
-		for _, n := range g.Nodes {
-			if n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod {
-				continue
-			}
-			target := n.Target
-			if n.Op == fxgraph.CallMethod {
-				target = "Tensor." + target
-			}
-			op := primtorch.Lookup(target)
-			if op == nil || op.Random || op.Alias == primtorch.AliasInPlace || len(op.Mutates) > 0 || target == "prims.fallback" {
-				return api.None()
-			}
-			for _, kw := range n.Kwargs {
-				if c, isConst := kw.Value.(fxgraph.Const); kw.Name == "out" || kw.Name == "inplace" && !(isConst && c.V == false) {
-					return api.None()
-				}
-			}
-		}
-	}
-	js, attrs, err := graphForPython(api, cap)
-	if err != nil {
-		return api.None()
-	}
-	r, err := runtimeCall(api, "torch_rerun", js, attrs)
-	if err != nil {
-		return api.None()
-	}
-	return r
 }
 
 // ---- statistics for explain() and tests ----------------------------------------------------
@@ -430,16 +380,15 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 		bytecode.SetMetaRejects(req.Targets)
 		return []byte("{}"), nil
 	case "inductor_stats":
-		inductorStats.Lock()
-		defer inductorStats.Unlock()
-		return json.Marshal(map[string]any{"compiled": inductorStats.Compiled, "fallbacks": inductorStats.Fallbacks,
-			"reasons": inductorStats.Reasons})
+		return json.Marshal(pipeline.Stats())
 	case "compile_log":
 		compileLogMu.Lock()
 		defer compileLogMu.Unlock()
 		return json.Marshal(compileLog)
 	case "ops":
 		return json.Marshal(listOps())
+	case "fx_import":
+		return fxImportText(in)
 	}
 	return nil, fmt.Errorf("unknown request %q", method)
 }

@@ -1,6 +1,8 @@
 // Command pybridge is libptgo.so: the Go side of ptgo, built with -buildmode=c-shared and
 // loaded by the CPython shim ptgo._C with dlopen (DESIGN D1). It exports a plain C ABI
-// (pybridge/include/ptgo_abi.h) and is the only package that sees every stage of the pipeline.
+// (pybridge/include/ptgo_abi.h), drives a captured frame through capture (bytecode), the
+// compile pipeline (package pipeline) and transformed code, and implements the pipeline's Host
+// over ptgo._runtime.
 package main
 
 /*
@@ -184,6 +186,30 @@ func ptgo_go_request(method, in *C.char) (res *C.char) {
 
 //export ptgo_go_free
 func ptgo_go_free(p unsafe.Pointer) { C.free(p) }
+
+//export ptgo_go_compile_fx
+func ptgo_go_compile_fx(graphJSON *C.char, attrs C.ptgo_obj, optsJSON *C.char, rerun C.ptgo_obj, out *C.ptgo_obj, msg **C.char) (rc C.int32_t) {
+	api := state.api
+	defer flushLogs(api)
+	defer func() {
+		if r := recover(); r != nil {
+			*msg = C.CString(fmt.Sprintf("ptgo BUG: the compiler panicked on a torch.fx graph: %v\n%s\nPlease report it with the graph (PTGO_LOGS=graph_code).", r, debug.Stack()))
+			rc = C.PTGO_ERROR
+		}
+	}()
+	obj, reason, err := compileFX(api, []byte(C.GoString(graphJSON)), capi.Obj(unsafe.Pointer(attrs)),
+		[]byte(C.GoString(optsJSON)), capi.Obj(unsafe.Pointer(rerun)))
+	switch {
+	case err != nil:
+		*msg = C.CString(err.Error())
+		return C.PTGO_ERROR
+	case obj == 0:
+		*msg = C.CString(reason)
+		return C.PTGO_EAGER
+	}
+	*out = C.ptgo_obj(capi.Ptr(obj))
+	return C.PTGO_OK
+}
 
 // flushLogs hands buffered log records to Python's logging (on the GIL-holding thread).
 func flushLogs(api *capi.API) {

@@ -1,6 +1,10 @@
 """Shared fixtures: a counting backend, eager comparison with tolerances per dtype."""
+import collections
+import dataclasses
+import functools
 import os
 import sys
+import types
 
 import pytest
 import torch
@@ -78,9 +82,17 @@ def _reset():
     ptgo.reset()
 
 
-def assert_same(actual, expected, path="result"):
+def assert_same(actual, expected, path="result", _seen=None):
     """Compiled vs eager: same structure, types, dtypes, shapes, devices, and values within the
-    dtype's tolerance (exact for integers and bools)."""
+    dtype's tolerance (exact for integers and bools). Objects are compared by their attributes;
+    an object reached again (a cycle) must be reached again on both sides."""
+    if _seen is None:
+        _seen = {}
+    if _is_plain_object(expected) or isinstance(expected, (dict, list, collections.deque)):
+        if id(expected) in _seen:
+            assert _seen[id(expected)][1] is actual, "%s: the object graph differs (a shared object is not shared)" % path
+            return
+        _seen[id(expected)] = (expected, actual)  # expected kept alive: its id stays unique
     if isinstance(expected, torch.Tensor):
         assert isinstance(actual, torch.Tensor), "%s: expected a tensor, got %r" % (path, type(actual))
         assert actual.dtype == expected.dtype, "%s: dtype %s != %s" % (path, actual.dtype, expected.dtype)
@@ -98,17 +110,40 @@ def assert_same(actual, expected, path="result"):
         assert type(actual) is type(expected), "%s: %r is not a %s" % (path, type(actual), type(expected).__name__)
         assert len(actual) == len(expected), "%s: length %d != %d" % (path, len(actual), len(expected))
         for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, "%s[%d]" % (path, i))
+            assert_same(a, e, "%s[%d]" % (path, i), _seen)
     elif isinstance(expected, dict):
-        assert type(actual) is type(expected), path
+        assert type(actual) is type(expected), "%s: %r is not a %s" % (path, type(actual), type(expected).__name__)
         assert list(actual) == list(expected), "%s: keys %s != %s" % (path, list(actual), list(expected))
         for k in expected:
-            assert_same(actual[k], expected[k], "%s[%r]" % (path, k))
+            assert_same(dict.__getitem__(actual, k), dict.__getitem__(expected, k), "%s[%r]" % (path, k), _seen)
+        if isinstance(expected, collections.defaultdict):
+            assert actual.default_factory is expected.default_factory, "%s: default_factory" % path
+        if type(expected) not in (dict, collections.OrderedDict, collections.defaultdict, collections.Counter) \
+                and hasattr(expected, "__dict__"):
+            assert_same(vars(actual), vars(expected), "vars(%s)" % path, _seen)
+    elif isinstance(expected, collections.deque):
+        assert type(actual) is type(expected), "%s: %r is not a deque" % (path, type(actual))
+        assert actual.maxlen == expected.maxlen, "%s: maxlen %s != %s" % (path, actual.maxlen, expected.maxlen)
+        assert_same(list(actual), list(expected), "list(%s)" % path, _seen)
+    elif isinstance(expected, functools.partial):
+        assert type(actual) is type(expected), "%s: %r is not a partial" % (path, type(actual))
+        assert actual.func is expected.func, "%s.func: %r is not %r" % (path, actual.func, expected.func)
+        assert_same(actual.args, expected.args, "%s.args" % path, _seen)
+        assert_same(actual.keywords, expected.keywords, "%s.keywords" % path, _seen)
+    elif _is_plain_object(expected):
+        assert type(actual) is type(expected), "%s: %r is not a %s" % (path, type(actual), type(expected).__name__)
+        assert_same(vars(actual), vars(expected), "vars(%s)" % path, _seen)
     elif isinstance(expected, float) and expected != expected:
         assert actual != actual, path
     else:
         assert type(actual) is type(expected), "%s: %r != %r" % (path, actual, expected)
         assert actual == expected, "%s: %r != %r" % (path, actual, expected)
+
+
+def _is_plain_object(v):
+    """Instances of Python classes (a helper object, an nn.Module) compared by their attributes."""
+    return (hasattr(v, "__dict__") and not isinstance(v, (type, types.FunctionType, types.MethodType, types.ModuleType))
+            and (type(v).__eq__ is object.__eq__ or dataclasses.is_dataclass(v)))
 
 
 def clone_args(args):
@@ -142,3 +177,8 @@ def ptgo_log():
     finally:
         logger.removeHandler(h)
         ptgo.set_logs()
+
+
+def pytest_configure(config):
+    # `make test` runs everything (nothing deselects slow); `pytest -m "not slow"` for a quick run.
+    config.addinivalue_line("markers", "slow: the zoo's slowest cases (seconds each); run by make test")

@@ -298,6 +298,51 @@ def test_compiled_module_is_not_kept_alive():
     assert wp() is None, "the cache entry keeps the parameters alive"
 
 
+@pytest.mark.parametrize("how", ["backend", "explain"])
+def test_custom_backend_is_not_kept_alive(how):
+    # ptgo once kept every custom backend alive (so the id in a cache tag was never reused), and
+    # with it what the backend held: explain()'s recorder holds the GraphModules, which hold the
+    # user's parameters, so each explain() leaked the model's weights for the life of the process.
+    import gc
+    import weakref
+
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    x = torch.randn(2, 4)
+    if how == "explain":
+        assert ptgo.explain(m)(x).graph_count == 1
+        w = None
+    else:
+        from conftest import CountingBackend
+
+        backend = CountingBackend()
+        ptgo.compile(m, backend=backend)(x)
+        assert backend.frame_count == 1
+        w = weakref.ref(backend)
+        del backend
+    wp = weakref.ref(m[0].weight)
+    del m
+    ptgo.reset()
+    gc.collect()
+    assert w is None or w() is None, "ptgo keeps the backend alive"
+    assert wp() is None, "ptgo keeps the parameters alive through the backend's graphs"
+
+
+def test_backend_tags_are_not_reused_after_the_backend_dies(counter):
+    # A backend's tag is forgotten when it dies; a new backend (which may get the dead one's id)
+    # never shares its compiled code.
+    f = lambda x: x + 1  # noqa: E731
+    seen = []
+
+    for _ in range(3):
+        def backend(gm, example_inputs):
+            seen.append(gm)
+            return gm.forward
+
+        ptgo.compile(f, backend=backend)(torch.ones(1))
+        del backend
+    assert len(seen) == 3, "every new backend compiles for itself"
+
+
 def test_ops_listing_cli():
     out = subprocess.run([sys.executable, "-m", "ptgo.ops"], capture_output=True, text=True, check=True).stdout
     last = out.strip().splitlines()[-1]

@@ -8,8 +8,9 @@ import torch
 import ptgo
 from conftest import assert_same
 
-# bench/models.py loaded by path: bench/ on sys.path would shadow the standard library's
-# `profile` with bench/profile.py (torch 2's torch._dynamo imports cProfile, which imports it).
+# bench/models.py loaded by path, so bench/ never comes before the standard library on sys.path
+# (no file in bench/ may be named like a standard module: torch 2's torch._dynamo imports
+# cProfile, which imports `profile`; the profiler script is bench/profile_plan.py for that).
 _spec = importlib.util.spec_from_file_location(
     "ptgo_bench_models", os.path.join(os.path.dirname(__file__), "..", "bench", "models.py"))
 _models = importlib.util.module_from_spec(_spec)

@@ -187,3 +187,27 @@ def test_guards_log(counter, ptgo_log):
     ptgo.set_logs("guards")
     ptgo.compile(lambda x, k: x * k, backend=counter)(torch.randn(2), 3)
     assert "L['k'] == 3" in ptgo_log.text, ptgo_log.text
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_nested_tensor_argument_runs_eagerly(counter):
+    # A nested tensor reports the strided layout but has no sizes: reading them in ptgo._fast's
+    # tensor metadata once ended the process (std::terminate on c10::Error), and the attribute
+    # path raised BackendCompilerFailed. nn.TransformerEncoder with a padding mask in eval passes
+    # one to each layer.
+    from ptgo import _C
+
+    nt = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)])
+    f = ptgo.compile(lambda x: x + 1, backend=counter)
+    for _ in range(2):
+        out = f(nt)
+        assert out.is_nested
+        for a, e in zip(out.unbind(), nt.unbind()):
+            assert_same(a, e + 1)
+    assert counter.frame_count == 0
+    assert _C.tensor_meta(nt) == _C.tensor_meta(nt, True) == ((), (), 0, 8, 0, -1, 0, 1), \
+        "fast and attribute paths agree"
+    e = ptgo.explain(lambda x: x + 1)(nt)
+    assert e.graph_count == 0
+    assert [b.kind for b in e.break_reasons] == ["runs eagerly"], e.break_reasons
+    assert "nested" in e.break_reasons[0].reason and ".to_padded_tensor()" in e.break_reasons[0].hint

@@ -315,3 +315,19 @@ def test_pool_kernels_from_several_threads():
         assert errors == []
     finally:
         torch.set_num_threads(threads)
+
+
+def test_kernels_are_visible_to_torch_profiler():
+    """torch.profiler shows a range per compiled graph and one per generated kernel (issue 12)."""
+    def f(x, w):
+        return torch.nn.functional.gelu(x @ w) * 2 + 1
+
+    cf = ptgo.compile(f)
+    x, w = torch.randn(32, 32), torch.randn(32, 32)
+    cf(x, w)
+    with torch.profiler.profile() as prof:
+        cf(x, w)
+    names = [e.name for e in prof.events()]
+    assert "ptgo.f" in names, names
+    assert any(n.startswith("cpp_fused_") for n in names), names
+    assert "aten::mm" in names, names

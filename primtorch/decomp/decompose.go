@@ -355,10 +355,12 @@ func (d *decomposer) output(n *fxgraph.Node) error {
 		d.emit("prims.copy_", []any{s.input, v}, nil)
 	}
 	d.g.AddOutput(res)
-	// Values a decomposition computed but nothing reads (the mean of var, ...). Fallbacks stay:
-	// a random op draws from torch's generator even when its result is unused.
+	// Values a decomposition computed but nothing reads (the mean of var, ...). Calls with
+	// effects stay (fxgraph.CallEffects: the registry's facts): writes, fallbacks (a random op
+	// draws from torch's generator even when its result is unused), an index that may be out of
+	// range.
 	fxgraph.EliminateDeadCode(d.g, func(n *fxgraph.Node) bool {
-		return n.Target == "prims.copy_" || n.Target == "prims.fallback"
+		return n.Target == "prims.copy_" || n.Target == "prims.fallback" || fxgraph.CallEffects(n) != 0
 	})
 	return nil
 }

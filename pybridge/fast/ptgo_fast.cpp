@@ -47,7 +47,7 @@ int device_code(const c10::Device& d) {
 // Caller guarantees obj is a torch.Tensor (the shim checks the exact Python type first).
 int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec) noexcept {
   const at::Tensor& t = ptgo::unpack(obj);
-  // A nested tensor's layout is strided too, but it has no sizes (sizes() throws).
+  // A nested tensor reports the strided layout but throws from sizes(): never a match.
   if (!t.defined() || t.layout() != c10::kStrided || t.is_nested()) return 0;
   int want_dtype = static_cast<int>(packed & 0xff);
   int want_devtype = static_cast<int>((packed >> 8) & 0xff);
@@ -70,10 +70,19 @@ int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec
 int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {
   const at::Tensor& t = ptgo::unpack(obj);
   memset(m, 0, sizeof *m);
-  // Nested tensors (strided layout, no sizes) and anything else without plain sizes: not a
-  // tensor ptgo models.
-  if (!t.defined() || t.is_nested()) return -1;
+  if (!t.defined()) return -1;
   m->strided = t.layout() == c10::kStrided;
+  if (t.is_nested()) {
+    // Strided layout, but sizes() and strides() throw (std::terminate from this noexcept
+    // function): reported as not strided, with no dimensions, and capture refuses it.
+    m->strided = 0;
+    m->dtype = dtype_code(t.scalar_type());
+    m->device_type = device_code(t.device());
+    m->device_index = t.device().has_index() ? t.device().index() : -1;
+    m->requires_grad = t.requires_grad();
+    m->is_leaf = t.is_leaf();
+    return 0;
+  }
   int64_t nd = t.dim();
   if (nd > PTGO_MAX_DIMS) return -1;
   m->ndim = static_cast<int32_t>(nd);

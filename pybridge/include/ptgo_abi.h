@@ -136,6 +136,7 @@ enum ptgo_guard_op {
     PTGO_G_CONST,        /* r[dst] = obj (a dict or cell known not to change identity) */
     PTGO_G_TENSOR_VERSION, /* r[src]._version == i (a tensor whose values were folded at compile time) */
     PTGO_G_NOT_IN_DICT,  /* name is not in r[src].__dict__ (a class attribute is not shadowed) */
+    PTGO_G_CALL,         /* r[dst] = obj() (global state such as torch.get_default_dtype()) */
 };
 
 typedef struct {
@@ -177,5 +178,13 @@ typedef void (*ptgo_go_free_result_fn)(ptgo_result *r);
  * setting log channels, statistics). Returns a malloc'd string freed with ptgo_go_free. */
 typedef char *(*ptgo_go_request_fn)(const char *method, const char *json_in);
 typedef void (*ptgo_go_free_fn)(void *p);
+/* Compile a torch.fx graph handed to ptgo's backend (ptgo.fx_import, pipeline.ImportFX):
+ * graph_json is fxgraph's JSON of the GraphModule, attrs a dict of its get_attr tensors by path,
+ * opts_json {"grad_enabled": bool, "freezing": bool, "name": str}, rerun the graph run by torch
+ * (for data errors). Returns PTGO_OK with *out the compiled callable (borrowed like every object:
+ * the shim takes a reference), PTGO_EAGER when the graph runs with torch (*message says why), or
+ * PTGO_ERROR (*message; raise ptgo.BackendCompilerFailed). *message is freed with ptgo_go_free. */
+typedef int32_t (*ptgo_go_compile_fx_fn)(const char *graph_json, ptgo_obj attrs, const char *opts_json, ptgo_obj rerun,
+                                         ptgo_obj *out, char **message);
 
 #endif

@@ -44,7 +44,7 @@ static PyObject *is_grad_enabled;  /* torch.is_grad_enabled */
 static PyObject *unsupported_exc, *backend_failed_exc;
 static PyObject *str_dtype, *str_requires_grad, *str_size, *str_stride, *str_is_cuda,
     *str_get_device, *str_storage_offset, *str_is_leaf, *str_layout, *str_device, *str_type,
-    *str_index;
+    *str_index, *str_is_nested;
 static PyObject *strided_layout;
 static char lib_path[4096];
 static int forked_child;
@@ -57,6 +57,7 @@ static ptgo_go_compile_fn go_compile;
 static ptgo_go_free_result_fn go_free_result;
 static ptgo_go_request_fn go_request;
 static ptgo_go_free_fn go_free;
+static ptgo_go_compile_fx_fn go_compile_fx; /* NULL in an older libptgo.so */
 static int go_state; /* 0 not loaded, 1 loaded, -1 failed */
 static char go_error[8192];
 
@@ -115,6 +116,14 @@ static ptgo_obj ret(PyObject *o) {
 
 /* ------------------------------------------------------------------------------------------ */
 /* Callbacks for Go.                                                                            */
+
+/* A sequence of a type made in C (collections.deque): its length and items are read without
+ * running Python code, so guards may read them. */
+static int builtin_sequence(PyObject *s) {
+    PyTypeObject *t = Py_TYPE(s);
+    return !(t->tp_flags & Py_TPFLAGS_HEAPTYPE) && t->tp_as_sequence && t->tp_as_sequence->sq_length &&
+           t->tp_as_sequence->sq_item;
+}
 
 static int32_t cb_kind(ptgo_obj p) {
     PyObject *o = (PyObject *)p;
@@ -375,12 +384,19 @@ static int32_t cb_tensor_meta(ptgo_obj p, ptgo_tensor_meta *m) {
 /* Reads a tensor's metadata through its Python attributes. */
 static int32_t tensor_meta_slow(PyObject *t, ptgo_tensor_meta *m) {
     PyObject *size = NULL, *stride = NULL, *dt = NULL, *rg = NULL, *leaf = NULL, *off = NULL, *dev = NULL,
-             *devtype = NULL, *devidx = NULL, *layout = NULL;
+             *devtype = NULL, *devidx = NULL, *layout = NULL, *nested = NULL;
     int rc = -1;
     memset(m, 0, sizeof *m);
-    if (!(size = PyObject_CallMethodNoArgs(t, str_size))) goto done;
-    if (!(layout = PyObject_GetAttr(t, str_layout))) goto done;
-    m->strided = layout == strided_layout;
+    /* A nested tensor reports the strided layout but has no sizes (size() raises): it is
+       reported as not strided, with no dimensions, and capture refuses it. */
+    if (!(nested = PyObject_GetAttr(t, str_is_nested))) goto done;
+    if (nested == Py_True) {
+        size = PyTuple_New(0);
+    } else if (!(size = PyObject_CallMethodNoArgs(t, str_size))) {
+        goto done;
+    }
+    if (size == NULL || !(layout = PyObject_GetAttr(t, str_layout))) goto done;
+    m->strided = layout == strided_layout && nested != Py_True;
     if (m->strided) {
         if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
         if (!(off = PyObject_CallMethodNoArgs(t, str_storage_offset))) goto done;
@@ -425,6 +441,7 @@ done:
     Py_XDECREF(devtype);
     Py_XDECREF(devidx);
     Py_XDECREF(layout);
+    Py_XDECREF(nested);
     return rc;
 }
 
@@ -515,6 +532,7 @@ static int load_go(void) {
     go_free_result = (ptgo_go_free_result_fn)dlsym(h, "ptgo_go_free_result");
     go_request = (ptgo_go_request_fn)dlsym(h, "ptgo_go_request");
     go_free = (ptgo_go_free_fn)dlsym(h, "ptgo_go_free");
+    go_compile_fx = (ptgo_go_compile_fx_fn)dlsym(h, "ptgo_go_compile_fx");
     if (!go_init || !go_compile || !go_free_result || !go_request || !go_free) {
         snprintf(go_error, sizeof go_error, "%s lacks ptgo's exports; rebuild ptgo (make setup)", lib_path);
         return -1;
@@ -916,6 +934,10 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             PyObject *s = regs[g->src];
             if (PyTuple_Check(s) && g->i < PyTuple_GET_SIZE(s)) v = PyTuple_GET_ITEM(s, g->i);
             else if (PyList_Check(s) && g->i < PyList_GET_SIZE(s)) v = PyList_GET_ITEM(s, g->i);
+            else if (builtin_sequence(s) && g->i < PySequence_Size(s)) {
+                v = PySequence_GetItem(s, g->i); /* a new reference: owned below */
+                if (v) Py_DECREF(v);            /* s keeps the item alive until the INCREF */
+            }
             if (owned[g->dst]) Py_DECREF(regs[g->dst]);
             if (v) Py_INCREF(v); /* a list may shrink while later guards run Python code */
             regs[g->dst] = v;
@@ -948,6 +970,13 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             }
             break;
         }
+        case PTGO_G_CALL:
+            v = PyObject_CallNoArgs(g->obj);
+            if (owned[g->dst]) Py_DECREF(regs[g->dst]);
+            regs[g->dst] = v;
+            owned[g->dst] = v != NULL;
+            ok = v != NULL;
+            break;
         case PTGO_G_NOT_IN_DICT: {
             PyObject **dp = _PyObject_GetDictPtr(regs[g->src]);
             ok = dp == NULL || *dp == NULL || PyDict_GetItemWithError(*dp, g->name) == NULL;
@@ -967,7 +996,8 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             Py_ssize_t n = PyTuple_Check(s) ? PyTuple_GET_SIZE(s)
                            : PyList_Check(s) ? PyList_GET_SIZE(s)
                            : PyDict_Check(s) ? PyDict_GET_SIZE(s)
-                                             : -1;
+                           : builtin_sequence(s) ? PySequence_Size(s)
+                                                 : -1;
             ok = n == g->i;
             break;
         }
@@ -1117,6 +1147,26 @@ static _Thread_local long tl_tag;       /* ctx cache tag */
 static _Thread_local int tl_busy;       /* compiling or in ptgo internals: don't capture */
 static int active_contexts;             /* threads with a context set; the hook is installed when > 0 */
 static int compiling;                   /* a compile is running (one at a time, process-wide) */
+
+static void raise_compile_failure(int status, const char *message) {
+    PyObject *exc_type = status == PTGO_UNSUPPORTED ? unsupported_exc : backend_failed_exc;
+    PyObject *cause_t = last_exc_type, *cause_v = last_exc_value, *cause_tb = last_exc_tb;
+    last_exc_type = last_exc_value = last_exc_tb = NULL;
+    PyErr_SetString(exc_type, message ? message : "ptgo: compile failed");
+    if (status == PTGO_ERROR && cause_v) {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        PyErr_NormalizeException(&t, &v, &tb);
+        if (cause_tb) PyException_SetTraceback(cause_v, cause_tb);
+        PyException_SetCause(v, cause_v); /* steals cause_v */
+        cause_v = NULL;
+        PyErr_Restore(t, v, tb);
+    }
+    Py_XDECREF(cause_t);
+    Py_XDECREF(cause_v);
+    Py_XDECREF(cause_tb);
+}
+
 static PyObject *cache_size_limit_obj;  /* read through ptgo._runtime.cache_size_limit() on a miss */
 
 #if PTGO_SUPPORTED
@@ -1218,25 +1268,6 @@ static PyObject *run_entry(entry_t *e, _PyInterpreterFrame *frame) {
     PyObject *r = PyObject_Vectorcall(fn, frame->localsplus, (size_t)nargs, NULL);
     Py_DECREF(fn);
     return r;
-}
-
-static void raise_compile_failure(int status, const char *message) {
-    PyObject *exc_type = status == PTGO_UNSUPPORTED ? unsupported_exc : backend_failed_exc;
-    PyObject *cause_t = last_exc_type, *cause_v = last_exc_value, *cause_tb = last_exc_tb;
-    last_exc_type = last_exc_value = last_exc_tb = NULL;
-    PyErr_SetString(exc_type, message ? message : "ptgo: compile failed");
-    if (status == PTGO_ERROR && cause_v) {
-        PyObject *t, *v, *tb;
-        PyErr_Fetch(&t, &v, &tb);
-        PyErr_NormalizeException(&t, &v, &tb);
-        if (cause_tb) PyException_SetTraceback(cause_v, cause_tb);
-        PyException_SetCause(v, cause_v); /* steals cause_v */
-        cause_v = NULL;
-        PyErr_Restore(t, v, tb);
-    }
-    Py_XDECREF(cause_t);
-    Py_XDECREF(cause_v);
-    Py_XDECREF(cause_tb);
 }
 
 static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
@@ -1679,6 +1710,50 @@ static PyObject *py_request(PyObject *self, PyObject *args) {
     return r;
 }
 
+/* compile_fx(graph_json, attrs, opts_json, rerun) -> (True, callable) | (False, reason): a torch.fx
+ * graph through ptgo's pipeline (ptgo.fx_import.compile_fx). Compiles nest inside a compile of
+ * this thread (a custom backend of ptgo.compile calling the entry point); while another thread
+ * compiles, the graph runs with torch. */
+static PyObject *py_compile_fx(PyObject *self, PyObject *args) {
+    const char *js, *opts;
+    PyObject *attrs, *rerun;
+    if (!PyArg_ParseTuple(args, "sO!sO", &js, &PyDict_Type, &attrs, &opts, &rerun)) return NULL;
+    if (forked_child && go_state == 1)
+        return Py_BuildValue("(Os)", Py_False, "this process was forked after ptgo started compiling (DESIGN D8)");
+    if (load_go() < 0) {
+        PyErr_SetString(backend_failed_exc ? backend_failed_exc : PyExc_RuntimeError, go_error);
+        return NULL;
+    }
+    if (go_compile_fx == NULL) {
+        PyErr_Format(backend_failed_exc, "%s lacks ptgo_go_compile_fx; rebuild ptgo (make setup)", lib_path);
+        return NULL;
+    }
+    if (compiling && !tl_busy) return Py_BuildValue("(Os)", Py_False, "another thread is compiling");
+    int saved_compiling = compiling, busy = tl_busy;
+    compiling = 1;
+    tl_busy = 1;
+    PyObject *saved_arena = arena;
+    arena = PyList_New(0);
+    ptgo_obj out = NULL;
+    char *msg = NULL;
+    int32_t status = go_compile_fx(js, (ptgo_obj)attrs, opts, (ptgo_obj)rerun, &out, &msg);
+    compiling = saved_compiling;
+    tl_busy = busy;
+    if (PyErr_Occurred()) PyErr_Clear(); /* Go reports failures through status */
+    PyObject *result = NULL;
+    if (status == PTGO_OK && out != NULL) {
+        result = Py_BuildValue("(OO)", Py_True, (PyObject *)out);
+    } else if (status == PTGO_EAGER) {
+        result = Py_BuildValue("(Os)", Py_False, msg ? msg : "");
+    } else {
+        raise_compile_failure(PTGO_ERROR, msg ? msg : "ptgo: compiling the torch.fx graph failed");
+    }
+    if (msg) go_free(msg);
+    Py_CLEAR(arena);
+    arena = saved_arena;
+    return result;
+}
+
 static PyObject *py_init(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"runtime", "lib_path", "tensor_type", "param_type", "module_type", "dtype_type",
                              "device_type", "dtypes", "is_grad_enabled", "strided", "unsupported",
@@ -1771,6 +1846,9 @@ static PyMethodDef methods[] = {
     {"skip_state", py_skip_state, METH_O,
      "How the hook treats a code object: unseen, skipped, uncaptured, cached, skip-compile."},
     {"request", py_request, METH_VARARGS, "request(method, json) -> json: a non-per-frame call into Go."},
+    {"compile_fx", py_compile_fx, METH_VARARGS,
+     "compile_fx(graph_json, attrs, opts_json, rerun) -> (True, callable) | (False, reason): a torch.fx graph "
+     "through ptgo's pipeline."},
     {"go_loaded", py_go_loaded, METH_NOARGS, "Whether the Go library has been started."},
     {"set_fast", py_set_fast, METH_O, "Use (capsule) or stop using (None) ptgo._fast's C++ tensor checks."},
     {"tensor_meta", py_tensor_meta, METH_VARARGS, "tensor_meta(t, slow=False): the tensor metadata Go sees."},
@@ -1808,6 +1886,7 @@ PyMODINIT_FUNC PyInit__C(void) {
     INTERN(str_storage_offset, "storage_offset");
     INTERN(str_is_leaf, "is_leaf");
     INTERN(str_layout, "layout");
+    INTERN(str_is_nested, "is_nested");
     INTERN(str_device, "device");
     INTERN(str_type, "type");
     INTERN(str_index, "index");

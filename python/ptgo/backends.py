@@ -67,6 +67,16 @@ def aot_eager(gm, example_inputs):
     return gm.forward
 
 
-def torch_entry_point(gm, example_inputs):
-    """The ``torch_dynamo_backends: ptgo`` entry point: torch.compile(m, backend="ptgo")."""
-    return inductor(gm, example_inputs)
+def torch_entry_point(gm, example_inputs, *, options=None, mode=None):
+    """The ``torch_dynamo_backends: ptgo`` entry point: ``torch.compile(m, backend="ptgo")``.
+
+    ``gm`` (from torch 2's Dynamo, ptgo's own capture, or anyone) goes through ptgo's pipeline
+    as ptgo.compile's graphs do: imported into ptgo's graph IR (ptgo.fx_import), decomposed,
+    split for autograd when its inputs require grad, compiled to C. Graphs ptgo cannot take
+    (symbolic shapes, callables it cannot name, metas it disagrees with) run with
+    ``gm.forward``, named on ``PTGO_LOGS=perf_hints``. ``options={"freezing": True}`` folds
+    BatchNorms into convolutions in inference graphs (parameters are then assumed frozen, as
+    torch.compile's own freezing assumes); ``mode`` is accepted and ignored."""
+    from .fx_import import compile_fx
+
+    return compile_fx(gm, example_inputs, options=options)

@@ -5,6 +5,7 @@ the shim's PEP 523 hook then captures the frames that run under it (DESIGN D2).
 """
 import functools
 import inspect
+import itertools
 import sys
 import threading
 import warnings
@@ -54,8 +55,10 @@ class _Context:
     __slots__ = ("backend", "backend_name", "fullgraph", "dynamic", "mode", "options", "tag", "ptgo_inductor",
                  "ptgo_aot_eager", "freezing", "root", "__weakref__")
 
-    _tags = {}
-    _keep = []  # backends referenced by tags stay alive so ids are never reused
+    _tags = {}  # (id(backend), options...) -> tag, while the backend lives
+    _next_tag = itertools.count(1)  # tags are never reused
+    _watched = {}  # id(backend) -> weak reference whose callback forgets the backend's tags
+    _kept = []  # backends that cannot be weakly referenced stay alive, so their ids are never reused
 
     def __init__(self, backend, fullgraph, dynamic, mode, options):
         self.backend = _backends.lookup_backend(backend)
@@ -77,10 +80,30 @@ class _Context:
         key = (id(self.backend), self.fullgraph, dynamic, mode, tuple(sorted(self.options.items(), key=repr)))
         tag = _Context._tags.get(key)
         if tag is None:
-            tag = len(_Context._tags) + 1
+            tag = next(_Context._next_tag)
             _Context._tags[key] = tag
-            _Context._keep.append(self.backend)
+            _Context._watch(self.backend)
         self.tag = tag
+
+    @staticmethod
+    def _watch(backend):
+        """Forget the backend's tags when it dies (before its id can be reused). Keeping every
+        backend alive instead kept what it holds — explain()'s recorder holds GraphModules, which
+        hold the user's parameters — for the life of the process."""
+        bid = id(backend)
+        if bid in _Context._watched:
+            return
+        try:
+            _Context._watched[bid] = weakref.ref(backend, lambda _ref, bid=bid: _Context._forget(bid))
+        except TypeError:
+            _Context._kept.append(backend)
+            _Context._watched[bid] = None
+
+    @staticmethod
+    def _forget(bid):
+        _Context._watched.pop(bid, None)
+        for key in [k for k in _Context._tags if k[0] == bid]:
+            del _Context._tags[key]
 
 
 _run_only = threading.local()

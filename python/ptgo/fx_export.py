@@ -236,7 +236,8 @@ def graph_module_from_json(
         args = tuple(_arg(a, env) for a in n.get("args", ()))
         kwargs = {k: _arg(v, env) for k, v in n.get("kwargs", ())}
         if op == "placeholder":
-            node = graph.create_node("placeholder", name, name=name)
+            # The target is the argument's own name (``input``), the name may differ (``input_1``).
+            node = graph.create_node("placeholder", target or name, name=name)
         elif op == "call_function":
             kind, fn = resolve_call_target(target)
             if kind == "call_method" and not args:

@@ -1,9 +1,8 @@
-package main
+package pipeline
 
 import (
 	"fmt"
 
-	"ptgo/bytecode"
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
 	"ptgo/logs"
@@ -14,8 +13,8 @@ import (
 // alone is done once at compile time. Today: a BatchNorm in eval mode that follows a convolution
 // is folded into the convolution's weight and bias. The folded tensors are new constants; the
 // frame is guarded by the identity (already) and the version counter of every tensor they were
-// computed from, so a weight updated in place (an optimizer step, load_state_dict) recompiles
-// instead of serving stale results.
+// computed from (Request.GuardVersion), so a weight updated in place (an optimizer step,
+// load_state_dict) recompiles instead of serving stale results.
 
 var convTargets = map[string]bool{"torch.nn.functional.conv1d": true, "torch.nn.functional.conv2d": true,
 	"torch.nn.functional.conv3d": true, "torch.conv1d": true, "torch.conv2d": true, "torch.conv3d": true,
@@ -23,10 +22,11 @@ var convTargets = map[string]bool{"torch.nn.functional.conv1d": true, "torch.nn.
 
 var bnTargets = map[string]bool{"torch.nn.functional.batch_norm": true, "torch.batch_norm": true}
 
-// freeze rewrites cap.Graph in place; it returns how many BatchNorms it folded.
-func freeze(api py.API, cap *bytecode.Capture) (int, error) {
-	g := cap.Graph
-	if unsuitable(g) != "" {
+// freeze rewrites the request's graph in place; it returns how many BatchNorms it folded.
+func (c *compiler) freeze() (int, error) {
+	r := c.r
+	g := r.Graph
+	if Unsuitable(g) != "" {
 		return 0, nil
 	}
 	users := g.Users()
@@ -58,35 +58,32 @@ func freeze(api py.API, cap *bytecode.Capture) (int, error) {
 		sources := []*fxgraph.Node{w, b, args.mean, args.variance, args.weight, args.bias}
 		tensor := func(n *fxgraph.Node) py.Obj {
 			if n == nil {
-				return api.None()
+				return 0
 			}
-			return cap.Attrs[n.Target]
+			return r.Attrs[n.Target]
 		}
-		res, err := runtimeCall(api, "fold_conv_bn", tensor(w), tensor(b), tensor(args.mean), tensor(args.variance),
-			tensor(args.weight), tensor(args.bias), api.NewFloat(args.eps))
+		nw, nb, err := c.h.FoldConvBN(tensor(w), tensor(b), tensor(args.mean), tensor(args.variance),
+			tensor(args.weight), tensor(args.bias), args.eps)
 		if err != nil {
 			return folded, fmt.Errorf("folding %s into %s: %v", bn.Name, conv.Name, err)
 		}
-		nw, _ := api.Index(res, 0)
-		nb, _ := api.Index(res, 1)
 		// Guard every tensor the folded values came from by its version.
-		for _, n := range sources {
-			if n == nil {
-				continue
+		if r.GuardVersion != nil {
+			for _, n := range sources {
+				if n == nil {
+					continue
+				}
+				ver, err := c.h.TensorVersion(r.Attrs[n.Target])
+				if err != nil {
+					return folded, err
+				}
+				if err := r.GuardVersion(n.Target, ver); err != nil {
+					return folded, err
+				}
 			}
-			src, ok := cap.AttrSources[n.Target]
-			if !ok {
-				return folded, fmt.Errorf("ptgo BUG: no source for %s", n.Target)
-			}
-			v, err := api.GetAttr(cap.Attrs[n.Target], "_version")
-			if err != nil {
-				return folded, err
-			}
-			ver, _ := api.Int(v)
-			cap.Guards.Version(src, ver)
 		}
 		wPath, bPath := "_frozen."+conv.Name+".weight", "_frozen."+conv.Name+".bias"
-		cap.Attrs[wPath], cap.Attrs[bPath] = nw, nb
+		r.Attrs[wPath], r.Attrs[bPath] = nw, nb
 		wNode := g.AddGetAttr(wPath, w.Meta)
 		bMeta := metaVector(w, conv)
 		bNode := g.AddGetAttr(bPath, bMeta)

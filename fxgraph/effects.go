@@ -1,0 +1,107 @@
+package fxgraph
+
+import "ptgo/primtorch"
+
+// allEffects is what a call counts as having when the registry cannot say.
+const allEffects = primtorch.EffectWrites | primtorch.EffectRandom | primtorch.EffectRaises
+
+// CallEffects asks the op registry what a call node does besides computing its value
+// (primtorch.Op.CallEffects), binding its arguments from the metas of the nodes they read. A
+// call the registry does not know, or whose arguments do not bind, counts as having every
+// effect; other nodes have none.
+func CallEffects(n *Node) primtorch.Effects {
+	if n.Op != CallFunction && n.Op != CallMethod {
+		return 0
+	}
+	target := n.Target
+	if n.Op == CallMethod {
+		target = "Tensor." + target
+	}
+	op := primtorch.Lookup(target)
+	if op == nil {
+		return allEffects
+	}
+	args := make([]primtorch.Value, len(n.Args))
+	for i, a := range n.Args {
+		v, ok := metaValue(a)
+		if !ok {
+			return allEffects
+		}
+		args[i] = v
+	}
+	var kwargs []primtorch.KV
+	for _, kw := range n.Kwargs {
+		v, ok := metaValue(kw.Value)
+		if !ok {
+			return allEffects
+		}
+		kwargs = append(kwargs, primtorch.KV{Name: kw.Name, Value: v})
+	}
+	o, a, err := op.Resolve(args, kwargs)
+	if err != nil {
+		return allEffects
+	}
+	return o.CallEffects(a, n.Meta)
+}
+
+// metaValue is an argument as the registry binds it: a node stands for its meta.
+func metaValue(a Arg) (primtorch.Value, bool) {
+	switch a := a.(type) {
+	case *Node:
+		if t, ok := a.Meta.([]any); ok {
+			out := make([]primtorch.Value, len(t))
+			for i, e := range t {
+				out[i] = e
+			}
+			return out, true
+		}
+		return a.Meta, true
+	case Const:
+		return a.V, true
+	case List:
+		out := make([]primtorch.Value, len(a.Elems))
+		for i, e := range a.Elems {
+			v, ok := metaValue(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = v
+		}
+		return out, true
+	case Tuple:
+		out := make(primtorch.Tuple, len(a.Elems))
+		for i, e := range a.Elems {
+			v, ok := metaValue(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = v
+		}
+		return out, true
+	case Slice:
+		var s primtorch.Slice
+		for i, p := range []Arg{a.Start, a.Stop, a.Step} {
+			c, ok := p.(Const)
+			if !ok {
+				return nil, false
+			}
+			if c.V == nil {
+				continue
+			}
+			k, ok := c.V.(int64)
+			if !ok {
+				return nil, false
+			}
+			switch i {
+			case 0:
+				s.Start = &k
+			case 1:
+				s.Stop = &k
+			case 2:
+				s.Step = &k
+			}
+		}
+		return s, true
+	}
+	return nil, false
+}

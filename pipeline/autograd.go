@@ -1,0 +1,157 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"ptgo/aotautograd"
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+	"ptgo/inductor"
+	"ptgo/logs"
+	"ptgo/primtorch/decomp"
+)
+
+// The autograd path, for graphs autograd must see (a result requires grad): decompose, lift
+// parameters, split into a forward and a backward prims graph with aotautograd (min-cut
+// partition), then either compile both to C (Inductor) or turn both back into torch calls
+// (AOTEager). The Host wraps them in one torch.autograd.Function per compiled region
+// (ptgo._runtime.make_autograd_graph); parameters are passed as inputs so their gradients flow.
+
+// NeedsAutograd reports whether a graph's results require grad on CPU tensors only.
+func NeedsAutograd(g *fxgraph.Graph) bool {
+	grad := false
+	for _, n := range g.Nodes {
+		for _, m := range metasOf(n.Meta) {
+			if m.Device.Type != "cpu" {
+				return false
+			}
+			if m.RequiresGrad && n.Op != fxgraph.Placeholder && n.Op != fxgraph.GetAttr {
+				grad = true
+			}
+		}
+	}
+	return grad
+}
+
+// autograd builds the autograd.Function-backed callable; 0 means it runs with torch.
+func (c *compiler) autograd(toC bool) (py.Obj, error) {
+	r := c.r
+	pg, err := decomp.Decompose(r.Graph, decomp.Options{Check: c.cfg.CheckIR, NoGrad: !r.GradEnabled})
+	if err != nil {
+		if isUnsupported(err) {
+			NoteFallback(r.Name, err.Error())
+			return 0, nil
+		}
+		return 0, err
+	}
+	if len(decomp.OutputAliases(pg)) > 0 {
+		NoteFallback(r.Name, "an output is a view of an input (autograd must see the view)")
+		return 0, nil
+	}
+	lifted, attrPaths := LiftAttrs(pg)
+	var requires []bool
+	for _, p := range lifted.Placeholders() {
+		m := p.TensorMeta()
+		requires = append(requires, m != nil && m.RequiresGrad)
+	}
+	split, err := aotautograd.Split(lifted, requires, aotautograd.Options{Check: c.cfg.CheckIR})
+	if err != nil {
+		if isUnsupported(err) || errors.Is(err, aotautograd.ErrNotDifferentiable) {
+			NoteFallback(r.Name, err.Error())
+			return 0, nil
+		}
+		return 0, err
+	}
+	// Every output eager autograd would track must get a gradient from the split (a
+	// decomposition that drops requires_grad would otherwise lose gradients silently).
+	if why := LostGradient(r.Graph, split); why != "" {
+		NoteFallback(r.Name, why)
+		return 0, nil
+	}
+	logs.Printf(logs.AOTGraphs, "%s: %s", r.Name, split.Summary())
+	var fwd, bwd py.Obj
+	if toC {
+		if fwd, err = c.toRuntime(split.Forward, r.Name+" (forward)"); err != nil {
+			return 0, err
+		}
+		if bwd, err = c.toRuntime(split.Backward, r.Name+" (backward)"); err != nil {
+			return 0, err
+		}
+		if fwd == 0 || bwd == 0 {
+			return 0, nil
+		}
+	} else {
+		if fwd, err = c.torchGraph(split.Forward); err != nil {
+			return 0, err
+		}
+		if bwd, err = c.torchGraph(split.Backward); err != nil {
+			return 0, err
+		}
+	}
+	tangents := append([]int(nil), split.Tangents...)
+	g, err := c.h.AutogradGraph(fwd, bwd, split.NumOutputs, tangents, c.consts(attrPaths), c.rerun(pg))
+	if err == nil && toC {
+		count(&stats.autograd)
+	}
+	return g, err
+}
+
+// toRuntime compiles a prims graph to C and returns the runtime object; 0 when the C backend
+// cannot run it (the reason is logged).
+func (c *compiler) toRuntime(g *fxgraph.Graph, name string) (py.Obj, error) {
+	comp, err := c.compileC(g, inductor.Options{Check: c.cfg.CheckIR})
+	if err != nil {
+		if strings.Contains(err.Error(), "ptgo BUG") {
+			return 0, err
+		}
+		NoteFallback(name, err.Error())
+		return 0, nil
+	}
+	plan, err := comp.Program.JSON()
+	if err != nil {
+		return 0, err
+	}
+	lib := ""
+	if comp.Library != nil {
+		lib = comp.Library.Path
+	}
+	return c.h.CompiledGraph(plan, lib, nil, 0)
+}
+
+// torchGraph turns a prims graph back into torch calls (aot_eager).
+func (c *compiler) torchGraph(g *fxgraph.Graph) (py.Obj, error) {
+	tg, err := aotautograd.ToTorch(g)
+	if err != nil {
+		return 0, fmt.Errorf("aot_eager: %w", err)
+	}
+	return c.h.TorchGraph(tg)
+}
+
+// LostGradient compares which outputs of the torch-level graph g require grad with the split's
+// tangents; "" when every output eager autograd would track has one.
+func LostGradient(g *fxgraph.Graph, split *aotautograd.Graphs) string {
+	out := g.OutputNode()
+	if out == nil {
+		return ""
+	}
+	tup, ok := out.Args[0].(fxgraph.Tuple)
+	if !ok || len(tup.Elems) != split.NumOutputs {
+		return "the split's outputs do not match the captured graph's"
+	}
+	tangent := map[int]bool{}
+	for _, k := range split.Tangents {
+		tangent[k] = true
+	}
+	for i, e := range tup.Elems {
+		n, isNode := e.(*fxgraph.Node)
+		if !isNode {
+			continue
+		}
+		if m := n.TensorMeta(); m != nil && m.RequiresGrad && !tangent[i] {
+			return fmt.Sprintf("ptgo's autograd would not differentiate output %d (%s at %s)", i, n.Name, n.Where)
+		}
+	}
+	return ""
+}

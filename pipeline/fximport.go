@@ -1,0 +1,527 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+	"ptgo/logs"
+	"ptgo/primtorch"
+)
+
+// FX import: a torch.fx GraphModule handed to ptgo's backend, serialised by
+// python/ptgo/fx_import.py into fxgraph's JSON, becomes a torch-level graph the pipeline
+// compiles like a captured one. Three steps:
+//
+//  1. Targets onto the registry. A target primtorch.Lookup knows stays. An ATen overload
+//     (torch.ops.aten.add.Tensor) is the registry op of that schema name (add.Tensor; relu for
+//     .default) reached through one of its torch-level targets that binds the call's arguments
+//     to that very overload (torch.add, or Tensor.add as call_method). Anything else stays as it
+//     is: decomposition turns an unknown call into a prims.fallback torch runs by its path.
+//  2. Metas. Every registered call's meta is recomputed by primtorch's meta function, with
+//     requires_grad following the graph's grad mode (its _set_grad_enabled calls), and compared
+//     with the meta the graph came with (torch's FakeTensor example_value, or ptgo's own): a
+//     different dtype, shape, device or requires_grad, or strides that differ on a graph
+//     output, mean ptgo would not compute what torch does, and the graph is refused. Calls ptgo
+//     does not know keep torch's meta; without one the graph is refused.
+//  3. Verify (fxgraph's invariants).
+//
+// Refusals are *Unsupported: the caller runs the GraphModule with torch and names the reason.
+
+// Unsupported says why an FX graph cannot go through ptgo's pipeline.
+type Unsupported struct {
+	Node   string // the node's name, "" for the whole graph
+	Reason string
+}
+
+func (e *Unsupported) Error() string {
+	if e.Node == "" {
+		return "fx import: " + e.Reason
+	}
+	return fmt.Sprintf("fx import: node %s: %s", e.Node, e.Reason)
+}
+
+// ImportOptions tunes ImportFX.
+type ImportOptions struct {
+	// GradEnabled is the grad mode the graph runs in (torch.is_grad_enabled() when the backend
+	// was called; Dynamo guards it).
+	GradEnabled bool
+}
+
+// ImportFX decodes a GraphModule's JSON into a torch-level graph the pipeline compiles.
+func ImportFX(data []byte, opts ImportOptions) (*fxgraph.Graph, error) {
+	g, err := fxgraph.DecodeJSON(data)
+	if err != nil {
+		return nil, &Unsupported{Reason: err.Error()}
+	}
+	if err := RecomputeMetas(g, opts.GradEnabled); err != nil {
+		return nil, err
+	}
+	if err := dropNoneResults(g); err != nil {
+		return nil, err
+	}
+	if err := fxgraph.Verify(g, nil); err != nil {
+		return nil, &Unsupported{Reason: err.Error()}
+	}
+	return g, nil
+}
+
+// atenPrefix is how fx_import.py names OpOverload targets.
+const atenPrefix = "torch.ops.aten."
+
+// mapTarget rewrites an ATen overload target onto the registry's (step 1 above); its
+// arguments' metas are known.
+func mapTarget(n *fxgraph.Node) {
+	if n.Op != fxgraph.CallFunction || !strings.HasPrefix(n.Target, atenPrefix) || primtorch.Lookup(n.Target) != nil {
+		return
+	}
+	name, overload, ok := strings.Cut(strings.TrimPrefix(n.Target, atenPrefix), ".")
+	if !ok {
+		return
+	}
+	opName := name + "." + overload
+	if overload == "default" {
+		opName = name
+	}
+	op := primtorch.LookupName(opName)
+	if op == nil || op.IsPrim() {
+		return
+	}
+	args, kw, err := metaValues(n)
+	if err != nil {
+		return
+	}
+	for _, t := range preferredTargets(op) {
+		cand := primtorch.Lookup(t)
+		if cand == nil {
+			continue
+		}
+		o, _, err := cand.Resolve(args, kw)
+		if err != nil || o.ID != op.ID {
+			continue
+		}
+		if m, ok := strings.CutPrefix(t, "Tensor."); ok {
+			n.Op, n.Target = fxgraph.CallMethod, m
+		} else {
+			n.Target = t
+		}
+		logs.Debugf(logs.Dynamo, "fx import: %s = %s%s is %s", n.Name, atenPrefix, name+"."+overload, t)
+		return
+	}
+}
+
+// preferredTargets orders an op's targets: torch functions first, then Tensor methods, then the
+// rest (torch.nn.functional, torch._C._nn, operator).
+func preferredTargets(op *primtorch.Op) []string {
+	rank := func(t string) int {
+		switch {
+		case strings.HasPrefix(t, "torch.") && strings.Count(t, ".") == 1:
+			return 0
+		case strings.HasPrefix(t, "Tensor."):
+			return 1
+		case strings.HasPrefix(t, "torch."):
+			return 2
+		}
+		return 3
+	}
+	ts := slices.Clone(op.Targets)
+	slices.SortStableFunc(ts, func(a, b string) int { return rank(a) - rank(b) })
+	return ts
+}
+
+const setGradEnabled = "torch._C._set_grad_enabled"
+
+// callOp is the registry op of a call node, nil when ptgo does not know it.
+func callOp(n *fxgraph.Node) *primtorch.Op {
+	if n.Op == fxgraph.CallMethod {
+		return primtorch.Lookup("Tensor." + n.Target)
+	}
+	return primtorch.Lookup(n.Target)
+}
+
+// RecomputeMetas maps each call's target onto the registry (step 1 above), sets every
+// registered call's meta from primtorch's meta functions and checks it against the meta the
+// node came with (step 2).
+func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
+	outputs := map[*fxgraph.Node]bool{}
+	if out := g.OutputNode(); out != nil {
+		for _, a := range out.Args {
+			fxgraph.WalkArg(a, func(m *fxgraph.Node) { outputs[m] = true })
+		}
+	}
+	grad := gradEnabled
+	for _, n := range g.Nodes {
+		switch n.Op {
+		case fxgraph.Placeholder, fxgraph.GetAttr:
+			if n.TensorMeta() == nil {
+				return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("input %s is not a tensor (meta %v)", n.Target, n.Meta)}
+			}
+			continue
+		case fxgraph.Output:
+			continue
+		}
+		if n.Target == setGradEnabled && n.Op == fxgraph.CallFunction {
+			b, ok := constBool(n)
+			if !ok {
+				return &Unsupported{Node: n.Name, Reason: setGradEnabled + " with an argument that is not a constant bool"}
+			}
+			grad = b
+			n.Meta = nil
+			continue
+		}
+		if n.Op == fxgraph.CallFunction && n.Target == "operator.getitem" && len(n.Args) == 2 {
+			if src, ok := n.Args[0].(*fxgraph.Node); ok {
+				if tup, ok := src.Meta.([]any); ok {
+					k, isInt := n.Args[1].(fxgraph.Const).V.(int64)
+					if !isInt || k < -int64(len(tup)) || k >= int64(len(tup)) {
+						return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("getitem %v of a %d-tuple", n.Args[1], len(tup))}
+					}
+					if k < 0 {
+						k += int64(len(tup))
+					}
+					if err := agree(n, tup[k], outputs[n], false); err != nil {
+						return err
+					}
+					n.Meta = tup[k]
+					continue
+				}
+			}
+		}
+		mapTarget(n)
+		op := callOp(n)
+		if op == nil {
+			if n.Meta == nil {
+				return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("%s is not an op ptgo knows and the graph gives no meta for it", describe(n))}
+			}
+			continue
+		}
+		args, kw, err := metaValues(n)
+		if err != nil {
+			return &Unsupported{Node: n.Name, Reason: err.Error()}
+		}
+		res, err := op.Meta(args, kw)
+		if err != nil {
+			return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("ptgo's meta function for %s rejects the call torch accepted: %v", describe(n), err)}
+		}
+		inputs := tensorsOf(args)
+		for _, k := range kw {
+			inputs = append(inputs, tensorsOf([]primtorch.Value{k.Value})...)
+		}
+		meta, err := nodeMeta(res, func(m *primtorch.TensorMeta) {
+			m.RequiresGrad = primtorch.ResultRequiresGrad(grad, inputs, m, op)
+		})
+		if err != nil {
+			return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("%s: %v", describe(n), err)}
+		}
+		// torch marks a view made under no_grad of a tensor requiring grad as requiring grad
+		// (nothing flows through it); ptgo's metas do not. Inside the graph that changes nothing.
+		viewNoGrad := !grad && (op.Alias == primtorch.AliasView || op.Alias == primtorch.AliasMaybe)
+		if err := agree(n, meta, outputs[n], viewNoGrad); err != nil {
+			return err
+		}
+		n.Meta = meta
+	}
+	return nil
+}
+
+func describe(n *fxgraph.Node) string {
+	if n.Op == fxgraph.CallMethod {
+		return "Tensor." + n.Target
+	}
+	return n.Target
+}
+
+func constBool(n *fxgraph.Node) (bool, bool) {
+	if len(n.Args) != 1 || len(n.Kwargs) != 0 {
+		return false, false
+	}
+	c, ok := n.Args[0].(fxgraph.Const)
+	if !ok {
+		return false, false
+	}
+	b, ok := c.V.(bool)
+	return b, ok
+}
+
+// nodeMeta turns a meta function's result into a node meta, fixing each tensor's requires_grad.
+func nodeMeta(v primtorch.Value, fix func(*primtorch.TensorMeta)) (any, error) {
+	switch r := v.(type) {
+	case *primtorch.TensorMeta:
+		fix(r)
+		return r, nil
+	case []primtorch.Value:
+		out := make([]any, len(r))
+		for i, e := range r {
+			m, err := nodeMeta(e, fix)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = m
+		}
+		return out, nil
+	case nil, bool, int64, float64, complex128:
+		return r, nil
+	}
+	return nil, fmt.Errorf("a result of Go type %T", v)
+}
+
+// agree compares ptgo's meta with the one the graph came with (none: nothing to compare).
+// viewNoGrad tolerates torch's requires_grad on a view made under no_grad, except on outputs.
+func agree(n *fxgraph.Node, ours any, output, viewNoGrad bool) error {
+	theirs := n.Meta
+	if theirs == nil {
+		return nil
+	}
+	if why := metaDiff(ours, theirs, output, viewNoGrad); why != "" {
+		return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("ptgo's meta for %s differs from torch's: %s", describe(n), why)}
+	}
+	return nil
+}
+
+func metaDiff(ours, theirs any, output, viewNoGrad bool) string {
+	switch t := theirs.(type) {
+	case *primtorch.TensorMeta:
+		o, ok := ours.(*primtorch.TensorMeta)
+		switch {
+		case !ok:
+			return fmt.Sprintf("ptgo computes %v, torch a tensor %s", ours, t)
+		case o.DType != t.DType || !slices.Equal(o.Shape, t.Shape) || o.Device != t.Device:
+			return fmt.Sprintf("ptgo computes %s, torch %s", o, t)
+		case o.RequiresGrad != t.RequiresGrad && !(viewNoGrad && t.RequiresGrad && !output):
+			return fmt.Sprintf("ptgo says requires_grad=%v, torch %v", o.RequiresGrad, t.RequiresGrad)
+		case output && (!stridesEqual(o, t) || o.Offset != t.Offset):
+			return fmt.Sprintf("the graph returns it with strides %v+%d in ptgo, %v+%d in torch", o.Strides, o.Offset, t.Strides, t.Offset)
+		}
+		return ""
+	case []any:
+		o, ok := ours.([]any)
+		if !ok || len(o) != len(t) {
+			return fmt.Sprintf("ptgo computes %v, torch a %d-tuple", ours, len(t))
+		}
+		for i := range t {
+			if why := metaDiff(o[i], t[i], output, viewNoGrad); why != "" {
+				return fmt.Sprintf("element %d: %s", i, why)
+			}
+		}
+		return ""
+	}
+	// Scalars: torch's value is what the graph saw; ptgo's meta of a Python number is the
+	// number too when it knows it.
+	return ""
+}
+
+// stridesEqual compares strides where they matter: dims of size 1 may have any stride.
+func stridesEqual(a, b *primtorch.TensorMeta) bool {
+	if len(a.Strides) != len(b.Strides) {
+		return false
+	}
+	for i := range a.Strides {
+		if a.Shape[i] > 1 && a.Strides[i] != b.Strides[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// metaValues are a call node's arguments as meta functions see them.
+func metaValues(n *fxgraph.Node) ([]primtorch.Value, []primtorch.KV, error) {
+	args := make([]primtorch.Value, len(n.Args))
+	for i, a := range n.Args {
+		v, err := metaValue(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("argument %d: %w", i, err)
+		}
+		args[i] = v
+	}
+	var kw []primtorch.KV
+	for _, k := range n.Kwargs {
+		v, err := metaValue(k.Value)
+		if err != nil {
+			return nil, nil, fmt.Errorf("argument %s: %w", k.Name, err)
+		}
+		kw = append(kw, primtorch.KV{Name: k.Name, Value: v})
+	}
+	return args, kw, nil
+}
+
+func metaValue(a fxgraph.Arg) (primtorch.Value, error) {
+	switch a := a.(type) {
+	case *fxgraph.Node:
+		if m, ok := a.Meta.([]any); ok {
+			return primtorch.Tuple(m), nil
+		}
+		return a.Meta, nil
+	case fxgraph.Const:
+		return a.V, nil
+	case fxgraph.List:
+		out := make([]primtorch.Value, len(a.Elems))
+		for i, e := range a.Elems {
+			v, err := metaValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case fxgraph.Tuple:
+		out := make(primtorch.Tuple, len(a.Elems))
+		for i, e := range a.Elems {
+			v, err := metaValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case fxgraph.Slice:
+		var s primtorch.Slice
+		for i, p := range []fxgraph.Arg{a.Start, a.Stop, a.Step} {
+			c, ok := p.(fxgraph.Const)
+			if !ok {
+				return nil, fmt.Errorf("a slice bound that is not a constant")
+			}
+			if c.V == nil {
+				continue
+			}
+			x, ok := c.V.(int64)
+			if !ok {
+				return nil, fmt.Errorf("a slice bound %v", c.V)
+			}
+			switch i {
+			case 0:
+				s.Start = &x
+			case 1:
+				s.Stop = &x
+			case 2:
+				s.Step = &x
+			}
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("an argument of type %T (a dict)", a)
+}
+
+// tensorsOf lists the tensor metas in values, recursively.
+func tensorsOf(vs []primtorch.Value) []*primtorch.TensorMeta {
+	var out []*primtorch.TensorMeta
+	for _, v := range vs {
+		switch x := v.(type) {
+		case *primtorch.TensorMeta:
+			out = append(out, x)
+		case []primtorch.Value:
+			out = append(out, tensorsOf(x)...)
+		case primtorch.Tuple:
+			out = append(out, tensorsOf(x)...)
+		}
+	}
+	return out
+}
+
+// TensorsOf is the Python helper that calls a function and returns only the tensors of its
+// tuple result (python/ptgo/fx_import.py): its arguments are the function's path, then the call's.
+const TensorsOf = "ptgo.fx_import.tensors_of"
+
+// dropNoneResults rewrites calls ptgo does not know whose tuple result holds None
+// (F.multi_head_attention_forward(..., need_weights=False) returns (out, None); Dynamo keeps it
+// as one call) into TensorsOf calls returning the tensors only, so the torch fallback the
+// decomposition makes of them has tensor results; the getitems that read them are renumbered.
+func dropNoneResults(g *fxgraph.Graph) error {
+	users := g.Users()
+	for _, n := range g.Nodes {
+		tup, ok := n.Meta.([]any)
+		if !ok || (n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod) || callOp(n) != nil {
+			continue
+		}
+		index := make([]int, len(tup))
+		var kept []any
+		for i, m := range tup {
+			index[i] = -1
+			if tm, isTensor := m.(*primtorch.TensorMeta); isTensor && tm != nil {
+				index[i] = len(kept)
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) == len(tup) {
+			continue
+		}
+		for _, u := range users[n] {
+			k, isGetitem := getitemIndex(u, n)
+			if !isGetitem || k < 0 || k >= len(tup) || index[k] < 0 {
+				return &Unsupported{Node: u.Name, Reason: fmt.Sprintf("reads the None in the result of %s", describe(n))}
+			}
+		}
+		for _, u := range users[n] {
+			k, _ := getitemIndex(u, n)
+			u.Args[1] = fxgraph.Const{V: int64(index[k])}
+		}
+		target := n.Target
+		if n.Op == fxgraph.CallMethod {
+			target = "torch.Tensor." + target
+		}
+		n.Op, n.Target = fxgraph.CallFunction, TensorsOf
+		n.Args = append([]fxgraph.Arg{fxgraph.Const{V: target}}, n.Args...)
+		n.Meta = kept
+	}
+	return nil
+}
+
+// getitemIndex is k when u is operator.getitem(src, k).
+func getitemIndex(u, src *fxgraph.Node) (int, bool) {
+	if u.Op != fxgraph.CallFunction || u.Target != "operator.getitem" || len(u.Args) != 2 || u.Args[0] != fxgraph.Arg(src) {
+		return 0, false
+	}
+	c, ok := u.Args[1].(fxgraph.Const)
+	if !ok {
+		return 0, false
+	}
+	k, ok := c.V.(int64)
+	return int(k), ok
+}
+
+// FXRequest is a torch.fx graph to compile (CompileFX).
+type FXRequest struct {
+	// Name says whose graph it is in messages ("torch.fx graph 3").
+	Name string
+	// JSON is the GraphModule as python/ptgo/fx_import.py serialises it.
+	JSON []byte
+	// Attrs maps its get_attr targets to their live tensors.
+	Attrs       map[string]py.Obj
+	GradEnabled bool
+	Freezing    bool
+}
+
+// CompileFX imports a torch.fx graph and compiles it with ptgo's C backend (Backend Inductor).
+// It returns the compiled callable, or 0 and the reason the graph runs with torch (named on
+// perf_hints and in Stats); err is a compile failure.
+func CompileFX(h Host, cfg Config, r *FXRequest) (py.Obj, string, error) {
+	g, err := ImportFX(r.JSON, ImportOptions{GradEnabled: r.GradEnabled})
+	if err != nil {
+		var u *Unsupported
+		if errors.As(err, &u) {
+			NoteFallback(r.Name, err.Error())
+			return 0, err.Error(), nil
+		}
+		return 0, "", err
+	}
+	if logs.On(logs.Graph) {
+		logs.Printf(logs.Graph, "imported %s:\n%s", r.Name, g.String())
+	}
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.GetAttr && r.Attrs[n.Target] == 0 {
+			return 0, "", fmt.Errorf("ptgo BUG: no tensor for get_attr %s of %s", n.Target, r.Name)
+		}
+	}
+	req := &Request{Name: r.Name, Graph: g, Attrs: r.Attrs, GradEnabled: r.GradEnabled, Backend: Inductor, Freezing: r.Freezing}
+	obj, err := Compile(h, cfg, req)
+	if err != nil {
+		return 0, "", fmt.Errorf("ptgo: compiling %s failed: %w", r.Name, err)
+	}
+	if obj == 0 {
+		return 0, "ptgo's pipeline runs it with torch (the reason is on PTGO_LOGS=perf_hints)", nil
+	}
+	count(&stats.fx)
+	return obj, "", nil
+}

@@ -1,0 +1,143 @@
+package pipeline
+
+import (
+	"errors"
+	"strings"
+
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+	"ptgo/inductor"
+	"ptgo/kernels"
+	"ptgo/primtorch"
+	"ptgo/primtorch/decomp"
+)
+
+// The inference path: decompose the torch-level graph into prims, lift parameters to inputs,
+// compile to C (inductor, kernels) and hand the launch plan to the Host's C++ runtime, which
+// binds the parameters as the last inputs. Graphs the C backend cannot run — non-CPU tensors,
+// writes through views of inputs, ops with no lowering — run with torch instead (counted and
+// named on perf_hints); coverage gaps cost speed, never correctness.
+
+// Unsuitable says why a graph cannot run on the C backend's inference path ("" when it can).
+func Unsuitable(g *fxgraph.Graph) string {
+	for _, n := range g.Nodes {
+		for _, m := range metasOf(n.Meta) {
+			if m.Device.Type != "cpu" {
+				return "a tensor on " + m.Device.String()
+			}
+			if m.RequiresGrad && n.Op != fxgraph.Placeholder && n.Op != fxgraph.GetAttr {
+				return "autograd needs the graph (a result requires grad); the C backend compiles inference graphs"
+			}
+		}
+	}
+	return ""
+}
+
+func metasOf(meta any) []*primtorch.TensorMeta {
+	switch m := meta.(type) {
+	case *primtorch.TensorMeta:
+		return []*primtorch.TensorMeta{m}
+	case []any:
+		var out []*primtorch.TensorMeta
+		for _, x := range m {
+			out = append(out, metasOf(x)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// inference compiles an inference graph for the C backend; 0 means it runs with torch.
+func (c *compiler) inference() (py.Obj, error) {
+	r := c.r
+	if reason := Unsuitable(r.Graph); reason != "" {
+		NoteFallback(r.Name, reason)
+		return 0, nil
+	}
+	pg, err := decomp.Decompose(r.Graph, decomp.Options{Check: c.cfg.CheckIR, NoGrad: !r.GradEnabled})
+	if err != nil {
+		if isUnsupported(err) {
+			NoteFallback(r.Name, err.Error())
+			return 0, nil
+		}
+		return 0, err
+	}
+	lifted, attrPaths := LiftAttrs(pg)
+	opts := inductor.Options{Check: c.cfg.CheckIR, DebugDir: c.debugDir()}
+	comp, err := c.compileC(lifted, opts)
+	if err != nil {
+		var ce *kernels.CompileError
+		switch {
+		case errors.Is(err, kernels.ErrNoCompiler):
+			noCompilerOnce.Do(func() {
+				c.h.Warn("ptgo: no C compiler found (" + err.Error() + "); compiled graphs run with torch instead of generated C kernels")
+			})
+			NoteFallback(r.Name, "no C compiler")
+			return 0, nil
+		case errors.As(err, &ce):
+			return 0, err
+		case strings.Contains(err.Error(), "ptgo BUG"):
+			return 0, err
+		}
+		NoteFallback(r.Name, err.Error())
+		return 0, nil
+	}
+	plan, err := comp.Program.JSON()
+	if err != nil {
+		return 0, err
+	}
+	lib := ""
+	if comp.Library != nil {
+		lib = comp.Library.Path
+	}
+	g, err := c.h.CompiledGraph(plan, lib, c.consts(attrPaths), c.rerun(pg))
+	if err != nil {
+		if c.noRuntime(err, r.Name) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	count(&stats.compiled)
+	return g, nil
+}
+
+// LiftAttrs turns get_attr nodes into placeholders after the graph's own inputs (the C backend
+// takes every tensor as an input); it returns the attribute paths in that order.
+func LiftAttrs(g *fxgraph.Graph) (*fxgraph.Graph, []string) {
+	g = fxgraph.Clone(g)
+	var ph, attrs, rest []*fxgraph.Node
+	var paths []string
+	for _, n := range g.Nodes {
+		switch n.Op {
+		case fxgraph.Placeholder:
+			ph = append(ph, n)
+		case fxgraph.GetAttr:
+			paths = append(paths, n.Target)
+			n.Op, n.Target = fxgraph.Placeholder, n.Name
+			attrs = append(attrs, n)
+		default:
+			rest = append(rest, n)
+		}
+	}
+	g.Nodes = append(append(ph, attrs...), rest...)
+	g.Renumber()
+	return g, paths
+}
+
+// Rerunnable reports whether a compiled graph whose kernels reject their data (an index out of
+// range) may be run again with torch on the same inputs: g (the torch-level graph) and pg (its
+// decomposition) write no input or buffer (no prims.copy_, out= or inplace=True), draw no
+// random numbers and call no torch fallback, so the failed run left nothing the user can see.
+func Rerunnable(g, pg *fxgraph.Graph) bool {
+	for _, gr := range []*fxgraph.Graph{g, pg} {
+		for _, n := range gr.Nodes {
+			// The registry's facts (fxgraph.CallEffects): a write or a random draw would be seen
+			// twice; an unknown call counts as both. prims.fallback runs torch-level ops whose
+			// effects the node does not show.
+			if n.Target == "prims.fallback" || fxgraph.CallEffects(n)&(primtorch.EffectWrites|primtorch.EffectRandom) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

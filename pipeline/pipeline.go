@@ -1,0 +1,276 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+	"ptgo/inductor"
+	"ptgo/logs"
+	"ptgo/primtorch"
+)
+
+// Backend is what the pipeline builds for a graph.
+type Backend uint8
+
+const (
+	// Inductor is ptgo's C backend ("inductor"): fused C kernels run by the C++ runtime, and the
+	// forward/backward split for graphs autograd needs.
+	Inductor Backend = iota
+	// AOTEager ("aot_eager") splits graphs autograd needs with ptgo's autograd and runs both
+	// halves with torch; inference graphs are left to the caller.
+	AOTEager
+)
+
+func (b Backend) String() string {
+	if b == AOTEager {
+		return "aot_eager"
+	}
+	return "inductor"
+}
+
+// Request is one graph to compile.
+type Request struct {
+	// Name says whose graph it is in messages and file names ("Block.forward").
+	Name string
+	// Graph is the torch-level graph, metas on every node. Freezing rewrites it in place (the
+	// caller's fallback then runs the rewritten graph, whose new get_attrs are in Attrs).
+	Graph *fxgraph.Graph
+	// Attrs maps the graph's get_attr targets to their live tensors; freezing adds the tensors
+	// it folds.
+	Attrs map[string]py.Obj
+	// GradEnabled is the grad mode the graph starts in; its _set_grad_enabled calls change it.
+	GradEnabled bool
+	Backend     Backend
+	// Freezing folds parameters into constants in inference graphs (options={"freezing": True}).
+	Freezing bool
+	// GuardVersion guards a tensor that folded constants were computed from by its version
+	// counter, so an in-place update recompiles. Nil where the caller has no guards (FX graphs:
+	// torch.compile's own freezing assumes frozen parameters the same way).
+	GuardVersion func(attrPath string, version int64) error
+}
+
+// Config holds what stays the same from graph to graph.
+type Config struct {
+	// CheckIR verifies the IR after every stage (PTGO_CHECK=1).
+	CheckIR bool
+	// DebugDir, when set, receives a directory of every stage's IR per compiled graph.
+	DebugDir string
+	// CompileC replaces inductor.Compile (tests that must not load C: CGO_ENABLED=0).
+	CompileC func(g *fxgraph.Graph, opts inductor.Options) (*inductor.Compiled, error)
+}
+
+// Host is what the pipeline asks of Python. Objects are opaque handles the Host made or was
+// given; 0 stands for None where an object is optional.
+type Host interface {
+	// Warn shows the user a warning (once per cause: the pipeline deduplicates).
+	Warn(msg string)
+	// TensorVersion is t._version.
+	TensorVersion(t py.Obj) (int64, error)
+	// FoldConvBN folds an eval-mode BatchNorm after a convolution (ptgo._runtime.fold_conv_bn);
+	// b, gamma and beta may be 0.
+	FoldConvBN(w, b, mean, variance, gamma, beta py.Obj, eps float64) (nw, nb py.Obj, err error)
+	// CompiledGraph builds the C++ runtime object for a launch plan (ptgo._fast.Graph): consts
+	// are bound after the call's inputs; rerun (0: none) takes over when a kernel rejects its
+	// data. An error containing "ptgo._fast is not built" means no runtime exists.
+	CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun py.Obj) (py.Obj, error)
+	// AutogradGraph wraps a compiled forward and backward in one torch.autograd.Function
+	// (ptgo._runtime.make_autograd_graph).
+	AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, consts []py.Obj, rerun py.Obj) (py.Obj, error)
+	// TorchGraph builds a callable running a graph of torch calls (aot_eager's halves).
+	TorchGraph(g *fxgraph.Graph) (py.Obj, error)
+	// TorchRerun is a callable running the torch-level graph g with torch on the same inputs.
+	TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, error)
+}
+
+// Stage names where a compile failed.
+type Stage uint8
+
+const (
+	StageFreeze   Stage = iota // folding constants
+	StageInductor              // decomposition, C code generation, the launch plan
+	StageAutograd              // the forward/backward split and its compilation
+)
+
+// Error is a compile failure to report to the user (ptgo.BackendCompilerFailed), as opposed to
+// a graph that runs with torch.
+type Error struct {
+	Stage Stage
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Compile runs the pipeline on one graph. It returns the compiled callable, or 0 with a nil
+// error when the graph runs with torch (the reason is on perf_hints and in Stats; for AOTEager
+// inference graphs nothing is logged: torch is the backend's plan for them).
+func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
+	if r.Graph == nil {
+		return 0, nil
+	}
+	c := &compiler{h: h, cfg: cfg, r: r}
+	switch {
+	case NeedsAutograd(r.Graph):
+		obj, err := c.autograd(r.Backend == Inductor)
+		if err != nil {
+			return 0, &Error{Stage: StageAutograd, Err: err}
+		}
+		return obj, nil
+	case r.Backend == Inductor:
+		if r.Freezing {
+			if _, err := c.freeze(); err != nil {
+				return 0, &Error{Stage: StageFreeze, Err: err}
+			}
+		}
+		obj, err := c.inference()
+		if err != nil {
+			return 0, &Error{Stage: StageInductor, Err: err}
+		}
+		return obj, nil
+	}
+	return 0, nil
+}
+
+// compiler is one Compile call.
+type compiler struct {
+	h   Host
+	cfg Config
+	r   *Request
+}
+
+// ---- statistics -------------------------------------------------------------------------------
+
+var stats struct {
+	sync.Mutex
+	compiled, autograd, fx, fallbacks int
+	reasons                           map[string]int
+}
+
+// StatsSnapshot is what the C backend did since the process started (tests, the bench report).
+type StatsSnapshot struct {
+	// Compiled counts inference graphs the C backend compiled.
+	Compiled int `json:"compiled"`
+	// Autograd counts autograd regions whose forward and backward the C backend compiled.
+	Autograd int `json:"autograd"`
+	// FX counts torch.fx graphs (CompileFX) the pipeline compiled, either path.
+	FX int `json:"fx"`
+	// Fallbacks counts graphs that run with torch instead, and Reasons says why.
+	Fallbacks int            `json:"fallbacks"`
+	Reasons   map[string]int `json:"reasons"`
+}
+
+// Stats returns a copy of the counters.
+func Stats() StatsSnapshot {
+	stats.Lock()
+	defer stats.Unlock()
+	s := StatsSnapshot{Compiled: stats.compiled, Autograd: stats.autograd, FX: stats.fx, Fallbacks: stats.fallbacks}
+	if stats.reasons != nil {
+		s.Reasons = map[string]int{}
+		for k, v := range stats.reasons {
+			s.Reasons[k] = v
+		}
+	}
+	return s
+}
+
+func count(n *int) {
+	stats.Lock()
+	*n++
+	stats.Unlock()
+}
+
+// NoteFallback counts a graph that runs with torch and names it on perf_hints.
+func NoteFallback(name, reason string) {
+	stats.Lock()
+	stats.fallbacks++
+	if stats.reasons == nil {
+		stats.reasons = map[string]int{}
+	}
+	stats.reasons[reason]++
+	stats.Unlock()
+	logs.Printf(logs.PerfHints, "%s runs with torch, not ptgo's C backend: %s", name, reason)
+}
+
+var (
+	noCompilerOnce sync.Once
+	noFastOnce     sync.Once
+	seqMu          sync.Mutex
+	compileSeq     int
+)
+
+// noRuntime handles a Host error saying the C++ runtime is missing; false for other errors.
+func (c *compiler) noRuntime(err error, name string) bool {
+	if !strings.Contains(err.Error(), "ptgo._fast is not built") {
+		return false
+	}
+	noFastOnce.Do(func() {
+		c.h.Warn("ptgo: the C++ runtime ptgo._fast is not built (install libtorch-dev and run make setup); compiled graphs run with torch")
+	})
+	NoteFallback(name, "ptgo._fast is not built")
+	return true
+}
+
+func (c *compiler) compileC(g *fxgraph.Graph, opts inductor.Options) (*inductor.Compiled, error) {
+	if c.cfg.CompileC != nil {
+		return c.cfg.CompileC(g, opts)
+	}
+	return inductor.Compile(g, opts)
+}
+
+// debugDir makes the next per-graph debug directory (and writes the torch-level graph there);
+// "" when PTGO_DEBUG_DIR is not set.
+func (c *compiler) debugDir() string {
+	if c.cfg.DebugDir == "" {
+		return ""
+	}
+	seqMu.Lock()
+	compileSeq++
+	n := compileSeq
+	seqMu.Unlock()
+	dir := filepath.Join(c.cfg.DebugDir, fmt.Sprintf("%03d_%s", n, sanitizeName(c.r.Name)))
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		_ = os.WriteFile(filepath.Join(dir, "00_captured.txt"), []byte(c.r.Graph.String()), 0o644)
+	}
+	return dir
+}
+
+func sanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// consts are the live tensors of lifted get_attrs, in the order liftAttrs put them.
+func (c *compiler) consts(paths []string) []py.Obj {
+	var out []py.Obj
+	for _, p := range paths {
+		out = append(out, c.r.Attrs[p])
+	}
+	return out
+}
+
+// rerun is the torch re-run of the request's graph when Rerunnable allows one, else 0.
+func (c *compiler) rerun(pg *fxgraph.Graph) py.Obj {
+	if !Rerunnable(c.r.Graph, pg) {
+		return 0
+	}
+	obj, err := c.h.TorchRerun(c.r.Graph, c.r.Attrs)
+	if err != nil {
+		return 0
+	}
+	return obj
+}
+
+// isReported reports whether a decomposition or split error is "runs with torch" rather than a
+// failure.
+func isUnsupported(err error) bool { return errors.Is(err, primtorch.ErrUnsupported) }

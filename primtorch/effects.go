@@ -1,0 +1,78 @@
+package primtorch
+
+// Effects is what a call does besides computing its result. A call with any effect is kept by
+// dead-code elimination whatever reads its result, at every stage: a training BatchNorm whose
+// output is unused still updates its running statistics, a dead random op still advances torch's
+// generator, a dead x[idx] still raises for an index out of range. The registry is the one
+// place these facts live (Op.CallEffects).
+type Effects uint8
+
+const (
+	EffectWrites Effects = 1 << iota // writes an argument: in-place, out=, inplace=True, running stats
+	EffectRandom                     // draws from torch's random generator
+	EffectRaises                     // may raise for some input values (an index out of range, integer division by zero)
+)
+
+// CallEffects are the effects of a call bound to a (out: the call's result meta, as Meta gives it;
+// nil when not known).
+func (op *Op) CallEffects(a *Args, out Value) Effects {
+	var e Effects
+	if op.Random {
+		e |= EffectRandom
+	}
+	if op.Alias == AliasInPlace || len(a.Mutated()) > 0 {
+		e |= EffectWrites
+	}
+	if f := op.Canonical().raisesWhen; f != nil && f(a, out) {
+		e |= EffectRaises
+	}
+	return e
+}
+
+// integerResult: integer division and remainder raise ZeroDivisionError for a zero divisor when
+// the result is an integer tensor (floats give inf or nan).
+func integerResult(a *Args, out Value) bool {
+	m, ok := out.(*TensorMeta)
+	if !ok {
+		return true // not known: assume the worst
+	}
+	if m.DType.IsIntegral(true) {
+		if op := a.Op; op.Canonical().ID == OpDiv {
+			mode, _ := a.Opt("rounding_mode")
+			return mode != nil
+		}
+		return true
+	}
+	return false
+}
+
+// indexedByTensor: gathers and scatters through an index tensor raise for an index out of range
+// (constant indices are checked while tracing).
+func indexedByTensor(a *Args, out Value) bool { return true }
+
+// getitemByTensor: x[idx] raises for an out-of-range integer index tensor; bool masks and
+// constant indices are checked while tracing.
+func getitemByTensor(a *Args, out Value) bool {
+	var walk func(v Value) bool
+	walk = func(v Value) bool {
+		switch x := v.(type) {
+		case *TensorMeta:
+			return x.DType != Bool && x.DType != UInt8
+		case []Value:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case Tuple:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	idx, _ := a.Opt("index")
+	return walk(idx)
+}

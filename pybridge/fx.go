@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"ptgo/bytecode/py"
+	"ptgo/pipeline"
+)
+
+// A torch.fx graph handed to ptgo's backend (torch.compile(m, backend="ptgo"), or
+// ptgo.backends.torch_entry_point called by anyone): python/ptgo/fx_import.py serialises it,
+// pipeline.ImportFX reads it, pipeline.Compile compiles it as it does captured graphs.
+
+type fxOptions struct {
+	GradEnabled bool   `json:"grad_enabled"`
+	Freezing    bool   `json:"freezing"`
+	Name        string `json:"name"`
+}
+
+// fxSeq numbers the FX graphs for messages ("torch.fx graph 3").
+var fxSeq int
+
+// compileFX is ptgo_go_compile_fx: the options and the attrs dict turned into Go, then
+// pipeline.CompileFX.
+func compileFX(api py.API, graphJSON []byte, attrsDict py.Obj, optsJSON []byte, rerun py.Obj) (py.Obj, string, error) {
+	var opts fxOptions
+	if err := json.Unmarshal(optsJSON, &opts); err != nil {
+		return 0, "", fmt.Errorf("ptgo BUG: bad fx compile options %s: %v", optsJSON, err)
+	}
+	fxSeq++
+	attrs := map[string]py.Obj{}
+	keys, vals := api.DictItems(attrsDict)
+	for i, k := range keys {
+		s, err := api.Str(k)
+		if err != nil {
+			return 0, "", fmt.Errorf("ptgo BUG: an attrs key that is not a str: %v", err)
+		}
+		attrs[s] = vals[i]
+	}
+	name := fmt.Sprintf("torch.fx graph %d", fxSeq)
+	if opts.Name != "" && opts.Name != "forward" {
+		name += " (" + opts.Name + ")"
+	}
+	req := &pipeline.FXRequest{Name: name, JSON: graphJSON, Attrs: attrs,
+		GradEnabled: opts.GradEnabled, Freezing: opts.Freezing}
+	return pipeline.CompileFX(&pyHost{api: api, rerun: rerun}, pipelineConfig(), req)
+}
+
+// fxImportText is the request "fx_import": the graph text ImportFX makes of a GraphModule's JSON
+// (tests compare it with the captured graph's).
+func fxImportText(in []byte) ([]byte, error) {
+	var req struct {
+		Graph       string `json:"graph"`
+		GradEnabled bool   `json:"grad_enabled"`
+	}
+	if err := json.Unmarshal(in, &req); err != nil {
+		return nil, err
+	}
+	g, err := pipeline.ImportFX([]byte(req.Graph), pipeline.ImportOptions{GradEnabled: req.GradEnabled})
+	if err != nil {
+		return json.Marshal(map[string]string{"unsupported": err.Error()})
+	}
+	return json.Marshal(map[string]string{"graph": g.String()})
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+
+	"ptgo/bytecode"
+	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
+	"ptgo/pipeline"
+)
+
+// pyHost is the pipeline's Host over ptgo._runtime: the Python helpers that build the runtime
+// objects (the C++ plan runner, the autograd.Function, torch graphs) and fold tensors.
+type pyHost struct {
+	api py.API
+	// rerun, when set, is the torch re-run to hand out (an FX graph's own gm.forward) instead of
+	// one built from the graph's JSON.
+	rerun py.Obj
+}
+
+var _ pipeline.Host = (*pyHost)(nil)
+
+func (h *pyHost) orNone(o py.Obj) py.Obj {
+	if o == 0 {
+		return h.api.None()
+	}
+	return o
+}
+
+func (h *pyHost) Warn(msg string) { _, _ = runtimeCall(h.api, "warn", h.api.NewStr(msg)) }
+
+func (h *pyHost) TensorVersion(t py.Obj) (int64, error) {
+	v, err := h.api.GetAttr(t, "_version")
+	if err != nil {
+		return 0, err
+	}
+	return h.api.Int(v)
+}
+
+func (h *pyHost) FoldConvBN(w, b, mean, variance, gamma, beta py.Obj, eps float64) (py.Obj, py.Obj, error) {
+	api := h.api
+	res, err := runtimeCall(api, "fold_conv_bn", h.orNone(w), h.orNone(b), h.orNone(mean), h.orNone(variance),
+		h.orNone(gamma), h.orNone(beta), api.NewFloat(eps))
+	if err != nil {
+		return 0, 0, err
+	}
+	nw, _ := api.Index(res, 0)
+	nb, _ := api.Index(res, 1)
+	return nw, nb, nil
+}
+
+func (h *pyHost) CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
+	api := h.api
+	return runtimeCall(api, "make_compiled_graph", api.NewStr(string(plan)), api.NewStr(lib), api.NewList(consts), h.orNone(rerun))
+}
+
+func (h *pyHost) AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
+	api := h.api
+	ts := make([]py.Obj, len(tangents))
+	for i, k := range tangents {
+		ts[i] = api.NewInt(int64(k))
+	}
+	return runtimeCall(api, "make_autograd_graph", fwd, bwd, api.NewInt(int64(numOutputs)), api.NewList(ts),
+		api.NewList(consts), h.orNone(rerun))
+}
+
+func (h *pyHost) TorchGraph(g *fxgraph.Graph) (py.Obj, error) {
+	js, err := fxgraph.EncodeJSON(g)
+	if err != nil {
+		return 0, err
+	}
+	return runtimeCall(h.api, "make_torch_graph", h.api.NewStr(string(js)))
+}
+
+func (h *pyHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, error) {
+	if h.rerun != 0 {
+		return h.rerun, nil
+	}
+	js, dict, err := graphForPython(h.api, g, attrs)
+	if err != nil {
+		return 0, err
+	}
+	return runtimeCall(h.api, "torch_rerun", js, dict)
+}
+
+// compileWithPipeline runs ptgo's pipeline on a captured graph (backends "inductor" and
+// "aot_eager"); 0 means the backend's torch.fx path runs it. Errors come back as the driver
+// reports them.
+func compileWithPipeline(api py.API, ctx ctxInfo, cap *bytecode.Capture, qual, file string, line int) (py.Obj, error) {
+	req := &pipeline.Request{Name: qual, Graph: cap.Graph, Attrs: cap.Attrs, GradEnabled: cap.GradEnabled,
+		Backend: pipeline.Inductor, Freezing: ctx.freezing}
+	if ctx.aotEager {
+		req.Backend = pipeline.AOTEager
+	}
+	req.GuardVersion = func(path string, version int64) error {
+		src, ok := cap.AttrSources[path]
+		if !ok {
+			return fmt.Errorf("ptgo BUG: no source for %s", path)
+		}
+		cap.Guards.Version(src, version)
+		return nil
+	}
+	obj, err := pipeline.Compile(&pyHost{api: api}, pipelineConfig(), req)
+	if err == nil {
+		return obj, nil
+	}
+	pe, _ := err.(*pipeline.Error)
+	stage := pipeline.StageInductor
+	if pe != nil {
+		stage = pe.Stage
+	}
+	switch stage {
+	case pipeline.StageAutograd:
+		return 0, fmt.Errorf("ptgo: compiling the forward and backward of %s (%s:%d) failed: %v", qual, file, line, err)
+	case pipeline.StageFreeze:
+		return 0, fmt.Errorf("ptgo: freezing the graph of %s (%s:%d): %v", qual, file, line, err)
+	}
+	return 0, fmt.Errorf("ptgo: compiling the graph of %s (%s:%d) to C failed: %v", qual, file, line, err)
+}
+
+func pipelineConfig() pipeline.Config {
+	return pipeline.Config{CheckIR: state.config.CheckIR, DebugDir: state.config.DebugDir}
+}
