@@ -532,6 +532,45 @@ def kernel_probe(target, is_method, args, kwargs):
     return result
 
 
+#: autocast_probe's answers by call and autocast state.
+_autocast_cache = {}
+
+
+def _dtypes_of(r):
+    if isinstance(r, torch.Tensor):
+        return str(r.dtype)
+    if isinstance(r, (tuple, list)):
+        return "(" + ",".join(_dtypes_of(x) for x in r) + ")"
+    return "-"
+
+
+def autocast_probe(target, is_method, args, kwargs, dtype, cache_enabled):
+    """The dtypes torch's result has for ``target`` called under ``torch.autocast("cpu", dtype)``,
+    run once on zero-filled CPU tensors with the arguments' metadata (ptgo checks its autocast
+    policy against it, ARCHITECTURE A71): "torch.bfloat16", "(torch.float32,torch.int64)", "-"
+    for a non-tensor; "error: ..." when torch raises."""
+    try:
+        key = (target, is_method, _probe_key(tuple(args)), _probe_key(kwargs), dtype, cache_enabled)
+    except TypeError:
+        key = None
+    if key is not None and key in _autocast_cache:
+        return _autocast_cache[key]
+    try:
+        fn = None if is_method else resolve(target)
+        margs = _to_meta(tuple(args), "cpu")
+        mkwargs = {k: _to_meta(v, "cpu") for k, v in kwargs.items()}
+        with _rng_kept(), torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.autocast("cpu", dtype=dtype, enabled=True, cache_enabled=cache_enabled):
+                r = getattr(margs[0], target)(*margs[1:], **mkwargs) if is_method else fn(*margs, **mkwargs)
+        result = _dtypes_of(r)
+    except Exception as e:  # noqa: BLE001 - what torch raises is the answer
+        result = "error: %s: %s" % (type(e).__name__, str(e).strip().split("\n")[0])
+    if key is not None:
+        _autocast_cache[key] = result
+    return result
+
+
 def make_size(items):
     return torch.Size(items)
 
@@ -554,6 +593,7 @@ def reset():
     resume_cache.clear()
     del eager_frames[:]
     _probe_cache.clear()
+    _autocast_cache.clear()
 
 
 # Frames the shim ran eagerly without asking Go (a cache limit reached), for explain(): records
