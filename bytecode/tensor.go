@@ -21,11 +21,17 @@ var torchSpecials map[string]specialFn
 
 func init() {
 	torchSpecials = map[string]specialFn{
-		"torch.is_grad_enabled":                 func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-		"torch._C.is_grad_enabled":              func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-		"torch.is_autocast_enabled":             func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.autocast.CUDA.Enabled), nil },
-		"torch.is_autocast_cpu_enabled":         func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.autocast.CPU.Enabled), nil },
-		"torch.is_autocast_cache_enabled":       func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.autocast.Cache), nil },
+		"torch.is_grad_enabled":    func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch._C.is_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch.is_autocast_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return boolV(t.autocast.CUDA.Enabled), nil
+		},
+		"torch.is_autocast_cpu_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return boolV(t.autocast.CPU.Enabled), nil
+		},
+		"torch.is_autocast_cache_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return boolV(t.autocast.Cache), nil
+		},
 		"torch.get_autocast_cpu_dtype": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 			return t.objValue(t.env.DTypeObj(t.autocast.CPU.DType), nil), nil
 		},
