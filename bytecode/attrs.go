@@ -1052,6 +1052,9 @@ func (t *Tracer) enterContext(f *frame, mgr Value) (Value, error) {
 		t.setGradMode(f, m.Enabled)
 		return noneV, nil
 	case *NoopCtxV:
+		if m.Autocast != nil {
+			t.enterAutocast(m.Autocast)
+		}
 		if m.Enter != nil {
 			return m.Enter, nil
 		}
@@ -1077,6 +1080,11 @@ func (t *Tracer) exitContext(f *frame, mgr Value) (Value, error) {
 		t.setGradMode(f, prev)
 		return noneV, nil
 	case *NoopCtxV:
+		if m.Autocast != nil {
+			if err := t.exitAutocast(f, m.Autocast); err != nil {
+				return nil, err
+			}
+		}
 		return noneV, nil
 	}
 	return nil, f.unsupported("", "__exit__ of %s", mgr.Describe())
