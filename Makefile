@@ -1,6 +1,6 @@
-# ptgo — two commands: `make demo` and `make test` (both run `make setup` first; `make test`
-# also `make setup-torch2`, and runs the Python suite in both worlds: Debian's torch 1.13 and
-# PyPI's torch 2).
+# ptgo — two commands: `make demo` and `make test`. `make setup` makes both worlds: Debian's
+# torch 1.13 (`setup-113`, the default: `make demo` needs only it) and PyPI's torch 2
+# (`setup-torch2`); `make test` and `make bench` run in both.
 SHELL := /bin/bash
 PY ?= /usr/bin/python3
 VENV := .venv
@@ -23,9 +23,11 @@ VENV2 := .venv-torch2
 VPY2 := $(VENV2)/bin/python
 PY_SRC := $(wildcard python/ptgo/*.py)
 
-.PHONY: setup setup-torch2 deps demo test test-go test-py test-py2 bench bench2 wheel clean
+.PHONY: setup setup-113 setup-torch2 deps demo test test-go test-py test-py2 bench bench-113 bench-torch2 wheel clean
 
-setup: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
+setup: setup-113 setup-torch2
+
+setup-113: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
 
 # Debian packages, installed only when missing (fast when nothing is).
 deps:
@@ -44,7 +46,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml setup.py
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
-setup-torch2: setup $(VENV2)/.ptgo
+setup-torch2: setup-113 $(VENV2)/.ptgo
 
 $(VENV2)/bin/python:
 	$(TORCH2_PY) -m venv $(VENV2)
@@ -65,7 +67,7 @@ $(SHIM_STAMP): $(SHIM_SRC) $(VENV)/.installed
 	PTGO_SKIP_GO_BUILD=1 $(VPY) setup.py -q build_ext --inplace >/dev/null
 	touch $@
 
-demo: setup
+demo: setup-113
 	$(VPY) examples/demo.py
 
 test: setup setup-torch2
@@ -77,16 +79,24 @@ test: setup setup-torch2
 test-go:
 	$(GO) test ./...
 
-test-py: setup
+test-py: setup-113
 	$(VPY) -m pytest -q tests/
 
 test-py2: setup-torch2
 	$(VPY2) -m pytest -q -p no:cacheprovider tests/
 
-bench: setup
+# Every workload beside its peers, interleaved in one process per world: eager, TorchScript and
+# ptgo on torch 1.13 (bench/results/); also torch.compile (default, max-autotune) and
+# torch.compile(backend="ptgo") on torch 2 (bench/results/torch2/).
+bench: bench-113 bench-torch2
+
+bench-113: setup-113
 	$(VPY) bench/run.py
 
-wheel: setup
+bench-torch2: setup-torch2
+	$(VPY2) bench/run.py
+
+wheel: setup-113
 	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .
 
 clean:

@@ -59,13 +59,19 @@ func (t *Tracer) readAutocast() error {
 		v, err := t.api.Call(fn, nil, nil)
 		return fn, v, err == nil, err
 	}
+	// guards are described by torch 1.13's names of the state (the calls are _compat's)
+	desc := map[string]string{
+		"ptgo._compat.autocast_cpu_enabled": "torch.is_autocast_cpu_enabled()", "ptgo._compat.autocast_cuda_enabled": "torch.is_autocast_enabled()",
+		"ptgo._compat.autocast_cpu_dtype": "torch.get_autocast_cpu_dtype()", "ptgo._compat.autocast_cuda_dtype": "torch.get_autocast_gpu_dtype()",
+		"ptgo._compat.autocast_cache_enabled": "torch.is_autocast_cache_enabled()",
+	}
 	boolOf := func(path string) (bool, error) {
 		fn, v, ok, err := call(path)
 		if !ok || err != nil {
 			return false, err
 		}
 		n, _ := t.api.Int(v)
-		t.guards.CallBool(fn, n != 0, path+"()")
+		t.guards.CallBool(fn, n != 0, desc[path])
 		return n != 0, nil
 	}
 	dtypeOf := func(path string) (primtorch.DType, error) {
@@ -77,34 +83,63 @@ func (t *Tracer) readAutocast() error {
 		if !known {
 			return 0, fmt.Errorf("ptgo BUG: %s() returned %s", path, t.api.Repr(v))
 		}
-		t.guards.ID(&CallSource{Fn: fn, Desc: path + "()"}, v, t.api.Repr(v))
+		t.guards.ID(&CallSource{Fn: fn, Desc: desc[path]}, v, t.api.Repr(v))
 		return d, nil
 	}
 	a := &t.autocast
 	var err error
-	if a.CPU.Enabled, err = boolOf("torch.is_autocast_cpu_enabled"); err != nil {
+	// the queries are ptgo._compat's (a table by torch version: torch 2.4 deprecated the
+	// per-device functions)
+	if a.CPU.Enabled, err = boolOf("ptgo._compat.autocast_cpu_enabled"); err != nil {
 		return err
 	}
-	if a.CUDA.Enabled, err = boolOf("torch.is_autocast_enabled"); err != nil {
+	if a.CUDA.Enabled, err = boolOf("ptgo._compat.autocast_cuda_enabled"); err != nil {
 		return err
 	}
 	a.CPU.DType, a.CUDA.DType, a.Cache = primtorch.BFloat16, primtorch.Float16, true
 	if a.CPU.Enabled {
-		if a.CPU.DType, err = dtypeOf("torch.get_autocast_cpu_dtype"); err != nil {
+		if a.CPU.DType, err = dtypeOf("ptgo._compat.autocast_cpu_dtype"); err != nil {
 			return err
 		}
 	}
 	if a.CUDA.Enabled {
-		if a.CUDA.DType, err = dtypeOf("torch.get_autocast_gpu_dtype"); err != nil {
+		if a.CUDA.DType, err = dtypeOf("ptgo._compat.autocast_cuda_dtype"); err != nil {
 			return err
 		}
 	}
 	if a.CPU.Enabled || a.CUDA.Enabled {
-		if a.Cache, err = boolOf("torch.is_autocast_cache_enabled"); err != nil {
+		if a.Cache, err = boolOf("ptgo._compat.autocast_cache_enabled"); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// autocastModeArg is the mode torch 2's device-type argument names (torch.is_autocast_enabled(
+// "cpu"), torch.get_autocast_dtype("cuda")); none is CUDA's, as torch 1.13's is_autocast_enabled().
+func (t *Tracer) autocastModeArg(f *frame, name string, args []Value, kw []kwArg) (autocastMode, error) {
+	var dev Value
+	switch {
+	case len(args) == 1 && len(kw) == 0:
+		dev = args[0]
+	case len(args) == 0 && len(kw) == 1 && kw[0].Name == "device_type":
+		dev = kw[0].Val
+	case len(args) == 0 && len(kw) == 0:
+		return t.autocast.CUDA, nil
+	default:
+		return autocastMode{}, f.unsupported("", "%s with these arguments", name)
+	}
+	c, ok := dev.(*ConstV)
+	if !ok || c.Kind != py.KStr {
+		return autocastMode{}, f.unsupported("", "%s of a device type that is not a constant string", name)
+	}
+	switch c.S {
+	case "cpu":
+		return t.autocast.CPU, nil
+	case "cuda":
+		return t.autocast.CUDA, nil
+	}
+	return autocastMode{}, f.unsupported("", "%s(%q): ptgo traces CPU and CUDA autocast only", name, c.S)
 }
 
 func (t *Tracer) torchVersion() string {

@@ -24,7 +24,18 @@ func init() {
 		"torch.is_grad_enabled":    func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
 		"torch._C.is_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
 		"torch.is_autocast_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-			return boolV(t.autocast.CUDA.Enabled), nil
+			m, err := t.autocastModeArg(f, "torch.is_autocast_enabled", args, kw)
+			if err != nil {
+				return nil, err
+			}
+			return boolV(m.Enabled), nil
+		},
+		"torch.get_autocast_dtype": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			m, err := t.autocastModeArg(f, "torch.get_autocast_dtype", args, kw)
+			if err != nil {
+				return nil, err
+			}
+			return t.objValue(t.env.DTypeObj(m.DType), nil), nil
 		},
 		"torch.is_autocast_cpu_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 			return boolV(t.autocast.CPU.Enabled), nil

@@ -19,6 +19,12 @@ def autocast():
     return torch.autocast("cpu", dtype=bf16)
 
 
+# ptgo has torch 1.13's CPU policy table; under another torch, ops under autocast run with torch
+# (test_without_a_table_autocast_regions_run_with_torch)
+HAS_TABLE = torch.__version__.startswith("1.13")
+needs_table = pytest.mark.skipif(not HAS_TABLE, reason="ptgo has torch 1.13's autocast table only")
+
+
 def ptgo_table():
     return json.loads(_C.request("autocast_table", json.dumps({"device": "cpu", "torch": torch.__version__})))
 
@@ -67,6 +73,7 @@ POLICY_CASES = [
 EXPECTED = {"lower_precision_fp": bf16, "fp32": torch.float32}
 
 
+@needs_table
 @pytest.mark.parametrize("name,call", POLICY_CASES, ids=[c[0] for c in POLICY_CASES])
 def test_policy_of_table_entries_is_torchs(name, call):
     ptgo.compile(lambda x: x + 1)(torch.ones(1))
@@ -138,6 +145,7 @@ def test_conv_net_under_autocast_equals_eager():
         assert_same(bc, be)
 
 
+@needs_table
 def test_autocast_state_is_guarded(counter):
     def f(x, w):
         return torch.relu(x @ w) + 1
@@ -157,6 +165,7 @@ def test_autocast_state_is_guarded(counter):
     assert counter.frame_count == 3
 
 
+@needs_table
 def test_autocast_blocks_inside_the_frame(counter):
     def f(x, w):
         a = x @ w
@@ -178,6 +187,7 @@ def test_autocast_blocks_inside_the_frame(counter):
     assert "to" in counter.targets(), counter.graphs[0].code
 
 
+@needs_table
 def test_parameter_casts_are_shared_as_torch_caches_them(counter):
     eager, model = _pair(lambda: nn.Linear(8, 8))
 
@@ -202,6 +212,7 @@ def test_parameter_casts_are_shared_as_torch_caches_them(counter):
     torch.testing.assert_close(model.weight.grad, eager.weight.grad, rtol=1.6e-2, atol=scale * 2 ** -6)
 
 
+@needs_table
 def test_op_torch_autocasts_internally_runs_with_torch(ptgo_log):
     ptgo.set_logs("perf_hints")
 
@@ -216,3 +227,22 @@ def test_op_torch_autocasts_internally_runs_with_torch(ptgo_log):
     assert want.dtype == bf16
     assert_same(got, want)
     assert "einsum under CPU autocast: torch gives dtypes torch.bfloat16" in ptgo_log.text, ptgo_log.text
+
+
+@pytest.mark.skipif(HAS_TABLE, reason="applies to a torch ptgo has no autocast table for")
+def test_without_a_table_autocast_regions_run_with_torch(ptgo_log, counter):
+    ptgo.set_logs("perf_hints")
+
+    def f(x, w):
+        return torch.relu(x @ w) + 1
+
+    cf = ptgo.compile(f, backend=counter)
+    x, w = torch.randn(4, 8), torch.randn(8, 8)
+    assert_same(cf(x, w), f(x, w))
+    with autocast():
+        got, want = cf(x, w), f(x, w)
+    assert got.dtype == bf16
+    assert_same(got, want)
+    assert "no CPU autocast table for torch" in ptgo_log.text
+    assert_same(cf(x, w), f(x, w))  # the float32 graph again, not the autocast run
+    assert counter.frame_count == 1

@@ -5,6 +5,7 @@ code differs in a way ptgo must know, the difference is a row here (or in
 bytecode/torch_versions.go, setup.py's TORCH_CXX), never an ``if`` on the version in the code
 that uses it. A table lists rows oldest first; a version uses the last row at or below it.
 """
+import functools
 import sys
 
 import torch
@@ -91,3 +92,18 @@ def blas_on_openmp():
     except OSError:
         return False
     return "openblas-openmp" in maps or "libopenblaso" in maps
+
+
+#: torch's autocast queries, each a call without arguments the guards can repeat: CPU enabled,
+#: CUDA enabled, CPU dtype, CUDA dtype, cache enabled. torch 2.4 deprecated the per-device
+#: functions (a DeprecationWarning) for ones that take the device type.
+AUTOCAST_QUERIES = (
+    ((1, 0), lambda: (torch.is_autocast_cpu_enabled, torch.is_autocast_enabled, torch.get_autocast_cpu_dtype,
+                      torch.get_autocast_gpu_dtype, torch.is_autocast_cache_enabled)),
+    ((2, 4), lambda: (functools.partial(torch.is_autocast_enabled, "cpu"),
+                      functools.partial(torch.is_autocast_enabled, "cuda"),
+                      functools.partial(torch.get_autocast_dtype, "cpu"),
+                      functools.partial(torch.get_autocast_dtype, "cuda"), torch.is_autocast_cache_enabled)),
+)
+(autocast_cpu_enabled, autocast_cuda_enabled, autocast_cpu_dtype, autocast_cuda_dtype,
+ autocast_cache_enabled) = for_torch(AUTOCAST_QUERIES)()
