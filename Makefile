@@ -1,4 +1,6 @@
-# ptgo — two commands: `make demo` and `make test` (both run `make setup` first).
+# ptgo — two commands: `make demo` and `make test`. `make setup` makes both worlds: Debian's
+# torch 1.13 (`setup-113`, the default: `make demo` needs only it) and PyPI's torch 2
+# (`setup-torch2`); `make test` and `make bench` run in both.
 SHELL := /bin/bash
 PY ?= /usr/bin/python3
 VENV := .venv
@@ -21,9 +23,11 @@ VENV2 := .venv-torch2
 VPY2 := $(VENV2)/bin/python
 PY_SRC := $(wildcard python/ptgo/*.py)
 
-.PHONY: setup setup-torch2 deps demo test test-go test-py test-py2 test-fuzz fuzz bench bench2 wheel clean
+.PHONY: setup setup-113 setup-torch2 deps demo test test-go test-py test-py2 test-fuzz fuzz bench bench-113 bench-torch2 wheel clean
 
-setup: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
+setup: setup-113 setup-torch2
+
+setup-113: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
 
 # Debian packages, installed only when missing (fast when nothing is).
 deps:
@@ -42,7 +46,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml setup.py
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
-setup-torch2: setup $(VENV2)/.ptgo
+setup-torch2: setup-113 $(VENV2)/.ptgo
 
 $(VENV2)/bin/python:
 	$(TORCH2_PY) -m venv $(VENV2)
@@ -63,13 +67,14 @@ $(SHIM_STAMP): $(SHIM_SRC) $(VENV)/.installed
 	PTGO_SKIP_GO_BUILD=1 $(VPY) setup.py -q build_ext --inplace >/dev/null
 	touch $@
 
-demo: setup
+demo: setup-113
 	$(VPY) examples/demo.py
 
-test: setup
+test: setup setup-torch2
 	$(GO) vet ./...
 	$(GO) test ./...
 	$(VPY) -m pytest -q tests/
+	$(VPY2) -m pytest -q -p no:cacheprovider tests/
 	$(MAKE) --no-print-directory test-fuzz
 
 # The differential fuzzer (tests/fuzz, issue 8): `make test` runs a fixed sample of FUZZ_SAMPLE
@@ -82,25 +87,33 @@ N ?= 10000
 START ?= 0
 JOBS ?= 1
 
-test-fuzz: setup
+test-fuzz: setup-113
 	$(VPY) tests/fuzz/run.py --start $(FUZZ_START) --n $(FUZZ_SAMPLE) --quiet
 
-fuzz: setup
+fuzz: setup-113
 	$(VPY) tests/fuzz/run.py --start $(START) --n $(N) --jobs $(JOBS) $(if $(MINIMISE),--minimise)
 
 test-go:
 	$(GO) test ./...
 
-test-py: setup
+test-py: setup-113
 	$(VPY) -m pytest -q tests/
 
 test-py2: setup-torch2
 	$(VPY2) -m pytest -q -p no:cacheprovider tests/
 
-bench: setup
+# Every workload beside its peers, interleaved in one process per world: eager, TorchScript and
+# ptgo on torch 1.13 (bench/results/); also torch.compile (default, max-autotune) and
+# torch.compile(backend="ptgo") on torch 2 (bench/results/torch2/).
+bench: bench-113 bench-torch2
+
+bench-113: setup-113
 	$(VPY) bench/run.py
 
-wheel: setup
+bench-torch2: setup-torch2
+	$(VPY2) bench/run.py
+
+wheel: setup-113
 	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .
 
 clean:

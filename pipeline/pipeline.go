@@ -80,9 +80,8 @@ type Host interface {
 	// data. An error containing "ptgo._fast is not built" means no runtime exists.
 	CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun py.Obj) (py.Obj, error)
 	// AutogradGraph wraps a compiled forward and backward in one torch.autograd.Function
-	// (ptgo._runtime.make_autograd_graph); gradDeps is aotautograd.Graphs.GradDeps (for each
-	// input, the outputs its gradient depends on; nil: every one).
-	AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, gradDeps [][]int, consts []py.Obj, rerun py.Obj) (py.Obj, error)
+	// (ptgo._runtime.make_autograd_graph).
+	AutogradGraph(r *Region) (py.Obj, error)
 	// AutogradProbe runs the torch-level graph g once with torch on dummy data and the backward
 	// of each output (ptgo._runtime.autograd_probe), and returns the error eager's autograd
 	// raises for it ("one of the variables needed for gradient computation has been modified

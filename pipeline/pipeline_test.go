@@ -43,6 +43,7 @@ type fakeAutograd struct {
 	numOutputs int
 	tangents   []int
 	consts     []py.Obj
+	region     *Region
 	obj        py.Obj
 }
 
@@ -70,8 +71,9 @@ func (h *fakeHost) CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun
 	return fp.obj, nil
 }
 
-func (h *fakeHost) AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, gradDeps [][]int, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
-	a := fakeAutograd{fwd: fwd, bwd: bwd, numOutputs: numOutputs, tangents: tangents, consts: consts, obj: h.obj()}
+func (h *fakeHost) AutogradGraph(r *Region) (py.Obj, error) {
+	a := fakeAutograd{fwd: r.Forward, bwd: r.Backward, numOutputs: r.NumOutputs, tangents: r.Tangents, consts: r.Consts,
+		region: r, obj: h.obj()}
 	h.autograd = append(h.autograd, a)
 	return a.obj, nil
 }

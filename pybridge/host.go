@@ -54,25 +54,26 @@ func (h *pyHost) CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun p
 	return runtimeCall(api, "make_compiled_graph", api.NewStr(string(plan)), api.NewStr(lib), api.NewList(consts), h.orNone(rerun))
 }
 
-func (h *pyHost) AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, gradDeps [][]int, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
+func (h *pyHost) AutogradGraph(r *pipeline.Region) (py.Obj, error) {
 	api := h.api
-	ints := func(ks []int) py.Obj {
-		items := make([]py.Obj, len(ks))
-		for i, k := range ks {
-			items[i] = api.NewInt(int64(k))
+	ints := func(xs []int) py.Obj {
+		out := make([]py.Obj, len(xs))
+		for i, k := range xs {
+			out[i] = api.NewInt(int64(k))
 		}
-		return api.NewList(items)
+		return api.NewList(out)
 	}
-	deps := make([]py.Obj, len(gradDeps))
-	for i, ks := range gradDeps {
+	deps := make([]py.Obj, len(r.GradDeps))
+	for i, ks := range r.GradDeps {
 		if ks == nil {
 			deps[i] = api.None()
 		} else {
 			deps[i] = ints(ks)
 		}
 	}
-	return runtimeCall(api, "make_autograd_graph", fwd, bwd, api.NewInt(int64(numOutputs)), ints(tangents),
-		api.NewList(consts), h.orNone(rerun), api.NewList(deps))
+	return runtimeCall(api, "make_autograd_graph", r.Forward, r.Backward, api.NewInt(int64(r.NumOutputs)), ints(r.Tangents),
+		api.NewList(r.Consts), h.orNone(r.Rerun), api.NewStr(r.Name), h.orNone(r.Recompute), ints(r.Written),
+		api.NewBool(r.Random), api.NewStr(r.NoRecompute), api.NewList(deps))
 }
 
 func (h *pyHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error) {
