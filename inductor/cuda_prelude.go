@@ -60,6 +60,8 @@ struct ptgo_half {
 };
 #define _Float16 ptgo_half
 template <typename T, int N> struct alignas(sizeof(T) * N) ptgo_vec { T v[N]; };
+template <typename V, typename T> static __device__ __forceinline__ V ptgo_vld(const T *p) { return *reinterpret_cast<const V *>(p); }
+template <typename V, typename T> static __device__ __forceinline__ void ptgo_vst(T *p, const V &v) { *reinterpret_cast<V *>(p) = v; }
 template <typename T> static __device__ __forceinline__ T ptgo_shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 `
 

@@ -72,6 +72,10 @@ type CUDAKernel struct {
 	// Final is the second kernel of a split reduction (launched right after this one, same
 	// pointers).
 	Final *CUDAKernel
+	// Params are the C types of the parameters, in order (Args, the scratch, the status).
+	Params []string
+	// Barriers: threads of a block synchronise (warp shuffles, __syncthreads).
+	Barriers bool
 }
 
 // CUDASource is the CUDA translation unit of a schedule.
@@ -193,6 +197,10 @@ func (cg *cgen) signature(name string, block int, extra []string) {
 	}
 	params = append(params, extra...)
 	params = append(params, "int *__restrict__ ptgo_status")
+	cg.ck.Params = nil
+	for _, p := range params {
+		cg.ck.Params = append(cg.ck.Params, strings.TrimSpace(p[:strings.LastIndex(p, " ")]))
+	}
 	w.line(fmt.Sprintf("extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)", block, name, strings.Join(params, ", ")))
 	w.line("{")
 	w.in()
@@ -509,7 +517,7 @@ func (cg *cgen) vectorLoop(vec int, items int64, loads, stores []vecAccess) {
 		}
 		l.name = "ptgo_l" + strconv.Itoa(i)
 		done[at] = l.name
-		w.line(fmt.Sprintf("const %s %s = *reinterpret_cast<const %s *>(%s);", vt(l.buf), l.name, vt(l.buf), at))
+		w.line(fmt.Sprintf("const %s %s = ptgo_vld<%s>(%s);", vt(l.buf), l.name, vt(l.buf), at))
 	}
 	for i := range stores {
 		s := &stores[i]
@@ -547,7 +555,7 @@ func (cg *cgen) vectorLoop(vec int, items int64, loads, stores []vecAccess) {
 	}
 	kg.vars[v].name = last
 	for _, s := range stores {
-		w.line(fmt.Sprintf("*reinterpret_cast<%s *>(%s + %s) = %s;", vt(s.buf), kg.ptrs[s.buf.Storage()], s.base.Format(names, nil, true), s.name))
+		w.line(fmt.Sprintf("ptgo_vst(%s + %s, %s);", kg.ptrs[s.buf.Storage()], s.base.Format(names, nil, true), s.name))
 	}
 	cg.closeBlock()
 }
@@ -606,6 +614,7 @@ func (cg *cgen) rows() {
 		sched = "row block" + strconv.FormatInt(block, 10)
 	}
 	cg.launch(ceilDiv(rows, perBlock), block, sched)
+	cg.ck.Barriers = cg.lanes > 1
 	cg.signature(cg.ck.Name, int(block), nil)
 	switch cg.lanes {
 	case 1:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // Errors callers test for with errors.Is.
@@ -142,7 +141,9 @@ type Driver interface {
 	UnloadModule(m Module) error
 	// SetMaxDynamicShared raises a function's dynamic shared-memory limit (above 48 KiB).
 	SetMaxDynamicShared(f Function, bytes int) error
-	Launch(f Function, grid, block Dim3, sharedBytes uint32, stream Stream, params []unsafe.Pointer) error
+	// Launch is cuLaunchKernel with one 8-byte parameter per args entry (every ptgo kernel
+	// parameter is a device pointer).
+	Launch(f Function, grid, block Dim3, sharedBytes uint32, stream Stream, args []uint64) error
 	Alloc(bytes int64) (DevicePtr, error)
 	Free(p DevicePtr) error
 	CopyHtoD(dst DevicePtr, src []byte) error

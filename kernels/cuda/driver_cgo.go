@@ -221,15 +221,21 @@ func (d *driver) SetMaxDynamicShared(f Function, bytes int) error {
 	return d.check("cuFuncSetAttribute", C.cu_setattr(d.f["cuFuncSetAttribute"], C.uintptr_t(f), cuFuncAttributeMaxDynamicShared, C.int(bytes)))
 }
 
-func (d *driver) Launch(f Function, grid, block Dim3, shared uint32, stream Stream, params []unsafe.Pointer) error {
-	// params point into C memory (the caller's cparams): cgo forbids passing Go pointers to Go
-	// pointers.
-	n := len(params)
-	cp := (*unsafe.Pointer)(C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(cp))
-	copy(unsafe.Slice(cp, max(n, 1)), params)
+func (d *driver) Launch(f Function, grid, block Dim3, shared uint32, stream Stream, args []uint64) error {
+	// cuLaunchKernel takes an array of pointers to the parameters' values; both live in C memory
+	// (cgo forbids Go pointers stored in C memory).
+	n := max(len(args), 1)
+	vals := (*C.ulonglong)(C.malloc(C.size_t(n) * 8))
+	ptrs := (*unsafe.Pointer)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(vals))
+	defer C.free(unsafe.Pointer(ptrs))
+	vs, ps := unsafe.Slice(vals, n), unsafe.Slice(ptrs, n)
+	for i, a := range args {
+		vs[i] = C.ulonglong(a)
+		ps[i] = unsafe.Pointer(&vs[i])
+	}
 	return d.check("cuLaunchKernel", C.cu_launch(d.f["cuLaunchKernel"], C.uintptr_t(f), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
-		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(shared), C.uintptr_t(stream), cp))
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(shared), C.uintptr_t(stream), ptrs))
 }
 
 func (d *driver) Alloc(bytes int64) (DevicePtr, error) {

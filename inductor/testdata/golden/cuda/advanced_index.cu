@@ -16,7 +16,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_0(const float
             const int i1 = (x / 2) % 3;
             const int i0 = (x / 6);
             const int i2 = 2 * i2v;
-            const ptgo_vec<int64_t, 2> ptgo_l0 = *reinterpret_cast<const ptgo_vec<int64_t, 2> *>(in_ptr2 + i2);
+            const ptgo_vec<int64_t, 2> ptgo_l0 = ptgo_vld<ptgo_vec<int64_t, 2>>(in_ptr2 + i2);
             ptgo_vec<float, 2> ptgo_s0;
             {
                 int64_t t0 = in_ptr1[i1];
@@ -42,7 +42,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_0(const float
                 float v_buf3 = t11;
                 ptgo_s0.v[1] = v_buf3;
             }
-            *reinterpret_cast<ptgo_vec<float, 2> *>(out_ptr0 + 12*i0 + 4*i1 + i2) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 12*i0 + 4*i1 + i2, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 60; x += gridDim.x * blockDim.x) {

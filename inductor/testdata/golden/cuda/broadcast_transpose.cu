@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_0(const flo
             const int i1v = x % 8;
             const int i0 = (x / 8);
             const int i1 = 4 * i1v;
-            const ptgo_vec<float, 4> ptgo_l0 = *reinterpret_cast<const ptgo_vec<float, 4> *>(in_ptr1 + i1);
+            const ptgo_vec<float, 4> ptgo_l0 = ptgo_vld<ptgo_vec<float, 4>>(in_ptr1 + i1);
             ptgo_vec<float, 4> ptgo_s0;
             {
                 float t0 = in_ptr0[i0 + 8*(i1 + 0)];
@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_0(const flo
                 float v_buf4 = t15;
                 ptgo_s0.v[3] = v_buf4;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + 32*i0 + i1) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 32*i0 + i1, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 256; x += gridDim.x * blockDim.x) {

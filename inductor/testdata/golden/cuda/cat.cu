@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_neg_cat_mul_0(const
                 float v_buf5 = t39;
                 ptgo_s0.v[3] = v_buf5;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + 16*i0 + i1) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 16*i0 + i1, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 64; x += gridDim.x * blockDim.x) {

@@ -14,8 +14,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const
             const int i1v = x % 8;
             const int i0 = (x / 8);
             const int i1 = 4 * i1v;
-            const ptgo_vec<float, 4> ptgo_l0 = *reinterpret_cast<const ptgo_vec<float, 4> *>(in_ptr1 + 32*i0 + i1);
-            const ptgo_vec<float, 4> ptgo_l1 = *reinterpret_cast<const ptgo_vec<float, 4> *>(in_ptr0 + i1);
+            const ptgo_vec<float, 4> ptgo_l0 = ptgo_vld<ptgo_vec<float, 4>>(in_ptr1 + 32*i0 + i1);
+            const ptgo_vec<float, 4> ptgo_l1 = ptgo_vld<ptgo_vec<float, 4>>(in_ptr0 + i1);
             ptgo_vec<float, 4> ptgo_s0;
             {
                 float t0 = (ptgo_l0.v[0] + ptgo_l1.v[0]);
@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const
                 float v_buf9 = t23;
                 ptgo_s0.v[3] = v_buf9;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + 32*i0 + i1) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 32*i0 + i1, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 256; x += gridDim.x * blockDim.x) {

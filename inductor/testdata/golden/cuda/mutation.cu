@@ -53,8 +53,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_1(cons
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 4; x += gridDim.x * blockDim.x) {
             const int i0v = x;
             const int i0 = 4 * i0v;
-            const ptgo_vec<float, 4> ptgo_l0 = *reinterpret_cast<const ptgo_vec<float, 4> *>(out_ptr0 + i0);
-            const ptgo_vec<float, 4> ptgo_l1 = *reinterpret_cast<const ptgo_vec<float, 4> *>(in_ptr0 + i0);
+            const ptgo_vec<float, 4> ptgo_l0 = ptgo_vld<ptgo_vec<float, 4>>(out_ptr0 + i0);
+            const ptgo_vec<float, 4> ptgo_l1 = ptgo_vld<ptgo_vec<float, 4>>(in_ptr0 + i0);
             ptgo_vec<float, 4> ptgo_s0;
             {
                 float t0 = (ptgo_l0.v[0] * 0.9f);
@@ -84,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_1(cons
                 float v_buf7 = t11;
                 ptgo_s0.v[3] = v_buf7;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + i0) = ptgo_s0;
+            ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 16; x += gridDim.x * blockDim.x) {

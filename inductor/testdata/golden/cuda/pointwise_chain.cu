@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 64; x += gridDim.x * blockDim.x) {
             const int i0v = x;
             const int i0 = 4 * i0v;
-            const ptgo_vec<float, 4> ptgo_l0 = *reinterpret_cast<const ptgo_vec<float, 4> *>(in_ptr0 + i0);
+            const ptgo_vec<float, 4> ptgo_l0 = ptgo_vld<ptgo_vec<float, 4>>(in_ptr0 + i0);
             ptgo_vec<float, 4> ptgo_s0;
             {
                 float t0 = (ptgo_l0.v[0] * 2.0f);
@@ -46,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
                 float v_buf4 = t15;
                 ptgo_s0.v[3] = v_buf4;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + i0) = ptgo_s0;
+            ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 256; x += gridDim.x * blockDim.x) {

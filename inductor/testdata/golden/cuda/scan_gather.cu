@@ -94,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(cons
                 float v_buf5 = t15;
                 ptgo_s0.v[3] = v_buf5;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + 8*i0 + i1) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 8*i0 + i1, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 40; x += gridDim.x * blockDim.x) {
@@ -186,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_constant_pad_nd_3(c
                 float v_buf6 = t22;
                 ptgo_s0.v[3] = v_buf6;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + 12*i0 + i1) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 12*i0 + i1, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 48; x += gridDim.x * blockDim.x) {

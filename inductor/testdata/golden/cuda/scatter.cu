@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_full_index_put_3(fl
                 float v_buf10 = 0.0f;
                 ptgo_s0.v[3] = v_buf10;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + i0) = ptgo_s0;
+            ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 80; x += gridDim.x * blockDim.x) {
@@ -173,7 +173,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float
                 float v_buf12 = t15;
                 ptgo_s0.v[3] = v_buf12;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + 8*i0 + i1) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 8*i0 + i1, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 56; x += gridDim.x * blockDim.x) {
@@ -203,7 +203,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_6(const f
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 20; x += gridDim.x * blockDim.x) {
             const int i0v = x;
             const int i0 = 4 * i0v;
-            const ptgo_vec<float, 4> ptgo_l0 = *reinterpret_cast<const ptgo_vec<float, 4> *>(in_ptr0 + i0);
+            const ptgo_vec<float, 4> ptgo_l0 = ptgo_vld<ptgo_vec<float, 4>>(in_ptr0 + i0);
             ptgo_vec<float, 4> ptgo_s0;
             {
                 float v_buf13 = ptgo_l0.v[0];
@@ -221,7 +221,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_6(const f
                 float v_buf13 = ptgo_l0.v[3];
                 ptgo_s0.v[3] = v_buf13;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + i0) = ptgo_s0;
+            ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 80; x += gridDim.x * blockDim.x) {

@@ -42,7 +42,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_0(const float *
                 float v_buf1 = t11;
                 ptgo_s0.v[3] = v_buf1;
             }
-            *reinterpret_cast<ptgo_vec<float, 4> *>(out_ptr0 + 4*i0 + i1) = ptgo_s0;
+            ptgo_vst(out_ptr0 + 4*i0 + i1, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 12; x += gridDim.x * blockDim.x) {
