@@ -7,8 +7,9 @@ import (
 )
 
 // ExecuteCUDA runs a CUDA program through a driver: the GPU conformance suite's runtime (a real
-// driver on a GPU machine, tools/gpu-check) and the emulated device's (cuda_emu_test.go); the
-// CPython extension runs the same plan over torch's CUDA tensors. Inputs (host tensors with the
+// driver on a GPU machine, tools/gpu-check) and the emulated device's (kernels/cuda/emu); the
+// torch runtime (python/ptgo/_cuda.py) runs the same plan over torch's CUDA tensors through the
+// same CUDAKernels. Inputs (host tensors with the
 // plan's layouts) are copied to device memory, the arena and every allocated buffer is device
 // memory, kernels are launched from image (the module: a cubin, PTX or what the driver loads)
 // with their storages' start pointers and the status word, the externs goExterns knows (mm, bmm,

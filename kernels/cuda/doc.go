@@ -34,9 +34,11 @@
 // # What is verified where
 //
 // Without a GPU (this project's CI): NVRTC compiles every generated kernel for compute_90 and
-// the cache, search order and error paths are tested; the launch path runs against a fake
-// driver. Only a GPU machine runs the kernels (tools/gpu-check): module loading, launches,
-// results against the reference interpreter.
+// the golden units to sm_90 cubins; the cache, search order and error paths are tested here
+// (cuda_test.go); the CPU emulator (package emu, a Driver) runs every conformance graph's
+// kernels through the same launch path (inductor.CUDAKernels) against the reference
+// interpreter. A GPU machine (tools/gpu-check) runs the real driver: module loading, launches,
+// results.
 //
 // cgo is used here and in kernels/dl only (STYLE); a CGO_ENABLED=0 build gets stubs that
 // report ErrUnavailable.
