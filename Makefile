@@ -43,6 +43,7 @@ $(NVRTC_STAMP): $(VENV)/.installed
 	rm -rf build/nvrtc
 	$(VPY) -m pip install -q --no-deps --only-binary=:all: --target build/nvrtc $(NVRTC_PKG)
 	test -e build/nvrtc/nvidia/cu13/lib/libnvrtc.so.13
+	rm -f build/nvrtc/nvidia/cu13/lib/*.alt.*  # the alternative ABI build ptgo never loads (110 MB)
 	touch $@
 
 # Debian packages, installed only when missing (fast when nothing is).
