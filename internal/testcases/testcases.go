@@ -26,9 +26,26 @@ import (
 )
 
 // DefaultPath is the path of primtorch/decomp/testdata/cases.json in this source tree.
+// A test binary built with -trimpath (tools/gpu-check carries one to a machine where the
+// source tree lives elsewhere) knows this file only as ptgo/internal/testcases/...: the tree is
+// then the first directory from the working directory up that holds go.mod.
 func DefaultPath() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "primtorch", "decomp", "testdata", "cases.json")
+	rel := filepath.Join("primtorch", "decomp", "testdata", "cases.json")
+	if filepath.IsAbs(file) {
+		return filepath.Join(filepath.Dir(file), "..", "..", rel)
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				return filepath.Join(d, rel)
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return rel
 }
 
 // Tensor is a recorded tensor: an input (Name, Raw storage) or a result (Values, row-major).
