@@ -1,4 +1,6 @@
-# ptgo — two commands: `make demo` and `make test` (both run `make setup` first).
+# ptgo — two commands: `make demo` and `make test`. `make setup` makes both worlds: Debian's
+# torch 1.13 (`setup-113`, the default: `make demo` needs only it) and PyPI's torch 2
+# (`setup-torch2`); `make test` and `make bench` run in both.
 SHELL := /bin/bash
 PY ?= /usr/bin/python3
 VENV := .venv
@@ -35,9 +37,11 @@ SETUP_NVRTC :=
 TEST_ENV := PTGO_REQUIRE_CUDA_EMU=1
 endif
 
-.PHONY: setup setup-torch2 deps demo test test-go test-py test-py2 bench bench2 wheel clean gpu-check-dry
+.PHONY: setup setup-113 setup-torch2 deps demo test test-go test-py test-py2 bench bench-113 bench-torch2 wheel clean gpu-check-dry
 
-setup: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP) $(SETUP_NVRTC)
+setup: setup-113 setup-torch2
+
+setup-113: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP) $(SETUP_NVRTC)
 
 $(NVRTC_STAMP): $(VENV)/.installed
 	rm -rf build/nvrtc
@@ -63,7 +67,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml setup.py
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
-setup-torch2: setup $(VENV2)/.ptgo
+setup-torch2: setup-113 $(VENV2)/.ptgo
 
 $(VENV2)/bin/python:
 	$(TORCH2_PY) -m venv $(VENV2)
@@ -84,31 +88,40 @@ $(SHIM_STAMP): $(SHIM_SRC) $(VENV)/.installed
 	PTGO_SKIP_GO_BUILD=1 $(VPY) setup.py -q build_ext --inplace >/dev/null
 	touch $@
 
-demo: setup
+demo: setup-113
 	$(VPY) examples/demo.py
 
-test: setup
+test: setup setup-torch2
 	$(GO) vet ./...
 	$(TEST_ENV) $(GO) test ./...
 	$(VPY) -m pytest -q tests/
+	$(VPY2) -m pytest -q -p no:cacheprovider tests/
 
 test-go:
 	$(GO) test ./...
 
 # The GPU machine's check (tools/gpu-check): here, its dry run.
-gpu-check-dry: setup
+gpu-check-dry: setup-113
 	tools/gpu-check --dry-run
 
-test-py: setup
+test-py: setup-113
 	$(VPY) -m pytest -q tests/
 
 test-py2: setup-torch2
 	$(VPY2) -m pytest -q -p no:cacheprovider tests/
 
-bench: setup
+# Every workload beside its peers, interleaved in one process per world: eager, TorchScript and
+# ptgo on torch 1.13 (bench/results/); also torch.compile (default, max-autotune) and
+# torch.compile(backend="ptgo") on torch 2 (bench/results/torch2/).
+bench: bench-113 bench-torch2
+
+bench-113: setup-113
 	$(VPY) bench/run.py
 
-wheel: setup
+bench-torch2: setup-torch2
+	$(VPY2) bench/run.py
+
+wheel: setup-113
 	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .
 
 clean:

@@ -42,9 +42,12 @@ class BuildExt(build_ext):
 # Debian's 1.13 and PyPI's 2.14.
 TORCH_CXX = (
     # version, C++ standard its headers need, defines: how libtorch_python exports
-    # THPVariable_Wrap, how THPVariable holds its tensor (pybridge/fast/ptgo_variable.h)
+    # THPVariable_Wrap, how THPVariable holds its tensor (pybridge/fast/ptgo_variable.h),
+    # whether a storage's Python object holds a reference to it that C++ keeps alive
+    # (PTGO_STORAGE_PYOBJECT_PRESERVED: c10's kHasPyObject; ptgo_runtime.cpp's recyclable)
     ((1, 0), "c++17", ("PTGO_THPWRAP_BY_VALUE", "PTGO_THPVARIABLE_MAYBE_OWNED")),
     ((2, 10), "c++20", ("PTGO_THPWRAP_BY_REF",)),
+    ((2, 14), "c++20", ("PTGO_THPWRAP_BY_REF", "PTGO_STORAGE_PYOBJECT_PRESERVED")),
 )
 
 

@@ -108,8 +108,15 @@ func (t *Tracer) getAttr(f *frame, obj Value, name string) (Value, error) {
 			return strV(o.Name), nil
 		}
 	case *GradModeV:
-		if name == "clone" || name == "__enter__" || name == "__exit__" {
+		switch {
+		case name == "clone" || name == "__enter__" || name == "__exit__":
 			return &BoundV{Self: o, Name: name}, nil
+		case name == "__class__" && o.Class != 0:
+			// torch 2's decorators call ctx_factory = self.clone, which is self.__class__()
+			// (set_grad_enabled: self.__class__(self.mode)).
+			return t.objValue(o.Class, nil), nil
+		case name == "mode" && o.Class != 0 && o.Class == t.env.Known("torch.set_grad_enabled"):
+			return boolV(o.Enabled), nil
 		}
 	case *SuperV:
 		return t.superAttr(f, o, name)
@@ -1045,6 +1052,9 @@ func (t *Tracer) enterContext(f *frame, mgr Value) (Value, error) {
 		t.setGradMode(f, m.Enabled)
 		return noneV, nil
 	case *NoopCtxV:
+		if m.Autocast != nil {
+			t.enterAutocast(m.Autocast)
+		}
 		if m.Enter != nil {
 			return m.Enter, nil
 		}
@@ -1070,6 +1080,11 @@ func (t *Tracer) exitContext(f *frame, mgr Value) (Value, error) {
 		t.setGradMode(f, prev)
 		return noneV, nil
 	case *NoopCtxV:
+		if m.Autocast != nil {
+			if err := t.exitAutocast(f, m.Autocast); err != nil {
+				return nil, err
+			}
+		}
 		return noneV, nil
 	}
 	return nil, f.unsupported("", "__exit__ of %s", mgr.Describe())

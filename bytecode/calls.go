@@ -114,6 +114,9 @@ func (t *Tracer) inline(f *frame, fn *FuncV, args []Value, kw []kwArg) (Value, e
 		return nil, err
 	}
 	c := ci.code
+	if err := t.refuseTorchCompileEntry(f, fn, c.Filename); err != nil {
+		return nil, err
+	}
 	if c.Flags&(CO_COROUTINE|CO_ASYNC_GENERATOR|CO_ITERABLE_COROUTINE) != 0 {
 		return nil, f.unsupported("", "calling async function %s", fn.QualName)
 	}
@@ -231,7 +234,10 @@ func (t *Tracer) callModule(f *frame, m *ObjV, args []Value, kw []kwArg) (Value,
 		return nil, f.unsupported("create modules in __init__, not in forward", "calling a module created while tracing")
 	}
 	t.guards.Eq(&AttrSource{Base: m.Source, Attr: "training"}, t.mustAttr(m.Obj, "training"), t.api.Repr(t.mustAttr(m.Obj, "training")))
-	for _, hooks := range []string{"_forward_hooks", "_forward_pre_hooks", "_backward_hooks"} {
+	if err := t.checkNotTorchCompiled(f, m); err != nil {
+		return nil, err
+	}
+	for _, hooks := range moduleHookNames() {
 		d, err := api.GetAttr(m.Obj, hooks)
 		if err != nil {
 			continue
@@ -275,7 +281,7 @@ func (t *Tracer) checkGlobalHooks(f *frame) error {
 	}
 	t.globalHooksChecked = true
 	mod := t.env.Known("torch.nn.modules.module")
-	for _, name := range []string{"_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"} {
+	for _, name := range globalHookNames() {
 		d, err := t.api.GetAttr(mod, name)
 		if err != nil {
 			continue
@@ -307,9 +313,9 @@ func (t *Tracer) callClass(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, 
 		}
 		return &TupleV{Items: items, Size: true}, nil
 	case t.env.Known("torch.no_grad"):
-		return &GradModeV{Enabled: false}, nil
+		return &GradModeV{Enabled: false, Class: c.Obj}, nil
 	case t.env.Known("torch.enable_grad"):
-		return &GradModeV{Enabled: true}, nil
+		return &GradModeV{Enabled: true, Class: c.Obj}, nil
 	case t.env.Known("torch.set_grad_enabled"):
 		if len(args) != 1 {
 			return nil, f.unsupported("", "torch.set_grad_enabled takes one argument")
@@ -318,7 +324,7 @@ func (t *Tracer) callClass(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, 
 		if err != nil {
 			return nil, err
 		}
-		g := &GradModeV{Enabled: b, Prev: []bool{t.gradEnabled}, Applied: true}
+		g := &GradModeV{Enabled: b, Prev: []bool{t.gradEnabled}, Applied: true, Class: c.Obj}
 		t.setGradMode(f, b)
 		return g, nil
 	}
@@ -378,6 +384,9 @@ func (t *Tracer) callBuiltin(f *frame, c *ObjV, args []Value, kw []kwArg) (Value
 	}
 	if name := t.env.TorchName(c.Obj); name != "" {
 		return t.torchCall(f, name, c.Obj, args, kw)
+	}
+	if h := t.env.special(c.Obj); h != nil { // torch._C functions torch does not re-export (torch 2's _is_tracing)
+		return h(t, f, args, kw)
 	}
 	return nil, f.unsupported("", "calling the C function %s", t.shortRepr(c.Obj))
 }
@@ -444,7 +453,7 @@ func (t *Tracer) callMethod(f *frame, self Value, name string, args []Value, kw 
 	case *GradModeV:
 		switch name {
 		case "clone":
-			return &GradModeV{Enabled: s.Enabled}, nil
+			return &GradModeV{Enabled: s.Enabled, Class: s.Class}, nil
 		case "__enter__":
 			return t.enterContext(f, s)
 		case "__exit__":

@@ -162,6 +162,12 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	if err := t.guardGlobalState(); err != nil {
 		return cap, err
 	}
+	if err := t.guardNoDispatchModes(ci.code.Filename, ci.code.FirstLineNo); err != nil {
+		return cap, err
+	}
+	if err := t.readAutocast(); err != nil {
+		return cap, err
+	}
 
 	globals, err := env.API.GetAttr(req.Func, "__globals__")
 	if err != nil {

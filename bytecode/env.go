@@ -54,6 +54,15 @@ func (e *Env) TryKnown(path string) (py.Obj, bool) {
 	return o, o != 0
 }
 
+// tryLoaded is TryKnown through modules already imported only (ptgo._compat.resolve_loaded).
+func (e *Env) tryLoaded(path string) (py.Obj, bool) {
+	o, err := e.callRuntime("resolve_loaded", e.API.NewStr(path))
+	if err != nil || e.API.Kind(o) == py.KNone {
+		return 0, false
+	}
+	return o, true
+}
+
 // special returns the handler of a callable answered while tracing instead of run or inlined:
 // torch's (torchSpecials) and the standard library's (pySpecials). By identity, whatever kind of
 // object the callable is (a Python function, a C function, a class, a slot wrapper): one
@@ -67,6 +76,11 @@ func (e *Env) special(o py.Obj) specialFn {
 				if obj, ok := e.TryKnown(path); ok {
 					e.specials[obj] = h
 				}
+			}
+		}
+		for path, h := range compilerSpecials() {
+			if obj, ok := e.tryLoaded(path); ok {
+				e.specials[obj] = h
 			}
 		}
 	}
@@ -138,28 +152,42 @@ func (e *Env) callRuntime(name string, args ...py.Obj) (py.Obj, error) {
 // place (ptgo._runtime._skip_policy, answered by the shim's code_owner_of): library code's
 // globals are not guarded (A16) and messages point past it to the user's line.
 func (e *Env) CodeOwner(file string) (owner string, skipped bool) {
+	fo := e.filePolicy(file)
+	return fo.owner, fo.skipped
+}
+
+// Uncaptured reports whether frames that start in file run with capture off for their whole
+// extent: torch.compile's entry points (ptgo._compat.TORCH_COMPILE_ENTRY_FILES), whose frames
+// torch.compile's own frame evaluator owns. The interpreter never inlines their functions.
+func (e *Env) Uncaptured(file string) bool { return e.filePolicy(file).uncaptured }
+
+func (e *Env) filePolicy(file string) fileOwner {
 	if o, ok := e.owners[file]; ok {
-		return o.owner, o.skipped
+		return o
 	}
 	if e.owners == nil {
 		e.owners = map[string]fileOwner{}
 	}
 	var fo fileOwner
-	if r, err := e.callRuntime("code_owner", e.API.NewStr(file)); err == nil {
+	if r, err := e.callRuntime("code_policy", e.API.NewStr(file)); err == nil {
 		if o, err := e.API.Index(r, 0); err == nil && e.API.Kind(o) == py.KStr {
 			fo.owner, _ = e.API.Str(o)
 		}
 		if s, err := e.API.Index(r, 1); err == nil {
 			fo.skipped = e.API.Kind(s) == py.KBool && s == e.API.NewBool(true)
 		}
+		if s, err := e.API.Index(r, 2); err == nil {
+			fo.uncaptured = e.API.Kind(s) == py.KBool && s == e.API.NewBool(true)
+		}
 	}
 	e.owners[file] = fo
-	return fo.owner, fo.skipped
+	return fo
 }
 
 type fileOwner struct {
-	owner   string
-	skipped bool
+	owner      string
+	skipped    bool
+	uncaptured bool
 }
 
 // IsLibraryFile reports whether file belongs to a library (torch, the standard library, ...).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"ptgo/bytecode/py"
+	"ptgo/primtorch"
 )
 
 // The standard library and torch helpers the interpreter answers itself, by the identity of
@@ -42,9 +43,9 @@ func init() {
 
 		// Context managers that change nothing here (NoopCtxV).
 		"contextlib.nullcontext":  ctxNull,
-		"torch.autocast":          ctxAutocast("torch.autocast", 2),
-		"torch.cpu.amp.autocast":  ctxAutocast("torch.cpu.amp.autocast", 0),
-		"torch.cuda.amp.autocast": ctxAutocast("torch.cuda.amp.autocast", 0),
+		"torch.autocast":          ctxAutocast("torch.autocast", ""),
+		"torch.cpu.amp.autocast":  ctxAutocast("torch.cpu.amp.autocast", "cpu"),
+		"torch.cuda.amp.autocast": ctxAutocast("torch.cuda.amp.autocast", "cuda"),
 
 		// Logging below the logger's level does nothing (guarded); a record that would be
 		// emitted runs eagerly.
@@ -231,6 +232,35 @@ func isFunctionLike(v Value) bool {
 func (t *Tracer) callLiveObject(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, bool, error) {
 	api := t.api
 	switch api.TypeOf(c.Obj) {
+	case t.env.Known("weakref.ref"):
+		// ref(): the referent now (or None), guarded through the ref, which is guarded by
+		// identity (a ref's referent never changes, it may only die). torch 2's RNNs compare
+		// their weights with the refs they keep.
+		if len(args) > 0 || len(kw) > 0 {
+			return nil, true, f.unsupported("eager raises TypeError", "weakref.ref() takes no arguments")
+		}
+		r, err := api.Call(c.Obj, nil, nil)
+		if err != nil {
+			return nil, true, err
+		}
+		if c.Source == nil {
+			v, err := t.wrapLive(f, r, nil)
+			return v, true, err
+		}
+		t.guards.ID(c.Source, c.Obj, "weakref "+t.shortRepr(c.Obj))
+		src := &CallSource{Fn: c.Obj, Desc: c.Source.Name() + "()"}
+		if api.Kind(r) == py.KTensor {
+			// the referent is the very tensor (a parameter the frame reads: `ref() is weight`)
+			t.guards.ID(src, r, "the tensor it referred to when compiled")
+			if tv, ok := t.attrNodes[r]; ok {
+				return tv, true, nil
+			}
+			if tv, ok := t.inputByObj[r]; ok {
+				return tv, true, nil
+			}
+		}
+		v, err := t.wrapLive(f, r, src)
+		return v, true, err
 	case t.env.Known("functools._lru_cache_wrapper"):
 		w, err := api.GetAttr(c.Obj, "__wrapped__")
 		if err != nil {
@@ -355,32 +385,47 @@ func ctxNull(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	return &NoopCtxV{Class: t.env.Known("contextlib.nullcontext"), Args: []Value{enter}, Enter: enter}, nil
 }
 
-// ctxAutocast is torch.autocast(device_type, dtype, enabled, cache_enabled) (enabled is
-// positional argument enabledAt) and torch.{cpu,cuda}.amp.autocast(enabled, ...): a region with
-// autocast disabled while autocast is off everywhere (guarded) changes nothing; autocast regions
-// themselves are not captured.
-func ctxAutocast(path string, enabledAt int) specialFn {
+// ctxAutocast is torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None) and
+// torch.{cpu,cuda}.amp.autocast(enabled=True, dtype=..., cache_enabled=True) (device "" takes
+// the device type as the first argument): a manager whose __enter__ and __exit__ change the
+// trace's autocast state (autocast.go).
+func ctxAutocast(path, device string) specialFn {
 	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		var enabled Value = trueV
-		if len(args) > enabledAt {
-			enabled = args[enabledAt]
+		names := []string{"enabled", "dtype", "cache_enabled"}
+		if device == "" {
+			names = []string{"device_type", "dtype", "enabled", "cache_enabled"}
 		}
-		if v := kwValue(kw, "enabled"); v != nil {
-			enabled = v
+		if err := noKw(f, path, kw, names...); err != nil {
+			return nil, err
 		}
-		on, err := t.truthy(f, enabled)
+		if len(args) > len(names) {
+			return nil, f.unsupported("eager raises TypeError", "%s takes at most %d arguments", path, len(names))
+		}
+		get := func(name string, def Value) Value {
+			for i, n := range names {
+				if n == name && i < len(args) {
+					return args[i]
+				}
+			}
+			if v := kwValue(kw, name); v != nil {
+				return v
+			}
+			return def
+		}
+		var dev Value = strV(device)
+		var dtype, cache Value
+		if device == "" {
+			if dev = get("device_type", nil); dev == nil {
+				return nil, f.unsupported("eager raises TypeError", "torch.autocast() missing device_type")
+			}
+		} else {
+			dtype, cache = t.objValue(t.env.DTypeObj(map[string]primtorch.DType{"cpu": primtorch.BFloat16, "cuda": primtorch.Float16}[device]), nil), trueV
+		}
+		c, err := t.newAutocastCtx(f, dev, get("dtype", dtype), get("enabled", trueV), get("cache_enabled", cache))
 		if err != nil {
 			return nil, err
 		}
-		if on {
-			return nil, f.unsupported("run the autocast region outside the compiled function", "an autocast region (mixed precision is not captured)")
-		}
-		for _, path := range []string{"torch.is_autocast_enabled", "torch.is_autocast_cpu_enabled"} {
-			if _, err := autocastOff(path)(t, f, nil, nil); err != nil {
-				return nil, err
-			}
-		}
-		return &NoopCtxV{Class: t.env.Known(path), Args: append([]Value(nil), args...), Kw: append([]kwArg(nil), kw...)}, nil
+		return &NoopCtxV{Class: t.env.Known(path), Args: append([]Value(nil), args...), Kw: append([]kwArg(nil), kw...), Autocast: c}, nil
 	}
 }
 

@@ -653,7 +653,8 @@ func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 	}
 	info, err := t.api.TensorMeta(o)
 	if err != nil {
-		return nil, err
+		// a tensor without plain sizes (a nested tensor): torch's own code handles it
+		return nil, f.unsupported("", "a tensor whose metadata ptgo cannot read (%s: %v)", readableName(src), err)
 	}
 	if !info.Strided {
 		return nil, f.unsupported("convert it with .to_dense() (sparse, mkldnn) or .to_padded_tensor() (nested) first",
@@ -707,7 +708,7 @@ func (t *Tracer) paramAttr(f *frame, o py.Obj, path string, src Source) (Value, 
 	}
 	info, err := t.api.TensorMeta(o)
 	if err != nil {
-		return nil, err
+		return nil, f.unsupported("", "parameter %s: a tensor whose metadata ptgo cannot read (%v)", path, err)
 	}
 	if !info.Strided || info.DType < 0 {
 		return nil, f.unsupported("", "parameter %s is not a strided tensor of a supported dtype", path)
@@ -757,9 +758,9 @@ func (t *Tracer) gradModeOf(o py.Obj) *GradModeV {
 	typ := t.api.TypeOf(o)
 	switch typ {
 	case t.env.Known("torch.no_grad"):
-		return &GradModeV{Enabled: false}
+		return &GradModeV{Enabled: false, Class: typ}
 	case t.env.Known("torch.enable_grad"):
-		return &GradModeV{Enabled: true}
+		return &GradModeV{Enabled: true, Class: typ}
 	case t.env.Known("torch.set_grad_enabled"):
 		m, err := t.api.GetAttr(o, "mode")
 		if err != nil {
@@ -769,7 +770,7 @@ func (t *Tracer) gradModeOf(o py.Obj) *GradModeV {
 		if err != nil {
 			return nil
 		}
-		return &GradModeV{Enabled: n != 0}
+		return &GradModeV{Enabled: n != 0, Class: typ}
 	}
 	return nil
 }
@@ -783,16 +784,33 @@ func (t *Tracer) sideEffect(f *frame, what string) error {
 // newCall records a call_function node.
 func (t *Tracer) addCall(f *frame, target string, args []fxgraph.Arg, kwargs []fxgraph.Kwarg, meta any) *fxgraph.Node {
 	n := t.graph.AddCall(target, args, kwargs, meta)
-	n.Where = f.shortWhereUser()
+	n.Where, n.Stack = f.shortWhereUser(), f.stackUser()
 	t.opCount++
 	return n
 }
 
 func (t *Tracer) addMethod(f *frame, method string, args []fxgraph.Arg, kwargs []fxgraph.Kwarg, meta any) *fxgraph.Node {
 	n := t.graph.AddMethod(method, args, kwargs, meta)
-	n.Where = f.shortWhereUser()
+	n.Where, n.Stack = f.shortWhereUser(), f.stackUser()
 	t.opCount++
 	return n
+}
+
+// stackUser is the innermost user frame as a traceback line names it
+// (`File "/path/model.py", line 12, in forward`), for torch.fx's node.stack_trace.
+func (f *frame) stackUser() string {
+	g := f
+	for u := f; u != nil; u = u.parent {
+		if !u.isLibrary() {
+			g = u
+			break
+		}
+	}
+	line := g.ci.code.FirstLineNo
+	if g.curInstr != nil && g.curInstr.Pos.Line > 0 {
+		line = g.curInstr.Pos.Line
+	}
+	return fmt.Sprintf("File \"%s\", line %d, in %s", g.ci.code.Filename, line, g.ci.code.Name)
 }
 
 // shortWhereUser is the innermost user file:line (basename), for node annotations.

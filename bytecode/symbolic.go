@@ -308,6 +308,7 @@ type Tracer struct {
 	rootModule py.Obj // FrameRequest.Root
 
 	gradEnabled bool
+	autocast    autocastTrace
 	// inputs are the graph's placeholders in order, with where they come from.
 	inputs []*TensorV
 	// inputByObj finds an input already read through another source (aliasing).

@@ -21,10 +21,34 @@ var torchSpecials map[string]specialFn
 
 func init() {
 	torchSpecials = map[string]specialFn{
-		"torch.is_grad_enabled":                 func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-		"torch._C.is_grad_enabled":              func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
-		"torch.is_autocast_enabled":             autocastOff("torch.is_autocast_enabled"),
-		"torch.is_autocast_cpu_enabled":         autocastOff("torch.is_autocast_cpu_enabled"),
+		"torch.is_grad_enabled":    func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch._C.is_grad_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return boolV(t.gradEnabled), nil },
+		"torch.is_autocast_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			m, err := t.autocastModeArg(f, "torch.is_autocast_enabled", args, kw)
+			if err != nil {
+				return nil, err
+			}
+			return boolV(m.Enabled), nil
+		},
+		"torch.get_autocast_dtype": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			m, err := t.autocastModeArg(f, "torch.get_autocast_dtype", args, kw)
+			if err != nil {
+				return nil, err
+			}
+			return t.objValue(t.env.DTypeObj(m.DType), nil), nil
+		},
+		"torch.is_autocast_cpu_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return boolV(t.autocast.CPU.Enabled), nil
+		},
+		"torch.is_autocast_cache_enabled": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return boolV(t.autocast.Cache), nil
+		},
+		"torch.get_autocast_cpu_dtype": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.objValue(t.env.DTypeObj(t.autocast.CPU.DType), nil), nil
+		},
+		"torch.get_autocast_gpu_dtype": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.objValue(t.env.DTypeObj(t.autocast.CUDA.DType), nil), nil
+		},
 		"torch._C._has_torch_function":          constFalse,
 		"torch._C._has_torch_function_unary":    constFalse,
 		"torch._C._has_torch_function_variadic": constFalse,
@@ -94,21 +118,6 @@ func (t *Tracer) realizedTensor(f *frame, v Value) (*TensorV, bool) {
 }
 
 func constFalse(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return falseV, nil }
-
-func autocastOff(path string) func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-		fn := t.env.Known(path)
-		r, err := t.api.Call(fn, nil, nil)
-		if err != nil {
-			return nil, err
-		}
-		if n, _ := t.api.Int(r); n != 0 {
-			return nil, f.unsupported("compile outside the autocast region", "autocast is enabled")
-		}
-		t.guards.CallBool(fn, false, path+"()")
-		return falseV, nil
-	}
-}
 
 func liveConst(path string) func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 	return func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
@@ -198,6 +207,11 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		}
 		kw[i].Val = r
 	}
+	origArgs, origKw := args, kw
+	args, kw, policy, err := t.autocastArgs(f, target, op, args, kw)
+	if err != nil {
+		return nil, err
+	}
 	fxArgs := make([]fxgraph.Arg, len(args))
 	for i, a := range args {
 		fa, err := t.toArg(f, a)
@@ -216,7 +230,6 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	}
 	inputs := tensorsIn(args, kw)
 	var res primtorch.Value
-	var err error
 	if op != nil {
 		margs, mkw, err2 := t.metaArgs(f, args, kw)
 		if err2 != nil {
@@ -238,6 +251,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		}
 	}
 	if err := t.probeKernel(f, method, target, op, args, kw); err != nil {
+		return nil, err
+	}
+	if err := t.checkAutocast(f, method, target, op, policy, origArgs, origKw, res); err != nil {
 		return nil, err
 	}
 	inMetas := make([]*primtorch.TensorMeta, len(inputs))

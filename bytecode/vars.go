@@ -382,23 +382,30 @@ type GradModeV struct {
 	// Applied: torch.set_grad_enabled(b) changed grad mode when it was created; its __enter__
 	// changes nothing and its __exit__ restores the mode from before the creation.
 	Applied bool
+	Class   py.Obj // torch.no_grad, torch.enable_grad or torch.set_grad_enabled; 0 when unknown
 }
 
 func (g *GradModeV) Describe() string {
 	return fmt.Sprintf("grad mode context (enabled=%v)", g.Enabled)
 }
 
-// NoopCtxV is a context manager whose __enter__ and __exit__ change nothing the trace models:
-// torch.autocast(enabled=False) while autocast is off (guarded), contextlib.nullcontext(v).
-// Enter is what __enter__ returns; Class, Args and Kw rebuild it.
+// NoopCtxV is a context manager whose __enter__ and __exit__ change nothing in the graph:
+// contextlib.nullcontext(v), torch.autocast(...) (which changes the trace's autocast state:
+// Autocast). Enter is what __enter__ returns; Class, Args and Kw rebuild it.
 type NoopCtxV struct {
-	Class py.Obj
-	Args  []Value
-	Kw    []kwArg
-	Enter Value // nil: the manager itself
+	Class    py.Obj
+	Args     []Value
+	Kw       []kwArg
+	Enter    Value        // nil: the manager itself
+	Autocast *autocastCtx // torch.autocast's state change, nil for other managers
 }
 
-func (n *NoopCtxV) Describe() string { return "context manager that changes nothing" }
+func (n *NoopCtxV) Describe() string {
+	if n.Autocast != nil {
+		return n.Autocast.describe()
+	}
+	return "context manager that changes nothing"
+}
 
 // ExitV is the bound __exit__ that BEFORE_WITH pushes for a context manager ptgo models.
 type ExitV struct{ Ctx Value }

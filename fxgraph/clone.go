@@ -26,6 +26,7 @@ func Clone(g *Graph) *Graph {
 			Args:   mapArgs(n.Args, remap),
 			Meta:   cloneMeta(n.Meta),
 			Where:  n.Where,
+			Stack:  n.Stack,
 			index:  i,
 		}
 		if n.Kwargs != nil {

@@ -58,6 +58,7 @@ func mlpGraph() *Graph {
 	b1 := g.AddGetAttr("fc1.bias", grad(f32(16)))
 	h := g.AddCall("torch.nn.functional.linear", []Arg{x, w1, b1}, nil, grad(f32(4, 16)))
 	h.Where = "model.py:12"
+	h.Stack = `File "model.py", line 12, in forward`
 	r := g.AddCall("torch.relu", []Arg{h}, nil, grad(f32(4, 16)))
 	r.Where = "model.py:13"
 	w2 := g.AddGetAttr("fc2.weight", grad(f32(2, 16)))

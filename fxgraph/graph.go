@@ -58,6 +58,10 @@ type Node struct {
 	Meta any
 	// Where is the user source line that produced the node ("model.py:12"), empty if unknown.
 	Where string
+	// Stack is the same place as a traceback line names it, for torch.fx's node.stack_trace
+	// (`File "/path/model.py", line 12, in forward`), empty if unknown. It is metadata: the
+	// text form does not print it and Equal does not compare it.
+	Stack string
 
 	index int
 }

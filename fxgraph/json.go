@@ -19,9 +19,9 @@ import (
 //
 //	NODE = {"name": "linear", "op": "call_function", "target": "torch.nn.functional.linear",
 //	        "args": [ARG, ...], "kwargs": [["name", ARG], ...], "meta": META,
-//	        "where": "model.py:12"}
+//	        "where": "model.py:12", "stack": "File \"/src/model.py\", line 12, in forward"}
 //	       op is placeholder, call_function, call_method, get_attr or output; args, kwargs,
-//	       meta and where are left out when empty. Nodes come in graph order and a node only
+//	       meta, where and stack are left out when empty. Nodes come in graph order and a node only
 //	       refers to nodes before it. kwargs is a list of pairs to keep their order.
 //
 //	ARG  = null | true | false | INT | "string"            None, bools, ints (int64), str
@@ -57,6 +57,7 @@ type jsonNode struct {
 	Kwargs [][]any `json:"kwargs,omitempty"`
 	Meta   any     `json:"meta,omitempty"`
 	Where  string  `json:"where,omitempty"`
+	Stack  string  `json:"stack,omitempty"`
 }
 
 type jsonTensor struct {
@@ -118,7 +119,7 @@ func (e *jsonEncoder) write(buf *bytes.Buffer, v any) error {
 }
 
 func (e *jsonEncoder) node(n *Node) (*jsonNode, error) {
-	jn := &jsonNode{Name: n.Name, Op: n.Op.String(), Target: n.Target, Where: n.Where}
+	jn := &jsonNode{Name: n.Name, Op: n.Op.String(), Target: n.Target, Where: n.Where, Stack: n.Stack}
 	if int(n.Op) >= len(nodeOpNames) {
 		return nil, fmt.Errorf("unknown op %s", n.Op)
 	}
@@ -304,7 +305,7 @@ func (d *jsonDecoder) node(jn *jsonNode) (*Node, error) {
 	if _, dup := d.byName[jn.Name]; dup && op != Output {
 		return nil, fmt.Errorf("name is used twice; node names must be unique")
 	}
-	n := &Node{Name: jn.Name, Op: op, Target: jn.Target, Where: jn.Where}
+	n := &Node{Name: jn.Name, Op: op, Target: jn.Target, Where: jn.Where, Stack: jn.Stack}
 	for i, v := range jn.Args {
 		a, err := d.arg(v)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"ptgo/kernels"
 	"ptgo/primtorch"
@@ -49,15 +50,19 @@ type Source struct {
 }
 
 // usePool decides which threads run a unit's parallel regions: ptgo's pool
-// (kernels.PoolRuntime) when the graph's externs are all matrix products, torch's libgomp
-// team otherwise. torch's matrix products here run on OpenBLAS's own threads, and libgomp's
-// idle workers spin about a millisecond after each region beside them (on 2 cores gelu_mlp at
-// 2 threads took 9.9 ms with libgomp, 3.1 ms with the pool); the pool's workers spin 50 µs and
-// then sleep. A graph that calls torch ops running on libgomp (convolution, fallbacks) or no
-// torch op at all stays on libgomp, sharing one team with eager torch: there the pool's
-// threads would be the ones competing (small_cnn at 2 threads: 12.7 ms with the pool spinning
-// as long as libgomp, 1.3 ms on libgomp).
+// (kernels.PoolRuntime) when the graph's externs are all matrix products and torch's BLAS has
+// threads of its own, torch's libgomp team otherwise. Debian's torch runs its matrix products
+// on OpenBLAS's own threads, and libgomp's idle workers spin about a millisecond after each
+// region beside them (on 2 cores gelu_mlp at 2 threads took 9.9 ms with libgomp, 3.1 ms with
+// the pool); the pool's workers spin 50 µs and then sleep. A graph that calls torch ops running
+// on libgomp (convolution, fallbacks; every matrix product of a torch whose BLAS is MKL on
+// libgomp, BLASOnOpenMP) or no torch op at all stays on libgomp, sharing one team with eager
+// torch: there the pool's threads would be the ones competing (small_cnn at 2 threads: 12.7 ms
+// with the pool spinning as long as libgomp, 1.3 ms on libgomp).
 func usePool(s *Schedule) bool {
+	if blasOnOpenMP.Load() {
+		return false
+	}
 	products := 0
 	for _, st := range s.Steps {
 		if e, ok := st.(*ExternStep); ok {
@@ -69,6 +74,14 @@ func usePool(s *Schedule) bool {
 	}
 	return products > 0
 }
+
+// blasOnOpenMP is whether torch's matrix products run on its OpenMP (libgomp) team: PyPI's
+// torch uses MKL's GNU-threaded layer (a forked child hangs in a matmul once the parent ran
+// one, which only libgomp's pool does), Debian's uses OpenBLAS's own threads.
+var blasOnOpenMP atomic.Bool
+
+// SetBLASOnOpenMP records where the running torch's BLAS threads live (pybridge, at start).
+func SetBLASOnOpenMP(on bool) { blasOnOpenMP.Store(on) }
 
 // KernelCode is one generated entry point.
 type KernelCode struct {

@@ -193,3 +193,24 @@ func TestSoftmaxComputesExpOnce(t *testing.T) {
 	body = src.Text[strings.Index(src.Text, "PTGO_KERNEL int"):]
 	require.Equal(t, 2, strings.Count(body, "expf("), body)
 }
+
+// TestPoolFollowsWhereBLASThreadsRun: a graph whose externs are all matrix products runs its
+// parallel regions on ptgo's pool while torch's BLAS has threads of its own (Debian's OpenBLAS),
+// and on torch's libgomp team where its matrix products run there too (PyPI's MKL).
+func TestPoolFollowsWhereBLASThreadsRun(t *testing.T) {
+	src := `graph f(x: f32[256,128], w: f32[128,512]):
+  %m : f32[256,512] = prims.mm(%x, %w)
+  %g : f32[256,512] = prims.tanh(%m)
+  return (%g,)
+`
+	defer SetBLASOnOpenMP(blasOnOpenMP.Load())
+	SetBLASOnOpenMP(false)
+	s := generate(t, src, CodegenOptions{})
+	require.True(t, s.Pool)
+	require.Contains(t, s.Text, "ptgo_set_parallel")
+	SetBLASOnOpenMP(true)
+	s = generate(t, src, CodegenOptions{})
+	require.False(t, s.Pool)
+	require.NotContains(t, s.Text, "ptgo_set_parallel")
+	require.Contains(t, s.Text, "#pragma omp parallel")
+}

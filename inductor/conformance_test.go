@@ -125,8 +125,13 @@ type cRun struct {
 // TestConformance runs every recorded case through ref and the C backend; see the comment at
 // the top of this file.
 func TestConformance(t *testing.T) {
-	cases, err := testcases.Load(testcases.DefaultPath())
-	require.NoError(t, err)
+	testcases.ForEachTorch(t, func(t *testing.T, _ primtorch.TorchVersion, cases []testcases.Case) {
+		testConformance(t, cases)
+	})
+}
+
+// testConformance runs one recorded torch's cases.
+func testConformance(t *testing.T, cases []testcases.Case) {
 	require.NotEmpty(t, cases)
 	only, err := regexp.Compile(*conformanceOnly)
 	require.NoError(t, err, "-conformance.only")

@@ -90,8 +90,13 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 			return 0, err
 		}
 	}
-	tangents := append([]int(nil), split.Tangents...)
-	g, err := c.h.AutogradGraph(fwd, bwd, split.NumOutputs, tangents, c.consts(attrPaths), c.rerun(pg))
+	region := &Region{Name: r.Name, Forward: fwd, Backward: bwd, NumOutputs: split.NumOutputs,
+		Tangents: append([]int(nil), split.Tangents...), Consts: c.consts(attrPaths), Rerun: c.rerun(pg)}
+	if region.Recompute, err = c.h.TorchRerun(r.Graph, r.Attrs); err != nil {
+		return 0, err
+	}
+	recomputeEffects(region, r.Graph, lifted)
+	g, err := c.h.AutogradGraph(region)
 	if err == nil && toC {
 		count(&stats.autograd)
 	}

@@ -83,7 +83,7 @@ type Host interface {
 	CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun py.Obj) (py.Obj, error)
 	// AutogradGraph wraps a compiled forward and backward in one torch.autograd.Function
 	// (ptgo._runtime.make_autograd_graph).
-	AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, consts []py.Obj, rerun py.Obj) (py.Obj, error)
+	AutogradGraph(r *Region) (py.Obj, error)
 	// TorchGraph builds a callable running a graph of torch calls (aot_eager's halves).
 	TorchGraph(g *fxgraph.Graph) (py.Obj, error)
 	// TorchRerun is a callable running the torch-level graph g with torch on the same inputs.

@@ -49,6 +49,7 @@ type fakeAutograd struct {
 	numOutputs int
 	tangents   []int
 	consts     []py.Obj
+	region     *Region
 	obj        py.Obj
 }
 
@@ -88,8 +89,9 @@ func (h *fakeHost) CUDAGraph(plan []byte, ks *inductor.CUDAKernels, consts []py.
 
 func (h *fakeHost) SearchPath() []string { return nil }
 
-func (h *fakeHost) AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
-	a := fakeAutograd{fwd: fwd, bwd: bwd, numOutputs: numOutputs, tangents: tangents, consts: consts, obj: h.obj()}
+func (h *fakeHost) AutogradGraph(r *Region) (py.Obj, error) {
+	a := fakeAutograd{fwd: r.Forward, bwd: r.Backward, numOutputs: r.NumOutputs, tangents: r.Tangents, consts: r.Consts,
+		region: r, obj: h.obj()}
 	h.autograd = append(h.autograd, a)
 	return a.obj, nil
 }

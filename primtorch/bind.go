@@ -18,6 +18,16 @@ type Args struct {
 	given []bool
 }
 
+// sigOf reports whether the call matched a signature only target uses (a row's py).
+func (a *Args) sigOf(target string) bool {
+	for _, t := range a.Op.sigTargets[a.Sig] {
+		if t == target {
+			return true
+		}
+	}
+	return false
+}
+
 // sequence returns v's elements when v is a list or tuple.
 func sequence(v Value) ([]Value, bool) {
 	switch s := v.(type) {

@@ -84,23 +84,50 @@ func withOp(err error, name string) error {
 
 // kernelGap is a dtype some of torch's CPU kernels for an op reject at some tensor operand
 // positions (a bit per position, in call order), with the first error torch gave for it
-// (kernel_gaps.go).
+// (kernel_gaps_<torch version>.go).
 type kernelGap struct {
 	DType    DType
 	Operands uint64
 	Example  string
 }
 
+// kernelGapTables are the generated tables by torch version: torch 2 implements many CPU
+// kernels torch 1.13 lacks (float16 layer_norm, matmul, exp) and rejects a few calls 1.13
+// accepted (a complex norm with a real dtype).
+var kernelGapTables = []VersionRow[map[string][]kernelGap]{
+	{Torch113, kernelGaps1_13},
+	{Torch214, kernelGaps2_14},
+}
+
+// kernelGapsFor is the table of torch version v. The tables only decide when to try a call on
+// torch's own kernel (the probe is exact), so for a torch no table was generated with, the
+// union of all tables stands in: a superset costs a probe at compile time, never a result that
+// differs from eager.
+func kernelGapsFor(v TorchVersion) func(name string) []kernelGap {
+	if TestedTorch(kernelGapTables, v) {
+		t := ForTorch(kernelGapTables, v)
+		return func(name string) []kernelGap { return t[name] }
+	}
+	return func(name string) []kernelGap {
+		var all []kernelGap
+		for _, row := range kernelGapTables {
+			all = append(all, row.Value[name]...)
+		}
+		return all
+	}
+}
+
 // KernelMayReject reports whether torch's CPU kernels for op are known to reject some calls
 // whose tensor operands (in call order: arguments, then keyword arguments) have these dtypes,
 // although the same calls on float32 tensors pass ("LayerNormKernelImpl" not implemented for
 // 'Half'). Meta functions model an op's semantics, not which dtypes its kernels implement: the
-// capture stage tries such calls on torch's kernels while tracing.
+// capture stage tries such calls on torch's kernels while tracing. The answer is for the
+// running torch (Torch()).
 func KernelMayReject(op *Op, operands []DType) bool {
 	if op == nil {
 		return false
 	}
-	for _, g := range kernelGaps[op.Canonical().Schema.Name] {
+	for _, g := range kernelGapsFor(Torch())(op.Canonical().Schema.Name) {
 		for p, d := range operands {
 			if d == g.DType && p < 64 && g.Operands&(1<<p) != 0 {
 				return true

@@ -228,6 +228,7 @@ const (
 	OpSoftmax
 	OpLogSoftmax
 	OpLayerNorm
+	OpScaledDotProductAttention
 	OpGroupNorm
 	OpBatchNorm
 	OpInstanceNorm

@@ -215,6 +215,13 @@ func pointwise(ops []Value, p Promotion, dt DType, override bool) (*TensorMeta, 
 		return nil, err
 	}
 	if !override {
+		var s promoteState
+		for _, v := range vals {
+			s.add(v)
+		}
+		if s.halfComplex() {
+			return nil, unsupportedf("the result is torch's complex32 or bcomplex32 (a float16 or bfloat16 tensor with a complex number), which ptgo has no dtype for")
+		}
 		dt = p.Apply(ResultType(vals...))
 	}
 	return &TensorMeta{DType: dt, Shape: shape, Strides: iterStrides(shape, metas), Device: dev}, nil

@@ -161,9 +161,10 @@ func metaConv(k int, transposed bool) metaFn {
 				shape = append(shape, o)
 			}
 		}
-		// oneDNN keeps channels-last only for 2-d, non-transposed convolutions (torch 1.13 CPU).
+		// torch 1.13's CPU kernels keep channels-last only for 2-d, non-transposed
+		// convolutions; torch 2's for 3-d and transposed ones too.
 		mf := ContiguousFormat
-		if k == 2 && !transposed {
+		if k == 2 && !transposed || k >= 2 && behavior().ConvKeepsChannelsLast3dAndTransposed {
 			mf = convMemoryFormat(in, w)
 		}
 		out := &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, mf), Device: deviceOf(in)}
@@ -305,7 +306,7 @@ func metaPool(k int, isMax bool) metaFn {
 		shape = append(shape, outSp...)
 		out := &TensorMeta{DType: in.DType, Shape: shape, Device: deviceOf(in)}
 		out.Strides = ContiguousStrides(shape)
-		if k == 2 {
+		if k == 2 || k == 3 && isMax && behavior().MaxPool3dKeepsChannelsLast {
 			out.Strides = StridesFor(shape, in.SuggestMemoryFormat())
 		}
 		if isMax && (len(a.Op.Schema.Returns) == 2 || a.Flag("return_indices")) {
@@ -345,6 +346,10 @@ func metaPool1d(isMax bool) metaFn {
 		if err != nil {
 			if e, ok := err.(*Error); !isMax || !ok || !strings.Contains(e.Msg, "Output size is too small") || in.RequiresGrad || a.Flag("return_indices") {
 				return nil, err
+			}
+			// max_pool1d's own kernel: torch 1.13 returns an empty result, torch 2 rejects it.
+			if behavior().MaxPool1dEmptyError {
+				return nil, runtimeErrorf("max_pool1d() Invalid computed output size: 0")
 			}
 			shape := append([]int64(nil), in.Shape...)
 			shape[len(shape)-1] = 0

@@ -236,9 +236,11 @@ func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMe
 				}
 				record(t, dim)
 				dim += len(t.Shape)
-			case t.DType == Int64:
+			case t.DType == Int64 || t.DType == Int32 && behavior().Int32Indices:
 				record(t, dim)
 				dim++
+			case behavior().Int32Indices:
+				return nil, nil, indexErrorf("tensors used as indices must be long, int, byte or bool tensors")
 			default:
 				return nil, nil, indexErrorf("tensors used as indices must be long, byte or bool tensors")
 			}
@@ -420,7 +422,14 @@ func isDataDependent(err error) bool {
 	return ok && e.Kind == ErrDataDependent
 }
 
+// checkIndexDType is gather's and scatter's index check: int64, or int32 too under torch 2.
 func checkIndexDType(name string, idx *TensorMeta) error {
+	if behavior().Int32Indices {
+		if idx.DType != Int64 && idx.DType != Int32 {
+			return runtimeErrorf("%s(): Expected dtype int32/int64 for index", name)
+		}
+		return nil
+	}
 	if idx.DType != Int64 {
 		return runtimeErrorf("%s(): Expected dtype int64 for index", name)
 	}
@@ -454,8 +463,8 @@ func metaScatter(a *Args) (Value, error) {
 		return nil, err
 	}
 	name := a.Op.Schema.Name
-	if idx.DType != Int64 {
-		return nil, runtimeErrorf("%s(): Expected dtype int64 for index", name)
+	if err := checkIndexDType(strings.TrimSuffix(strings.TrimSuffix(name, "_"), "_add"), idx); err != nil {
+		return nil, err
 	}
 	if r, ok := a.Opt("reduce"); ok && r != nil {
 		if s, _ := r.(string); s != "add" && s != "multiply" {

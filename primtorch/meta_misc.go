@@ -81,6 +81,10 @@ func metaPad(a *Args) (Value, error) {
 			return nil, runtimeErrorf("input (%s) is too small. Calculated output %s", fmtShape(in.Shape), fmtShape(shape))
 		}
 	}
+	// torch 2's reflect and replicate kernels keep a channels-last input's layout.
+	if (mode == "reflect" || mode == "replicate") && behavior().PadKeepsChannelsLast {
+		return &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, in.SuggestMemoryFormat()), Device: deviceOf(in)}, nil
+	}
 	return newTensor(in.DType, shape, deviceOf(in)), nil
 }
 
@@ -171,7 +175,7 @@ func metaInterpolate(a *Args) (Value, error) {
 		}
 		return &TensorMeta{DType: in.DType, Shape: shape, Strides: st, Device: deviceOf(in)}, nil
 	}
-	if k == 1 || mode == "bicubic" {
+	if k == 1 || mode == "bicubic" && !behavior().BicubicKeepsChannelsLast {
 		mf = ContiguousFormat
 	}
 	return &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, mf), Device: deviceOf(in)}, nil

@@ -11,10 +11,8 @@ func metaLayerNorm(a *Args) (Value, error) {
 			return nil, runtimeErrorf("Expected %s to be of same shape as normalized_shape, but got %s of shape %s and normalized_shape = %s", name, name, fmtShape(w.Shape), fmtShape(ns))
 		}
 	}
-	for _, name := range []string{"weight", "bias"} {
-		if w := a.Tensor(name); w != nil && w.DType != in.DType {
-			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(w.DType))
-		}
+	if err := normParamDTypes(a, in); err != nil {
+		return nil, err
 	}
 	nd := len(in.Shape)
 	ok := nd >= len(ns)
@@ -41,7 +39,36 @@ func metaGroupNorm(a *Args) (Value, error) {
 			return nil, runtimeErrorf("Expected %s to be a vector of size equal to the number of channels in input, but got %s of shape %s and input of shape %s", name, name, fmtShape(w.Shape), fmtShape(in.Shape))
 		}
 	}
+	if err := normParamDTypes(a, in); err != nil {
+		return nil, err
+	}
 	return emptyLike(in, in.DType, in.SuggestMemoryFormat()), nil
+}
+
+// normParamDTypes checks layer_norm's and group_norm's weight and bias dtypes: the input's, or
+// under torch 2 float32 ones for a bfloat16 or float16 input (its mixed-dtype CPU kernels).
+func normParamDTypes(a *Args, in *TensorMeta) error {
+	var params []*TensorMeta
+	for _, name := range []string{"weight", "bias"} {
+		if w := a.Tensor(name); w != nil {
+			params = append(params, w)
+		}
+	}
+	if behavior().NormMixedLowFloat && (in.DType == BFloat16 || in.DType == Float16) {
+		mixed := true
+		for _, w := range params {
+			mixed = mixed && w.DType == Float32
+		}
+		if mixed {
+			return nil
+		}
+	}
+	for _, w := range params {
+		if w.DType != in.DType {
+			return runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(w.DType))
+		}
+	}
+	return nil
 }
 
 // channelStat checks a per-channel tensor (running_mean, weight, ...) of batch_norm.

@@ -63,6 +63,8 @@ func metaGlu(a *Args) (Value, error) {
 	return newTensor(self.DType, shape, deviceOf(self)), nil
 }
 
+// metaPrelu: torch 1.13 lays the result out by the input's suggest_memory_format, torch 2 as an
+// elementwise op does.
 func metaPrelu(a *Args) (Value, error) {
 	self, w := selfTensor(a), a.Tensor("weight")
 	if n := w.Numel(); n != 1 {
@@ -77,7 +79,16 @@ func metaPrelu(a *Args) (Value, error) {
 			return nil, runtimeErrorf("Mismatch of parameter numbers and input channel size. Found parameter numbers = %d and channel size = %d.", n, ch)
 		}
 	}
-	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
+	if behavior().PreluLikeElementwise {
+		r, err := pointwise([]Value{self}, 0, self.DType, true)
+		if err != nil {
+			return nil, err
+		}
+		r.RequiresGrad = false
+		return r, nil
+	}
+	return &TensorMeta{DType: self.DType, Shape: self.Shape, Strides: StridesFor(self.Shape, self.SuggestMemoryFormat()),
+		Device: deviceOf(self)}, nil
 }
 
 // metaAddSub checks alpha as add/sub do, then promotes.
@@ -136,10 +147,18 @@ func metaPow(a *Args) (Value, error) {
 	if e, ok := a.Get("exponent").(int64); ok && e < 0 && m.DType.IsIntegral(false) {
 		return nil, runtimeErrorf("Integers to negative integer powers are not allowed.")
 	}
+	// A number base: torch.pow(number, tensor) writes a contiguous result; number ** tensor
+	// (Tensor.__rpow__) does under torch 2 only.
+	if _, base := a.Get("self").(*TensorMeta); !base && (!a.sigOf("operator.pow") || behavior().ScalarPowContiguous) {
+		m.Strides = ContiguousStrides(m.Shape)
+	}
 	return m, nil
 }
 
 func metaWhere(a *Args) (Value, error) {
+	if _, tensor := a.Get("other").(*TensorMeta); a.Op.Schema.Name == "where" && a.Op.Schema.Overload == "method" && !tensor && !behavior().WhereScalarOther {
+		return nil, typeErrorf("where(): argument 'other' (position 2) must be Tensor, not %s", pyTypeName(a.Get("other")))
+	}
 	cond := a.Get("condition")
 	if c, ok := cond.(*TensorMeta); ok && c.DType != Bool && c.DType != UInt8 {
 		return nil, runtimeErrorf("where expected condition to be a boolean tensor, but got a tensor with dtype %s", scalarTypeName(c.DType))

@@ -219,24 +219,27 @@ func metaCountNonzero(a *Args) (Value, error) {
 	return newTensor(Int64, shape, deviceOf(self)), nil
 }
 
-// metaNorm is torch.norm / Tensor.norm: p a number, "fro", "nuc" or None.
+// metaNorm is torch.norm / Tensor.norm: p a number, "fro", "nuc" or None. torch 2 runs every
+// form as linalg.vector_norm or matrix_norm, which take a dtype the input converts to without
+// narrowing (real for real inputs, complex for complex ones).
 func metaNorm(a *Args) (Value, error) {
 	self := selfTensor(a)
 	dims := dimsArg(a)
 	dtypeGiven := a.Get("dtype") != nil
+	linalg := behavior().NormDtypeAnyP
 	switch p := a.Get("p").(type) {
 	case nil, int64, float64:
 	case string:
 		switch p {
 		case "fro":
-			if dtypeGiven {
+			if dtypeGiven && !linalg {
 				return nil, valueErrorf("dtype argument is not supported in frobenius norm")
 			}
 			if len(dims) > 2 {
 				return nil, runtimeErrorf("Expected at most 2 dimensions, but got %d dimensions instead.", len(dims))
 			}
 		case "nuc":
-			if dtypeGiven {
+			if dtypeGiven && !linalg {
 				return nil, valueErrorf("dtype argument is not supported in nuclear norm")
 			}
 			if (dims == nil && len(self.Shape) != 2) || (dims != nil && len(dims) != 2) {
@@ -249,6 +252,23 @@ func metaNorm(a *Args) (Value, error) {
 		return nil, typeErrorf("norm(): argument 'p' must be Number or str, not %s", pyTypeName(p))
 	}
 	dt, ok := a.DType("dtype")
+	if ok && linalg && a.Op.Schema.Name == "norm" {
+		fn := "linalg.vector_norm"
+		if p, _ := a.Get("p").(string); p == "nuc" {
+			fn = "linalg.matrix_norm"
+		}
+		switch {
+		case !isFloatOrComplex(self.DType):
+			return nil, runtimeErrorf("%s: Expected a floating point or complex tensor as input. Got %s", fn, scalarTypeName(self.DType))
+		case self.DType.IsComplex() && !dt.IsComplex():
+			return nil, runtimeErrorf("%s: dtype should be complex for complex inputs, but got %s", fn, scalarTypeName(dt))
+		case !self.DType.IsComplex() && dt.IsComplex():
+			return nil, runtimeErrorf("%s: dtype should be real for real inputs, but got %s", fn, scalarTypeName(dt))
+		case PromoteTypes(self.DType, dt) != dt:
+			return nil, runtimeErrorf("%s: the dtype of the input (%s) should be convertible without narrowing to the specified dtype (%s)", fn, scalarTypeName(self.DType), scalarTypeName(dt))
+		}
+		dt = toReal(dt)
+	}
 	if !ok {
 		if !isFloatOrComplex(self.DType) {
 			if a.Op.Schema.Name == "norm" {

@@ -95,6 +95,8 @@ type Op struct {
 	Inplace    *Op
 	// Note says what the meta function does not cover, "" when nothing is known missing.
 	Note string
+	// Since is the first torch version that has the op (zero: every version ptgo supports).
+	Since TorchVersion
 
 	meta        metaFn
 	ownGrad     bool
@@ -106,6 +108,9 @@ type Op struct {
 	mutatesWhen func(*Args) []string
 	raisesWhen  func(*Args, Value) bool // see Effects
 }
+
+// InTorch reports whether torch version v has the op.
+func (op *Op) InTorch(v TorchVersion) bool { return !v.Before(op.Since) }
 
 // Canonical returns the registry's op: op itself, or the op a target's view (see Lookup) stands
 // for. Compare ops by ID, or by Canonical().

@@ -167,6 +167,8 @@ var binaryDefs = []*def{
 	bin(OpRemainder, OpRemainderInplace, "remainder.Tensor", "", PromoteDefault, "@remainder operator.mod", "Tensor.remainder_ operator.imod", metaPointwise).raises(integerResult),
 	bin(OpFmod, OpFmodInplace, "fmod.Tensor", "", PromoteDefault, "@fmod", "Tensor.fmod_", metaPointwise).raises(integerResult),
 	row(OpPow, KindPointwise, PromoteBoolToLong, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", "@pow operator.pow", metaPow).
+		// number ** tensor runs Tensor.__rpow__, whose layout differs from torch.pow's (metaPow)
+		py("operator.pow", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor").
 		with(fNumbers|fNumbersSelf|fOut).inplace(OpPowInplace, "Tensor.pow_ operator.ipow"),
 	bin(OpMaximum, noInplace, "maximum", "", PromoteDefault, "@maximum", "", metaPointwise),
 	bin(OpMinimum, noInplace, "minimum", "", PromoteDefault, "@minimum", "", metaPointwise),
@@ -197,7 +199,8 @@ var binaryDefs = []*def{
 var ternaryDefs = []*def{
 	row(OpWhere, KindPointwise, PromoteNoOpmath, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", "torch.where", metaWhere).with(fNumbers | fOut),
 	row(OpWhereCond, KindIndexing, PromoteNone, "where(Tensor condition) -> Tensor[]", "torch.where", nil).with(fDataDep | fNonDiff),
-	row(OpWhereMethod, KindPointwise, PromoteNoOpmath, "where.method(Tensor self, Tensor condition, Tensor other) -> Tensor", "Tensor.where", metaWhere),
+	// torch 2 takes a number as other (metaWhere checks the running torch)
+	row(OpWhereMethod, KindPointwise, PromoteNoOpmath, "where.method(Tensor self, Tensor condition, Tensor other) -> Tensor", "Tensor.where", metaWhere).with(fNumbers),
 	row(OpMaskedFill, KindPointwise, PromoteNone, "masked_fill(Tensor self, Tensor mask, Tensor value) -> Tensor", "@masked_fill", metaMaskedFill).
 		with(fNumbers).notes("a non-bool mask is data-dependent (valid only when it holds 0s and 1s)").inplace(OpMaskedFillInplace, "Tensor.masked_fill_"),
 	row(OpLerp, KindPointwise, PromoteDefault, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", "@lerp", metaSameDTypes).

@@ -162,6 +162,21 @@ func (s *promoteState) result() (DType, bool) {
 	return combineCategories(s.dim, s.hasDim, zw, hasZW)
 }
 
+// halfComplex reports whether torch's result is a complex dtype of a 16-bit float, which ptgo
+// has no dtype for: a float16 (complex32) or, under torch 2, bfloat16 (bcomplex32) tensor
+// combined with a complex operand of lower priority. ResultType says complex64 there.
+func (s *promoteState) halfComplex() bool {
+	zw, hasZW := combineCategories(s.zero, s.hasZero, s.wrapped, s.hasWrapped)
+	higher, lower, hasLower := s.dim, zw, hasZW
+	if !s.hasDim {
+		higher, lower, hasLower = s.zero, s.wrapped, s.hasZero && s.hasWrapped
+	}
+	if !hasLower || !lower.IsComplex() {
+		return false
+	}
+	return higher == Float16 || higher == BFloat16 && behavior().BFloat16ComplexIsBComplex32
+}
+
 // ResultType is torch.result_type over tensors (*TensorMeta) and Python numbers: tensors with
 // dimensions take priority over zero-dim tensors, which take priority over numbers; a
 // lower-priority operand only matters when its category is higher. Other values are ignored;

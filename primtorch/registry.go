@@ -17,6 +17,7 @@ type def struct {
 	pysigs  []pysig
 	flags   rowFlag
 	note    string
+	since   TorchVersion
 
 	inplaceID      OpID
 	inplaceTargets string
@@ -64,6 +65,10 @@ func (d *def) py(targets, sig string) *def {
 func (d *def) with(f rowFlag) *def { d.flags |= f; return d }
 
 func (d *def) notes(s string) *def { d.note = s; return d }
+
+// sinceTorch declares the first torch version that has the op (torch 2.0's
+// scaled_dot_product_attention); older torches never reach it.
+func (d *def) sinceTorch(v TorchVersion) *def { d.since = v; return d }
 
 // inplace declares the in-place variant (name_): same meta, result written into self.
 func (d *def) inplace(id OpID, targets string) *def {
@@ -122,7 +127,7 @@ func allDefs() [][]*def {
 	return [][]*def{
 		unaryDefs, activationDefs, binaryDefs, ternaryDefs, reductionDefs, normDefs,
 		linalgDefs, convDefs, viewDefs, joinDefs, indexDefs, factoryDefs, castDefs,
-		lossDefs, miscDefs, primDefs,
+		lossDefs, miscDefs, attentionDefs, primDefs,
 	}
 }
 
@@ -141,7 +146,7 @@ func buildRegistry() []*Op {
 			panic(fmt.Sprintf("ptgo BUG: registry rows %q and %q share id %d; give each its own constant in ids.go", opsByID[id].Schema.Text, schema, id))
 		}
 		op := &Op{
-			ID: id, Kind: d.kind, Promotion: d.prom, meta: d.meta, Note: d.note,
+			ID: id, Kind: d.kind, Promotion: d.prom, meta: d.meta, Note: d.note, Since: d.since,
 			Random: d.flags&fRandom != 0, NonDifferentiable: d.flags&fNonDiff != 0,
 			NumbersAsTensors: d.flags&fNumbers != 0, selfNumbers: d.flags&fNumbersSelf != 0 && d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,

@@ -387,6 +387,22 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 		return json.Marshal(compileLog)
 	case "ops":
 		return json.Marshal(listOps())
+	case "autocast_table":
+		// {"device": "cpu", "torch": "1.13.0"} → ATen name → policy ("fp32", ...); null when
+		// ptgo has no table for that torch.
+		var req struct{ Device, Torch string }
+		if err := json.Unmarshal(in, &req); err != nil {
+			return nil, err
+		}
+		table, ok := primtorch.AutocastTable(req.Device, req.Torch)
+		if !ok {
+			return []byte("null"), nil
+		}
+		out := map[string]string{}
+		for name, p := range table {
+			out[name] = p.String()
+		}
+		return json.Marshal(out)
 	case "fx_import":
 		return fxImportText(in)
 	}

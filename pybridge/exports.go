@@ -19,7 +19,9 @@ import (
 	"unsafe"
 
 	"ptgo/bytecode/py"
+	"ptgo/inductor"
 	"ptgo/logs"
+	"ptgo/primtorch"
 	"ptgo/pybridge/capi"
 )
 
@@ -40,6 +42,8 @@ type initConfig struct {
 	Python     string            `json:"python"`
 	Torch      string            `json:"torch"`
 	NumThreads int               `json:"num_threads"`
+	// BLASOnOpenMP: torch's matrix products run on its OpenMP team (ptgo._compat.blas_on_openmp).
+	BLASOnOpenMP bool `json:"blas_on_openmp"`
 }
 
 //export ptgo_go_init
@@ -63,6 +67,14 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 		*errOut = C.CString(err.Error())
 		return 1
 	}
+	// Where torch versions differ, tables keyed by version pick the running torch's row.
+	v, err := primtorch.ParseTorchVersion(state.config.Torch)
+	if err != nil {
+		*errOut = C.CString(err.Error())
+		return 1
+	}
+	primtorch.SetTorch(v)
+	inductor.SetBLASOnOpenMP(state.config.BLASOnOpenMP)
 	return 0
 }
 

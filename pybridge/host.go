@@ -54,14 +54,18 @@ func (h *pyHost) CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun p
 	return runtimeCall(api, "make_compiled_graph", api.NewStr(string(plan)), api.NewStr(lib), api.NewList(consts), h.orNone(rerun))
 }
 
-func (h *pyHost) AutogradGraph(fwd, bwd py.Obj, numOutputs int, tangents []int, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
+func (h *pyHost) AutogradGraph(r *pipeline.Region) (py.Obj, error) {
 	api := h.api
-	ts := make([]py.Obj, len(tangents))
-	for i, k := range tangents {
-		ts[i] = api.NewInt(int64(k))
+	ints := func(xs []int) py.Obj {
+		out := make([]py.Obj, len(xs))
+		for i, k := range xs {
+			out[i] = api.NewInt(int64(k))
+		}
+		return api.NewList(out)
 	}
-	return runtimeCall(api, "make_autograd_graph", fwd, bwd, api.NewInt(int64(numOutputs)), api.NewList(ts),
-		api.NewList(consts), h.orNone(rerun))
+	return runtimeCall(api, "make_autograd_graph", r.Forward, r.Backward, api.NewInt(int64(r.NumOutputs)), ints(r.Tangents),
+		api.NewList(r.Consts), h.orNone(r.Rerun), api.NewStr(r.Name), h.orNone(r.Recompute), ints(r.Written),
+		api.NewBool(r.Random), api.NewStr(r.NoRecompute))
 }
 
 func (h *pyHost) TorchGraph(g *fxgraph.Graph) (py.Obj, error) {

@@ -1,5 +1,5 @@
 """The benchmark workloads are captured as one graph each, with eager's results."""
-import sys
+import importlib.util
 import os
 
 import pytest
@@ -8,8 +8,14 @@ import torch
 import ptgo
 from conftest import assert_same
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
-from models import WORKLOADS  # noqa: E402
+# bench/models.py loaded by path, so bench/ never comes before the standard library on sys.path
+# (no file in bench/ may be named like a standard module: torch 2's torch._dynamo imports
+# cProfile, which imports `profile`; the profiler script is bench/profile_plan.py for that).
+_spec = importlib.util.spec_from_file_location(
+    "ptgo_bench_models", os.path.join(os.path.dirname(__file__), "..", "bench", "models.py"))
+_models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_models)
+WORKLOADS = _models.WORKLOADS
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))

@@ -202,7 +202,11 @@ def test_nodes_keep_names_ops_and_metas(name):
     for fx_node, n in zip(fx_nodes, nodes):
         if n["target"] != "torch.Tensor.add":
             assert fx_node.op == n["op"], fx_node.name
-        assert fx_node.meta.get("stack_trace") == n.get("where"), fx_node.name
+        trace = fx_node.meta.get("stack_trace")
+        if "stack" in n:
+            assert trace.startswith("  " + n["stack"] + "\n"), fx_node.name
+        else:
+            assert trace == n.get("where"), fx_node.name
         assert ("ptgo_meta" in fx_node.meta) == ("meta" in n), fx_node.name
     recorder = MetaRecorder(gm)
     recorder.checked = 0
@@ -252,11 +256,34 @@ def test_attrs_supply_tensors_without_a_root():
 
 def test_where_becomes_stack_trace_and_code_comment():
     _, _, gm = build("mlp")
-    linear = next(n for n in gm.graph.nodes if n.name == "linear")
-    assert linear.meta["stack_trace"] == "model.py:12"
-    # print_readable's code (verbose) shows it as a comment above the node.
-    assert "# model.py:12" in gm.graph.python_code(root_module="self", verbose=True).src
+    nodes = {n.name: n for n in gm.graph.nodes}
+    # A traceback's File line and the line's code (model.py is no file here), as Dynamo writes
+    # node.stack_trace; a node with only a "where" keeps it.
+    assert nodes["linear"].meta["stack_trace"] == '  File "model.py", line 12, in forward\n    <source not available>\n'
+    assert nodes["relu"].meta["stack_trace"] == "model.py:13"
+    # print_readable's code (verbose) shows it as a comment above the node: torch 1.13 as
+    # "File: model.py:12, code: ...", torch 2 as "File: model.py:12 in forward, code: ...".
+    src = gm.graph.python_code(root_module="self", verbose=True).src
+    assert "# File: model.py:12" in src and "code: <source not available>" in src
     assert "def forward(self, x)" in gm.code
+
+
+def test_captured_nodes_carry_the_users_source_line(counter):
+    import ptgo
+    from conftest import assert_same
+
+    def f(x):
+        y = torch.relu(x)  # the line torch.fx shows
+        return y + 1
+
+    x = torch.randn(3)
+    assert_same(ptgo.compile(f, backend=counter)(x), f(x))
+    relu = next(n for n in counter.graphs[0].graph.nodes if n.op in ("call_function", "call_method"))
+    line = f.__code__.co_firstlineno + 1
+    assert relu.meta["stack_trace"] == '  File "%s", line %d, in f\n    y = torch.relu(x)  # the line torch.fx shows\n' % (
+        __file__, line)
+    src = counter.graphs[0].graph.python_code(root_module="self", verbose=True).src
+    assert "File: %s:%d" % (__file__, line) in src and "code: y = torch.relu(x)" in src
 
 
 def test_constants_and_rewrites():

@@ -62,6 +62,17 @@ def test_outputs_recycled_only_when_nothing_refers_to_them():
         assert_same(out3, mlp(xs[3], w1, w2))
         assert_same(view, mlp(xs[0], w1, w2)[2:])
         assert_same(out1, mlp(xs[1], w1, w2))
+        # A storage the caller holds (not a tensor) keeps it too.
+        storage = out3.storage()
+        del out3
+        before = _fast.recycled_outputs()
+        out4 = c(xs[4], w1, w2)
+        assert _fast.recycled_outputs() == before, "a storage Python still holds was reused"
+        assert out4.data_ptr() != storage.data_ptr()
+        del storage, out4
+        out5 = c(xs[5], w1, w2)
+        assert _fast.recycled_outputs() == before + 1, "a storage Python dropped is recycled"
+        assert_same(out5, mlp(xs[5], w1, w2))
 
 
 def test_outputs_shared_with_other_processes_are_not_recycled():
@@ -184,16 +195,39 @@ def test_arena_made_under_inference_mode_serves_later_calls():
 
 
 def _pool_mlp():
-    # matmuls are the graph's only externs, so its kernels run on ptgo's thread pool; the
-    # GELU over 256x512 elements is above the parallel threshold
+    # matmuls are the graph's only externs, so its kernels run on ptgo's thread pool (where
+    # torch's BLAS has threads of its own); the GELU over 256x512 elements is above the parallel
+    # threshold
     torch.manual_seed(0)
     w1, w2 = torch.randn(128, 512) * 0.1, torch.randn(512, 64) * 0.1
     return ptgo.compile(mlp), w1, w2
 
 
-def test_pool_kernels_in_forked_child():
-    import os
-    import signal
+def _generated_code(fn, *args):
+    """The C ptgo generates for the graphs fn(*args) compiles (PTGO_LOGS=output_code)."""
+    import logging
+
+    texts = []
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            texts.append(record.getMessage())
+
+    h = Handler(level=logging.DEBUG)
+    logging.getLogger("ptgo").addHandler(h)
+    ptgo.set_logs("output_code")
+    try:
+        fn(*args)
+    finally:
+        ptgo.set_logs("")
+        logging.getLogger("ptgo").removeHandler(h)
+    return "\n".join(texts)
+
+
+def test_pool_only_where_blas_has_threads_of_its_own():
+    # Debian's torch runs matrix products on OpenBLAS's threads: the kernels around them run on
+    # ptgo's pool. PyPI's torch runs them (MKL) on its libgomp team: the kernels stay there too.
+    from ptgo import _compat
 
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
@@ -201,22 +235,52 @@ def test_pool_kernels_in_forked_child():
         c, w1, w2 = _pool_mlp()
         x = torch.randn(256, 128)
         with torch.no_grad():
-            assert_same(c(x, w1, w2), mlp(x, w1, w2))  # the pool has started its workers
+            code = _generated_code(c, x, w1, w2)
+            assert_same(c(x, w1, w2), mlp(x, w1, w2))
+        assert "#pragma omp parallel" in code
+        assert ("run on ptgo's thread pool" in code) == (not _compat.blas_on_openmp()), code[:2000]
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_pool_kernels_in_forked_child():
+    import os
+    import signal
+
+    from ptgo import _compat
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        c, w1, w2 = _pool_mlp()
+        x = torch.randn(256, 128)
+        if _compat.blas_on_openmp():
+            # torch's own matrix products hang in a child forked after the parent ran one on
+            # libgomp (PyPI's MKL): the child can only run graphs without them, and no such
+            # graph uses the pool. The child of a parent that compiled keeps running compiled
+            # code without Go (test_api's test_forked_child_runs_eagerly); the kernels are on
+            # libgomp, as eager's (test_pool_only_where_blas_has_threads_of_its_own).
+            c = ptgo.compile(lambda x: torch.tanh(x * 2) + 1)
+            w1 = w2 = None
+        with torch.no_grad():
+            run = (lambda x: c(x)) if w1 is None else (lambda x: c(x, w1, w2))
+            ref = (lambda x: torch.tanh(x * 2) + 1) if w1 is None else (lambda x: mlp(x, w1, w2))
+            assert_same(run(x), ref(x))  # the pool has started its workers
             # expected values computed here: eager torch's own OpenMP (libgomp) hangs in a child
             # forked after the parent used it, which is torch's limitation, not ptgo's
-            want = [mlp(x + i, w1, w2) for i in range(3)]
+            want = [ref(x + i) for i in range(3)]
             pid = os.fork()
             if pid == 0:  # the child has no pool workers: the pool starts its own
                 code = 1
                 signal.alarm(60)  # a hang fails the test instead of the CI run
                 try:
-                    ok = all(torch.allclose(c(x + i, w1, w2), want[i], atol=1e-5, rtol=1e-5) for i in range(3))
+                    ok = all(torch.allclose(run(x + i), want[i], atol=1e-5, rtol=1e-5) for i in range(3))
                     code = 0 if ok else 2
                 finally:
                     os._exit(code)
             _, status = os.waitpid(pid, 0)
             assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "child status %#x" % status
-            assert_same(c(x, w1, w2), mlp(x, w1, w2))
+            assert_same(run(x), ref(x))
     finally:
         torch.set_num_threads(threads)
 

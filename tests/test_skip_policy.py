@@ -208,6 +208,12 @@ def test_code_in_a_venv_site_packages_is_captured_and_guarded(tmp_path):
     py = venv / "bin" / "python"
     site_dir = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                               capture_output=True, text=True, check=True).stdout.strip()
+    # torch must be importable in the new venv in either world: Debian's torch is a system
+    # package (--system-site-packages), PyPI's lives in the running venv's site-packages, which a
+    # .pth file adds after the new venv's own.
+    torch_site = os.path.dirname(os.path.dirname(os.path.realpath(torch.__file__)))
+    with open(os.path.join(site_dir, "running_interpreter_torch.pth"), "w") as f:
+        f.write(torch_site + "\n")
     pkg = os.path.join(site_dir, "venvlib")
     os.makedirs(pkg)
     with open(os.path.join(pkg, "__init__.py"), "w") as f:

@@ -29,7 +29,7 @@ from ptgo import _C, _runtime
 from ptgo.explain import ExplainOutput
 from conftest import CountingBackend
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", "bench"))
 from zoo_models import ZOO, example_inputs, make, tensors  # noqa: E402
 
 BACKENDS = ("counter", "eager", "inductor")

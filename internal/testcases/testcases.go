@@ -1,5 +1,5 @@
-// Package testcases loads the recorded torch cases of primtorch/decomp/testdata/cases.json
-// (written by gen_cases.py with eager torch) and turns each into the one-node (or few-node)
+// Package testcases loads the recorded torch cases of primtorch/decomp/testdata/cases_*.json
+// (written by gen_cases.py with eager torch, one file per torch version ptgo is tested against) and turns each into the one-node (or few-node)
 // torch-level graph the capture stage would record, so every test suite checks the same
 // cases: decomp's TestAgainstTorch (decomposition + reference interpreter) and inductor's
 // conformance suite (reference interpreter vs the C backend).
@@ -20,18 +20,23 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"testing"
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
 )
 
-// DefaultPath is the path of primtorch/decomp/testdata/cases.json in this source tree.
+// Torches are the torch versions with a recorded file (cases_<major>_<minor>.json, written by
+// gen_cases.py with that torch): each is checked with primtorch modelling that torch.
+var Torches = []primtorch.TorchVersion{primtorch.Torch113, primtorch.Torch214}
+
+// Path is the path of primtorch/decomp/testdata/cases_<major>_<minor>.json in this source tree.
 // A test binary built with -trimpath (tools/gpu-check carries one to a machine where the
 // source tree lives elsewhere) knows this file only as ptgo/internal/testcases/...: the tree is
 // then the first directory from the working directory up that holds go.mod.
-func DefaultPath() string {
+func Path(v primtorch.TorchVersion) string {
+	rel := filepath.Join("primtorch", "decomp", "testdata", fmt.Sprintf("cases_%d_%d.json", v.Major, v.Minor))
 	_, file, _, _ := runtime.Caller(0)
-	rel := filepath.Join("primtorch", "decomp", "testdata", "cases.json")
 	if filepath.IsAbs(file) {
 		return filepath.Join(filepath.Dir(file), "..", "..", rel)
 	}
@@ -46,6 +51,24 @@ func DefaultPath() string {
 		}
 	}
 	return rel
+}
+
+// DefaultPath is the file of Debian's torch 1.13, the torch the Go tests model by default.
+func DefaultPath() string { return Path(primtorch.Torch113) }
+
+// ForEachTorch runs fn as a subtest per recorded torch version with its cases, primtorch
+// modelling that torch (primtorch.SetTorch) meanwhile.
+func ForEachTorch(t *testing.T, fn func(t *testing.T, v primtorch.TorchVersion, cases []Case)) {
+	for _, v := range Torches {
+		t.Run("torch"+v.String(), func(t *testing.T) {
+			cases, err := Load(Path(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer primtorch.SetTorch(primtorch.SetTorch(v))
+			fn(t, v, cases)
+		})
+	}
 }
 
 // Tensor is a recorded tensor: an input (Name, Raw storage) or a result (Values, row-major).

@@ -14,8 +14,10 @@ import (
 // TestLoadAndBuild: the recorded file loads, names are unique, and every case builds a graph
 // with one placeholder per input, one get_attr per attr and one call per recorded node.
 func TestLoadAndBuild(t *testing.T) {
-	cases, err := Load(DefaultPath())
-	require.NoError(t, err)
+	ForEachTorch(t, testLoadAndBuild)
+}
+
+func testLoadAndBuild(t *testing.T, _ primtorch.TorchVersion, cases []Case) {
 	require.NotEmpty(t, cases)
 	seen := map[string]bool{}
 	for i := range cases {

@@ -19,7 +19,7 @@ import (
 	"ptgo/primtorch/ref"
 )
 
-var update = flag.Bool("update", false, "regenerate testdata/cases.json with testdata/gen_cases.py (torch) and rewrite golden graphs")
+var update = flag.Bool("update", false, "regenerate testdata/cases_<torch version>.json with testdata/gen_cases.py (the PTGO_PYTHON torch) and rewrite golden graphs")
 
 // pythonPath is the interpreter with torch: $PTGO_PYTHON, else /usr/bin/python3.
 func pythonPath(t *testing.T) string {
@@ -42,25 +42,42 @@ type jsonCase struct{ testcases.Case }
 
 func (c *jsonCase) name() string { return c.Name() }
 
-// loadCases reads testdata/cases.json, regenerating it first with -update.
+// loadCases reads testdata/cases_1_13.json (the torch the tests model by default),
+// regenerating the running Python torch's file first with -update.
 func loadCases(t *testing.T) []jsonCase {
 	t.Helper()
-	path := filepath.Join("testdata", "cases.json")
+	regenerateCases(t)
+	loaded, err := testcases.Load(testcases.DefaultPath())
+	require.NoError(t, err)
+	return asJSONCases(loaded)
+}
+
+func regenerateCases(t *testing.T) {
+	t.Helper()
 	if *update && !regenerated {
 		regenerated = true
-		cmd := exec.Command(pythonPath(t), filepath.Join("testdata", "gen_cases.py"), path)
+		cmd := exec.Command(pythonPath(t), filepath.Join("testdata", "gen_cases.py"), "testdata")
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		require.NoError(t, cmd.Run(), "gen_cases.py failed:\n%s", errb.String())
 		t.Log(strings.SplitN(errb.String(), "\n", 2)[0])
 	}
-	loaded, err := testcases.Load(path)
-	require.NoError(t, err)
+}
+
+func asJSONCases(loaded []testcases.Case) []jsonCase {
 	cases := make([]jsonCase, len(loaded))
 	for i, c := range loaded {
 		cases[i] = jsonCase{c}
 	}
 	return cases
+}
+
+// forEachTorch runs fn per recorded torch version (testcases.ForEachTorch).
+func forEachTorch(t *testing.T, fn func(t *testing.T, v primtorch.TorchVersion, cases []jsonCase)) {
+	regenerateCases(t)
+	testcases.ForEachTorch(t, func(t *testing.T, v primtorch.TorchVersion, loaded []testcases.Case) {
+		fn(t, v, asJSONCases(loaded))
+	})
 }
 
 // refTensor rebuilds a recorded input (its whole storage and exact layout) as a ref tensor.
@@ -172,7 +189,10 @@ func runCase(t *testing.T, c *jsonCase) (string, []*primtorch.Op) {
 // TestAgainstTorch decomposes every recorded case, runs it with the reference interpreter and
 // compares values, dtypes, shapes and strides (and written inputs and buffers) with eager torch.
 func TestAgainstTorch(t *testing.T) {
-	cases := loadCases(t)
+	forEachTorch(t, testAgainstTorch)
+}
+
+func testAgainstTorch(t *testing.T, _ primtorch.TorchVersion, cases []jsonCase) {
 	require.NotEmpty(t, cases)
 	byOp := map[string][]int{}
 	var order []string
@@ -196,9 +216,13 @@ func TestAgainstTorch(t *testing.T) {
 // goldenExempt are decomposed ops without a golden case, with the reason.
 var goldenExempt = map[string]string{}
 
-// TestGoldenCoverage fails for every op with a decomposition that no passing case exercises.
+// TestGoldenCoverage fails for every op with a decomposition that no passing case exercises,
+// per recorded torch (ops a torch does not have, Op.Since, need none there).
 func TestGoldenCoverage(t *testing.T) {
-	cases := loadCases(t)
+	forEachTorch(t, testGoldenCoverage)
+}
+
+func testGoldenCoverage(t *testing.T, v primtorch.TorchVersion, cases []jsonCase) {
 	covered := map[primtorch.OpID]bool{}
 	for i := range cases {
 		if msg, ops := runCase(t, &cases[i]); msg == "" {
@@ -210,7 +234,7 @@ func TestGoldenCoverage(t *testing.T) {
 	var missing []string
 	decomposed := 0
 	for _, op := range primtorch.Ops() {
-		if op.DecompStatus() != "decomposed" {
+		if op.DecompStatus() != "decomposed" || !op.InTorch(v) {
 			continue
 		}
 		decomposed++

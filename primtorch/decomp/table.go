@@ -226,6 +226,7 @@ var decomps = [primtorch.NumOps]decompFn{
 	primtorch.OpSoftmax:                      dSoftmax(false),
 	primtorch.OpLogSoftmax:                   dSoftmax(true),
 	primtorch.OpLayerNorm:                    dLayerNorm,
+	primtorch.OpScaledDotProductAttention:    dScaledDotProductAttention,
 	primtorch.OpMaxPool2d:                    dMaxPool2d,
 	primtorch.OpGroupNorm:                    dGroupNorm,
 	primtorch.OpBatchNorm:                    dBatchNorm,

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""Writes primtorch/kernel_gaps.go: per op, the dtypes for which some of torch's CPU kernels
+"""Writes primtorch/kernel_gaps_<major>_<minor>.go for the running torch: per op, the dtypes for which some of torch's CPU kernels
 raise although the same call on float tensors succeeds ("LayerNormKernelImpl" not implemented
 for 'Half', "softmax_kernel_impl" not implemented for 'Long', ...).
 
 Run with the torch interpreter (/usr/bin/python3), normally through
     go test ./primtorch -run TestMeta -update
+(PTGO_PYTHON=.venv-torch2/bin/python for torch 2's table). One table per torch version ptgo is
+tested against, selected by primtorch.Torch() (kernel_gaps.go).
 
 It replays every case of gen_meta_cases.py that torch runs successfully once per dtype, with
 the case's floating-point tensors converted to that dtype. Kernel dtype coverage is not a
@@ -12,7 +14,7 @@ property of an op's meta (gen_meta_cases.py drops such cases); the capture stage
 to decide when to try a call on torch's own CPU kernels while tracing (bytecode/tensor.go,
 probeKernel): a call torch would reject then runs eagerly and raises torch's exception.
 
-Usage: gen_kernel_gaps.py OUT.go
+Usage: gen_kernel_gaps.py OUTDIR
 """
 import importlib.util
 import os
@@ -112,7 +114,8 @@ def case(op, target, *args, **kwargs):
 
 
 def main():
-    out = sys.argv[1]
+    major, minor = (int("".join(c for c in p if c.isdigit()) or 0) for p in torch.__version__.split("+")[0].split(".")[:2])
+    out = os.path.join(sys.argv[1], "kernel_gaps_%d_%d.go" % (major, minor))
     gen.case = case
     for g in [gen.gen_unary, gen.gen_binary, gen.gen_ternary, gen.gen_reductions, gen.gen_norm, gen.gen_linalg,
               gen.gen_conv, gen.gen_views, gen.gen_getitem, gen.gen_join, gen.gen_index, gen.gen_factories,
@@ -128,7 +131,7 @@ def main():
         "// had the dtype: the kernel has no implementation for it, or makes a dtype check the op's meta",
         "// does not. Operands lists the positions (among the call's tensor operands, arguments then",
         "// keyword arguments) where it did. Each entry shows the first error torch gave.",
-        "var kernelGaps = map[string][]kernelGap{",
+        "var kernelGaps%d_%d = map[string][]kernelGap{" % (major, minor),
     ]
     for name in sorted(gaps):
         lines.append("\t%s: {" % go_str(name))

@@ -8,7 +8,9 @@ For every op of primtorch's registry it builds cases (random shapes with broadca
 transposed, sliced, expanded and channels-last inputs, several dtypes, kwargs, wrong calls), runs
 them in torch and writes, per case: the call target, the intended op, the input tensors' metas,
 the arguments and either the result metas (shape, dtype, strides, storage offset,
-requires_grad) or the error torch raised. It also writes promotion.json: torch.promote_types and
+requires_grad) or the error torch raised, to meta_cases_<major>_<minor>.json for the running
+torch (one file per torch version ptgo is tested against: PTGO_PYTHON=.venv-torch2/bin/python
+for torch 2's). It also writes promotion_<major>_<minor>.json: torch.promote_types and
 torch.result_type over every dtype pair and operand kind.
 
 Cases whose error is a kernel's dtype coverage ("... not implemented for 'Half'") are dropped:
@@ -39,8 +41,11 @@ DT = {
     torch.float64: "f64", torch.complex64: "c64", torch.complex128: "c128",
 }
 ALL_DTYPES = list(DT)
-# complex32 is no ptgo dtype; it appears only as a promotion result (half with complex).
+# complex32 is no ptgo dtype; it appears only as a promotion result (half with complex), as
+# does torch 2's bcomplex32 (bfloat16 with a complex scalar).
 DT[torch.complex32] = "c32"
+if hasattr(torch, "bcomplex32"):
+    DT[torch.bcomplex32] = "bc32"
 f32, f64, f16, bf16, i64, i32, i16, i8, u8, b8, c64 = (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
     torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64)
@@ -1410,6 +1415,73 @@ def gen_out():
     case("mul.Tensor", "torch.mul", T([2, 3], rg=True), T([3]), out=T([2, 3]))
 
 
+def gen_versions():
+    """Calls whose result differs between the torch versions ptgo is tested against (1.13 and
+    2.14: primtorch/torch_behavior.go). Generated last so that adding them left the random
+    shapes of every other case as they were."""
+    for k in (2, 3):
+        sp = [5] * k
+        x = T([2, 4] + sp, layout="cl")
+        case("conv%dd" % k, "torch.nn.functional.conv%dd" % k, x, T([6, 4] + [3] * k))
+        case("conv%dd" % k, "torch.nn.functional.conv%dd" % k, T([2, 4] + sp), T([6, 4] + [3] * k, layout="cl"))
+        case("conv_transpose%dd.input" % k, "torch.nn.functional.conv_transpose%dd" % k, x, T([4, 3] + [3] * k))
+        case("max_pool%dd" % k, "torch.nn.functional.max_pool%dd" % k, x, 3, 2, 1)
+        case("avg_pool%dd" % k, "torch.nn.functional.avg_pool%dd" % k, x, 3, 2, 1)
+        if k == 2:  # adaptive_avg_pool3d is no registry op: torch's own meta kernel answers
+            case("adaptive_avg_pool2d", "torch.nn.functional.adaptive_avg_pool2d", x, 1)
+            case("adaptive_avg_pool2d", "torch.nn.functional.adaptive_avg_pool2d", x, 3)
+        for mode in ("constant", "reflect", "replicate", "circular"):
+            case("pad", "torch.nn.functional.pad", x, (1, 1) * k, mode=mode)
+        case("prelu", "torch.nn.functional.prelu", x, T([4]))
+        case("prelu", "torch.nn.functional.prelu", x, T([1]))
+    for mode in ("nearest", "bilinear", "bicubic", "area"):
+        case("interpolate", "torch.nn.functional.interpolate", T([2, 3, 4, 5], layout="cl"), scale_factor=1.5, mode=mode)
+    case("interpolate", "torch.nn.functional.interpolate", T([2, 3, 4, 5, 3], layout="cl"), scale_factor=1.5, mode="trilinear")
+    case("prelu", "torch.nn.functional.prelu", T([2, 3, 5], layout="t"), T([3]))
+    case("pow.Tensor_Tensor", "operator.pow", 2, T([2, 3], layout="t"))
+    case("pow.Tensor_Tensor", "torch.pow", 2, T([2, 3], layout="t"))
+    case("pow.Tensor_Tensor", "operator.pow", 2.5, T([3, 4], layout="t"))
+    for idt in (i32, i16):
+        case("getitem", "operator.getitem", T([4, 5]), T([2], dtype=idt, lo=0, hi=4))
+        case("gather", "torch.gather", T([4, 5]), 1, T([4, 2], dtype=idt, lo=0, hi=5))
+        case("scatter.src", "torch.scatter", T([4, 5]), 1, T([4, 2], dtype=idt, lo=0, hi=5), 1.0)
+        case("scatter_add", "torch.scatter_add", T([4, 5]), 1, T([4, 2], dtype=idt, lo=0, hi=5), T([4, 2]))
+        case("index_select", "torch.index_select", T([4, 5]), 0, T([2], dtype=idt, lo=0, hi=4))
+    case("where.method", "Tensor.where", T([2, 3]), T([2, 3], dtype=b8), 0)
+    case("where.method", "Tensor.where", T([2, 3]), T([2, 3], dtype=b8), 1.5)
+    for dt in (f64, f32, f16, c64):
+        case("norm", "torch.norm", T([4, 3]), dtype=dt)
+        case("norm", "torch.norm", T([4, 3]), 3, dtype=dt)
+        case("norm", "torch.norm", T([4, 3]), "fro", dim=1, dtype=dt)
+        case("norm", "torch.norm", T([4, 3]), "nuc", dtype=dt)
+    case("norm", "torch.norm", T([4, 3], dtype=c64), dtype=torch.complex128)
+    case("norm", "torch.norm", T([4, 3], dtype=c64), dtype=f32)
+    for a, b in ((bf16, f32), (f16, f32), (f32, bf16), (f64, f32), (f16, bf16)):
+        case("layer_norm", "torch.nn.functional.layer_norm", T([2, 4], dtype=a), [4], T([4], dtype=b))
+        case("layer_norm", "torch.nn.functional.layer_norm", T([2, 4], dtype=a), [4], T([4], dtype=b), T([4], dtype=b))
+        case("group_norm", "torch.nn.functional.group_norm", T([2, 4, 3], dtype=a), 2, T([4], dtype=b), T([4], dtype=b))
+    case("layer_norm", "torch.nn.functional.layer_norm", T([2, 4], dtype=bf16), [4], T([4]), T([4], dtype=bf16))
+    for n in (1, 2, 3):
+        case("max_pool1d", "torch.nn.functional.max_pool1d", T([2, 3, n]), 2)
+    if hasattr(F, "scaled_dot_product_attention"):  # torch 2
+        op, sdpa = "scaled_dot_product_attention", "torch.nn.functional.scaled_dot_product_attention"
+        q, k, v = T([2, 3, 4, 8]), T([2, 3, 5, 8]), T([2, 3, 5, 6])
+        case(op, sdpa, q, k, v)
+        case(op, sdpa, T([2, 3, 4, 8], layout="t"), k, T([2, 3, 5, 6], layout="p"))
+        case(op, sdpa, q, k, v, is_causal=True)
+        case(op, sdpa, q, k, v, T([4, 5], dtype=b8))
+        case(op, sdpa, q, k, v, T([2, 1, 4, 5]))
+        case(op, sdpa, q, k, v, T([4, 5], dtype=b8), is_causal=True)
+        case(op, sdpa, q, k, v, T([4, 5], dtype=i64))
+        case(op, sdpa, q, T([1, 3, 5, 8]), T([2, 1, 5, 6]))
+        case(op, sdpa, T([4, 8], rg=True), T([5, 8]), T([5, 6]), scale=0.5)
+        case(op, sdpa, T([3, 4, 8], dtype=f64), T([3, 5, 8], dtype=f64), T([3, 5, 6], dtype=f64))
+        case(op, sdpa, T([3, 4, 8]), T([3, 5, 8], dtype=f64), T([3, 5, 6]))
+        case(op, sdpa, T([3, 4, 8]), T([3, 5, 7]), T([3, 5, 6]))
+        case(op, sdpa, T([3, 4, 8]), T([3, 5, 8]), T([3, 6, 6]))
+        case(op, sdpa, q, k, v, dropout_p=0.5)
+
+
 # ---------------------------------------------------------------------------------------------
 # Type promotion.
 
@@ -1453,18 +1525,21 @@ def gen_promotion():
 
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "."
+    # One golden file per torch version ptgo is tested against (primtorch.Torch113, Torch214).
+    major, minor = (int("".join(c for c in p if c.isdigit()) or 0) for p in torch.__version__.split("+")[0].split(".")[:2])
+    suffix = "_%d_%d" % (major, minor)
     for gen in [gen_unary, gen_binary, gen_ternary, gen_reductions, gen_norm, gen_linalg, gen_conv,
                 gen_views, gen_getitem, gen_join, gen_index, gen_factories, gen_casts, gen_losses,
-                gen_misc, gen_out, gen_sweep]:
+                gen_misc, gen_out, gen_sweep, gen_versions]:
         gen()
-    with open(outdir + "/meta_cases.json", "w") as f:
+    with open(outdir + "/meta_cases%s.json" % suffix, "w") as f:
         f.write("[\n")
         for i, c in enumerate(CASES):
             f.write(json.dumps(c, sort_keys=True, separators=(",", ":"), allow_nan=False))
             f.write(",\n" if i + 1 < len(CASES) else "\n")
         f.write("]\n")
     prom = gen_promotion()
-    with open(outdir + "/promotion.json", "w") as f:
+    with open(outdir + "/promotion%s.json" % suffix, "w") as f:
         f.write("[\n")
         for i, c in enumerate(prom):
             f.write(json.dumps(c, sort_keys=True, separators=(",", ":")))

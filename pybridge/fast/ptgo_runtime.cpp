@@ -199,8 +199,19 @@ std::atomic<int64_t> recycled_outputs{0};  // storages alloc_per_call reused, fo
 
 bool recyclable(const Recycled& r, int64_t nbytes) {
   const c10::Storage& s = r.storage;
-  return s && s.use_count() == 1 && s.getWeakStorageImpl().weak_use_count() == 2 && s.data() == r.data &&
-         static_cast<int64_t>(s.nbytes()) == nbytes && s.device().is_cpu();
+  if (!s || s.getWeakStorageImpl().weak_use_count() != 2 || s.data() != r.data ||
+      static_cast<int64_t>(s.nbytes()) != nbytes || !s.device().is_cpu())
+    return false;
+#if defined(PTGO_STORAGE_PYOBJECT_PRESERVED)
+  // Once Python has seen the storage (tensor.untyped_storage()), its Python object holds a
+  // strong reference, and c10 keeps that object alive (one Python reference) while C++ holds
+  // the storage too: besides ours, that reference alone is allowed, when no Python code holds
+  // the object (the GIL is held here).
+  if (PyObject* py = s.unsafeGetStorageImpl()->pyobj_slot()->load_pyobj()) {
+    return s.use_count() == 2 && Py_REFCNT(py) == 1;
+  }
+#endif
+  return s.use_count() == 1;
 }
 
 at::Tensor alloc_per_call(GraphObject* g, int b, bool shared) {
@@ -509,7 +520,17 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
                   return nullptr;
                 }
                 for (size_t i = 0; i < st.outs.size(); i++) {
-                  if (st.outs[i] >= 0) bind_extern(bufs, specs, st.outs[i], unpack(PySequence_Fast_GET_ITEM(seq, i)));
+                  if (st.outs[i] < 0) continue;
+                  PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+                  if (!PyObject_TypeCheck(item, reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
+                    // the plan's meta said a tensor: a ptgo bug, never a crash
+                    Py_DECREF(seq);
+                    Py_DECREF(res);
+                    PyErr_Format(PyExc_TypeError, "ptgo BUG: extern %s returned %s as result %d, the plan expects a tensor",
+                                 st.target.c_str(), Py_TYPE(item)->tp_name, static_cast<int>(i));
+                    return nullptr;
+                  }
+                  bind_extern(bufs, specs, st.outs[i], unpack(item));
                 }
                 Py_DECREF(seq);
               }

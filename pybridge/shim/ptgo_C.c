@@ -604,10 +604,14 @@ typedef struct cache {
 static Py_ssize_t extra_index = -1;
 static char skip_file_marker; /* co_extra value for code never to capture (stdlib, torch, ptgo) */
 #define SKIP_FILE ((void *)&skip_file_marker)
+static char uncaptured_marker; /* co_extra value for code that runs with capture off, callees included */
+#define UNCAPTURED ((void *)&uncaptured_marker)
 static cache_t *all_caches;
 /* The skip policy (ptgo._runtime._skip_policy): resolved paths, longest first; the first rule
  * that matches a code object's resolved file decides. */
-enum { RULE_SKIP_DIR = 0, RULE_CAPTURE_DIR = 1, RULE_SKIP_FILE = 2 };
+enum { RULE_SKIP_DIR = 0, RULE_CAPTURE_DIR = 1, RULE_SKIP_FILE = 2, RULE_UNCAPTURED_FILE = 3 };
+/* What a rule says of frames that start in a file (code_owner_of's *skipped). */
+enum { POLICY_CAPTURE = 0, POLICY_SKIP = 1, POLICY_UNCAPTURED = 2 };
 typedef struct {
     char *path;
     size_t len;
@@ -621,7 +625,9 @@ static char *dupstr(const char *s);
 
 /* code_owner_of: what library a file belongs to ("torch", "the standard library", "numpy"), or
  * NULL for the user's own code (torchvision and other installed packages included); *skipped
- * says whether frames that start there are never captured. The one answer to "is this library
+ * says whether frames that start there are never captured (POLICY_SKIP), or run with capture
+ * off for their whole extent, callees included (POLICY_UNCAPTURED: torch.compile's entry
+ * points, whose frames torch.compile's own frame evaluator owns). The one answer to "is this library
  * code": the frame hook asks it for skipping, the trace (through _C.code_owner) for which
  * globals need guards and which line is the user's in messages. torch.nn's module files belong
  * to torch and are captured. Frozen modules ("<frozen os>") are the standard library; other
@@ -629,10 +635,10 @@ static char *dupstr(const char *s);
  * resolved path. */
 static PyObject *code_owner_of(const char *fn, int *skipped) {
     static PyObject *stdlib_reason;
-    *skipped = 0;
+    *skipped = POLICY_CAPTURE;
     if (strncmp(fn, "<frozen ", 8) == 0) {
         if (stdlib_reason == NULL) stdlib_reason = PyUnicode_InternFromString("the standard library");
-        *skipped = 1;
+        *skipped = POLICY_SKIP;
         return stdlib_reason;
     }
     if (fn[0] == '<' || npolicy == 0) return NULL;
@@ -641,10 +647,13 @@ static PyObject *code_owner_of(const char *fn, int *skipped) {
     size_t n = strlen(path);
     for (Py_ssize_t i = 0; i < npolicy; i++) {
         const policy_rule *r = &policy[i];
-        int match = r->kind == RULE_SKIP_FILE ? (n == r->len && memcmp(path, r->path, n) == 0)
-                                              : (n > r->len && memcmp(path, r->path, r->len) == 0);
+        int file = r->kind == RULE_SKIP_FILE || r->kind == RULE_UNCAPTURED_FILE;
+        int match = file ? (n == r->len && memcmp(path, r->path, n) == 0)
+                         : (n > r->len && memcmp(path, r->path, r->len) == 0);
         if (match) {
-            *skipped = r->kind != RULE_CAPTURE_DIR;
+            *skipped = r->kind == RULE_CAPTURE_DIR ? POLICY_CAPTURE
+                       : r->kind == RULE_UNCAPTURED_FILE ? POLICY_UNCAPTURED
+                                                         : POLICY_SKIP;
             return PyUnicode_GET_LENGTH(r->reason) ? r->reason : NULL;
         }
     }
@@ -704,6 +713,16 @@ static PyObject *py_code_owner(PyObject *self, PyObject *filename) {
     int skipped;
     PyObject *owner = code_owner_of(fn, &skipped);
     return Py_BuildValue("(OO)", owner ? owner : Py_None, skipped ? Py_True : Py_False);
+}
+
+/* code_policy(filename) -> (owner or None, skipped, uncaptured) */
+static PyObject *py_code_policy(PyObject *self, PyObject *filename) {
+    const char *fn = PyUnicode_AsUTF8(filename);
+    if (fn == NULL) return NULL;
+    int skipped;
+    PyObject *owner = code_owner_of(fn, &skipped);
+    return Py_BuildValue("(OOO)", owner ? owner : Py_None, skipped ? Py_True : Py_False,
+                         skipped == POLICY_UNCAPTURED ? Py_True : Py_False);
 }
 
 static void free_entry(entry_t *e) {
@@ -773,7 +792,7 @@ static void clear_cache(cache_t *c) {
 }
 
 static void free_cache(void *p) {
-    if (p == NULL || p == SKIP_FILE) return;
+    if (p == NULL || p == SKIP_FILE || p == UNCAPTURED) return;
     cache_t *c = (cache_t *)p;
     if (c->prev_all) c->prev_all->next_all = c->next_all;
     else all_caches = c->next_all;
@@ -1153,8 +1172,22 @@ static PyObject *cache_size_limit_obj;  /* read through ptgo._runtime.cache_size
 #if PTGO_SUPPORTED
 static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag);
 
+/* Installs or removes ptgo's frame hook. Another PEP 523 user's evaluator found installed
+ * (torch.compile's, while ptgo-compiled code runs inside a torch.compile'd function) is put back
+ * when ptgo's is removed; one installed over ptgo's is left alone. */
+static _PyFrameEvalFunction prev_eval;
 static void set_hook(int on) {
-    _PyInterpreterState_SetEvalFrameFunc(PyThreadState_GET()->interp, on ? eval_frame : _PyEval_EvalFrameDefault);
+    PyInterpreterState *interp = PyThreadState_GET()->interp;
+    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
+    if (on) {
+        if (cur != eval_frame) {
+            prev_eval = cur == _PyEval_EvalFrameDefault ? NULL : cur;
+            _PyInterpreterState_SetEvalFrameFunc(interp, eval_frame);
+        }
+    } else if (cur == eval_frame) {
+        _PyInterpreterState_SetEvalFrameFunc(interp, prev_eval ? prev_eval : _PyEval_EvalFrameDefault);
+        prev_eval = NULL;
+    }
 }
 
 static int should_skip_code(PyCodeObject *co) {
@@ -1166,6 +1199,21 @@ static int should_skip_code(PyCodeObject *co) {
     int skipped;
     code_owner_of(fn, &skipped);
     return skipped;
+}
+
+/* Runs a frame of torch.compile's entry points (POLICY_UNCAPTURED) with capture off on this
+ * thread and ptgo's hook out of the way, so torch.compile's own evaluator (which it installs
+ * and removes around its call) owns the frames it makes; afterwards capture and the hook are
+ * back for the rest of the caller's frame. */
+static PyObject *run_uncaptured(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
+    PyObject *saved = tl_ctx;
+    tl_ctx = NULL;
+    if (--active_contexts == 0) set_hook(0);
+    PyObject *r = _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    active_contexts++;
+    set_hook(1);
+    tl_ctx = saved;
+    return r;
 }
 
 /* ptgo._runtime.<name>(): ptgo.config.cache_size_limit and accumulated_cache_size_limit. */
@@ -1237,9 +1285,15 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
         return _PyEval_EvalFrameDefault(ts, frame, throwflag);
     }
     if (extra == SKIP_FILE) return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    if (extra == UNCAPTURED) return run_uncaptured(ts, frame, throwflag);
     cache_t *c = (cache_t *)extra;
     if (c == NULL) {
-        if (should_skip_code(co)) {
+        int policy_kind = should_skip_code(co);
+        if (policy_kind == POLICY_UNCAPTURED) {
+            _PyCode_SetExtra((PyObject *)co, extra_index, UNCAPTURED);
+            return run_uncaptured(ts, frame, throwflag);
+        }
+        if (policy_kind) {
             _PyCode_SetExtra((PyObject *)co, extra_index, SKIP_FILE);
             return _PyEval_EvalFrameDefault(ts, frame, throwflag);
         }
@@ -1604,7 +1658,7 @@ static PyObject *py_cache_info(PyObject *self, PyObject *code) {
     void *extra = NULL;
     if (extra_index < 0 || _PyCode_GetExtra(code, extra_index, &extra) < 0) return NULL;
     PyObject *out = PyList_New(0);
-    if (out == NULL || extra == NULL || extra == SKIP_FILE) return out;
+    if (out == NULL || extra == NULL || extra == SKIP_FILE || extra == UNCAPTURED) return out;
     cache_t *c = extra;
     for (entry_t *e = c->head; e; e = e->next) {
         PyObject *descs = PyList_New(e->nguards);
@@ -1630,6 +1684,7 @@ static PyObject *py_skip_state(PyObject *self, PyObject *code) {
         return NULL;
     }
     if (extra == SKIP_FILE) return PyUnicode_FromString("skipped");
+    if (extra == UNCAPTURED) return PyUnicode_FromString("uncaptured");
     if (extra == NULL) return PyUnicode_FromString("unseen");
     return PyUnicode_FromString(((cache_t *)extra)->skip ? "skip-compile" : "cached");
 }
@@ -1785,7 +1840,11 @@ static PyMethodDef methods[] = {
     {"cache_info", py_cache_info, METH_O, "Cache entries of a code object: [(tag, status, hits, guards)]."},
     {"code_owner", py_code_owner, METH_O,
      "code_owner(filename) -> (library or None, skipped): what the skip policy says of a file."},
-    {"skip_state", py_skip_state, METH_O, "How the hook treats a code object: unseen, skipped, cached, skip-compile."},
+    {"code_policy", py_code_policy, METH_O,
+     "code_policy(filename) -> (library or None, skipped, uncaptured): code_owner, and whether frames starting "
+     "there run with capture off, callees included."},
+    {"skip_state", py_skip_state, METH_O,
+     "How the hook treats a code object: unseen, skipped, uncaptured, cached, skip-compile."},
     {"request", py_request, METH_VARARGS, "request(method, json) -> json: a non-per-frame call into Go."},
     {"compile_fx", py_compile_fx, METH_VARARGS,
      "compile_fx(graph_json, attrs, opts_json, rerun) -> (True, callable) | (False, reason): a torch.fx graph "

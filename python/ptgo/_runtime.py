@@ -12,7 +12,7 @@ import warnings
 
 import torch
 
-from . import _logging, config
+from . import _compat, _logging, config
 from .exc import BackendCompilerFailed, Unsupported
 
 _init_lock = threading.Lock()
@@ -46,9 +46,11 @@ SKIPPED_PACKAGES = ("numpy", "sympy", "typing_extensions", "pytest", "_pytest", 
 TORCH_CAPTURED = (("nn", "modules"),)
 TORCH_SKIPPED_FILES = (("nn", "modules", "module.py"),)
 
-# Rule kinds (ptgo_C.c's policy_rule): a directory skipped, a directory captured, a file skipped.
-# Each rule also names the library its files belong to ("" for the user's own code).
-RULE_SKIP_DIR, RULE_CAPTURE_DIR, RULE_SKIP_FILE = 0, 1, 2
+# Rule kinds (ptgo_C.c's policy_rule): a directory skipped, a directory captured, a file skipped,
+# a file whose frames run with capture off for their whole extent (torch.compile's entry points,
+# _compat.TORCH_COMPILE_ENTRY_FILES). Each rule also names the library its files belong to (""
+# for the user's own code).
+RULE_SKIP_DIR, RULE_CAPTURE_DIR, RULE_SKIP_FILE, RULE_UNCAPTURED_FILE = 0, 1, 2, 3
 
 
 def _resolved(path):
@@ -135,6 +137,8 @@ def _skip_policy():
         rules.append((os.path.join(torch_dir, *parts), RULE_CAPTURE_DIR, "torch"))
     for parts in TORCH_SKIPPED_FILES:
         rules.append((os.path.join(torch_dir, *parts), RULE_SKIP_FILE, "torch"))
+    for parts in _compat.for_torch(_compat.TORCH_COMPILE_ENTRY_FILES):
+        rules.append((os.path.join(torch_dir, *parts), RULE_UNCAPTURED_FILE, "torch"))
     rules.append((_resolved(os.path.dirname(os.path.abspath(__file__))), RULE_SKIP_DIR, "ptgo"))
     for name in SKIPPED_PACKAGES:
         loc = _package_location(name)
@@ -144,7 +148,7 @@ def _skip_policy():
     # files only (the path ends in a separator).
     out, seen = [], set()
     for path, kind, reason in rules:
-        if kind != RULE_SKIP_FILE and not path.endswith(os.sep):
+        if kind not in (RULE_SKIP_FILE, RULE_UNCAPTURED_FILE) and not path.endswith(os.sep):
             path += os.sep
         if path not in seen:
             seen.add(path)
@@ -211,6 +215,7 @@ def init_config_json():
         "python": "%d.%d.%d" % sys.version_info[:3],
         "torch": torch.__version__,
         "num_threads": torch.get_num_threads(),
+        "blas_on_openmp": _compat.blas_on_openmp(),
     })
 
 
@@ -367,6 +372,20 @@ def code_owner(filename):
     return _C.code_owner(filename)
 
 
+def code_policy(filename):
+    """code_owner, and whether frames that start in the file run with capture off, callees
+    included (torch.compile's entry points): (library, skipped, uncaptured)."""
+    from . import _C
+
+    return _C.code_policy(filename)
+
+
+def resolve_loaded(path):
+    from ._compat import resolve_loaded
+
+    return resolve_loaded(path)
+
+
 def module_owner(mod):
     """The library a Python module object belongs to, or None: by its file; modules built into
     the interpreter (math, itertools, builtins) are the standard library; a namespace package
@@ -454,9 +473,11 @@ def meta_call(target, is_method, args, kwargs):
     # The CPU runs keep the random generator's state: a random op must not advance the user's
     # random stream.
     try:
+        if target in _compat.for_torch(_compat.META_KERNEL_DIFFERS_FROM_CPU):
+            raise NotImplementedError(target)
         return _from_meta(run("meta"))
     except NotImplementedError:
-        pass  # no meta kernel: the CPU kernel's result has the metadata
+        pass  # no meta kernel (or a wrong one): the CPU kernel's result has the metadata
     except Exception as meta_error:  # noqa: BLE001 - does the CPU kernel refuse too?
         try:
             with _rng_kept():
@@ -532,6 +553,45 @@ def kernel_probe(target, is_method, args, kwargs):
     return result
 
 
+#: autocast_probe's answers by call and autocast state.
+_autocast_cache = {}
+
+
+def _dtypes_of(r):
+    if isinstance(r, torch.Tensor):
+        return str(r.dtype)
+    if isinstance(r, (tuple, list)):
+        return "(" + ",".join(_dtypes_of(x) for x in r) + ")"
+    return "-"
+
+
+def autocast_probe(target, is_method, args, kwargs, dtype, cache_enabled):
+    """The dtypes torch's result has for ``target`` called under ``torch.autocast("cpu", dtype)``,
+    run once on zero-filled CPU tensors with the arguments' metadata (ptgo checks its autocast
+    policy against it, ARCHITECTURE A71): "torch.bfloat16", "(torch.float32,torch.int64)", "-"
+    for a non-tensor; "error: ..." when torch raises."""
+    try:
+        key = (target, is_method, _probe_key(tuple(args)), _probe_key(kwargs), dtype, cache_enabled)
+    except TypeError:
+        key = None
+    if key is not None and key in _autocast_cache:
+        return _autocast_cache[key]
+    try:
+        fn = None if is_method else resolve(target)
+        margs = _to_meta(tuple(args), "cpu")
+        mkwargs = {k: _to_meta(v, "cpu") for k, v in kwargs.items()}
+        with _rng_kept(), torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.autocast("cpu", dtype=dtype, enabled=True, cache_enabled=cache_enabled):
+                r = getattr(margs[0], target)(*margs[1:], **mkwargs) if is_method else fn(*margs, **mkwargs)
+        result = _dtypes_of(r)
+    except Exception as e:  # noqa: BLE001 - what torch raises is the answer
+        result = "error: %s: %s" % (type(e).__name__, str(e).strip().split("\n")[0])
+    if key is not None:
+        _autocast_cache[key] = result
+    return result
+
+
 def make_size(items):
     return torch.Size(items)
 
@@ -554,6 +614,7 @@ def reset():
     resume_cache.clear()
     del eager_frames[:]
     _probe_cache.clear()
+    _autocast_cache.clear()
 
 
 # Frames the shim ran eagerly without asking Go (a cache limit reached), for explain(): records
@@ -712,24 +773,93 @@ def make_torch_graph(graph_json):
     return _C.Disabled(graph_module_from_json(graph_json, None, {}).forward)
 
 
-def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None):
+def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, name="a compiled region",
+                        recompute=None, written=(), random=False, no_recompute=""):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
     bwd(*saved, *tangents) returns one gradient (or None) per input and parameter. When the
     forward rejects its data (IndexError, RuntimeError: an index out of range), rerun
     (torch_rerun, if given) runs the captured graph with torch instead, which raises torch's own
-    exception for it."""
-    from torch.autograd.function import once_differentiable
+    exception for it.
 
+    The compiled backward runs with grad mode off: its gradients are not differentiable. A
+    backward that runs with grad mode on (``create_graph=True``: gradient penalties,
+    ``torch.autograd.functional.hessian``) instead recomputes the region's forward with torch
+    (``recompute``: the captured graph, reading the parameters itself) from the region's
+    inputs and differentiates it with ``torch.autograd.grad(create_graph=True)``, so the
+    gradients are eager's and differentiable (ARCHITECTURE A70). For that the Function keeps its
+    inputs and their versions, the values before the forward of the inputs it writes
+    (``written``: BatchNorm's running statistics) and, when the forward draws random numbers,
+    the generator's state before it."""
     tangents = list(tangents)
     diff = set(tangents)
     consts = list(consts)
+    written = list(written)
+    hinted = []
+
+    def differentiable_backward(ctx, grads):
+        if no_recompute:
+            raise RuntimeError(
+                "ptgo: a backward with create_graph=True (double backward) through %s is not supported: %s. "
+                "Run that code eagerly (outside ptgo.compile) or with backend='eager'" % (name, no_recompute))
+        if recompute is None:
+            raise RuntimeError("ptgo BUG: %s has no torch recompute for a double backward" % name)
+        args = ctx.ptgo_inputs
+        for a, v in zip(args, ctx.ptgo_versions):
+            if isinstance(a, torch.Tensor) and a._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    "operation: [%s %s] is at version %d; expected version %d instead (ptgo: the double backward "
+                    "of %s recomputes its forward from its inputs)" % (a.type(), list(a.shape), a._version, v, name))
+        if not hinted:
+            hinted.append(True)
+            _logging.emit("perf_hints", "%s: a backward with create_graph=True recomputes the region's forward with "
+                          "torch and differentiates it with torch.autograd (the compiled backward is not "
+                          "differentiable)" % name)
+        # The written inputs go back to their values before the forward: the recompute reads
+        # what the forward read, and its own writes leave them as the forward did (torch's
+        # values, which are eager's). Nothing is restored after it: the recompute's graph may
+        # have saved them (BatchNorm saves its running statistics).
+        with torch.no_grad():
+            for i, before in zip(written, ctx.ptgo_before):
+                args[i].copy_(before)
+        rng = torch.get_rng_state() if ctx.ptgo_rng is not None else None
+        try:
+            if rng is not None:
+                torch.set_rng_state(ctx.ptgo_rng)
+            with torch.enable_grad():
+                outs = recompute(*args[:len(args) - len(consts)])
+        finally:
+            if rng is not None:
+                torch.set_rng_state(rng)
+            ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
+        if isinstance(outs, torch.Tensor):
+            outs = (outs,)
+        douts, dgrads = [], []
+        for k in tangents:
+            o = outs[k]
+            if isinstance(o, torch.Tensor) and o.requires_grad and grads[k] is not None:
+                douts.append(o)
+                dgrads.append(grads[k])
+        wrt = [i for i, need in enumerate(ctx.needs_input_grad) if need]
+        res = [None] * len(args)
+        if douts and wrt:
+            got = torch.autograd.grad(douts, [args[i] for i in wrt], dgrads, create_graph=True, allow_unused=True)
+            for i, g in zip(wrt, got):
+                res[i] = g
+        return tuple(res)
 
     class CompiledRegion(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
+            # What a double backward's recompute needs (differentiable_backward); the inputs are
+            # kept on ctx, not saved, so a first-order backward checks only what it reads.
+            ctx.ptgo_inputs = args
+            ctx.ptgo_before = [args[i].clone() for i in written] if written else ()
+            ctx.ptgo_rng = torch.get_rng_state() if random else None
             outs = fwd(*args)
+            ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
             user, saved = outs[:num_outputs], outs[num_outputs:]
             ctx.save_for_backward(*saved)
             ctx.mark_non_differentiable(*[user[i] for i in range(num_outputs)
@@ -737,8 +867,9 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None):
             return tuple(user)
 
         @staticmethod
-        @once_differentiable
         def backward(ctx, *grads):
+            if torch.is_grad_enabled():
+                return differentiable_backward(ctx, grads)
             tang = [grads[k].contiguous() for k in tangents]
             return tuple(bwd(*ctx.saved_tensors, *tang))
 

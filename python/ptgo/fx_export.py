@@ -12,7 +12,10 @@ GraphModule built here:
   containers: parameters stay ``nn.Parameter``, buffers stay buffers (non-persistent ones too);
 * each node's meta goes to ``node.meta["ptgo_meta"]`` (a dict with dtype, shape, stride,
   storage_offset, device, requires_grad; a tuple of those for tuple results; the value for a
-  Python scalar) and its source line to ``node.meta["stack_trace"]``.
+  Python scalar) and its source line to ``node.meta["stack_trace"]``, as a traceback names it
+  (``File "/src/model.py", line 12, in forward`` and the line's code, as Dynamo writes it:
+  torch 2's code printer shows only stack traces of that form; a graph without "stack" keeps
+  its "where", ``model.py:12``).
 
 One rewrite: a ``call_function`` of a C-implemented Tensor method (``torch.Tensor.add``) becomes
 ``call_method`` (``x.add(...)``), because torch 1.13's code generation cannot name such
@@ -27,6 +30,8 @@ from __future__ import annotations
 import builtins
 import importlib
 import json
+import linecache
+import re
 import types
 from typing import Any, Dict, Optional, Tuple
 
@@ -36,6 +41,16 @@ import torch.fx
 __all__ = ["ExportError", "graph_module_from_json", "resolve_call_target", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
+
+
+def _stack_trace(stack, where):
+    """node.meta["stack_trace"] for a node's "stack" (a traceback's File line) and "where"."""
+    if not stack:
+        return where or None
+    m = re.match(r'File "(.*)", line (\d+), in ', stack)
+    code = linecache.getline(m.group(1), int(m.group(2))).strip() if m else ""
+    # torch.fx reads a File line followed by its code; a source it cannot show is said so.
+    return "  %s\n    %s\n" % (stack, code or "<source not available>")
 
 
 class ExportError(ValueError):
@@ -247,9 +262,9 @@ def graph_module_from_json(
         meta = _meta(n.get("meta"))
         if meta is not None:
             node.meta["ptgo_meta"] = meta
-        where = n.get("where")
-        if where:
-            node.meta["stack_trace"] = where
+        stack_trace = _stack_trace(n.get("stack"), n.get("where"))
+        if stack_trace:
+            node.meta["stack_trace"] = stack_trace
         env[name] = node
 
     tensors: Dict[str, Any] = {}

@@ -15,10 +15,12 @@ A case tagged "fallback" is expected to keep a prims.fallback (dropout in traini
 Go test checks the fallback is there and skips the values. Calls torch rejects are dropped
 (reported on stderr), so a case list can try dtypes freely.
 
-Usage: gen_cases.py OUT.json
+Usage: gen_cases.py OUTDIR (writes cases_<major>_<minor>.json for the running torch: one file
+per torch version ptgo is tested against, PTGO_PYTHON=.venv-torch2/bin/python for torch 2's)
 """
 import json
 import math
+import os
 import operator
 import sys
 import warnings
@@ -1006,12 +1008,45 @@ def gen_pooling():
     add(g.out(g.call("torch.nn.functional.max_pool2d", g.call("torch.relu", y), 2)))
 
 
+def gen_versions():
+    """Calls whose result depends on the torch version (primtorch/torch_behavior.go; torch 2's
+    scaled_dot_product_attention); a torch that rejects one drops it. Last in main, so the other
+    generators' random values do not move."""
+    one("getitem", "operator.getitem", T(4, 5), T(3, dtype=i32, lo=0, hi=4), tag="int32_index")
+    one("gather", "torch.gather", T(3, 4), 1, T(3, 2, dtype=i32, lo=0, hi=3), tag="int32_index")
+    one("where.method", "Tensor.where", T(2, 3), T(2, 3, dtype=b8), 1.5, tag="number_other")
+    one("norm", "torch.norm", T(4, 3), dtype=f64, tag="dtype")
+    one("norm", "torch.norm", T(4, 3), "fro", dim=1, dtype=f64, tag="fro_dtype")
+    one("layer_norm", "torch.nn.functional.layer_norm", T(3, 8, dtype=bf16), [8], T(8), T(8), tag="bf16_float_params")
+    one("group_norm", "torch.nn.functional.group_norm", T(2, 4, 3, dtype=bf16), 2, T(4), T(4), tag="bf16_float_params")
+    if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        return
+    sdpa = "torch.nn.functional.scaled_dot_product_attention"
+    q, k, v = T(2, 3, 4, 8), T(2, 3, 5, 8), T(2, 3, 5, 6)
+    one("scaled_dot_product_attention", sdpa, q, k, v, tag="plain")
+    one("scaled_dot_product_attention", sdpa, q, k, v, scale=0.3, tag="scale")
+    one("scaled_dot_product_attention", sdpa, T(2, 3, 5, 8), k, v, is_causal=True, tag="causal")
+    one("scaled_dot_product_attention", sdpa, T(2, 3, 4, 8), k, v, is_causal=True, tag="causal_rect")
+    one("scaled_dot_product_attention", sdpa, q, k, v, S([[True, False, True, True, False]] * 3 + [[False] * 5]),
+        tag="bool_mask_fully_masked_row")
+    one("scaled_dot_product_attention", sdpa, q, k, v, T(4, 5), tag="float_mask")
+    one("scaled_dot_product_attention", sdpa, q, T(1, 3, 5, 8), T(2, 1, 5, 6), tag="broadcast_batch")
+    one("scaled_dot_product_attention", sdpa, T(3, 4, 8, layout="t"), T(3, 5, 8), T(3, 5, 6, layout="t"), tag="3d_transposed")
+    one("scaled_dot_product_attention", sdpa, T(2, 4, 8, dtype=f64), T(2, 5, 8, dtype=f64), T(2, 5, 6, dtype=f64), tag="f64")
+    for tag, dt, kw in (("bf16", bf16, {}), ("dropout", f32, {"dropout_p": 0.5})):
+        g = G("scaled_dot_product_attention", tag)
+        g.fallback = True  # torch's kernel: 16-bit accumulation, random numbers
+        g.novalues = "dropout_p" in kw
+        add(g.out(g.call(sdpa, g.inp(T(2, 4, 8, dtype=dt)), g.inp(T(2, 5, 8, dtype=dt)), g.inp(T(2, 5, 6, dtype=dt)), **kw)))
+
+
 def main():
     for gen in (gen_unary, gen_activations, gen_binary, gen_ternary, gen_reductions, gen_norm, gen_linalg,
                 gen_conv, gen_views, gen_getitem, gen_join, gen_index, gen_factories, gen_casts, gen_losses,
-                gen_misc, gen_out, gen_edges, gen_graphs, gen_pooling):
+                gen_misc, gen_out, gen_edges, gen_graphs, gen_pooling, gen_versions):
         gen()
-    with open(sys.argv[1], "w") as f:
+    major, minor = (int("".join(c for c in p if c.isdigit()) or 0) for p in torch.__version__.split("+")[0].split(".")[:2])
+    with open(os.path.join(sys.argv[1], "cases_%d_%d.json" % (major, minor)), "w") as f:
         json.dump(CASES, f, separators=(",", ":"))
         f.write("\n")
     sys.stderr.write("gen_cases.py: %d cases, %d calls torch rejected (dropped)\n" % (len(CASES), len(DROPPED)))

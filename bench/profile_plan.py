@@ -1,7 +1,7 @@
 """Where a workload's time goes: per plan step of ptgo's compiled graph (the C++ runtime's
 Graph.profile) next to eager's per-op times (torch.profiler). A report for tuning, not a test.
 
-Usage: .venv/bin/python bench/profile.py [--threads 1] [--reps 200] workload [workload ...]
+Usage: .venv/bin/python bench/profile_plan.py [--threads 1] [--reps 200] workload [workload ...]
 """
 import argparse
 import os

@@ -1,0 +1,73 @@
+package decomp
+
+import (
+	"math"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// dScaledDotProductAttention is F.scaled_dot_product_attention as torch's math kernel computes
+// it, with the softmax that gives fully masked rows zeros (torch's _safe_softmax, and its CPU
+// flash kernel): scores = q·kᵀ·scale over the broadcast batch (bmm), the mask applied (a bool
+// mask selects, a float mask adds, is_causal keeps key j ≤ query i), softmax over keys,
+// then ·v. The bias, scaling, masking and softmax fuse around the two matrix products. Dropout
+// (random: torch draws it), grouped-query attention and 16-bit inputs (torch's kernels
+// accumulate them their own way) stay prims.fallback.
+func dScaledDotProductAttention(c *ctx) (any, error) {
+	d := c.d
+	q, k, v := asNode(c.in("query")), asNode(c.in("key")), asNode(c.in("value"))
+	if p := c.float("dropout_p"); p != 0 || c.bool("enable_gqa") {
+		return nil, errFallback
+	}
+	qm, km, vm := metaOf(q), metaOf(k), metaOf(v)
+	if qm.DType != primtorch.Float32 && qm.DType != primtorch.Float64 {
+		return nil, errFallback
+	}
+	nq, nk, nv := len(qm.Shape), len(km.Shape), len(vm.Shape)
+	l, s, e, ev := qm.Shape[nq-2], km.Shape[nk-2], qm.Shape[nq-1], vm.Shape[nv-1]
+	batch, err := primtorch.BroadcastShapes(qm.Shape[:nq-2], km.Shape[:nk-2], vm.Shape[:nv-2])
+	if err != nil {
+		return nil, errFallback
+	}
+	nb := prodInts(batch)
+	bshape := func(rows, cols int64) []int64 { return append(append([]int64{}, batch...), rows, cols) }
+	Q := d.batchMatrices(d.expand(q, bshape(l, e)), nb)
+	K := d.batchMatrices(d.expand(k, bshape(s, e)), nb)
+	V := d.batchMatrices(d.expand(v, bshape(s, ev)), nb)
+	scale := 1 / math.Sqrt(float64(e))
+	if sc, ok := c.get("scale").(float64); ok {
+		scale = sc
+	}
+	scores := d.mul(d.prim("bmm", Q, d.transpose(K, 1, 2)), scale) // [nb, L, S]
+	full := []int64{nb, l, s}
+	var keep val // bool [nb, L, S]: which scores count
+	if m, _ := c.in("attn_mask").(*fxgraph.Node); m != nil {
+		mm := metaOf(m)
+		if len(mm.Shape) > len(batch)+2 {
+			return nil, errFallback
+		}
+		mask := d.reshape(d.expand(m, bshape(l, s)), full)
+		if mm.DType == primtorch.Bool {
+			keep = mask
+		} else {
+			scores = d.add(scores, mask)
+		}
+	} else if c.bool("is_causal") {
+		row := d.expand(d.view(d.iota(l, int64(0), int64(1), primtorch.Int64), []int64{l, 1}), []int64{l, s})
+		col := d.expand(d.view(d.iota(s, int64(0), int64(1), primtorch.Int64), []int64{1, s}), []int64{l, s})
+		keep = d.expand(d.bin("le", col, row), full)
+	}
+	if keep != nil {
+		scores = d.where(keep, scores, math.Inf(-1))
+	}
+	mx := d.reduce("amax", scores, []int{2}, true)
+	ex := d.un("exp", d.sub(scores, d.expand(mx, full)))
+	sum := d.reduce("sum", ex, []int{2}, true)
+	probs := d.div(ex, d.expand(sum, full))
+	// A row whose every score is -inf (fully masked) gives zeros, not NaN.
+	masked := d.reduce("all", d.bin("eq", scores, math.Inf(-1)), []int{2}, true)
+	probs = d.where(d.expand(masked, full), zero(probs), probs)
+	out := d.prim("bmm", probs, V) // [nb, L, Ev]
+	return d.reshape(out, bshape(l, ev)), nil
+}

@@ -1,0 +1,37 @@
+package primtorch
+
+// torchBehavior is what eager torch returns or rejects where the torch versions ptgo is tested
+// against differ (found by replaying testdata/gen_meta_cases.py's cases under both: the golden
+// files meta_cases_1_13.json and meta_cases_2_14.json). Each field names the meta function that
+// reads it; behavior() is the running torch's row.
+type torchBehavior struct {
+	// Layouts: which CPU kernels give a channels-last input a channels-last result.
+	ConvKeepsChannelsLast3dAndTransposed bool // conv3d and conv_transpose2d/3d, not only conv2d (metaConv)
+	MaxPool3dKeepsChannelsLast           bool // max_pool3d, adaptive_avg_pool3d to 1x1x1 (metaPool, adaptive pools)
+	PadKeepsChannelsLast                 bool // reflect and replicate padding (metaPad)
+	BicubicKeepsChannelsLast             bool // bicubic interpolation (metaInterpolate)
+	PreluLikeElementwise                 bool // prelu lays its result out as an elementwise op does; else by suggest_memory_format (metaPrelu)
+	ScalarPowContiguous                  bool // number ** tensor (Tensor.__rpow__) is contiguous, as torch.pow(number, tensor) always is (metaPow)
+	// Calls accepted.
+	Int32Indices        bool // indexing, index_put, gather and scatter take int32 index tensors (meta_index.go)
+	WhereScalarOther    bool // Tensor.where(condition, number) (the where.method row's signatures)
+	NormDtypeAnyP       bool // torch.norm(dtype=) with p="fro"/"nuc"/None (linalg norms; dtype must not narrow)
+	NormMixedLowFloat   bool // layer_norm/group_norm of a bfloat16/float16 input with float32 weight and bias
+	MaxPool1dEmptyError bool // max_pool1d's own kernel rejects an output of length 0
+	// Promotion: a bfloat16 tensor with a complex number gives bcomplex32, not complex64
+	// (promoteState.halfComplex).
+	BFloat16ComplexIsBComplex32 bool
+}
+
+var behaviorTable = []VersionRow[torchBehavior]{
+	{Torch113, torchBehavior{}},
+	{Torch214, torchBehavior{
+		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
+		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
+		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
+		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true,
+	}},
+}
+
+// behavior is the running torch's row (a torch between two tested versions gets the older's).
+func behavior() torchBehavior { return ForTorch(behaviorTable, Torch()) }

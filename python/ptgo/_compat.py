@@ -1,0 +1,109 @@
+"""Facts of torch's Python code that differ between torch versions, as tables keyed by version.
+
+ptgo is built and tested against Debian's torch 1.13 and PyPI's torch 2.14. Where their Python
+code differs in a way ptgo must know, the difference is a row here (or in
+bytecode/torch_versions.go, setup.py's TORCH_CXX), never an ``if`` on the version in the code
+that uses it. A table lists rows oldest first; a version uses the last row at or below it.
+"""
+import functools
+import sys
+
+import torch
+
+
+def torch_version(version=None):
+    """(major, minor) of torch.__version__ ("2.14.1+cpu" -> (2, 14))."""
+    parts = (version or torch.__version__).split("+")[0].split(".")
+    out = []
+    for p in parts[:2]:
+        digits = ""
+        for c in p:
+            if not c.isdigit():
+                break
+            digits += c
+        out.append(int(digits or 0))
+    return tuple(out)
+
+
+def for_torch(rows, version=None):
+    """The value of the last row (since, value) at or below the running torch."""
+    v = torch_version(version) if not isinstance(version, tuple) else version
+    value = rows[0][1]
+    for since, row in rows[1:]:
+        if v < since:
+            break
+        value = row
+    return value
+
+
+#: torch.compile's entry points, as files of the torch package: a frame that starts there runs
+#: with ptgo's capture off for its whole extent (callees included) and ptgo's frame hook out of
+#: the way, because torch.compile's own frame evaluator owns the frames it makes; ptgo's
+#: interpreter never inlines them (a call to one is a graph break). torch._dynamo.eval_frame
+#: holds the wrappers torch.compile, torch.compile(module), module.compile() and
+#: torch._dynamo.disable / torch.compiler.disable return; torch._compile holds
+#: torch._disable_dynamo, which torch decorates some of its own functions with.
+TORCH_COMPILE_ENTRY_FILES = (
+    ((1, 0), ()),  # torch 1.13 has no torch.compile
+    ((2, 0), (("_dynamo", "eval_frame.py"), ("_compile.py",))),
+)
+
+
+#: torch functions ptgo knows only through torch's meta kernels whose meta kernel disagrees with
+#: the CPU kernel: their metadata comes from a run on zero-filled CPU tensors instead.
+#: torch 2's _native_multi_head_attention meta kernel returns a defined empty tensor where the
+#: CPU kernel returns None (the attention weights when need_weights=False); torch 1.13 has no
+#: meta kernel for it (CPU already).
+META_KERNEL_DIFFERS_FROM_CPU = (
+    ((1, 0), ()),
+    ((2, 0), ("torch._native_multi_head_attention",)),
+)
+
+
+def resolve_loaded(path):
+    """Like _runtime.resolve, but only through modules already imported: "torch._dynamo.x" is
+    None while nothing imported torch._dynamo (importing it takes seconds; code that calls its
+    functions has imported it)."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        mod = sys.modules.get(".".join(parts[:i]))
+        if mod is None:
+            continue
+        obj = mod
+        try:
+            for p in parts[i:]:
+                obj = getattr(obj, p)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def blas_on_openmp():
+    """Whether torch's matrix products run on its OpenMP (libgomp) team rather than on threads
+    of the BLAS's own: PyPI's torch links MKL's GNU-threaded layer; Debian's uses OpenBLAS, whose
+    pthread variant has its own threads (its openmp variant, openblas-openmp, does not). ptgo's
+    C backend then keeps its kernels on libgomp too (inductor.usePool)."""
+    if torch.backends.mkl.is_available():
+        return True
+    try:
+        with open("/proc/self/maps") as f:
+            maps = f.read()
+    except OSError:
+        return False
+    return "openblas-openmp" in maps or "libopenblaso" in maps
+
+
+#: torch's autocast queries, each a call without arguments the guards can repeat: CPU enabled,
+#: CUDA enabled, CPU dtype, CUDA dtype, cache enabled. torch 2.4 deprecated the per-device
+#: functions (a DeprecationWarning) for ones that take the device type.
+AUTOCAST_QUERIES = (
+    ((1, 0), lambda: (torch.is_autocast_cpu_enabled, torch.is_autocast_enabled, torch.get_autocast_cpu_dtype,
+                      torch.get_autocast_gpu_dtype, torch.is_autocast_cache_enabled)),
+    ((2, 4), lambda: (functools.partial(torch.is_autocast_enabled, "cpu"),
+                      functools.partial(torch.is_autocast_enabled, "cuda"),
+                      functools.partial(torch.get_autocast_dtype, "cpu"),
+                      functools.partial(torch.get_autocast_dtype, "cuda"), torch.is_autocast_cache_enabled)),
+)
+(autocast_cpu_enabled, autocast_cuda_enabled, autocast_cpu_dtype, autocast_cuda_dtype,
+ autocast_cache_enabled) = for_torch(AUTOCAST_QUERIES)()

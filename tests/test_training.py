@@ -1,0 +1,244 @@
+"""Training through compiled regions is never silently different from eager: double backward
+(create_graph=True), hessians, and the other ways autograd meets a compiled region (allow_unused,
+retain_graph, hooks, .grad accumulation, in-place changes after the forward)."""
+import json
+
+import pytest
+import torch
+import torch.nn as nn
+
+import ptgo
+from ptgo import _C
+from conftest import assert_same
+
+BACKENDS = ["inductor", "aot_eager", None]  # None: ptgo.compile's default
+RECOMPUTE_HINT = "recomputes the region's forward with torch"
+
+
+def stats():
+    return json.loads(_C.request("inductor_stats", "{}"))
+
+
+def compile_with(fn, backend):
+    return ptgo.compile(fn) if backend is None else ptgo.compile(fn, backend=backend)
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 1))
+
+
+def gradient_penalty_step(model, x):
+    """WGAN-GP's critic step: the penalty on the input gradient's norm is differentiated again."""
+    out = model(x).sum()
+    g, = torch.autograd.grad(out, x, create_graph=True)
+    penalty = ((g.norm(2, dim=1) - 1) ** 2).mean()
+    (out + 10 * penalty).backward()
+    return out.detach(), g.detach(), penalty.detach()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradient_penalty_equals_eager(backend, ptgo_log):
+    ptgo.set_logs("perf_hints")
+    eager, model = mlp(), mlp()
+    compiled = compile_with(model, backend)
+    torch.manual_seed(1)
+    x = torch.randn(6, 8)
+    before = stats()["autograd"]
+    for _ in range(2):  # the second call runs the cached region
+        xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
+        assert_same(gradient_penalty_step(compiled, xc), gradient_penalty_step(eager, xe))
+        assert_same(xc.grad, xe.grad)
+    for pc, pe in zip(model.parameters(), eager.parameters()):
+        assert_same(pc.grad, pe.grad)  # the first layer's gradient includes the penalty's
+    # The region is a compiled one (not a torch fallback) and says once that its double
+    # backward is recomputed with torch.
+    assert ptgo_log.text.count(RECOMPUTE_HINT) == 1, ptgo_log.text
+    if backend != "aot_eager":
+        assert stats()["autograd"] > before
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hessian_of_compiled_function_equals_eager(backend):
+    def f(x):
+        return (x.sin() * x.cos()).sum() + (x ** 3).sum() + (x[:-1] * x[1:]).exp().sum()
+
+    x = torch.randn(5, dtype=torch.float64)
+    cf = compile_with(f, backend)
+    assert_same(torch.autograd.functional.hessian(cf, x), torch.autograd.functional.hessian(f, x))
+
+
+def test_hessian_vector_product_of_module_parameters():
+    eager, model = mlp(), mlp()
+    compiled = ptgo.compile(model)
+    x = torch.randn(4, 8)
+    results = []
+    for m, fn in ((eager, eager), (model, compiled)):
+        loss = fn(x).pow(2).mean()
+        grads = torch.autograd.grad(loss, list(m.parameters()), create_graph=True)
+        v = [torch.ones_like(g) for g in grads]
+        hv = torch.autograd.grad(grads, list(m.parameters()), v)
+        results.append(hv)
+    assert_same(results[1], results[0])
+
+
+def test_second_order_grad_through_a_graph_break(counter):
+    def f(x):
+        y = x.sin() * x
+        print("", end="")  # a graph break: two compiled regions
+        return (y.exp() * y).sum()
+
+    x = torch.linspace(-1, 1, 6, requires_grad=True)
+    xe = x.detach().clone().requires_grad_()
+    cf = ptgo.compile(f)
+    for fn, xx in ((cf, x), (f, xe)):
+        g, = torch.autograd.grad(fn(xx), xx, create_graph=True)
+        g.pow(2).sum().backward()
+    assert_same(x.grad, xe.grad)
+    # and the regions compiled on both sides of the break
+    ptgo.reset()
+    cc = ptgo.compile(f, backend=counter)
+    cc(x)
+    assert counter.frame_count == 2
+
+
+def test_double_backward_through_training_batchnorm_keeps_running_stats():
+    def make():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Tanh(), nn.Flatten(), nn.Linear(4 * 6 * 6, 1))
+
+    eager, model = make(), make()
+    compiled = ptgo.compile(model)
+    x = torch.randn(3, 3, 8, 8)
+    for _ in range(2):
+        xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
+        assert_same(gradient_penalty_step(compiled, xc), gradient_penalty_step(eager, xe))
+        assert_same(xc.grad, xe.grad)
+    for pc, pe in zip(model.parameters(), eager.parameters()):
+        assert_same(pc.grad, pe.grad)
+    # The recompute reads the statistics the forward read and leaves them as the forward did.
+    for bc, be in zip(model.buffers(), eager.buffers()):
+        assert_same(bc, be)
+
+
+def test_double_backward_replays_random_numbers():
+    def f(x):
+        mask = (torch.rand_like(x) > 0.5).to(x.dtype)  # no gradient flows through the draw
+        return (x.sin() * mask * x).sum()
+
+    cf = ptgo.compile(f)
+    out = []
+    for fn in (cf, f):
+        torch.manual_seed(3)
+        x = torch.linspace(-1, 1, 16, requires_grad=True)
+        g, = torch.autograd.grad(fn(x), x, create_graph=True)
+        g.pow(2).sum().backward()
+        out.append((g.detach(), x.grad, torch.rand(2)))  # the generator is where eager leaves it
+    assert_same(out[0], out[1])
+
+
+def test_double_backward_after_an_input_changed_raises_as_eager():
+    def f(h):
+        return h.sin().sum()
+
+    cf = ptgo.compile(f)
+    for fn in (f, cf):
+        x = torch.ones(3, requires_grad=True)
+        h = x * 1
+        loss = fn(h)
+        h.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            torch.autograd.grad(loss, x, create_graph=True)
+
+
+# ---- first-order autograd around a compiled region ---------------------------------------------
+
+def _grads(ts):
+    return [None if t is None else t.detach().clone() for t in ts]
+
+
+def test_grad_allow_unused_gives_none_as_eager():
+    def f(x, y):
+        return x.sin().sum() + y.detach().sum()
+
+    cf = ptgo.compile(f)
+    out = []
+    for fn in (f, cf):
+        x = torch.linspace(0, 1, 3, requires_grad=True)
+        y = torch.ones(3, requires_grad=True)
+        out.append(_grads(torch.autograd.grad(fn(x, y), [x, y], allow_unused=True)))
+        with pytest.raises(RuntimeError, match="not have been used in the graph"):
+            torch.autograd.grad(fn(x, y), [x, y])
+    assert out[1][1] is None
+    assert_same(out[1], out[0])
+
+
+def test_retain_graph_backward_twice_accumulates_as_eager():
+    def f(x):
+        return (x.exp() * 2).sum()
+
+    cf = ptgo.compile(f)
+    out = []
+    for fn in (f, cf):
+        x = torch.linspace(0, 1, 3, requires_grad=True)
+        loss = fn(x)
+        loss.backward(retain_graph=True)
+        loss.backward()
+        out.append(x.grad)
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+    assert_same(out[1], out[0])
+
+
+def test_hooks_and_retain_grad_as_eager():
+    def f(x):
+        y = x * 2
+        y.register_hook(lambda g: g * 10)  # a hook on an intermediate inside the frame
+        z = y * y
+        z.retain_grad()
+        return z.sum(), z
+
+    cf = ptgo.compile(f)
+    out = []
+    for fn in (f, cf):
+        x = torch.linspace(0, 1, 3, requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(g.clone()) or g * 3)  # a hook on an input
+        loss, z = fn(x)
+        loss.backward()
+        out.append((x.grad, z.grad, seen))
+    assert_same(out[1], out[0])
+
+
+def test_grad_accumulates_and_unused_parameters_stay_none():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used, self.unused = nn.Linear(3, 2), nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.used(x).tanh().sum()
+
+    out = []
+    for wrap in (lambda m: m, ptgo.compile):
+        torch.manual_seed(0)
+        m = M()
+        fn = wrap(m)
+        x = torch.randn(2, 3)
+        fn(x).backward()
+        fn(x * 2).backward()
+        out.append([p.grad for p in m.parameters()])
+    assert out[1][2] is None and out[1][3] is None
+    assert_same(out[1], out[0])
+
+
+def test_non_contiguous_incoming_gradient():
+    def f(x):
+        return x.sin() * 3
+
+    out = []
+    for fn in (f, ptgo.compile(f)):
+        x = torch.linspace(0, 1, 12).reshape(3, 4).requires_grad_()
+        fn(x).backward(torch.arange(12.).reshape(4, 3).t())
+        out.append(x.grad)
+    assert_same(out[1], out[0])
