@@ -157,6 +157,8 @@ type tunit struct {
 	helperOrder []string
 	opts        CodegenOptions
 	vals        *values
+	// cuda: the unit is CUDA C (cudagen.go); helpers get device definitions (cudaHelperText)
+	cuda bool
 }
 
 // helper returns the name of a helper for dtype dt and adds its definition to the unit.
@@ -164,12 +166,19 @@ func (tu *tunit) helper(name string, dt primtorch.DType) string {
 	fn := "ptgo_" + name + "_" + cCompute(dt)
 	if !tu.helpers[fn] {
 		tu.helpers[fn] = true
-		tu.helperOrder = append(tu.helperOrder, helperText(name, dt))
+		text := helperText(name, dt)
+		if tu.cuda {
+			text = cudaHelperText(name, dt, text)
+		}
+		tu.helperOrder = append(tu.helperOrder, text)
 	}
 	return fn
 }
 
 func (tu *tunit) raw(name, text string) string {
+	if tu.cuda {
+		text = cudaRawText(name, text)
+	}
 	if !tu.helpers[name] {
 		tu.helpers[name] = true
 		tu.helperOrder = append(tu.helperOrder, text)

@@ -79,6 +79,10 @@ type Program struct {
 	Steps   []PStep
 	// ArenaBytes is the size of the arena holding the temporaries (BufSpec.Arena).
 	ArenaBytes int64
+	// Device is where the buffers live ("" for the CPU); CUDA says how the kernels of a CUDA
+	// program launch (cuda_program.go).
+	Device string
+	CUDA   *CUDAPlan
 }
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
@@ -309,7 +313,7 @@ func (p *Program) JSON() ([]byte, error) {
 		}
 		b.WriteString("\n  " + objText(m))
 	}
-	b.WriteString("]}\n")
+	b.WriteString("]" + p.cudaJSON() + "}\n")
 	return b.Bytes(), nil
 }
 
@@ -407,6 +411,8 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Inputs     []int             `json:"inputs"`
 		Outputs    []map[string]any  `json:"outputs"`
 		Steps      []json.RawMessage `json:"steps"`
+		Device     string            `json:"device"`
+		CUDA       json.RawMessage   `json:"cuda"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -416,7 +422,10 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if raw.Version != ProgramVersion {
 		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Device: raw.Device}
+	if err := p.decodeCUDA(raw.CUDA); err != nil {
+		return nil, err
+	}
 	for _, rb := range raw.Buffers {
 		var jb struct {
 			Name         string  `json:"name"`

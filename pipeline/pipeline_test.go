@@ -23,6 +23,7 @@ type fakeHost struct {
 	reruns   int
 	folds    int
 	versions map[py.Obj]int64
+	cuda     []fakeCUDA
 	// runtimeErr is what CompiledGraph fails with, when set.
 	runtimeErr error
 	// probes counts AutogradProbe calls; probeRefusal is what they answer.
@@ -36,6 +37,14 @@ type fakePlan struct {
 	consts []py.Obj
 	rerun  py.Obj
 	obj    py.Obj
+}
+
+type fakeCUDA struct {
+	plan    map[string]any
+	kernels *inductor.CUDAKernels
+	consts  []py.Obj
+	rerun   py.Obj
+	obj     py.Obj
 }
 
 type fakeAutograd struct {
@@ -70,6 +79,18 @@ func (h *fakeHost) CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun
 	h.plans = append(h.plans, fp)
 	return fp.obj, nil
 }
+
+func (h *fakeHost) CUDAGraph(plan []byte, ks *inductor.CUDAKernels, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
+	var p map[string]any
+	if err := json.Unmarshal(plan, &p); err != nil {
+		return 0, err
+	}
+	fp := fakeCUDA{plan: p, kernels: ks, consts: consts, rerun: rerun, obj: h.obj()}
+	h.cuda = append(h.cuda, fp)
+	return fp.obj, nil
+}
+
+func (h *fakeHost) SearchPath() []string { return nil }
 
 func (h *fakeHost) AutogradGraph(r *Region) (py.Obj, error) {
 	a := fakeAutograd{fwd: r.Forward, bwd: r.Backward, numOutputs: r.NumOutputs, tangents: r.Tangents, consts: r.Consts,
@@ -217,7 +238,6 @@ func TestSavedValueWritten(t *testing.T) {
 }
 
 func TestFallbacksRunWithTorch(t *testing.T) {
-	cuda := strings.ReplaceAll(inferenceText, "f32[4,8]", "f32[4,8]@cuda:0")
 	tests := []struct {
 		name    string
 		text    string
@@ -226,7 +246,6 @@ func TestFallbacksRunWithTorch(t *testing.T) {
 		reason  string // "" when the graph is left to the backend without a note
 		warning string
 	}{
-		{"cuda", cuda, Inductor, nil, "a tensor on cuda:0", ""},
 		{"aot_eager inference", inferenceText, AOTEager, nil, "", ""},
 		{"no C++ runtime", inferenceText, Inductor, errors.New("RuntimeError: ptgo._fast is not built (it needs torch's C++ headers)"),
 			"ptgo._fast is not built", "the C++ runtime ptgo._fast is not built"},

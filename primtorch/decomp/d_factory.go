@@ -98,8 +98,8 @@ func dTo(c *ctx) (any, error) {
 	d := c.d
 	x := c.selfNode()
 	m, out := metaOf(x), c.outMeta()
-	if out.Device != primtorch.CPU {
-		return nil, errFallback
+	if out.Device != m.Device {
+		return nil, errFallback // a copy between devices is torch's
 	}
 	copyFlag := false
 	if v, ok := c.a.Opt("copy"); ok {

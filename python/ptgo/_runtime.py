@@ -788,6 +788,32 @@ def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
     return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts), rerun))
 
 
+def make_cuda_graph(plan_json, handle, consts, rerun=None):
+    """Builds the CUDA runtime's runner (ptgo._cuda.CUDAGraph) for a CUDA launch plan whose
+    kernels Go loaded under handle."""
+    from . import _C, _cuda
+
+    plan = json.loads(plan_json)
+    externs = {}
+    for st in plan["steps"]:
+        if st["op"] != "extern":
+            continue
+        st["args"] = [_decode_plan_arg(a) for a in st["args"]]
+        st["kwargs"] = [[k, _decode_plan_arg(v)] for k, v in st.get("kwargs") or []]
+        fn = _extern_callable(st["target"])
+        if fn is not None:
+            externs[st["target"]] = fn
+    for out in plan["outputs"]:
+        if "value" in out:
+            out["value"] = _decode_plan_arg(out["value"])
+    return _C.Disabled(_cuda.CUDAGraph(plan, handle, externs, list(consts), rerun))
+
+
+def search_path():
+    """Where Go looks for a pip-installed NVRTC (site-packages/nvidia/cu13/lib, ...)."""
+    return [p for p in sys.path if isinstance(p, str) and p] + sorted(_site_dirs())
+
+
 # ---- autograd: one torch.autograd.Function per compiled region ------------------------------
 
 def make_torch_graph(graph_json):
