@@ -148,12 +148,17 @@ class CUDAGraph:
         if s == 0:
             return None
         self.status[0] = 0
-        if s == 1 and synced and self.rerun is not None:
+        # the C kernels' status bits (inductor.StatusIndex 1, StatusZeroDiv 2), as the C++
+        # runtime reads them: torch's re-run raises eager's exception when the run left nothing
+        # visible
+        if (s & ~3) == 0 and synced and self.rerun is not None:
             return ("rerun",)
-        if s == 1:
-            raise IndexError("index out of range in a ptgo CUDA kernel of graph %s%s" % (
-                self.name, "" if synced else " (in this call or an earlier one: CUDA kernels run asynchronously; "
-                "ptgo.config.cuda_sync = True raises it from the call that caused it)"))
+        where = "" if synced else (" (in this call or an earlier one: CUDA kernels run asynchronously; "
+                                   "ptgo.config.cuda_sync = True raises it from the call that caused it)")
+        if s & 1:
+            raise IndexError("index out of range in a ptgo CUDA kernel of graph %s%s" % (self.name, where))
+        if s == 2:
+            raise RuntimeError("ZeroDivisionError" + where)  # torch's own exception
         raise RuntimeError("a ptgo CUDA kernel of graph %s failed with status %d" % (self.name, s))
 
     def _make_arena(self):

@@ -763,13 +763,9 @@ def _flatten(v):
     return [v]
 
 
-def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
-    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
-    rerun (torch_rerun) takes over when a kernel finds an index out of range."""
-    try:
-        from . import _fast
-    except ImportError:
-        raise RuntimeError("ptgo._fast is not built (it needs torch's C++ headers: libtorch-dev)") from None
+def _decode_plan(plan_json):
+    """A launch plan (the C++ runtime's or the CUDA runner's) with its extern steps' arguments and
+    constant outputs decoded, and the torch callables of its externs by target."""
     plan = json.loads(plan_json)
     externs = {}
     for st in plan["steps"]:
@@ -783,6 +779,17 @@ def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
     for out in plan["outputs"]:
         if "value" in out:
             out["value"] = _decode_plan_arg(out["value"])
+    return plan, externs
+
+
+def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
+    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
+    rerun (torch_rerun) takes over when a kernel finds an index out of range."""
+    try:
+        from . import _fast
+    except ImportError:
+        raise RuntimeError("ptgo._fast is not built (it needs torch's C++ headers: libtorch-dev)") from None
+    plan, externs = _decode_plan(plan_json)
     from . import _C
 
     return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts), rerun))
@@ -793,19 +800,7 @@ def make_cuda_graph(plan_json, handle, consts, rerun=None):
     kernels Go loaded under handle."""
     from . import _C, _cuda
 
-    plan = json.loads(plan_json)
-    externs = {}
-    for st in plan["steps"]:
-        if st["op"] != "extern":
-            continue
-        st["args"] = [_decode_plan_arg(a) for a in st["args"]]
-        st["kwargs"] = [[k, _decode_plan_arg(v)] for k, v in st.get("kwargs") or []]
-        fn = _extern_callable(st["target"])
-        if fn is not None:
-            externs[st["target"]] = fn
-    for out in plan["outputs"]:
-        if "value" in out:
-            out["value"] = _decode_plan_arg(out["value"])
+    plan, externs = _decode_plan(plan_json)
     return _C.Disabled(_cuda.CUDAGraph(plan, handle, externs, list(consts), rerun))
 
 

@@ -37,6 +37,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_gt_logical_and_rema
         uint8_t t2 = (t0 > t1);
         uint8_t t3 = in_ptr2[8*i0 + r0];
         uint8_t t4 = ((t2 != 0) & (t3 != 0));
+        ptgo_oob |= (t1 == 0) ? 2 : 0;
         int64_t t5 = ptgo_floordiv_int64_t(t0, t1);
         int64_t t6 = ptgo_remainder_int64_t(t0, 3LL);
         int64_t t7 = (t4 ? t5 : t6);

@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
                 float t0 = (ptgo_l0.v[0] * 2.0f);
                 float t1 = (t0 + 1.0f);
                 float t2 = tanhf(t1);
-                float t3 = ((t2 != t2 || t2 > 0.0f) ? t2 : 0.0f);
+                float t3 = ((t2 != t2 || t2 >= 0.0f) ? t2 : 0.0f);
                 float v_buf4 = t3;
                 ptgo_s0.v[0] = v_buf4;
             }
@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
                 float t4 = (ptgo_l0.v[1] * 2.0f);
                 float t5 = (t4 + 1.0f);
                 float t6 = tanhf(t5);
-                float t7 = ((t6 != t6 || t6 > 0.0f) ? t6 : 0.0f);
+                float t7 = ((t6 != t6 || t6 >= 0.0f) ? t6 : 0.0f);
                 float v_buf4 = t7;
                 ptgo_s0.v[1] = v_buf4;
             }
@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
                 float t8 = (ptgo_l0.v[2] * 2.0f);
                 float t9 = (t8 + 1.0f);
                 float t10 = tanhf(t9);
-                float t11 = ((t10 != t10 || t10 > 0.0f) ? t10 : 0.0f);
+                float t11 = ((t10 != t10 || t10 >= 0.0f) ? t10 : 0.0f);
                 float v_buf4 = t11;
                 ptgo_s0.v[2] = v_buf4;
             }
@@ -42,7 +42,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
                 float t12 = (ptgo_l0.v[3] * 2.0f);
                 float t13 = (t12 + 1.0f);
                 float t14 = tanhf(t13);
-                float t15 = ((t14 != t14 || t14 > 0.0f) ? t14 : 0.0f);
+                float t15 = ((t14 != t14 || t14 >= 0.0f) ? t14 : 0.0f);
                 float v_buf4 = t15;
                 ptgo_s0.v[3] = v_buf4;
             }
@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
             float t17 = (t16 * 2.0f);
             float t18 = (t17 + 1.0f);
             float t19 = tanhf(t18);
-            float t20 = ((t19 != t19 || t19 > 0.0f) ? t19 : 0.0f);
+            float t20 = ((t19 != t19 || t19 >= 0.0f) ? t19 : 0.0f);
             float v_buf4 = t20;
             out_ptr0[i0] = v_buf4;
         }
