@@ -1,6 +1,7 @@
 """The benchmark workloads are captured as one graph each, with eager's results."""
 import importlib.util
 import os
+import sys
 
 import pytest
 import torch

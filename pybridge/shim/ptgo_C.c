@@ -836,17 +836,17 @@ static void set_failure(cache_t *c, const char *desc) {
 }
 
 /* Checks a tensor against a PTGO_G_TENSOR guard: i packs dtype | device_type<<8 |
- * (device_index+1)<<16 | requires_grad<<32; vec holds sizes then strides. */
+ * (device_index+1)<<16 | requires_grad<<32; vec holds sizes, strides, then the storage offset. */
 static int check_tensor(PyObject *t, const guard_t *g) {
     if ((PyObject *)Py_TYPE(t) != g->obj) return 0;
     if (fast) return fast->tensor_match(t, g->i, g->vec, g->nvec);
-    int ndim = g->nvec / 2;
+    int ndim = (g->nvec - 1) / 2;
     int want_dtype = (int)(g->i & 0xff);
     int want_devtype = (int)((g->i >> 8) & 0xff);
     int want_devidx = (int)((g->i >> 16) & 0xffff) - 1;
     int want_rg = (int)((g->i >> 32) & 1);
     int ok = 0;
-    PyObject *dt = NULL, *rg = NULL, *size = NULL, *stride = NULL, *cuda = NULL;
+    PyObject *dt = NULL, *rg = NULL, *size = NULL, *stride = NULL, *cuda = NULL, *off = NULL;
     if (!(dt = PyObject_GetAttr(t, str_dtype))) goto done;
     if (dt != PyTuple_GET_ITEM(dtype_list, want_dtype)) goto done;
     if (!(rg = PyObject_GetAttr(t, str_requires_grad))) goto done;
@@ -869,6 +869,8 @@ static int check_tensor(PyObject *t, const guard_t *g) {
     if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
     for (int d = 0; d < ndim; d++)
         if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride, d)) != g->vec[ndim + d]) goto done;
+    if (!(off = PyObject_CallMethodNoArgs(t, str_storage_offset))) goto done;
+    if (PyLong_AsLongLong(off) != g->vec[2 * ndim]) goto done;
     ok = 1;
 done:
     if (PyErr_Occurred()) {
@@ -880,6 +882,7 @@ done:
     Py_XDECREF(size);
     Py_XDECREF(stride);
     Py_XDECREF(cuda);
+    Py_XDECREF(off);
     return ok;
 }
 
