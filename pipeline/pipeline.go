@@ -49,6 +49,10 @@ type Request struct {
 	Backend     Backend
 	// Freezing folds parameters into constants in inference graphs (options={"freezing": True}).
 	Freezing bool
+	// AutoFreeze freezes inference graphs when no option was given and the compiled module is
+	// in eval mode, where GuardVersion exists: a write to a folded tensor then drops the entry
+	// and recompiles (options={"freezing": False} leaves every parameter live).
+	AutoFreeze bool
 	// GuardVersion guards a tensor that folded constants were computed from by its version
 	// counter, so an in-place update recompiles. Nil where the caller has no guards (FX graphs:
 	// torch.compile's own freezing assumes frozen parameters the same way).
@@ -123,7 +127,7 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 		}
 		return obj, nil
 	case r.Backend == Inductor:
-		if r.Freezing {
+		if r.Freezing || (r.AutoFreeze && r.GuardVersion != nil) {
 			if _, err := c.freeze(); err != nil {
 				return 0, &Error{Stage: StageFreeze, Err: err}
 			}

@@ -255,3 +255,28 @@ func TestRerunnable(t *testing.T) {
 `)
 	require.False(t, Rerunnable(r, g), "random numbers must not be drawn twice")
 }
+
+func TestAutoFreezeNeedsVersionGuards(t *testing.T) {
+	attrs := func() map[string]py.Obj {
+		return map[string]py.Obj{"conv.weight": 1, "conv.bias": 2, "bn.running_mean": 3, "bn.running_var": 4, "bn.weight": 5, "bn.bias": 6}
+	}
+	tests := []struct {
+		name        string
+		req         Request
+		wantFolding bool
+	}{
+		{"auto with guards", Request{AutoFreeze: true, GuardVersion: func(string, int64) error { return nil }}, true},
+		{"auto without guards (torch.fx graphs)", Request{AutoFreeze: true}, false},
+		{"neither", Request{GuardVersion: func(string, int64) error { return nil }}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &fakeHost{versions: map[py.Obj]int64{}}
+			r := tt.req
+			r.Name, r.Graph, r.Attrs, r.Backend = "cnn", parse(t, convBNText), attrs(), Inductor
+			_, err := Compile(h, testConfig, &r)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantFolding, h.folds == 1)
+		})
+	}
+}

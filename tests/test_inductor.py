@@ -37,9 +37,95 @@ def test_freezing_folds_batchnorm_and_tracks_weight_updates(ptgo_log):
         assert_same(cm(x), m(x))
 
 
-def test_freezing_is_opt_in_and_validated():
+def test_freezing_options_are_validated():
     with pytest.raises(ValueError, match="unknown options"):
         ptgo.compile(nn.Linear(2, 2), options={"freezeing": True})
+
+
+def _cnn_with_stats():
+    torch.manual_seed(0)
+    m = CNN().eval()
+    for bn in (m.features[1], m.features[5]):
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    return m
+
+
+@pytest.mark.parametrize("grad_off", [torch.no_grad, torch.inference_mode])
+def test_freezing_is_the_default_in_eval_without_grad(ptgo_log, grad_off):
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    cm = ptgo.compile(m)
+    x = torch.randn(2, 3, 16, 16)
+    with grad_off():
+        assert_same(cm(x), m(x))
+    assert ptgo_log.text.count("freezing: folded") == 2, ptgo_log.text
+    with torch.no_grad():
+        # in place, the way an optimizer step or a user's fix-up writes
+        m.features[0].weight.add_(0.5)
+        m.features[1].running_mean.sub_(0.25)
+    with grad_off():
+        assert_same(cm(x), m(x))
+    # .data replaced: same Parameter, same version counter, new storage
+    m.features[4].weight.data = torch.randn_like(m.features[4].weight)
+    m.features[5].weight.data = torch.rand_like(m.features[5].weight) + 0.5
+    with grad_off():
+        assert_same(cm(x), m(x))
+    # load_state_dict copies into the same tensors
+    other = _cnn_with_stats()
+    for p in other.parameters():
+        p.data.uniform_(-1, 1)
+    m.load_state_dict(other.state_dict())
+    with grad_off():
+        assert_same(cm(x), m(x))
+        assert_same(cm(x), other(x))
+
+
+def test_freezing_false_keeps_parameters_live(ptgo_log):
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    cm = ptgo.compile(m, options={"freezing": False})
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        m.features[0].weight.mul_(1.5)
+        assert_same(cm(x), m(x))
+    assert "freezing: folded" not in ptgo_log.text, ptgo_log.text
+
+
+def test_no_default_freezing_in_train_mode(ptgo_log):
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    m.features[5].train()  # one BatchNorm in training mode, the module in eval mode
+    m.train()
+    cm = ptgo.compile(m)
+    x = torch.randn(2, 3, 16, 16)
+    m2 = _cnn_with_stats().train()
+    with torch.no_grad():
+        assert_same(cm(x), m2(x))
+    assert "freezing: folded" not in ptgo_log.text, ptgo_log.text
+
+
+def test_train_eval_loop_replaces_its_frozen_entry(ptgo_log):
+    """Each evaluation after a training step finds a folded weight written: the frozen entry is
+    dropped and recompiled, never served stale and never piling up to cache_size_limit."""
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    cm = ptgo.compile(m)
+    x = torch.randn(2, 3, 16, 16)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    for _ in range(ptgo.config.cache_size_limit + 3):
+        m.train()
+        cm(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        m.eval()
+        with torch.no_grad():
+            assert_same(cm(x), m(x))
+    assert "cache_size_limit" not in ptgo_log.text, ptgo_log.text
+    assert ptgo_log.text.count("freezing: folded") == 2 * (ptgo.config.cache_size_limit + 3), ptgo_log.text
+    entries = _C.cache_info(type(m).forward.__code__)
+    assert len(entries) <= 3, entries  # train, eval and at most one dropped entry not yet purged
 
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
