@@ -78,6 +78,10 @@ type Program struct {
 	Steps   []PStep
 	// ArenaBytes is the size of the arena holding the temporaries (BufSpec.Arena).
 	ArenaBytes int64
+	// Frozen says the constants bound after the inputs are frozen parameters (freezing): the
+	// runtime may prepare them once, such as packing convolution weights for oneDNN (A91),
+	// keyed by each tensor's identity, version and data so a write prepares again.
+	Frozen bool
 }
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
@@ -233,7 +237,11 @@ func (a PArg) text() string {
 func (p *Program) JSON() ([]byte, error) {
 	var b bytes.Buffer
 	name, _ := json.Marshal(p.Name)
-	fmt.Fprintf(&b, `{"version": %d, "name": %s, "arena_bytes": %d,`+"\n \"buffers\": [", ProgramVersion, name, p.ArenaBytes)
+	fmt.Fprintf(&b, `{"version": %d, "name": %s, "arena_bytes": %d,`, ProgramVersion, name, p.ArenaBytes)
+	if p.Frozen {
+		b.WriteString(` "frozen": true,`)
+	}
+	b.WriteString("\n \"buffers\": [")
 	for i, bs := range p.Buffers {
 		if i > 0 {
 			b.WriteString(",")
@@ -402,6 +410,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Version    int               `json:"version"`
 		Name       string            `json:"name"`
 		ArenaBytes int64             `json:"arena_bytes"`
+		Frozen     bool              `json:"frozen"`
 		Buffers    []json.RawMessage `json:"buffers"`
 		Inputs     []int             `json:"inputs"`
 		Outputs    []map[string]any  `json:"outputs"`
@@ -415,7 +424,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if raw.Version != ProgramVersion {
 		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen}
 	for _, rb := range raw.Buffers {
 		var jb struct {
 			Name         string  `json:"name"`

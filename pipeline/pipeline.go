@@ -131,6 +131,7 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 			if _, err := c.freeze(); err != nil {
 				return 0, &Error{Stage: StageFreeze, Err: err}
 			}
+			c.frozen = true
 		}
 		obj, err := c.inference()
 		if err != nil {
@@ -146,6 +147,8 @@ type compiler struct {
 	h   Host
 	cfg Config
 	r   *Request
+	// frozen: the graph's parameters are constants (freezing ran); the plan says so (Frozen).
+	frozen bool
 }
 
 // ---- statistics -------------------------------------------------------------------------------

@@ -242,3 +242,82 @@ def test_kernel_compile_error_is_reported(tmp_path):
     assert "alive" in out.stdout
     assert "FAILED:" in out.stdout and "simulated compiler failure" in out.stdout, out.stdout
     assert ".c" in out.stdout  # the path of the kept source
+
+
+class ConvChain(nn.Module):
+    """3×3 convolutions of 16+ channels (packed for oneDNN when frozen), a pointwise and a
+    depthwise one (left to torch's convolution), BatchNorm and a residual add."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.a = nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(16)
+        self.b = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.pw = nn.Conv2d(32, 32, 1)
+        self.dw = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        y = torch.relu(self.bn(self.a(x)) + x)
+        y = torch.relu(self.b(y))
+        return self.dw(self.pw(y)) + y
+
+
+def _conv_ops(cm, x):
+    with torch.no_grad(), torch.profiler.profile() as p:
+        cm(x)
+    return [e.name for e in p.events() if "conv" in e.name]
+
+
+def test_frozen_convolutions_run_packed_and_repack_after_writes():
+    torch.manual_seed(0)
+    m = ConvChain().eval()
+    m.bn.running_mean.uniform_(-1, 1)
+    m.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 3, 12, 12)
+    cm = ptgo.compile(m)
+    with torch.no_grad():
+        for _ in range(2):
+            assert_same(cm(x), m(x))
+    ops = _conv_ops(cm, x)
+    # a (BatchNorm folded) and b are packed; the stem (3 channels), pointwise and depthwise are not
+    assert ops.count("mkldnn_prepacked::conv2d_run") == 2, ops
+    assert ops.count("aten::convolution") == 3, ops
+    with torch.no_grad():
+        m.b.weight.mul_(-1.5)  # a parameter packed as it is (not folded: no version guard)
+        assert_same(cm(x), m(x))
+        m.b.bias.add_(1.0)
+        assert_same(cm(x), m(x))
+    m.b.weight.data = torch.randn_like(m.b.weight) * 0.1  # new storage, same version
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        m.a.weight.add_(0.1)  # folded into a's packed weight: recompiles
+        assert_same(cm(x), m(x))
+
+
+def test_unfrozen_convolutions_stay_torchs():
+    torch.manual_seed(0)
+    m = ConvChain().eval()
+    x = torch.randn(2, 3, 12, 12)
+    cm = ptgo.compile(m, options={"freezing": False})
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+    ops = _conv_ops(cm, x)
+    assert "mkldnn_prepacked::conv2d_run" not in ops, ops
+
+
+@pytest.mark.parametrize("args", [(3, 2, 1), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (3, 2, 0), (2, 1, 1, 2)])
+def test_overlapping_max_pool_is_compiled(args):
+    def f(x):
+        return torch.nn.functional.max_pool2d(torch.relu(x) - 0.5, *args)
+
+    x = torch.randn(2, 4, 13, 11)
+    x[0, 0, 0, :3] = float("nan")
+    x[1, 1, :, 0] = float("-inf")
+    x[1, 2] = float("-inf")
+    before = stats()
+    assert_same(ptgo.compile(f)(x), f(x))
+    after = stats()
+    assert after["fallbacks"] == before["fallbacks"], after["reasons"]
+    assert after["compiled"] == before["compiled"] + 1
