@@ -7,6 +7,9 @@ convolutions through
               dense NCHW in and out, ReLU as a oneDNN post-op where the model has one next)
   blocked     torch.mkldnn_convolution on mkldnn (blocked) tensors with the weight reordered once
               by mkldnn_reorder_conv2d_weight (conversions not counted: a chain stays blocked)
+  cl, cl_*    the same on channels-last dense tensors
+  mm          a pointwise (1×1, stride 1) convolution of one image as torch.mm(W, x) plus the
+              bias (other kinds: aten)
 medians of interleaved rounds (process CPU time at 1 thread). A report for choosing, not a test.
 
 Usage: .venv/bin/python bench/conv_paths.py [--threads 1] [--rounds 15] resnet18 mobilenet_v2 ...
@@ -71,6 +74,12 @@ def variants(mod, shape, relu):
         "prepacked": lambda: torch.ops.mkldnn_prepacked.conv2d_run(x, ctx),
         "blocked": lambda: torch.mkldnn_convolution(xm, wm, b, p, s, d, g),
     }
+    if mod.kernel_size == (1, 1) and mod.stride == (1, 1) and mod.padding == (0, 0) and g == 1 and shape[0] == 1:
+        # a pointwise convolution of one image is a matrix product: W[Co,Ci] @ x[Ci,H*W] (+ bias)
+        w2, x2 = w.reshape(w.shape[0], -1), x.reshape(x.shape[1], -1)
+        out["mm"] = lambda: torch.mm(w2, x2).add_(b[:, None]).reshape(ref.shape)
+    else:
+        out["mm"] = out["aten"]
     # every variant computes the convolution (prepacked with its ReLU)
     for k, f in out.items():
         r = f()
