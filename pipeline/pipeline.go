@@ -128,10 +128,18 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 		return obj, nil
 	case r.Backend == Inductor:
 		if r.Freezing || (r.AutoFreeze && r.GuardVersion != nil) {
-			if _, err := c.freeze(); err != nil {
+			_, err := c.freeze()
+			switch {
+			case err == nil:
+				c.frozen = true
+			case r.Freezing:
 				return 0, &Error{Stage: StageFreeze, Err: err}
+			default:
+				// Freezing by default must never fail a compile the user did not ask to freeze
+				// (parameters made under inference_mode have no version counter): the graph, with
+				// the folds done before the failure (each complete and guarded), runs unfrozen.
+				logs.Printf(logs.PerfHints, "%s: not frozen: %v", r.Name, err)
 			}
-			c.frozen = true
 		}
 		obj, err := c.inference()
 		if err != nil {

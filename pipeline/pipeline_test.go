@@ -25,6 +25,8 @@ type fakeHost struct {
 	versions map[py.Obj]int64
 	// runtimeErr is what CompiledGraph fails with, when set.
 	runtimeErr error
+	// versionErr is what TensorVersion fails with, when set (an inference tensor).
+	versionErr error
 }
 
 type fakePlan struct {
@@ -48,7 +50,12 @@ func (h *fakeHost) obj() py.Obj { h.next++; return 1000 + h.next }
 
 func (h *fakeHost) Warn(msg string) { h.warnings = append(h.warnings, msg) }
 
-func (h *fakeHost) TensorVersion(t py.Obj) (int64, error) { return h.versions[t], nil }
+func (h *fakeHost) TensorVersion(t py.Obj) (int64, error) {
+	if h.versionErr != nil {
+		return 0, h.versionErr
+	}
+	return h.versions[t], nil
+}
 
 func (h *fakeHost) FoldConvBN(w, b, mean, variance, gamma, beta py.Obj, eps float64) (py.Obj, py.Obj, error) {
 	h.folds++
@@ -277,6 +284,28 @@ func TestAutoFreezeNeedsVersionGuards(t *testing.T) {
 			_, err := Compile(h, testConfig, &r)
 			require.NoError(t, err)
 			require.Equal(t, tt.wantFolding, h.folds == 1)
+			require.Len(t, h.plans, 1)
+			require.Equal(t, tt.wantFolding, h.plans[0].plan["frozen"] == true, "the plan says its constants are frozen")
 		})
+	}
+}
+
+func TestFreezingFailuresFailOnlyWhenAsked(t *testing.T) {
+	attrs := map[string]py.Obj{"conv.weight": 1, "conv.bias": 2, "bn.running_mean": 3, "bn.running_var": 4, "bn.weight": 5, "bn.bias": 6}
+	guard := func(string, int64) error { return nil }
+	for _, forced := range []bool{true, false} {
+		h := &fakeHost{versions: map[py.Obj]int64{}, versionErr: errors.New("Inference tensors do not track version counter")}
+		obj, err := Compile(h, testConfig, &Request{Name: "cnn", Graph: parse(t, convBNText), Attrs: attrs, Backend: Inductor,
+			Freezing: forced, AutoFreeze: !forced, GuardVersion: guard})
+		if forced {
+			var pe *Error
+			require.ErrorAs(t, err, &pe)
+			require.Equal(t, StageFreeze, pe.Stage)
+			continue
+		}
+		require.NoError(t, err)
+		require.NotZero(t, obj)
+		require.Len(t, h.plans, 1)
+		require.Nil(t, h.plans[0].plan["frozen"], "a graph whose freezing failed is not marked frozen")
 	}
 }

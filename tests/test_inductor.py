@@ -321,3 +321,14 @@ def test_overlapping_max_pool_is_compiled(args):
     after = stats()
     assert after["fallbacks"] == before["fallbacks"], after["reasons"]
     assert after["compiled"] == before["compiled"] + 1
+
+
+def test_default_freezing_never_fails_a_compile(ptgo_log):
+    """Parameters made under inference_mode have no version counter: freezing by default steps
+    aside (said on perf_hints) where options={"freezing": True} would fail."""
+    ptgo.set_logs("perf_hints")
+    with torch.inference_mode():
+        m = _cnn_with_stats()
+        x = torch.randn(2, 3, 16, 16)
+        assert_same(ptgo.compile(m)(x), m(x))
+    assert "not frozen" in ptgo_log.text, ptgo_log.text
