@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -404,7 +405,19 @@ const c10::OperatorHandle* prepack_op(bool run) {
     if (at::hasMKLDNN()) {
       auto p = c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_prepack", ""});
       auto r = c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_run", ""});
-      if (p.has_value() && r.has_value()) {
+      // Only the schemas this code calls (torch 1.13's; a torch that changed them packs nothing).
+      auto sig = [](const c10::OperatorHandle& h) {
+        std::ostringstream o;
+        o << h.schema();
+        return o.str();
+      };
+      if (p.has_value() && r.has_value() &&
+          sig(*p) ==
+              "mkldnn_prepacked::conv2d_prepack(Tensor W, Tensor? B, int[2] stride, int[2] padding, int[2] dilation, "
+              "int groups, int[4] input_size, str attr) -> __torch__.torch.classes.mkldnn.ConvOpContext" &&
+          sig(*r) ==
+              "mkldnn_prepacked::conv2d_run(Tensor X, __torch__.torch.classes.mkldnn.ConvOpContext W_prepack) -> "
+              "Tensor Y") {
         ops[0] = new c10::OperatorHandle(*p);
         ops[1] = new c10::OperatorHandle(*r);
       }
