@@ -22,12 +22,33 @@ TORCH2_PKGS := torch==2.14.1 torchvision==0.29.2
 VENV2 := .venv-torch2
 VPY2 := $(VENV2)/bin/python
 PY_SRC := $(wildcard python/ptgo/*.py)
+# NVRTC for the CUDA renderer's tests (every generated kernel compiles for sm_90 here, without a
+# GPU): PyPI's nvidia-cuda-nvrtc unpacked into build/nvrtc (x86-64 and aarch64 Linux wheels).
+# `make NVRTC=0 setup` skips it; then the NVRTC tests skip, naming what is missing. With it, make
+# test sets PTGO_REQUIRE_NVRTC=1, so an NVRTC that does not load fails the tests loudly.
+NVRTC ?= 1
+NVRTC_PKG := nvidia-cuda-nvrtc==13.0.88
+NVRTC_STAMP := build/nvrtc/.installed
+ifeq ($(NVRTC),1)
+SETUP_NVRTC := $(NVRTC_STAMP)
+TEST_ENV := PTGO_REQUIRE_NVRTC=1 PTGO_REQUIRE_CUDA_EMU=1
+else
+SETUP_NVRTC :=
+TEST_ENV := PTGO_REQUIRE_CUDA_EMU=1
+endif
 
-.PHONY: setup setup-113 setup-torch2 deps demo test test-go test-py test-py2 bench bench-113 bench-torch2 wheel clean
+.PHONY: setup setup-113 setup-torch2 deps demo test test-go test-py test-py2 test-fuzz fuzz bench bench-113 bench-torch2 wheel clean gpu-check-dry
 
 setup: setup-113 setup-torch2
 
-setup-113: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP)
+setup-113: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP) $(SETUP_NVRTC)
+
+$(NVRTC_STAMP): $(VENV)/.installed
+	rm -rf build/nvrtc
+	$(VPY) -m pip install -q --no-deps --only-binary=:all: --target build/nvrtc $(NVRTC_PKG)
+	test -e build/nvrtc/nvidia/cu13/lib/libnvrtc.so.13
+	rm -f build/nvrtc/nvidia/cu13/lib/*.alt.*  # the alternative ABI build ptgo never loads (110 MB)
+	touch $@
 
 # Debian packages, installed only when missing (fast when nothing is).
 deps:
@@ -72,12 +93,33 @@ demo: setup-113
 
 test: setup setup-torch2
 	$(GO) vet ./...
-	$(GO) test ./...
+	$(TEST_ENV) $(GO) test ./...
 	$(VPY) -m pytest -q tests/
 	$(VPY2) -m pytest -q -p no:cacheprovider tests/
+	$(MAKE) --no-print-directory test-fuzz
+
+# The differential fuzzer (tests/fuzz, issue 8): `make test` runs a fixed sample of FUZZ_SAMPLE
+# programs (seeds FUZZ_START.., about a minute on two cores); `make fuzz N=10000` runs at scale
+# (JOBS workers, START the first seed; results in /tmp/ptgo-fuzz-START-N, MINIMISE=1 minimises the
+# failures into tests/fuzz/regressions/). Both fail on any failing, crashing or hanging program.
+FUZZ_SAMPLE ?= 200
+FUZZ_START ?= 0
+N ?= 10000
+START ?= 0
+JOBS ?= 1
+
+test-fuzz: setup-113
+	$(VPY) tests/fuzz/run.py --start $(FUZZ_START) --n $(FUZZ_SAMPLE) --quiet
+
+fuzz: setup-113
+	$(VPY) tests/fuzz/run.py --start $(START) --n $(N) --jobs $(JOBS) $(if $(MINIMISE),--minimise)
 
 test-go:
 	$(GO) test ./...
+
+# The GPU machine's check (tools/gpu-check): here, its dry run.
+gpu-check-dry: setup-113
+	tools/gpu-check --dry-run
 
 test-py: setup-113
 	$(VPY) -m pytest -q tests/

@@ -358,6 +358,9 @@ func (b *builder) flip(x *fxgraph.Node, dim int) *fxgraph.Node {
 // normDims returns dims of a reduction over a rank-nd tensor, sorted and non-negative; []
 // means every dim.
 func normDims(dims []int64, nd int) []int64 {
+	if nd == 0 {
+		return nil // dim 0 (or -1) of a 0-d tensor is the tensor itself: nothing is reduced
+	}
 	if len(dims) == 0 {
 		return identityPerm(nd)
 	}

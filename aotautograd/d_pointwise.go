@@ -22,7 +22,9 @@ func unary(f unaryFn) vjpFn {
 	}
 }
 
-func vjpZero(b *builder, x, y, g *fxgraph.Node) *fxgraph.Node { return nil }
+// vjpZero: torch's zeros_like(grad) (floor, ceil, round, trunc, sign): explicit zeros, which
+// flow on (through a product with an infinite input they give NaN, as in eager).
+func vjpZero(b *builder, x, y, g *fxgraph.Node) *fxgraph.Node { return b.zerosLike(x.TensorMeta()) }
 
 func vjpAbs(b *builder, x, y, g *fxgraph.Node) *fxgraph.Node {
 	return b.mul(g, b.emit("sign", x))
@@ -168,7 +170,7 @@ func vjpDiv(c *vjpCtx) {
 func vjpFloordiv(c *vjpCtx) {
 	for i := range 2 {
 		if c.needs(i) {
-			c.give(c.x(i), nil)
+			c.give(c.x(i), c.zerosLike(c.x(i).TensorMeta())) // div(rounding_mode=...): zeros
 		}
 	}
 }
@@ -263,6 +265,7 @@ func vjpMaxMin(isMax bool) vjpFn {
 		if !c.needs(0) && !c.needs(1) {
 			return
 		}
+		c.exact(a, b)
 		shared := c.where(c.emit("eq", a, b), c.div(c.g, 2.0), c.g)
 		if c.needs(0) {
 			c.give(c.x(0), c.where(c.emit(loses, a, b), 0.0, shared))

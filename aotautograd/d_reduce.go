@@ -43,6 +43,7 @@ func vjpAmaxAmin(c *vjpCtx) {
 	}
 	x, dims, keepdim := reduceArgs(c)
 	m := x.TensorMeta()
+	c.exact(x)
 	y := c.expand(restore(c.builder, c.n, dims, keepdim), m.Shape)
 	mask := c.emit("eq", x, y)
 	count := c.sum(c.convert(mask, m.DType), dims, true)

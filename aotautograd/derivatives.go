@@ -187,6 +187,24 @@ func (c *vjpCtx) needs(i int) bool { return i < len(c.n.Args) && c.j.rg[c.x(i)] 
 // is added.
 func (c *vjpCtx) give(x *fxgraph.Node, grad *fxgraph.Node) { c.j.accumulate(x, grad) }
 
+// exact marks forward values the backward compares for equality with results computed from
+// them: saved, never recomputed (joint.exact). A view is marked through its base (views move
+// no values, and a view is never saved itself); an input needs no mark.
+func (c *vjpCtx) exact(xs ...any) {
+	for _, x := range xs {
+		n, ok := x.(*fxgraph.Node)
+		if !ok || n == nil {
+			continue
+		}
+		for isView(n) {
+			n = n.Args[0].(*fxgraph.Node)
+		}
+		if n.Op == fxgraph.CallFunction {
+			c.j.exact[n] = true
+		}
+	}
+}
+
 func (c *vjpCtx) intArg(i int) int64 {
 	k, _ := c.n.Args[i].(fxgraph.Const)
 	v, ok := k.V.(int64)

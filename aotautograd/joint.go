@@ -23,6 +23,44 @@ type joint struct {
 	epilogue  []*fxgraph.Node // copy_ nodes
 	forward   map[*fxgraph.Node]bool
 	rg        map[*fxgraph.Node]bool
+	// exact: forward values the backward compares for equality with a result the forward
+	// computed from them (amax's ties, maximum's winner). They are saved, never recomputed: a
+	// transcendental function recomputed in another kernel (libmvec's vector tanhf in one loop,
+	// the scalar tanhf in another's tail) may differ in the last bit, and the mask would miss
+	// the maximum (an infinite or zero gradient). Saved, the forward stores them once and its
+	// reduction reads the stored values too.
+	exact map[*fxgraph.Node]bool
+}
+
+// gradDeps is Graphs.GradDeps: for each primal, the user outputs that reach it through values
+// that require grad.
+func (jt *joint) gradDeps() [][]int {
+	deps := make([][]int, len(jt.primals))
+	index := map[*fxgraph.Node]int{}
+	for i, p := range jt.primals {
+		index[p] = i
+	}
+	for k, o := range jt.outs {
+		n, ok := o.(*fxgraph.Node)
+		if !ok || !jt.rg[n] {
+			continue
+		}
+		seen := map[*fxgraph.Node]bool{}
+		stack := []*fxgraph.Node{n}
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[v] || !jt.rg[v] {
+				continue
+			}
+			seen[v] = true
+			if i, ok := index[v]; ok {
+				deps[i] = append(deps[i], k)
+			}
+			stack = append(stack, v.Inputs()...)
+		}
+	}
+	return deps
 }
 
 // jointBuilder accumulates gradients during the backward pass.
@@ -171,7 +209,7 @@ func buildJoint(g *fxgraph.Graph, requiresGrad []bool) (*joint, error) {
 	if out == nil {
 		return nil, fmt.Errorf("aotautograd: graph %s has no output node", g.Name)
 	}
-	jt := &joint{g: jg, forward: map[*fxgraph.Node]bool{}, rg: map[*fxgraph.Node]bool{}}
+	jt := &joint{g: jg, forward: map[*fxgraph.Node]bool{}, rg: map[*fxgraph.Node]bool{}, exact: map[*fxgraph.Node]bool{}}
 	if len(out.Args) > 0 {
 		if err := flattenOutputs(out.Args[0], &jt.outs); err != nil {
 			return nil, err

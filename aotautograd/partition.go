@@ -74,7 +74,7 @@ func (jt *joint) classify() *sets {
 			roots = append(roots, n)
 		}
 	}
-	s.forward = ancestors(append(roots, jt.epilogue...), nil)
+	s.forward = ancestors(append(append(roots, jt.epilogue...), jt.effectful(s)...), nil)
 	for _, e := range jt.epilogue {
 		if dst, ok := e.Args[0].(*fxgraph.Node); ok {
 			s.mutated[dst] = true
@@ -83,9 +83,29 @@ func (jt *joint) classify() *sets {
 	return s
 }
 
+// effectful returns the forward's calls with effects (fxgraph.CallEffects: a random op, an
+// index that may be out of range) whatever reads them: the forward computes them even when no
+// output needs their value (a dead torch.rand still advances torch's generator).
+func (jt *joint) effectful(s *sets) []*fxgraph.Node {
+	var out []*fxgraph.Node
+	for _, n := range jt.g.Nodes {
+		if (n.Op == fxgraph.CallFunction || n.Op == fxgraph.CallMethod) && !s.tangent[n] && n.Target != "prims.copy_" &&
+			fxgraph.CallEffects(n) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // isInput reports whether n is a graph input (a primal placeholder or a get_attr buffer).
 func isInput(n *fxgraph.Node, s *sets) bool {
 	return (n.Op == fxgraph.Placeholder && !s.tangent[n]) || n.Op == fxgraph.GetAttr
+}
+
+// banned is the package-level rule plus the values the backward compares for equality with
+// results the forward computed from them (jt.exact).
+func (jt *joint) banned(n *fxgraph.Node, recomputeReductions bool) bool {
+	return banned(n, recomputeReductions) || jt.exact[n]
 }
 
 // banned reports whether n must never be recomputed: externs (matrix products, convolutions),
@@ -127,8 +147,8 @@ func weight(n *fxgraph.Node, s *sets) int64 {
 // minCut returns the saved values of the min-cut partition. The network has two vertices per
 // node n of the backward's ancestors, n.in → n.out with capacity weight(n), edges u.out → n.in
 // of infinite capacity for each input u of n, source → n.in for graph inputs and banned nodes
-// (they are computed in the forward), and n.out → sink for tangent-dependent nodes (they are
-// computed in the backward). A node whose in is on the source side of the cut and out on the
+// (they are computed in the forward), and n.out → sink for tangent-dependent nodes and the
+// gradients (they are computed in the backward). A node whose in is on the source side of the cut and out on the
 // sink side is saved; one wholly on the sink side is computed in the backward.
 func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, error) {
 	var nodes []*fxgraph.Node
@@ -143,12 +163,20 @@ func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, err
 	in := func(i int) int { return 2 + 2*i }
 	out := func(i int) int { return 3 + 2*i }
 	f := newFlowGraph(2 + 2*len(nodes))
+	gradOut := map[*fxgraph.Node]bool{}
+	for _, gi := range jt.gradIns {
+		if gi != nil {
+			gradOut[gi] = true
+		}
+	}
 	for i, n := range nodes {
 		f.addEdge(in(i), out(i), weight(n, s))
 		switch {
-		case s.tangent[n]:
+		case s.tangent[n] || gradOut[n]:
+			// (a gradient no tangent reaches, torch's zeros_like(grad) times an input, is
+			// still the backward's: it is computed there or saved)
 			f.addEdge(out(i), sink, inf)
-		case isInput(n, s) || banned(n, recomputeReductions):
+		case isInput(n, s) || jt.banned(n, recomputeReductions):
 			f.addEdge(source, in(i), inf)
 		}
 		for _, u := range n.Inputs() {
@@ -183,7 +211,7 @@ func (jt *joint) saveAll(s *sets, recomputeReductions bool) []*fxgraph.Node {
 			continue
 		}
 		if !s.forward[n] {
-			if banned(n, recomputeReductions) {
+			if jt.banned(n, recomputeReductions) {
 				want[n] = true
 			}
 			continue
@@ -221,7 +249,7 @@ func (jt *joint) extract(saved []*fxgraph.Node, s *sets, recomputeReductions boo
 			roots = append(roots, n)
 		}
 	}
-	fwSet := ancestors(append(append(roots, jt.epilogue...), saved...), nil)
+	fwSet := ancestors(append(append(append(roots, jt.epilogue...), saved...), jt.effectful(s)...), nil)
 	for _, n := range jt.g.Nodes {
 		if !bwSet[n] || isSaved[n] || s.tangent[n] {
 			continue
@@ -230,7 +258,7 @@ func (jt *joint) extract(saved []*fxgraph.Node, s *sets, recomputeReductions boo
 			bug("the partition leaves input %s to the backward unsaved", n.Name)
 		}
 		if fwSet[n] {
-			if banned(n, recomputeReductions) {
+			if jt.banned(n, recomputeReductions) {
 				bug("the partition recomputes %s = %s in the backward", n.Name, n.Target)
 			}
 			recomputed = append(recomputed, n)

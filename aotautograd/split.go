@@ -41,6 +41,11 @@ type Graphs struct {
 	// it is the gradient of. Outputs that do not require grad (integers, bools, values that do
 	// not depend on an input requiring grad) have no tangent.
 	Tangents []int
+	// GradDeps lists, for each placeholder of the prims graph, the user outputs its gradient
+	// depends on (those whose value depends on it through values that require grad: eager's
+	// autograd graph); nil for placeholders that get no gradient. An input none of whose
+	// outputs the caller differentiates gets None from eager (.grad stays None), not zeros.
+	GradDeps [][]int
 	// Recomputed names the forward nodes Backward computes again instead of reading them.
 	Recomputed []string
 	// SavedBytes is the size of Saved; SaveAllBytes that of the SaveAll partition's.
@@ -102,7 +107,7 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 		}
 	}
 	s = &Graphs{Forward: fw, Backward: bw, NumOutputs: len(jt.outs), Tangents: jt.tangentOf, Joint: jt.g,
-		SavedBytes: savedBytes(saved), SaveAllBytes: savedBytes(all)}
+		SavedBytes: savedBytes(saved), SaveAllBytes: savedBytes(all), GradDeps: jt.gradDeps()}
 	primal := map[*fxgraph.Node]int{}
 	for i, p := range jt.primals {
 		primal[p] = i

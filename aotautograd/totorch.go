@@ -57,8 +57,8 @@ var torchRules = [primtorch.NumOps]torchRule{
 		return []fxgraph.Kwarg{{Name: "rounding_mode", Value: fxgraph.Const{V: "floor"}}}
 	}},
 	primtorch.OpPrimRemainder: fnNum("torch.remainder", numSecond), primtorch.OpPrimFmod: fnNum("torch.fmod", numSecond),
-	primtorch.OpPrimPow: fnNum("torch.pow", numBoth), primtorch.OpPrimMaximum: fn("torch.maximum"),
-	primtorch.OpPrimMinimum: fn("torch.minimum"), primtorch.OpPrimAtan2: fn("torch.atan2"), primtorch.OpPrimHypot: fn("torch.hypot"),
+	primtorch.OpPrimPow: fnNum("torch.pow", numBoth), primtorch.OpPrimMaximum: {target: "torch.maximum", custom: torchMaxMin},
+	primtorch.OpPrimMinimum: {target: "torch.minimum", custom: torchMaxMin}, primtorch.OpPrimAtan2: fn("torch.atan2"), primtorch.OpPrimHypot: fn("torch.hypot"),
 	primtorch.OpPrimCopysign: fnNum("torch.copysign", numSecond), primtorch.OpPrimBitwiseAnd: fnNum("torch.bitwise_and", numSecond),
 	primtorch.OpPrimBitwiseOr: fnNum("torch.bitwise_or", numSecond), primtorch.OpPrimBitwiseXor: fnNum("torch.bitwise_xor", numSecond),
 	primtorch.OpPrimShiftLeft: fnNum("torch.bitwise_left_shift", numSecond), primtorch.OpPrimShiftRight: fnNum("torch.bitwise_right_shift", numSecond),
@@ -96,7 +96,7 @@ var torchRules = [primtorch.NumOps]torchRule{
 	primtorch.OpPrimConstantPadNd: fn("torch.constant_pad_nd"),
 	primtorch.OpPrimGather:        fn("torch.gather"),
 	primtorch.OpPrimIndexSelect:   fn("torch.index_select"),
-	primtorch.OpPrimIndex:         fn("torch.ops.aten.index.Tensor"),
+	primtorch.OpPrimIndex:         {target: "torch.ops.aten.index.Tensor", custom: torchIndex},
 	primtorch.OpPrimScatter:       fn("torch.scatter"),
 	primtorch.OpPrimIndexPut:      {target: "torch.ops.aten.index_put.default", custom: torchIndexPut},
 
@@ -175,7 +175,7 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 		case fxgraph.Output:
 			var res fxgraph.Arg
 			if len(n.Args) > 0 {
-				res = t.arg(n.Args[0])
+				res = t.restrideOutputs(n.Args[0], t.arg(n.Args[0]))
 			}
 			t.g.AddOutput(res)
 		default:
@@ -184,6 +184,47 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 	}
 	t.g.Renumber()
 	return t.g, nil
+}
+
+// restrideOutputs gives each output the strides of its prims meta (eager's): torch's kernels
+// lay out some results their own way (ones_like of a transposed tensor is torch.full; a softmax
+// of one is contiguous in eager, its reductions and pointwise ops follow the input), so
+// ptgo.restride (python/ptgo/fx_export.py) copies an output whose layout differs. Views and
+// graph inputs are outputs as they are (they alias).
+func (t *toTorch) restrideOutputs(orig, mapped fxgraph.Arg) fxgraph.Arg {
+	switch o := orig.(type) {
+	case fxgraph.Tuple:
+		m, ok := mapped.(fxgraph.Tuple)
+		if !ok || len(m.Elems) != len(o.Elems) {
+			return mapped
+		}
+		out := fxgraph.Tuple{Elems: make([]fxgraph.Arg, len(o.Elems))}
+		for i := range o.Elems {
+			out.Elems[i] = t.restrideOutputs(o.Elems[i], m.Elems[i])
+		}
+		return out
+	case *fxgraph.Node:
+		meta := o.TensorMeta()
+		if meta == nil || o.Op != fxgraph.CallFunction || !meta.IsNonOverlappingAndDense() || meta.Offset != 0 || meta.IsContiguous() && isContiguousProducer(o) {
+			return mapped
+		}
+		if op := primtorch.Lookup(o.Target); op == nil || op.Alias != primtorch.AliasNone || o.Target == "prims.copy_" {
+			return mapped
+		}
+		strides, _ := toArg(slices.Clone(meta.Strides))
+		return t.emit("ptgo.restride", false, []fxgraph.Arg{mapped, strides}, nil, meta.Clone())
+	}
+	return mapped
+}
+
+// isContiguousProducer: prims whose torch call always gives a contiguous result (matrix
+// products, factories, the contiguous() of an index): no check needed for a contiguous meta.
+func isContiguousProducer(n *fxgraph.Node) bool {
+	switch n.Target {
+	case "prims.mm", "prims.bmm", "prims.addmm", "prims.full", "prims.iota", "prims.index":
+		return true
+	}
+	return false
 }
 
 func (t *toTorch) arg(a fxgraph.Arg) fxgraph.Arg {
@@ -312,6 +353,22 @@ func torchWhere(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) 
 	return t.emit("torch.where", false, args, nil, n.Meta)
 }
 
+// torchMaxMin: maximum/minimum against a number is torch.clamp_min/clamp_max, whose ties keep
+// the tensor's value (relu(-0.0) is -0.0) and which gives NaN for a NaN number, as the prim does.
+func torchMaxMin(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	clamp := "torch.clamp_min"
+	if target == "torch.minimum" {
+		clamp = "torch.clamp_max"
+	}
+	if _, ok := args[0].(fxgraph.Const); ok {
+		args[0], args[1] = args[1], args[0]
+	}
+	if _, ok := args[1].(fxgraph.Const); ok {
+		return t.emit(clamp, false, args, nil, n.Meta)
+	}
+	return t.emit(target, false, args, nil, n.Meta)
+}
+
 // reduceDims reads a reduction's dims and keepdim.
 func reduceDims(n *fxgraph.Node) ([]int64, bool) {
 	l := n.Args[1].(fxgraph.List)
@@ -373,6 +430,9 @@ func torchOneDimReduction(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, targe
 // torchArgReduction: argmax/argmin over their one dim.
 func torchArgReduction(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
 	dims, keep := reduceDims(n)
+	if meta(n.Args[0]).Dim() == 0 {
+		return t.emit(target, false, []fxgraph.Arg{args[0]}, nil, n.Meta) // a 0-d tensor: index 0
+	}
 	if len(dims) != 1 {
 		bug("%s over %d dims", n.Target, len(dims))
 	}
@@ -425,7 +485,49 @@ func torchIndexPut(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target strin
 	if c, ok := args[2].(fxgraph.Const); ok {
 		args[2] = t.scalarTensor(c.V, m.DType, m.Device)
 	}
+	args[1] = t.longIndices(n.Args[1], args[1])
 	return t.emit("torch.ops.aten.index_put.default", false, args, nil, n.Meta)
+}
+
+// torchIndex: aten.index with integer index tensors as int64 (the prim takes any integer dtype,
+// as embedding and index_select do; torch's index only int64), and the prim's contiguous layout
+// when it has one (torch's result follows the layout of the index tensors: an embedding of
+// transposed indices; other layouts: restrideOutputs).
+func torchIndex(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	args[1] = t.longIndices(n.Args[1], args[1])
+	r := t.emit(target, false, args, nil, n.Meta)
+	if m := n.TensorMeta(); m != nil && m.IsContiguous() {
+		return t.emit("contiguous", true, []fxgraph.Arg{r}, nil, m.Clone())
+	}
+	return r
+}
+
+// emptyLike is torch.empty_strided with meta's sizes, strides and dtype.
+func (t *toTorch) emptyLike(m *primtorch.TensorMeta) *fxgraph.Node {
+	shape, _ := toArg(slices.Clone(m.Shape))
+	strides, _ := toArg(slices.Clone(m.Strides))
+	return t.emit("torch.empty_strided", false, []fxgraph.Arg{shape, strides}, deviceKwargs(m), nil)
+}
+
+// longIndices converts the integer index tensors of a prims index list (orig, as the prims graph
+// has it; mapped, its torch-level argument) that are not int64 to int64.
+func (t *toTorch) longIndices(orig, mapped fxgraph.Arg) fxgraph.Arg {
+	ol, ok := orig.(fxgraph.List)
+	ml, ok2 := mapped.(fxgraph.List)
+	if !ok || !ok2 || len(ol.Elems) != len(ml.Elems) {
+		return mapped
+	}
+	out := fxgraph.List{Elems: append([]fxgraph.Arg(nil), ml.Elems...)}
+	for i, e := range ol.Elems {
+		m := meta(e)
+		if m == nil || !m.DType.IsIntegral(false) || m.DType == primtorch.Int64 || m.DType == primtorch.UInt8 {
+			continue
+		}
+		lm := m.Clone()
+		lm.DType = primtorch.Int64
+		out.Elems[i] = t.emit("long", true, []fxgraph.Arg{ml.Elems[i]}, nil, lm)
+	}
+	return out
 }
 
 func deviceKwargs(m *primtorch.TensorMeta) []fxgraph.Kwarg {
@@ -436,7 +538,12 @@ func deviceKwargs(m *primtorch.TensorMeta) []fxgraph.Kwarg {
 	return kw
 }
 
+// torchFull: torch.full, or empty_strided(...).fill_ when the meta has eager's layout of a
+// non-contiguous result (ones_like of a transposed tensor).
 func torchFull(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	if m := n.TensorMeta(); !m.IsContiguous() && m.IsNonOverlappingAndDense() && m.Offset == 0 {
+		return t.emit("fill_", true, []fxgraph.Arg{t.emptyLike(m), args[1]}, nil, n.Meta)
+	}
 	return t.emit("torch.full", false, args[:2], deviceKwargs(n.TensorMeta()), n.Meta)
 }
 

@@ -299,9 +299,15 @@ func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType
 	}
 	devIdx := m.Device.Index + 1
 	packed := int64(m.DType) | int64(devType)<<8 | int64(devIdx)<<16 | rg<<32
-	vec := append(append([]int64(nil), m.Shape...), m.Strides...)
-	desc := fmt.Sprintf("%s matches Tensor(dtype=%s, size=%s, stride=%s, device=%s, requires_grad=%s)",
-		s.Name(), m.DType.TorchName(), pyTuple(m.Shape), pyTuple(m.Strides), m.Device, pyBool(m.RequiresGrad))
+	// sizes, strides, then the storage offset: the kernels index a tensor's storage with the
+	// offset the graph was compiled for (a view at another offset is another graph)
+	vec := append(append(append([]int64(nil), m.Shape...), m.Strides...), m.Offset)
+	off := ""
+	if m.Offset != 0 {
+		off = fmt.Sprintf(", storage_offset=%d", m.Offset)
+	}
+	desc := fmt.Sprintf("%s matches Tensor(dtype=%s, size=%s, stride=%s%s, device=%s, requires_grad=%s)",
+		s.Name(), m.DType.TorchName(), pyTuple(m.Shape), pyTuple(m.Strides), off, m.Device, pyBool(m.RequiresGrad))
 	g.check(Guard{Op: GTensor, Src: g.reg(s), Obj: class, I: packed, Vec: vec, Desc: desc})
 }
 

@@ -108,11 +108,22 @@ func buildResumeCode(env *Env, codeObj py.Obj, ci *codeInfo, l *resumeLayout) (p
 	if target < 0 {
 		return 0, internalError("resume target is an EXTENDED_ARG prefix")
 	}
-	// New variable names: stack arguments, live locals, then the other variables.
+	// New variable names: stack arguments, live locals, then the other variables. A stack
+	// argument's name is none of the code's own (a resume function resumed again has a
+	// ___stack0 of its own, live or not).
 	var varnames []string
+	taken := map[string]bool{}
+	for _, name := range ci.lpNames {
+		taken[name] = true
+	}
 	for i, s := range l.stack {
 		if !s.exit && !s.null {
-			varnames = append(varnames, fmt.Sprintf("___stack%d", i))
+			name := fmt.Sprintf("___stack%d", i)
+			for k := 1; taken[name]; k++ {
+				name = fmt.Sprintf("___stack%d_%d", i, k)
+			}
+			taken[name] = true
+			varnames = append(varnames, name)
 		}
 	}
 	used := map[string]bool{}

@@ -21,8 +21,22 @@ func CallEffects(n *Node) primtorch.Effects {
 	if op == nil {
 		return allEffects
 	}
-	args := make([]primtorch.Value, len(n.Args))
-	for i, a := range n.Args {
+	callArgs := n.Args
+	if target == "prims.fallback" {
+		// a torch-level call kept as it is: its effects are its target's (a random op draws,
+		// an index may be out of range), bound to the same arguments
+		c, ok := n.Args[0].(Const)
+		name, ok2 := c.V.(string)
+		if !ok || !ok2 {
+			return allEffects
+		}
+		if op = primtorch.Lookup(name); op == nil {
+			return allEffects
+		}
+		callArgs = n.Args[1:]
+	}
+	args := make([]primtorch.Value, len(callArgs))
+	for i, a := range callArgs {
 		v, ok := metaValue(a)
 		if !ok {
 			return allEffects

@@ -141,9 +141,20 @@ func (g *Graph) addNamed(n *Node) *Node {
 	return g.add(n)
 }
 
-// AddPlaceholder appends an input. Placeholders must come before every other node.
+// AddPlaceholder appends an input. Placeholders must come before every other node. Its target
+// is the parameter's name in torch.fx's generated forward, so two placeholders never share one:
+// a name an earlier placeholder's target has (a local stack0 and a resume function's ___stack0
+// read alike) becomes the node's unique name.
 func (g *Graph) AddPlaceholder(name string, meta any) *Node {
-	return g.add(&Node{Name: g.uniqueName(name), Op: Placeholder, Target: name, Meta: meta})
+	unique := g.uniqueName(name)
+	target := name
+	for _, n := range g.Nodes {
+		if n.Op == Placeholder && n.Target == name {
+			target = unique
+			break
+		}
+	}
+	return g.add(&Node{Name: unique, Op: Placeholder, Target: target, Meta: meta})
 }
 
 // AddCall appends a call_function node.

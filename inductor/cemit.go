@@ -12,7 +12,8 @@ import (
 // Emission of a kernel's loops and bodies. Bodies become straight-line C: one temporary per
 // value (shared values computed once per scope), masked values as if/else blocks so their loads
 // run only when needed, indirect indices wrapped and checked without branches (an index out of
-// range reads element 0 and makes the kernel return 1).
+// range reads element 0 and makes the kernel return StatusIndex; an integer division by zero
+// gives 0 and makes it return StatusZeroDiv).
 
 // emit writes the kernel after its header: the loop nest and every member inside it.
 func (kg *kgen) emit() {
@@ -626,6 +627,9 @@ func (kg *kgen) val(v *Value, sc *scope) string {
 		if fastFloatMath[v.Op] {
 			o.infinite = fromInfinity(v.Args)
 		}
+		if zeroDivChecked(v) {
+			kg.w.line(fmt.Sprintf("ptgo_oob |= (%s == 0) ? %d : 0;", args[1], StatusZeroDiv))
+		}
 		return kg.temp(v, opTable[v.Op].c(o, args), sc)
 	case VMasked:
 		cond := kg.val(v.Args[0], sc)
@@ -666,6 +670,19 @@ func (kg *kgen) convert(a *Value, x string, dt primtorch.DType) string {
 	switch {
 	case dt == primtorch.Bool:
 		return "(uint8_t)(" + x + " != 0)"
+	case from.IsIntegral(false) && dt.IsFloatingPoint():
+		// An integer is never -0.0, but gcc folds float->int->float into a truncation that
+		// keeps the sign of a zero (-0.3 would come back as -0.0; "+ 0.0" is folded away too):
+		// a select on the integer gives +0.0, and vectorises.
+		z := "(" + x + " == 0)"
+		switch dt {
+		case primtorch.Float16:
+			return "(" + z + " ? 0.0f : (float)(_Float16)" + x + ")"
+		case primtorch.BFloat16:
+			kg.tu.raw("bf16", bf16Helpers)
+			return "(" + z + " ? 0.0f : ptgo_bf2f(ptgo_f2bf((float)" + x + ")))"
+		}
+		return "(" + z + " ? (" + ct + ")0 : (" + ct + ")" + x + ")"
 	case dt == primtorch.Float16:
 		return "(float)(_Float16)" + x
 	case dt == primtorch.BFloat16:

@@ -91,8 +91,31 @@ type KernelCode struct {
 	Args []*Buffer
 	// Writes[k] is true when the kernel writes Args[k].
 	Writes []bool
-	// Status documents the nonzero return: 1 = an indirect index was out of range.
+	// HasIndexCheck: the kernel can return a nonzero status, a bit set per fault found (the
+	// run finishes, the status says the results are not to be used): StatusIndex, an
+	// indirect index was out of range; StatusZeroDiv, an integer division (floordiv,
+	// remainder, fmod) by zero, which torch reports as RuntimeError("ZeroDivisionError").
 	HasIndexCheck bool
+}
+
+// Kernel statuses (bits of a kernel's nonzero return).
+const (
+	StatusIndex   = 1
+	StatusZeroDiv = 2
+)
+
+// zeroDivChecked reports an op value that divides integers: eager raises for a zero divisor.
+func zeroDivChecked(v *Value) bool {
+	if v.Kind != VOp || len(v.Args) != 2 || v.Args[0].DType.IsFloatingPoint() || v.Args[0].DType.IsComplex() {
+		return false
+	}
+	switch v.Op {
+	case "div", "floordiv", "remainder", "fmod":
+	default:
+		return false
+	}
+	d := v.Args[1]
+	return !(d.Kind == VConst && d.Num.I != 0)
 }
 
 // Generate renders a schedule as one C translation unit: kernels.Header, the helpers the
@@ -134,6 +157,8 @@ type tunit struct {
 	helperOrder []string
 	opts        CodegenOptions
 	vals        *values
+	// cuda: the unit is CUDA C (cudagen.go); helpers get device definitions (cudaHelperText)
+	cuda bool
 }
 
 // helper returns the name of a helper for dtype dt and adds its definition to the unit.
@@ -141,12 +166,19 @@ func (tu *tunit) helper(name string, dt primtorch.DType) string {
 	fn := "ptgo_" + name + "_" + cCompute(dt)
 	if !tu.helpers[fn] {
 		tu.helpers[fn] = true
-		tu.helperOrder = append(tu.helperOrder, helperText(name, dt))
+		text := helperText(name, dt)
+		if tu.cuda {
+			text = cudaHelperText(name, dt, text)
+		}
+		tu.helperOrder = append(tu.helperOrder, text)
 	}
 	return fn
 }
 
 func (tu *tunit) raw(name, text string) string {
+	if tu.cuda {
+		text = cudaRawText(name, text)
+	}
 	if !tu.helpers[name] {
 		tu.helpers[name] = true
 		tu.helperOrder = append(tu.helperOrder, text)
@@ -504,6 +536,9 @@ func (kg *kgen) signature() *KernelCode {
 			}
 		}
 		walkValues(n.roots(), func(v *Value) {
+			if zeroDivChecked(v) {
+				kg.hasInd = true
+			}
 			if v.Kind == VLoad && !kg.isLocal(v.Buf) {
 				s := v.Buf.Storage()
 				if !written[s] && !readSet[s] {

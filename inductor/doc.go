@@ -29,7 +29,7 @@
 //
 // Execute runs a Program over Go-owned memory (tests; mm/bmm/addmm externs in Go); the CPython
 // extension runs the same Program over at::Tensors (pybridge/fast/ptgo_runtime.cpp; its
-// Graph.profile(inputs, reps) times every plan step, and bench/profile.py prints that next to
+// Graph.profile(inputs, reps) times every plan step, and bench/profile_steps.py prints that next to
 // eager's per-op times). Every IR prints itself deterministically
 // (Graph.String, Schedule.String, Program.String, the C); Options.DebugDir writes each stage,
 // logs.OutputCode gets the C, logs.CompileTimes the stage times, logs.Fusion every fusion

@@ -101,7 +101,7 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 				}
 			}
 			if err := k.Call(ptrs, st.Ints, st.Floats, max(nthreads, 1)); err != nil {
-				return nil, fmt.Errorf("inductor: %w (1 means an index was out of range)", err)
+				return nil, fmt.Errorf("inductor: %w (status bits: 1 an index out of range, 2 an integer division by zero)", err)
 			}
 		case "extern":
 			fn := goExterns[st.Target]

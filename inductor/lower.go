@@ -133,7 +133,8 @@ func (l *lowerer) node(n *fxgraph.Node) error {
 	var err error
 	if fn == nil {
 		err = errNoLowering
-	} else if bad := l.unsupportedDType(n); bad != "" {
+	} else if bad := l.unsupportedDType(n); bad != "" && n.Target != "prims.fallback" {
+		// (a fallback is torch's call whatever its dtypes: complex results too)
 		err = fmt.Errorf("%w: dtype %s", errNoLowering, bad)
 	} else {
 		res, err = fn(l, n)

@@ -50,8 +50,9 @@ import (
 //	     | {"op": "kernel", "kernel": "cpp_fused_add_0", "ptrs": [0, 5], "ints": [], "floats": []}
 //	           call the library's symbol with ptrs[k] = the start of buffer ptrs[k]'s storage
 //	           (data_ptr − storage_offset·itemsize), then ints, floats and the thread count
-//	           (torch.get_num_threads()); a nonzero result is an error: 1 means an index was out
-//	           of range (raise IndexError)
+//	           (torch.get_num_threads()); a nonzero result is an error, one bit per fault:
+//	           1 (StatusIndex) an index was out of range (raise IndexError), 2 (StatusZeroDiv)
+//	           an integer division by zero (raise RuntimeError("ZeroDivisionError"), torch's)
 //	     | {"op": "kernel", ..., "once": true}
 //	           a kernel computing constants (it reads no graph input): run it only when the
 //	           arena is fresh (the first call); its results stay in the arena, written by
@@ -82,6 +83,10 @@ type Program struct {
 	// runtime may prepare them once, such as packing convolution weights for oneDNN (A91),
 	// keyed by each tensor's identity, version and data so a write prepares again.
 	Frozen bool
+	// Device is where the buffers live ("" for the CPU); CUDA says how the kernels of a CUDA
+	// program launch (cuda_program.go).
+	Device string
+	CUDA   *CUDAPlan
 }
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
@@ -316,7 +321,7 @@ func (p *Program) JSON() ([]byte, error) {
 		}
 		b.WriteString("\n  " + objText(m))
 	}
-	b.WriteString("]}\n")
+	b.WriteString("]" + p.cudaJSON() + "}\n")
 	return b.Bytes(), nil
 }
 
@@ -415,6 +420,8 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Inputs     []int             `json:"inputs"`
 		Outputs    []map[string]any  `json:"outputs"`
 		Steps      []json.RawMessage `json:"steps"`
+		Device     string            `json:"device"`
+		CUDA       json.RawMessage   `json:"cuda"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -424,7 +431,10 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if raw.Version != ProgramVersion {
 		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, Device: raw.Device}
+	if err := p.decodeCUDA(raw.CUDA); err != nil {
+		return nil, err
+	}
 	for _, rb := range raw.Buffers {
 		var jb struct {
 			Name         string  `json:"name"`

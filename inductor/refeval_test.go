@@ -125,6 +125,10 @@ type refEnv struct {
 }
 
 // refEval evaluates g on inputs and returns its outputs (flattened; nil for constants).
+// refZeroDivisions counts the integer divisions by zero refEval met (the results are 0; eager
+// raises, and the kernels return StatusZeroDiv).
+var refZeroDivisions int
+
 func refEval(g *fxgraph.Graph, inputs []*Tensor) ([]*dense, error) {
 	env := &refEnv{vals: map[*fxgraph.Node]any{}, inputs: map[*fxgraph.Node]*Tensor{}}
 	k := 0
@@ -692,6 +696,7 @@ func init() {
 	refBinary["mul"] = arith(func(x, y float64) float64 { return x * y }, func(x, y int64, _ primtorch.DType) int64 { return x * y })
 	refBinary["div"] = arith(func(x, y float64) float64 { return x / y }, func(x, y int64, _ primtorch.DType) int64 {
 		if y == 0 {
+			refZeroDivisions++
 			return 0
 		}
 		if y == -1 {
@@ -701,6 +706,7 @@ func init() {
 	})
 	refBinary["floordiv"] = arith(refFloorDivF, func(x, y int64, _ primtorch.DType) int64 {
 		if y == 0 {
+			refZeroDivisions++
 			return 0
 		}
 		if y == -1 {
@@ -715,12 +721,18 @@ func init() {
 		}
 		return m
 	}, func(x, y int64, _ primtorch.DType) int64 {
+		if y == 0 {
+			refZeroDivisions++
+		}
 		if y == 0 || y == -1 {
 			return 0
 		}
 		return floorMod(x, y)
 	})
 	refBinary["fmod"] = arith(math.Mod, func(x, y int64, _ primtorch.DType) int64 {
+		if y == 0 {
+			refZeroDivisions++
+		}
 		if y == 0 || y == -1 {
 			return 0
 		}

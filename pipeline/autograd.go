@@ -10,6 +10,7 @@ import (
 	"ptgo/fxgraph"
 	"ptgo/inductor"
 	"ptgo/logs"
+	"ptgo/primtorch"
 	"ptgo/primtorch/decomp"
 )
 
@@ -48,6 +49,10 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 	}
 	if len(decomp.OutputAliases(pg)) > 0 {
 		NoteFallback(r.Name, "an output is a view of an input (autograd must see the view)")
+		return 0, nil
+	}
+	if why := c.savedValueWritten(); why != "" {
+		NoteFallback(r.Name, why)
 		return 0, nil
 	}
 	lifted, attrPaths := LiftAttrs(pg)
@@ -91,7 +96,7 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		}
 	}
 	region := &Region{Name: r.Name, Forward: fwd, Backward: bwd, NumOutputs: split.NumOutputs,
-		Tangents: append([]int(nil), split.Tangents...), Consts: c.consts(attrPaths), Rerun: c.rerun(pg)}
+		Tangents: append([]int(nil), split.Tangents...), GradDeps: split.GradDeps, Consts: c.consts(attrPaths), Rerun: c.rerun(pg)}
 	if region.Recompute, err = c.h.TorchRerun(r.Graph, r.Attrs); err != nil {
 		return 0, err
 	}
@@ -101,6 +106,26 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		count(&stats.autograd)
 	}
 	return g, err
+}
+
+// savedValueWritten says why eager's backward would refuse a graph that writes in place:
+// torch's autograd saved a value the graph then overwrites (ptgo's functional backward would not
+// notice and return gradients). Which values torch's ops save is torch's knowledge, so torch
+// answers (Host.AutogradProbe, on dummy data); "" for graphs without writes (the registry's
+// effects: fxgraph.CallEffects).
+func (c *compiler) savedValueWritten() string {
+	writes := false
+	for _, n := range c.r.Graph.Nodes {
+		writes = writes || fxgraph.CallEffects(n)&primtorch.EffectWrites != 0
+	}
+	if !writes {
+		return ""
+	}
+	msg, err := c.h.AutogradProbe(c.r.Graph, c.r.Attrs, c.r.GradEnabled)
+	if err != nil || msg == "" {
+		return ""
+	}
+	return "the graph writes in place to a value torch's autograd needs, so its backward raises: " + msg
 }
 
 // toRuntime compiles a prims graph to C and returns the runtime object; 0 when the C backend

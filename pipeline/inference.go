@@ -50,6 +50,9 @@ func metasOf(meta any) []*primtorch.TensorMeta {
 // inference compiles an inference graph for the C backend; 0 means it runs with torch.
 func (c *compiler) inference() (py.Obj, error) {
 	r := c.r
+	if dev, mixed := GraphDevice(r.Graph); mixed == "" && (dev.Type == "cuda" || dev.Type == "cpu" && emulateCUDA()) {
+		return c.cudaInference(dev, dev.Type == "cpu")
+	}
 	if reason := Unsuitable(r.Graph); reason != "" {
 		NoteFallback(r.Name, reason)
 		return 0, nil

@@ -67,6 +67,8 @@ type Config struct {
 	DebugDir string
 	// CompileC replaces inductor.Compile (tests that must not load C: CGO_ENABLED=0).
 	CompileC func(g *fxgraph.Graph, opts inductor.Options) (*inductor.Compiled, error)
+	// CUDATarget replaces the process's CUDA device setup (tests: the emulator as cuda:N).
+	CUDATarget func(dev int) (*CUDATarget, error)
 }
 
 // Host is what the pipeline asks of Python. Objects are opaque handles the Host made or was
@@ -86,10 +88,21 @@ type Host interface {
 	// AutogradGraph wraps a compiled forward and backward in one torch.autograd.Function
 	// (ptgo._runtime.make_autograd_graph).
 	AutogradGraph(r *Region) (py.Obj, error)
+	// AutogradProbe runs the torch-level graph g once with torch on dummy data and the backward
+	// of each output (ptgo._runtime.autograd_probe), and returns the error eager's autograd
+	// raises for it ("one of the variables needed for gradient computation has been modified
+	// by an inplace operation"), "" when none.
+	AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error)
 	// TorchGraph builds a callable running a graph of torch calls (aot_eager's halves).
 	TorchGraph(g *fxgraph.Graph) (py.Obj, error)
 	// TorchRerun is a callable running the torch-level graph g with torch on the same inputs.
 	TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, error)
+	// CUDAGraph builds the runner of a CUDA launch plan (ptgo._cuda.CUDAGraph) over its loaded
+	// kernels: buffers from torch's allocator on the plan's device, kernels launched on torch's
+	// current stream; consts are bound after the call's inputs.
+	CUDAGraph(plan []byte, kernels *inductor.CUDAKernels, consts []py.Obj, rerun py.Obj) (py.Obj, error)
+	// SearchPath is Python's sys.path (where a pip-installed NVRTC lives).
+	SearchPath() []string
 }
 
 // Stage names where a compile failed.
@@ -163,8 +176,8 @@ type compiler struct {
 
 var stats struct {
 	sync.Mutex
-	compiled, autograd, fx, fallbacks int
-	reasons                           map[string]int
+	compiled, autograd, fx, cuda, fallbacks int
+	reasons                                 map[string]int
 }
 
 // StatsSnapshot is what the C backend did since the process started (tests, the bench report).
@@ -175,6 +188,8 @@ type StatsSnapshot struct {
 	Autograd int `json:"autograd"`
 	// FX counts torch.fx graphs (CompileFX) the pipeline compiled, either path.
 	FX int `json:"fx"`
+	// CUDA counts inference graphs compiled to CUDA kernels (emulated ones included).
+	CUDA int `json:"cuda"`
 	// Fallbacks counts graphs that run with torch instead, and Reasons says why.
 	Fallbacks int            `json:"fallbacks"`
 	Reasons   map[string]int `json:"reasons"`
@@ -184,7 +199,7 @@ type StatsSnapshot struct {
 func Stats() StatsSnapshot {
 	stats.Lock()
 	defer stats.Unlock()
-	s := StatsSnapshot{Compiled: stats.compiled, Autograd: stats.autograd, FX: stats.fx, Fallbacks: stats.fallbacks}
+	s := StatsSnapshot{Compiled: stats.compiled, Autograd: stats.autograd, FX: stats.fx, CUDA: stats.cuda, Fallbacks: stats.fallbacks}
 	if stats.reasons != nil {
 		s.Reasons = map[string]int{}
 		for k, v := range stats.reasons {

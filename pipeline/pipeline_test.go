@@ -23,10 +23,14 @@ type fakeHost struct {
 	reruns   int
 	folds    int
 	versions map[py.Obj]int64
+	cuda     []fakeCUDA
 	// runtimeErr is what CompiledGraph fails with, when set.
 	runtimeErr error
 	// versionErr is what TensorVersion fails with, when set (an inference tensor).
 	versionErr error
+	// probes counts AutogradProbe calls; probeRefusal is what they answer.
+	probes       int
+	probeRefusal string
 }
 
 type fakePlan struct {
@@ -35,6 +39,14 @@ type fakePlan struct {
 	consts []py.Obj
 	rerun  py.Obj
 	obj    py.Obj
+}
+
+type fakeCUDA struct {
+	plan    map[string]any
+	kernels *inductor.CUDAKernels
+	consts  []py.Obj
+	rerun   py.Obj
+	obj     py.Obj
 }
 
 type fakeAutograd struct {
@@ -75,11 +87,28 @@ func (h *fakeHost) CompiledGraph(plan []byte, lib string, consts []py.Obj, rerun
 	return fp.obj, nil
 }
 
+func (h *fakeHost) CUDAGraph(plan []byte, ks *inductor.CUDAKernels, consts []py.Obj, rerun py.Obj) (py.Obj, error) {
+	var p map[string]any
+	if err := json.Unmarshal(plan, &p); err != nil {
+		return 0, err
+	}
+	fp := fakeCUDA{plan: p, kernels: ks, consts: consts, rerun: rerun, obj: h.obj()}
+	h.cuda = append(h.cuda, fp)
+	return fp.obj, nil
+}
+
+func (h *fakeHost) SearchPath() []string { return nil }
+
 func (h *fakeHost) AutogradGraph(r *Region) (py.Obj, error) {
 	a := fakeAutograd{fwd: r.Forward, bwd: r.Backward, numOutputs: r.NumOutputs, tangents: r.Tangents, consts: r.Consts,
 		region: r, obj: h.obj()}
 	h.autograd = append(h.autograd, a)
 	return a.obj, nil
+}
+
+func (h *fakeHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error) {
+	h.probes++
+	return h.probeRefusal, nil
 }
 
 func (h *fakeHost) TorchGraph(g *fxgraph.Graph) (py.Obj, error) {
@@ -183,8 +212,39 @@ func TestAutogradPath(t *testing.T) {
 	}
 }
 
+// TestSavedValueWritten: a graph with an in-place write asks torch whether eager's autograd
+// refuses it (Host.AutogradProbe), and runs with torch when it does; graphs without writes are
+// never probed.
+func TestSavedValueWritten(t *testing.T) {
+	const writes = `graph f(x: f32[4]!grad):
+  %exp  : f32[4]!grad = torch.exp(%x)
+  %relu_ : f32[4]!grad = torch.relu_(%exp)
+  return (%relu_,)
+`
+	for _, refusal := range []string{"", "one of the variables needed for gradient computation has been modified by an inplace operation"} {
+		h := &fakeHost{probeRefusal: refusal}
+		before := Stats()
+		obj, err := Compile(h, testConfig, &Request{Name: "f", Graph: parse(t, writes), Backend: Inductor, GradEnabled: true})
+		require.NoError(t, err)
+		require.Equal(t, 1, h.probes)
+		if refusal == "" {
+			require.NotZero(t, obj)
+			require.Len(t, h.autograd, 1)
+			continue
+		}
+		require.Zero(t, obj, "eager's backward raises: the graph runs with torch")
+		require.Empty(t, h.autograd)
+		after := Stats()
+		require.Equal(t, 1, after.Fallbacks-before.Fallbacks)
+		require.Greater(t, after.Reasons["the graph writes in place to a value torch's autograd needs, so its backward raises: "+refusal], 0)
+	}
+	h := &fakeHost{}
+	_, err := Compile(h, testConfig, &Request{Name: "mlp", Graph: parse(t, mlpText), Attrs: mlpAttrs(), Backend: Inductor, GradEnabled: true})
+	require.NoError(t, err)
+	require.Zero(t, h.probes, "no writes, no probe")
+}
+
 func TestFallbacksRunWithTorch(t *testing.T) {
-	cuda := strings.ReplaceAll(inferenceText, "f32[4,8]", "f32[4,8]@cuda:0")
 	tests := []struct {
 		name    string
 		text    string
@@ -193,7 +253,6 @@ func TestFallbacksRunWithTorch(t *testing.T) {
 		reason  string // "" when the graph is left to the backend without a note
 		warning string
 	}{
-		{"cuda", cuda, Inductor, nil, "a tensor on cuda:0", ""},
 		{"aot_eager inference", inferenceText, AOTEager, nil, "", ""},
 		{"no C++ runtime", inferenceText, Inductor, errors.New("RuntimeError: ptgo._fast is not built (it needs torch's C++ headers)"),
 			"ptgo._fast is not built", "the C++ runtime ptgo._fast is not built"},

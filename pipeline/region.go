@@ -27,7 +27,10 @@ type Region struct {
 	Forward, Backward py.Obj
 	NumOutputs        int
 	Tangents          []int
-	Consts            []py.Obj
+	// GradDeps is aotautograd.Graphs.GradDeps: for each input, the outputs its gradient depends
+	// on (nil: every one).
+	GradDeps [][]int
+	Consts   []py.Obj
 	// Rerun (0: none) runs the captured graph with torch when the forward rejects its data.
 	Rerun py.Obj
 	// Recompute runs the captured torch-level graph with torch on the inputs (Consts are read

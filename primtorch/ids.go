@@ -404,6 +404,7 @@ const (
 	OpMedianDim
 	OpDiff
 	OpTrace
+	OpComplex
 
 	// Core ops ("prims"), in ops_prims.go: OpPrimAdd is prims::add.
 	OpPrimAbs

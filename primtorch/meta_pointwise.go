@@ -296,3 +296,15 @@ func metaLikeSelf(a *Args) (Value, error) {
 	self := selfTensor(a)
 	return emptyLike(self, a.Op.Promotion.Apply(self.DType), PreserveFormat), nil
 }
+
+// metaComplex: torch.complex of two float32 (float64) tensors is complex64 (complex128) with
+// the layout of an elementwise op (torch's kernel is a TensorIterator; its meta kernel
+// would give a contiguous result).
+func metaComplex(a *Args) (Value, error) {
+	re, ok1 := a.Get("real").(*TensorMeta)
+	im, ok2 := a.Get("imag").(*TensorMeta)
+	if !ok1 || !ok2 || re.DType != im.DType || (re.DType != Float32 && re.DType != Float64) {
+		return nil, unsupportedf("torch.complex of %v and %v: only float32 and float64 pairs are modelled", a.Get("real"), a.Get("imag"))
+	}
+	return pointwise([]Value{re, im}, 0, toComplex(re.DType), true)
+}

@@ -75,6 +75,11 @@ type Op struct {
 	Alias    AliasKind
 	AliasArg int // Schema.Params index of the aliased input when Alias != AliasNone
 	Random   bool
+	// RefusesOverlap: written in place, self must not share memory with the call's other tensor
+	// arguments at all (index_add_, scatter_, scatter_add_: torch's assert_no_overlap raises
+	// "unsupported operation: some elements of the input tensor and the written-to tensor refer
+	// to a single memory location"); other in-place ops refuse only a partial overlap.
+	RefusesOverlap bool
 	// NonDifferentiable ops never give results that require grad (comparisons, detach,
 	// factories without requires_grad=True, ...).
 	NonDifferentiable bool

@@ -177,6 +177,7 @@ var binaryDefs = []*def{
 	bin(OpAtan2, OpAtan2Inplace, "atan2", "", PromoteIntToFloat, "@atan2 @arctan2", "Tensor.atan2_", metaPointwise),
 	bin(OpHypot, OpHypotInplace, "hypot", "", PromoteDefault, "@hypot", "Tensor.hypot_", metaPointwise),
 	bin(OpCopysign, OpCopysignInplace, "copysign.Tensor", "", PromoteIntToFloat, "@copysign", "Tensor.copysign_", metaPointwise),
+	row(OpComplex, KindPointwise, PromoteNone, "complex(Tensor real, Tensor imag) -> Tensor", "torch.complex", metaComplex).with(fOut),
 	bin(OpXlogy, noInplace, "xlogy.Tensor", "", PromoteIntToFloat, "@xlogy torch.special.xlogy", "", metaPointwise),
 	bin(OpLogaddexp, noInplace, "logaddexp", "", PromoteDefault, "@logaddexp", "", metaPointwise),
 	bin(OpEq, noInplace, "eq.Tensor", "", PromoteAlwaysBool, "@eq operator.eq", "", metaPointwise).with(fNonDiff),

@@ -63,9 +63,29 @@ func (h *pyHost) AutogradGraph(r *pipeline.Region) (py.Obj, error) {
 		}
 		return api.NewList(out)
 	}
+	deps := make([]py.Obj, len(r.GradDeps))
+	for i, ks := range r.GradDeps {
+		if ks == nil {
+			deps[i] = api.None()
+		} else {
+			deps[i] = ints(ks)
+		}
+	}
 	return runtimeCall(api, "make_autograd_graph", r.Forward, r.Backward, api.NewInt(int64(r.NumOutputs)), ints(r.Tangents),
 		api.NewList(r.Consts), h.orNone(r.Rerun), api.NewStr(r.Name), h.orNone(r.Recompute), ints(r.Written),
-		api.NewBool(r.Random), api.NewStr(r.NoRecompute))
+		api.NewBool(r.Random), api.NewStr(r.NoRecompute), api.NewList(deps))
+}
+
+func (h *pyHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error) {
+	js, dict, err := graphForPython(h.api, g, attrs)
+	if err != nil {
+		return "", err
+	}
+	r, err := runtimeCall(h.api, "autograd_probe", js, dict, h.api.NewBool(gradEnabled))
+	if err != nil || r == h.api.None() {
+		return "", err
+	}
+	return h.api.Str(r)
 }
 
 func (h *pyHost) TorchGraph(g *fxgraph.Graph) (py.Obj, error) {

@@ -350,3 +350,39 @@ def test_ops_listing_cli():
     assert n_ops >= 150, last
     for name in ("add.Tensor", "linear", "softmax", "layer_norm", "conv2d"):
         assert name in out
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_interrupt_during_compile_is_raised_as_itself(exc, counter):
+    """Ctrl-C during a compile (a KeyboardInterrupt in a callback Go makes, here the backend) is
+    raised as KeyboardInterrupt, never as BackendCompilerFailed nor swallowed into an eager run;
+    SystemExit likewise. Nothing of that compile is kept: the next call compiles again."""
+    calls = []
+
+    def interrupted(gm, example_inputs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise exc()
+        return counter(gm, example_inputs)
+
+    cf = ptgo.compile(lambda x: x + 1, backend=interrupted)
+    with pytest.raises(exc) as e:
+        cf(torch.ones(1))
+    assert type(e.value) is exc
+    assert_same(cf(torch.ones(1)), torch.ones(1) + 1)
+    assert len(calls) == 2 and counter.frame_count == 1
+
+
+def test_interrupt_during_compile_with_suppress_errors(monkeypatch):
+    """suppress_errors turns backend failures into eager runs, never a Ctrl-C (and no Python runs
+    after it for that compile: no "running eagerly" warning)."""
+    monkeypatch.setattr(ptgo.config, "suppress_errors", True)
+
+    def interrupted(gm, example_inputs):
+        raise KeyboardInterrupt
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyboardInterrupt):
+            ptgo.compile(lambda x: x + 1, backend=interrupted)(torch.ones(1))
+    assert [str(m.message) for m in w if "ptgo" in str(m.message)] == []

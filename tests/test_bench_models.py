@@ -1,6 +1,7 @@
 """The benchmark workloads are captured as one graph each, with eager's results."""
 import importlib.util
 import os
+import sys
 
 import pytest
 import torch
@@ -50,3 +51,18 @@ def test_workload_inductor(name):
             out = compiled(*x)
             ref = m(*x)
         assert_same(out, ref)
+
+
+def test_no_module_shadows_the_standard_library():
+    """bench/ and tests/ go to the front of sys.path (scripts, these tests): a file named like a
+    standard module (bench/profile.py) shadows it for everything imported later (torch 2's
+    torch._dynamo imports cProfile, which imports profile)."""
+    root = os.path.join(os.path.dirname(__file__), "..")
+    names = set(sys.stdlib_module_names) if hasattr(sys, "stdlib_module_names") else {"profile", "test", "types"}
+    shadows = []
+    for d in ("bench", "tests", os.path.join("tests", "fuzz")):
+        for f in os.listdir(os.path.join(root, d)):
+            mod = f[:-3] if f.endswith(".py") else f if os.path.isdir(os.path.join(root, d, f)) else None
+            if mod in names:
+                shadows.append(os.path.join(d, f))
+    assert shadows == [], "rename these: they shadow standard modules"

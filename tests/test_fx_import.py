@@ -334,3 +334,28 @@ def test_metas_that_disagree_with_torchs_refuse_the_graph(ptgo_log):
     fn = torch_entry_point(gm, [x])
     assert getattr(fn, "__self__", None) is gm
     assert "ptgo's meta for torch.relu differs from torch's" in ptgo_log.text
+
+
+def test_interrupt_during_an_fx_compile_is_raised_as_itself(monkeypatch):
+    """Ctrl-C in a callback of the entry point's compile (here: building the runtime object) is
+    raised as KeyboardInterrupt, not as BackendCompilerFailed nor a silent gm.forward; the next
+    compile works."""
+    def build(g):
+        x = g.placeholder("x")
+        g.output((g.call_function(torch.relu, (g.call_function(operator.add, (x, x)),)),))
+
+    gm = make_gm(build)
+    x = torch.randn(3, 4)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    real = _runtime.make_compiled_graph
+    monkeypatch.setattr(_runtime, "make_compiled_graph", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        torch_entry_point(gm, [x])
+    monkeypatch.setattr(_runtime, "make_compiled_graph", real)
+    s0 = stats()
+    fn = torch_entry_point(gm, [x])
+    assert delta(s0, stats())["fx"] == 1
+    assert_same(fn(x), gm.forward(x))

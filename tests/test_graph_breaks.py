@@ -381,3 +381,27 @@ def test_frozen_stdlib_frames_are_not_captured(capsys):
     e = ptgo.explain(f)(torch.randn(2))
     capsys.readouterr()
     assert all("frozen" not in b.user_stack for b in e.break_reasons), str(e)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_resume_arguments_never_share_a_name(backend):
+    """A resume function's stack arguments (___stack0) are named apart from the code's own
+    variables (a resume function resumed again has a ___stack0 of its own), and a graph's inputs
+    are distinct parameter names (a local stack0 beside the stack's ___stack0)."""
+    def twice(x0):
+        v1 = x0.nonzero()  # break: __resume_at_… takes ___stack0
+        v6 = v1.as_strided([1], [1])
+        v9 = v1.nonzero()  # break again, inside the resume function
+        v16 = v6.relu()
+        if v16.max() > 0.5:
+            v16 = v16 + 1
+        return v16, v9
+
+    def local_named_stack0(x0):
+        stack0 = x0 * 2
+        v1 = x0.nonzero()
+        return v1.sum() + stack0
+
+    for f in (twice, local_named_stack0):
+        x = torch.tensor([0.0, 2.0, -1.0, 3.0])
+        assert_same(ptgo.compile(f, backend=backend)(x), f(x))

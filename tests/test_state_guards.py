@@ -131,3 +131,17 @@ def test_inference_mode(counter, backend):
         y = cf(x)
         assert y.is_inference() == f(x).is_inference()
     assert not cf(x).is_inference()
+
+
+def test_view_at_another_storage_offset_is_not_served_the_old_graph(counter):
+    # the kernels index the storage with the offset compiled for: a view at another offset
+    # (x[1:], a chunk of a flat buffer) is guarded, never read at the old offset
+    base = torch.randn(8 * 64 + 3)
+    f = ptgo.compile(lambda x: torch.nn.functional.gelu(x) * 2 + 1, backend=counter)
+    g = ptgo.compile(lambda x: torch.nn.functional.gelu(x) * 2 + 1)
+    for off in (0, 1, 2, 0, 3):
+        x = base[off:off + 8 * 64].view(8, 64)
+        want = torch.nn.functional.gelu(x) * 2 + 1
+        assert_same(f(x), want)
+        assert_same(g(x), want)
+    assert counter.frame_count == 4

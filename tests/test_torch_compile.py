@@ -194,3 +194,18 @@ def test_dynamic_shapes_run_gm_forward(ptgo_log):
     d = delta(s0, stats())
     assert d["fx"] == 1, d
     assert "SymInt, not a tensor" in ptgo_log.text or "symbolic" in ptgo_log.text, ptgo_log.text
+
+
+def test_input_at_another_storage_offset_runs_with_torch(ptgo_log):
+    # Dynamo's guards do not check storage offsets; ptgo's kernels index with the compiled one
+    ptgo.set_logs("perf_hints")
+    base = torch.randn(8 * 64 + 3)
+
+    def f(x):
+        return torch.nn.functional.gelu(x) * 2 + 1
+
+    cf = torch.compile(f, backend="ptgo", dynamic=False)
+    for off in (0, 1, 2, 0):
+        x = base[off:off + 8 * 64].view(8, 64)
+        assert_same(cf(x), f(x))
+    assert "another storage offset" in ptgo_log.text

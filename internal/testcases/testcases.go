@@ -31,10 +31,26 @@ import (
 var Torches = []primtorch.TorchVersion{primtorch.Torch113, primtorch.Torch214}
 
 // Path is the path of primtorch/decomp/testdata/cases_<major>_<minor>.json in this source tree.
+// A test binary built with -trimpath (tools/gpu-check carries one to a machine where the
+// source tree lives elsewhere) knows this file only as ptgo/internal/testcases/...: the tree is
+// then the first directory from the working directory up that holds go.mod.
 func Path(v primtorch.TorchVersion) string {
+	rel := filepath.Join("primtorch", "decomp", "testdata", fmt.Sprintf("cases_%d_%d.json", v.Major, v.Minor))
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "primtorch", "decomp", "testdata",
-		fmt.Sprintf("cases_%d_%d.json", v.Major, v.Minor))
+	if filepath.IsAbs(file) {
+		return filepath.Join(filepath.Dir(file), "..", "..", rel)
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				return filepath.Join(d, rel)
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return rel
 }
 
 // DefaultPath is the file of Debian's torch 1.13, the torch the Go tests model by default.

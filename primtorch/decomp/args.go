@@ -124,14 +124,19 @@ func (d *decomposer) bind(n *fxgraph.Node, op *primtorch.Op) (*ctx, error) {
 		return nil, fmt.Errorf("decomp: %s: the call does not bind to %s (%v); the capture stage recorded a call the registry rejects: ptgo BUG", d.location(), op.Name, err)
 	}
 	c.op, c.a = o, a
+	d.callStates, d.callOp, d.callSelf = c.states, o, nil
+	if len(o.Schema.Params) > 0 && a.Has(o.Schema.Params[0].Canon) {
+		d.callSelf, _ = a.Get(o.Schema.Params[0].Canon).(*primtorch.TensorMeta)
+	}
 	return c, nil
 }
 
-// outsideCore reports complex tensors, or tensors not on the CPU, among the call's arguments
-// or results: core ops are real and on the CPU.
+// outsideCore reports complex tensors, or tensors on a device other than the CPU or a CUDA GPU,
+// among the call's arguments or results: core ops are real, on the CPU or on CUDA (the CUDA
+// path compiles graphs whose tensors are all on one CUDA device; the loop IR is the same).
 func (c *ctx) outsideCore() bool {
 	bad := func(m *primtorch.TensorMeta) bool {
-		return m != nil && (m.DType.IsComplex() || (m.Device != primtorch.CPU && m.Device.Type != ""))
+		return m != nil && (m.DType.IsComplex() || (m.Device != primtorch.CPU && m.Device.Type != "" && m.Device.Type != "cuda"))
 	}
 	for _, m := range c.a.AllTensors() {
 		if bad(m) {

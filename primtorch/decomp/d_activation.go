@@ -29,7 +29,7 @@ func dHardtanh(c *ctx) (any, error) {
 	}), nil
 }
 
-// dGelu is x/2 * (1 + erf(x/√2)), or with approximate="tanh" x/2 * (1 + tanh(√(2/π) (x +
+// dGelu is x/2 + x/2 * erf(x/√2), or with approximate="tanh" x/2 * (1 + tanh(√(2/π) (x +
 // 0.044715 x³))).
 func dGelu(c *ctx) (any, error) {
 	d := c.d
@@ -40,7 +40,8 @@ func dGelu(c *ctx) (any, error) {
 			inner := d.mul(d.add(x, d.mul(d.mul(d.mul(x, x), x), 0.044715)), math.Sqrt(2/math.Pi))
 			return d.mul(half, d.add(d.un("tanh", inner), 1.0))
 		}
-		return d.mul(half, d.add(d.un("erf", d.mul(x, 1/math.Sqrt2)), 1.0))
+		// x/2 + x/2·erf(x/√2), as torch's kernel computes it: -0.0 and large negative x give +0.0
+		return d.add(half, d.mul(half, d.un("erf", d.mul(x, 1/math.Sqrt2))))
 	}), nil
 }
 

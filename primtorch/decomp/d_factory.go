@@ -98,8 +98,8 @@ func dTo(c *ctx) (any, error) {
 	d := c.d
 	x := c.selfNode()
 	m, out := metaOf(x), c.outMeta()
-	if out.Device != primtorch.CPU {
-		return nil, errFallback
+	if out.Device != m.Device {
+		return nil, errFallback // a copy between devices is torch's
 	}
 	copyFlag := false
 	if v, ok := c.a.Opt("copy"); ok {
@@ -154,7 +154,12 @@ func dFill(c *ctx) (any, error) {
 
 // dRequiresGrad only changes autograd state: the value is the input.
 func dRequiresGrad(c *ctx) (any, error) {
+	s := c.state("self")
+	if m := c.outMeta(); s.input != nil && m != nil && m.RequiresGrad != c.d.read(s).TensorMeta().RequiresGrad {
+		// the flag of a tensor from outside the graph changes: the caller must see it
+		return nil, c.d.unsupportedf("requires_grad_ changes the requires_grad of a graph input")
+	}
 	c.done = true
-	c.d.env[c.n] = c.state("self")
+	c.d.env[c.n] = s
 	return nil, nil
 }

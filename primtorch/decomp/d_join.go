@@ -139,6 +139,9 @@ func dFlip(c *ctx) (any, error) {
 	x := c.selfNode()
 	var r val = x
 	for _, k := range c.ints("dims") {
+		if len(metaOf(x).Shape) == 0 {
+			break // a 0-dim tensor flips over dim 0 or -1 as over a size-1 dim
+		}
 		r = d.reversed(r, wrap(k, len(metaOf(x).Shape)))
 	}
 	if r == val(x) {

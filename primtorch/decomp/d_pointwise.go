@@ -26,6 +26,22 @@ func binaryPrim(name string) decompFn {
 	}
 }
 
+// noDerivative is fn for an op torch 1.13 has no derivative for (when, if given, says for which
+// arguments): floor_divide, remainder of a number by a tensor. When the result requires grad
+// the call stays torch's (prims.fallback), so a backward through it makes the graph run with
+// torch and eager's "derivative for aten::floor_divide is not implemented" reach the user.
+func noDerivative(fn decompFn, when func(c *ctx) bool) decompFn {
+	return func(c *ctx) (any, error) {
+		if c.d.rg && (when == nil || when(c)) {
+			return nil, errFallback
+		}
+		return fn(c)
+	}
+}
+
+// numberSelf: the first operand is a Python number (remainder.Scalar_Tensor).
+func numberSelf(c *ctx) bool { return metaOf(c.self()) == nil }
+
 // unary applies f to self after promotion.
 func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
 	return c.d.ew(c.op.Promotion, func(v []val) val { return f(v[0]) }, c.self())
@@ -34,22 +50,26 @@ func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
 // dPositive returns its input (torch.positive aliases it).
 func dPositive(c *ctx) (any, error) { return c.selfNode(), nil }
 
-// dAsinh is copysign(log1p(|x| + x²/(1 + sqrt(x² + 1))), x): accurate near 0 and for large |x|.
+// dAsinh is copysign(log1p(|x| + x²/(1 + sqrt(x² + 1))), x): accurate near 0; beyond 2^28,
+// where x² + 1 is x² (and x² may overflow), log(|x|) + log(2), as glibc's asinh.
 func dAsinh(c *ctx) (any, error) {
 	d := c.d
 	return c.unary(func(x val) val {
 		a := d.un("abs", x)
 		a2 := d.mul(a, a)
 		r := d.un("log1p", d.add(a, d.div(a2, d.add(d.un("sqrt", d.add(a2, 1.0)), 1.0))))
+		r = d.where(d.bin("gt", a, 0x1p28), d.add(d.un("log", a), math.Ln2), r)
 		return d.bin("copysign", r, x)
 	}), nil
 }
 
-// dAcosh is log(x + sqrt((x - 1)(x + 1))).
+// dAcosh is log(x + sqrt((x - 1)(x + 1))); beyond 2^28 log(x) + log(2) (the product would
+// overflow).
 func dAcosh(c *ctx) (any, error) {
 	d := c.d
 	return c.unary(func(x val) val {
-		return d.un("log", d.add(x, d.un("sqrt", d.mul(d.sub(x, 1.0), d.add(x, 1.0)))))
+		r := d.un("log", d.add(x, d.un("sqrt", d.mul(d.sub(x, 1.0), d.add(x, 1.0)))))
+		return d.where(d.bin("gt", x, 0x1p28), d.add(d.un("log", x), math.Ln2), r)
 	}), nil
 }
 
@@ -156,10 +176,19 @@ func dNanToNum(c *ctx) (any, error) {
 // dLogit is log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given.
 func dLogit(c *ctx) (any, error) {
 	d := c.d
+	in := dtypeOf(c.self())
 	return c.unary(func(x val) val {
 		if c.has("eps") {
 			eps := c.float("eps")
-			x = d.bin("minimum", d.bin("maximum", x, eps), 1-eps)
+			var lo, hi val = eps, 1 - eps
+			if in == primtorch.Float16 || in == primtorch.BFloat16 {
+				// the bounds in the input's precision, as torch's kernel has them (1 - 1e-6 is
+				// 1.0 in bfloat16, so logit(1.0) stays inf)
+				shape := metaOf(x).Shape
+				lo = d.convert(d.full(shape, eps, in), dtypeOf(x))
+				hi = d.convert(d.full(shape, 1-eps, in), dtypeOf(x))
+			}
+			x = d.bin("minimum", d.bin("maximum", x, lo), hi)
 		}
 		return d.un("log", d.div(x, d.sub(1.0, x)))
 	}), nil
@@ -176,16 +205,47 @@ func dClamp(c *ctx) (any, error) {
 	if _, ok := c.a.Opt("max"); ok {
 		hi = c.in("max")
 	}
+	// A NaN number as a bound: torch.clamp with only that bound ignores it; with both bounds,
+	// and clamp_min/clamp_max, the result is NaN (torch 1.13's CPU kernels).
+	fn := c.op.Canonical().ID == primtorch.OpClampMin || c.op.Canonical().ID == primtorch.OpClampMax ||
+		lo != nil && hi != nil
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		r := v[0]
-		if v[1] != nil {
-			r = d.bin("maximum", r, v[1])
-		}
-		if v[2] != nil {
-			r = d.bin("minimum", r, v[2])
+		for i, below := range []bool{true, false} {
+			b := v[i+1]
+			if b == nil {
+				continue
+			}
+			if f, ok := b.(float64); ok && math.IsNaN(f) {
+				if fn {
+					return d.add(r, math.NaN())
+				}
+				continue
+			}
+			r = d.clampAt(r, b, below)
 		}
 		return r
 	}, c.self(), lo, hi), nil
+}
+
+// clampAt is one side of clamp (below: max(x, lo); else min(x, hi)) with torch's rules: x where
+// it is within the bound (a tie keeps x, as eager's kernels do with a number), the bound beyond
+// it, NaN where x (or a tensor bound) is NaN; the gradient (clamp_backward) goes to x where
+// x >= lo (x <= hi), to a tensor bound where x is beyond it, and nowhere at NaN.
+func (d *decomposer) clampAt(x, b val, below bool) val {
+	within, beyond := "ge", "lt"
+	if !below {
+		within, beyond = "le", "gt"
+	}
+	var other val = b
+	if dt := dtypeOf(x); dt.IsFloatingPoint() {
+		var nan val = math.NaN()
+		if metaOf(b) == nil {
+			nan = d.full(metaOf(x).Shape, nan, dt) // (where takes at most one number)
+		}
+		other = d.where(d.bin(beyond, x, b), b, nan)
+	}
+	return d.where(d.bin(within, x, b), x, other)
 }
 
 // dAdd is self + alpha*other.
@@ -331,11 +391,16 @@ func dXlogy(c *ctx) (any, error) {
 	d := c.d
 	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val {
 		x, y := v[0], v[1]
-		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
-		if metaOf(y) != nil {
-			r = d.where(d.un("isnan", y), math.NaN(), r)
+		// a Python number operand becomes a tensor of the other's dtype and shape: log(y) of a
+		// number is computed in the computation dtype, as eager's kernel does
+		if metaOf(x) == nil {
+			x = d.full(metaOf(y).Shape, x, dtypeOf(y))
 		}
-		return r
+		if metaOf(y) == nil {
+			y = d.full(metaOf(x).Shape, y, dtypeOf(x))
+		}
+		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
+		return d.where(d.un("isnan", y), math.NaN(), r)
 	}, c.self(), c.in("other")), nil
 }
 

@@ -3,6 +3,7 @@ package decomp
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
@@ -68,6 +69,11 @@ type decomposer struct {
 	inputs  []*tstate // graph inputs (placeholders, then get_attrs), in graph order
 	// firstNew is the index of the first prims node of the current call.
 	firstNew int
+	// callStates are the tensors the current call reads (its ctx's states; nil for calls
+	// bound without one): a write must not partially overlap them.
+	callStates map[*primtorch.TensorMeta]*tstate
+	callOp     *primtorch.Op
+	callSelf   *primtorch.TensorMeta // the meta standing for the call's first argument
 }
 
 func newDecomposer(g *fxgraph.Graph, opts Options) *decomposer {
@@ -152,6 +158,7 @@ func lookup(n *fxgraph.Node) *primtorch.Op {
 
 // callNode decomposes one torch-level call.
 func (d *decomposer) callNode(n *fxgraph.Node) error {
+	d.callStates, d.callOp, d.callSelf = nil, nil, nil
 	if n.Target == setGradEnabled {
 		if len(n.Args) == 1 {
 			if c, ok := n.Args[0].(fxgraph.Const); ok {
@@ -199,7 +206,12 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 	if fn == nil || d.opts.Fallback[c.op.ID] || c.outsideCore() {
 		return d.fallback(n, c.op, c)
 	}
-	res, err := fn(c)
+	var res any
+	if r := d.emptyResult(c); r != nil {
+		res = r
+	} else {
+		res, err = fn(c)
+	}
 	if errors.Is(err, errFallback) {
 		return d.fallback(n, c.op, c)
 	}
@@ -207,6 +219,35 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 		return err
 	}
 	return d.bindResult(c, res)
+}
+
+// emptyResult is the value of a call whose result has no elements and that has no effects (no
+// write, no random draw, nothing it may raise for): only its metadata matters, and the ops a
+// decomposition emits may reject the empty dims it reduces over (a softmax over an empty dim
+// takes an amax there). A tensor argument of the same shape and dtype is cloned (the gradient
+// path stays), otherwise, when an argument is empty too, an empty full is made; nil when the
+// rule does not apply.
+func (d *decomposer) emptyResult(c *ctx) val {
+	m, ok := c.out.(*primtorch.TensorMeta)
+	if !ok || m.Numel() != 0 || c.op.Alias != primtorch.AliasNone || c.a.Out != nil || c.a.Inplace() ||
+		c.op.CallEffects(c.a, c.out) != 0 {
+		return nil
+	}
+	empty := false
+	for _, p := range c.op.Schema.Params {
+		x, ok := c.a.Get(p.Canon).(*primtorch.TensorMeta)
+		if !ok {
+			continue
+		}
+		if x.DType == m.DType && slices.Equal(x.Shape, m.Shape) {
+			return d.prim("clone", c.in(p.Canon))
+		}
+		empty = empty || x.Numel() == 0
+	}
+	if d.rg || !empty {
+		return nil // (an argument's current value decides: a stale result meta never does)
+	}
+	return d.full(m.Shape, 0, m.DType)
 }
 
 func resultRequiresGrad(m any) bool {

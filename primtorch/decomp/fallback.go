@@ -1,6 +1,7 @@
 package decomp
 
 import (
+	"slices"
 	"strings"
 
 	"ptgo/fxgraph"
@@ -73,6 +74,16 @@ func (d *decomposer) fallback(n *fxgraph.Node, op *primtorch.Op, c *ctx) error {
 	}
 	if selfWritten && selfState == nil {
 		return d.unsupportedf("%s writes its first argument, which is not a tensor", target)
+	}
+	if selfWritten {
+		// An in-place call whose result has another shape or layout than its argument changes
+		// the tensor's metadata, not its elements (t_, transpose_, squeeze_, as_strided_):
+		// writing the result's values back would be wrong.
+		old, got := d.read(selfState).TensorMeta(), n.TensorMeta()
+		if got == nil || !slices.Equal(old.Shape, got.Shape) || !slices.Equal(old.Strides, got.Strides) || old.Offset != got.Offset ||
+			old.RequiresGrad != got.RequiresGrad {
+			return d.unsupportedf("%s changes its argument's shape, strides or requires_grad in place", target)
+		}
 	}
 	node := d.g.AddCall("prims.fallback", args, kwargs, cloneMeta(n.Meta))
 	node.Where = n.Where

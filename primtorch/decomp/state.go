@@ -100,11 +100,37 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 	if s.frozen != "" || (s.base != nil && s.base.frozen != "") {
 		return d.unsupportedf("writes a tensor that aliases the result of %s, which runs in torch", s.frozen+basefrozen(s))
 	}
+	// An in-place write of a value that requires grad into the call's self, a graph input (or
+	// a view of one) that does not: eager's autograd makes the caller's tensor require grad,
+	// its grad_fn the write's (x.copy_(w), x[i] = w). No compiled graph can: torch runs it.
+	if d.rg && d.callSelf != nil && d.callStates[d.callSelf] == s {
+		if in := rootState(s).input; in != nil {
+			if m := in.TensorMeta(); m != nil && !m.RequiresGrad {
+				return d.unsupportedf("writes a value that requires grad into input %s, which does not (eager's autograd then tracks the caller's tensor)", in.Name)
+			}
+		}
+	}
 	cur := d.read(s)
 	if v == cur {
 		return nil // the value is unchanged (dropout in eval, requires_grad_, ...)
 	}
 	want := cur.TensorMeta()
+	// Memory a functional value cannot describe: eager's in-place kernels refuse to write a
+	// tensor whose elements share memory (an expand) or that partially overlaps an argument
+	// ("unsupported operation: ... refer to a single memory location"), and index_put_,
+	// fill_ and masked_fill_ write through every alias. torch runs such a graph.
+	if hasInternalOverlap(want) {
+		return d.unsupportedf("writes a tensor whose elements share memory (stride 0)")
+	}
+	strict := d.callOp != nil && d.callOp.RefusesOverlap
+	for m, a := range d.callStates {
+		if m == d.callSelf || rootState(a) != rootState(s) || a == s && !strict {
+			continue
+		}
+		if am := d.read(a).TensorMeta(); overlapsOtherwise(am, want) || strict && (a == s || intersects(am, want)) {
+			return d.unsupportedf("writes a tensor that overlaps another argument of the call")
+		}
+	}
 	v = d.convert(v, want.DType).(*fxgraph.Node)
 	if vm := v.TensorMeta(); !equalInts(vm.Shape, want.Shape) {
 		if !resize || s.base != nil || s.input != nil {
@@ -130,15 +156,81 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 	if b.input != nil {
 		return d.unsupportedf("writes into a view of graph input %s", b.input.Name)
 	}
-	nb, err := d.scatterBack(d.read(b), s.chain, v)
+	old := d.read(b)
+	nb, err := d.scatterBack(old, s.chain, v)
 	if err != nil {
 		return err
+	}
+	if om, nm := old.TensorMeta(), nb.TensorMeta(); nb != old && !equalInts(om.Strides, nm.Strides) &&
+		equalInts(om.Shape, nm.Shape) && om.Offset == 0 && om.IsNonOverlappingAndDense() {
+		// a write through a view keeps the base's layout too
+		nb = d.prim("clone", nb)
+		nb.TensorMeta().Strides = append([]int64{}, om.Strides...)
 	}
 	b.cur = nb
 	b.version++
 	b.mutated = true
 	s.cur, s.seen = v, b.version
 	return nil
+}
+
+// rootState is the base a tensor's state views (itself for a base).
+func rootState(s *tstate) *tstate {
+	if s.base != nil {
+		return s.base
+	}
+	return s
+}
+
+// hasInternalOverlap reports a layout where two elements share memory: a dim of size > 1 with
+// stride 0 (torch's MemOverlap::YES).
+func hasInternalOverlap(m *primtorch.TensorMeta) bool {
+	for i, n := range m.Shape {
+		if n > 1 && m.Strides[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// overlapsOtherwise reports two views of one storage whose element ranges partially overlap
+// (torch's MemOverlapStatus::PARTIAL).
+func overlapsOtherwise(a, b *primtorch.TensorMeta) bool {
+	if a.Numel() == 0 || b.Numel() == 0 {
+		return false
+	}
+	if a.Offset == b.Offset && equalInts(a.Shape, b.Shape) && equalInts(a.Strides, b.Strides) {
+		return false
+	}
+	as, ae := extent(a)
+	bs, be := extent(b)
+	if as == bs && ae == be {
+		return false // the same memory in another order (x.copy_(x.t())): torch's FULL overlap
+	}
+	return as <= be && bs <= ae
+}
+
+// intersects reports two views of one storage whose element ranges intersect.
+func intersects(a, b *primtorch.TensorMeta) bool {
+	if a.Numel() == 0 || b.Numel() == 0 {
+		return false
+	}
+	as, ae := extent(a)
+	bs, be := extent(b)
+	return as <= be && bs <= ae
+}
+
+// extent is the first and last storage element a view reaches.
+func extent(m *primtorch.TensorMeta) (int64, int64) {
+	start, end := m.Offset, m.Offset
+	for i, n := range m.Shape {
+		if st := m.Strides[i]; st >= 0 {
+			end += (n - 1) * st
+		} else {
+			start += (n - 1) * st
+		}
+	}
+	return start, end
 }
 
 // scatterBack returns base with v written at the positions the view chain selects.

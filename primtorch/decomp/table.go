@@ -143,9 +143,9 @@ var decomps = [primtorch.NumOps]decompFn{
 	primtorch.OpMulInplace:                   inplace,
 	primtorch.OpDiv:                          dDiv,
 	primtorch.OpDivInplace:                   inplace,
-	primtorch.OpFloorDivide:                  binaryPrim("floordiv"),
+	primtorch.OpFloorDivide:                  noDerivative(binaryPrim("floordiv"), nil),
 	primtorch.OpFloorDivideInplace:           inplace,
-	primtorch.OpRemainder:                    binaryPrim("remainder"),
+	primtorch.OpRemainder:                    noDerivative(binaryPrim("remainder"), numberSelf),
 	primtorch.OpRemainderInplace:             inplace,
 	primtorch.OpFmod:                         binaryPrim("fmod"),
 	primtorch.OpFmodInplace:                  inplace,
@@ -374,6 +374,7 @@ var decomps = [primtorch.NumOps]decompFn{
 // the reviewed allowlist of TestDecompCoverage. (Decompositions also fall back for argument
 // combinations they do not handle: dropout in training, pad modes, ...; see Status.)
 var fallbackOps = map[primtorch.OpID]string{
+	primtorch.OpComplex:              "complex results stay torch's (no complex core ops)",
 	primtorch.OpErfinv:               "no core op computes erfinv",
 	primtorch.OpErfinvInplace:        "the in-place form of a fallback op",
 	primtorch.OpLgamma:               "no core op computes lgamma",

@@ -157,18 +157,26 @@ func remainderF(a, b float64) float64 {
 	return mod
 }
 
+// maximumF and minimumF propagate NaN; a tie keeps the first operand (max(-0.0, 0) is -0.0, as
+// eager's relu and clamp with a number give).
 func maximumF(a, b float64) float64 {
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return math.NaN()
 	}
-	return math.Max(a, b)
+	if a >= b {
+		return a
+	}
+	return b
 }
 
 func minimumF(a, b float64) float64 {
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return math.NaN()
 	}
-	return math.Min(a, b)
+	if a <= b {
+		return a
+	}
+	return b
 }
 
 var errIntDivZero = "ZeroDivisionError: integer division by zero"

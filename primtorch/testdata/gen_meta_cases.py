@@ -1523,6 +1523,14 @@ def gen_promotion():
     return cases
 
 
+def gen_complex():
+    # (no random layouts: the generators before keep their draws)
+    for dt in [f32, f64]:
+        for lay in ["c", "t"]:
+            case("complex", "torch.complex", T([3, 4, 2], dt, lay), T([3, 4, 2], dt, lay))
+        case("complex", "torch.complex", T([3, 1], dt), T([4], dt))
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "."
     # One golden file per torch version ptgo is tested against (primtorch.Torch113, Torch214).
@@ -1530,7 +1538,7 @@ def main():
     suffix = "_%d_%d" % (major, minor)
     for gen in [gen_unary, gen_binary, gen_ternary, gen_reductions, gen_norm, gen_linalg, gen_conv,
                 gen_views, gen_getitem, gen_join, gen_index, gen_factories, gen_casts, gen_losses,
-                gen_misc, gen_out, gen_sweep, gen_versions]:
+                gen_misc, gen_out, gen_sweep, gen_versions, gen_complex]:
         gen()
     with open(outdir + "/meta_cases%s.json" % suffix, "w") as f:
         f.write("[\n")

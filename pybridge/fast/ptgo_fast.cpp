@@ -58,13 +58,14 @@ int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec
   if (device_code(d) != want_devtype) return 0;
   if (want_devtype == 1 && d.index() != want_devidx) return 0;
   if (t.requires_grad() != want_rg) return 0;
-  int64_t ndim = nvec / 2;
+  // vec: sizes, strides, then the storage offset
+  int64_t ndim = (nvec - 1) / 2;
   if (t.dim() != ndim) return 0;
   auto sizes = t.sizes();
   auto strides = t.strides();
   for (int64_t i = 0; i < ndim; i++)
     if (sizes[i] != vec[i] || strides[i] != vec[ndim + i]) return 0;
-  return 1;
+  return t.storage_offset() == vec[2 * ndim] ? 1 : 0;
 }
 
 int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {

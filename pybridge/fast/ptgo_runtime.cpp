@@ -165,7 +165,8 @@ struct GraphObject {
   // The storage of each buffer allocated per call (outputs, buffers externs keep) as the last
   // call left it; see alloc_per_call.
   std::vector<Recycled>* recycle;
-  // Called with the inputs when a kernel finds an index out of range (nullptr: none): it runs
+  // Called with the inputs when a kernel rejects its data (an index out of range, an integer
+  // division by zero; nullptr: none): it runs
   // the captured graph with torch, which raises torch's own exception for the same inputs
   // (ptgo._runtime.torch_rerun).
   PyObject* on_index_error;
@@ -178,9 +179,12 @@ struct GraphObject {
 std::vector<at::Tensor> make_arena(const GraphObject* g) {
   const std::vector<Buf>& specs = *g->bufs;
   std::vector<at::Tensor> views(specs.size());
-  if (g->arena_bytes <= 0) return views;
+  bool any = false;
+  for (const Buf& s : specs) any = any || s.arena >= 0;
+  if (!any) return views;
   c10::InferenceMode not_inference(false);
-  at::Tensor block = at::empty({g->arena_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+  // (at least one byte: temporaries with no elements still need a storage to point into)
+  at::Tensor block = at::empty({std::max<int64_t>(g->arena_bytes, 1)}, at::TensorOptions().dtype(c10::ScalarType::Byte));
   for (size_t i = 0; i < specs.size(); i++) {
     const Buf& s = specs[i];
     if (s.arena < 0) continue;
@@ -538,15 +542,19 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           }
           int rc = st.fn(ptrs.data(), st.ints.data(), st.floats.data(), nthreads);
           if (rc != 0) {
-            if (rc == 1 && g->on_index_error != nullptr) {
+            // rc's bits (inductor.StatusIndex, StatusZeroDiv): an index out of range, an integer
+            // division by zero, in the data.
+            if ((rc & ~3) == 0 && g->on_index_error != nullptr) {
               // The driver passes on_index_error only for graphs that write no input and draw no
               // random numbers, so the failed run left nothing the user can see: torch's run
               // raises eager's exception (or, should torch accept the data, gives its result).
               return PyObject_Vectorcall(g->on_index_error, args, nargs, nullptr);
             }
-            if (rc == 1)
+            if (rc & 1)
               PyErr_Format(PyExc_IndexError, "index out of range in ptgo kernel %s (graph %s)", st.kernel.c_str(),
                            g->name->c_str());
+            else if (rc == 2)
+              PyErr_SetString(PyExc_RuntimeError, "ZeroDivisionError");  // torch's own exception
             else
               PyErr_Format(PyExc_RuntimeError, "ptgo kernel %s failed with status %d", st.kernel.c_str(), rc);
             return nullptr;
@@ -666,7 +674,11 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           break;
         }
         case StepOp::Free:
-          dead[st.buf] = std::move(bufs[st.buf]);
+          // Its storage may go to a later allocation only when nothing else holds it: a torch
+          // extern may have returned the buffer itself or a view of it (an in-place fallback,
+          // x.uniform_(), returns its argument), which lives on as another buffer.
+          if (bufs[st.buf].defined() && bufs[st.buf].use_count() == 1 && bufs[st.buf].storage().use_count() == 1)
+            dead[st.buf] = std::move(bufs[st.buf]);
           bufs[st.buf].reset();
           break;
       }

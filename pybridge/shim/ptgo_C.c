@@ -82,12 +82,26 @@ static ptgo_obj keep(PyObject *o) {
 
 static char last_err[4096];
 static PyObject *last_exc_type, *last_exc_value, *last_exc_tb;
+/* A KeyboardInterrupt (or another BaseException that is no Exception: SystemExit) a callback
+   raised during a compile: the compile's result is dropped and this exception raised instead,
+   so Ctrl-C during a compile arrives as KeyboardInterrupt, never as BackendCompilerFailed or a
+   silently eager frame. */
+static PyObject *interrupt_type, *interrupt_value, *interrupt_tb;
+static int compiling; /* a compile is running (one at a time, process-wide) */
 
 static void capture_error(void) {
     PyObject *t, *v, *tb;
     PyErr_Fetch(&t, &v, &tb);
     if (t == NULL) return;
     PyErr_NormalizeException(&t, &v, &tb);
+    if (compiling && interrupt_type == NULL && !PyErr_GivenExceptionMatches(t, PyExc_Exception)) {
+        interrupt_type = t;
+        interrupt_value = v;
+        interrupt_tb = tb;
+        Py_INCREF(t);
+        Py_XINCREF(v);
+        Py_XINCREF(tb);
+    }
     const char *tname = ((PyTypeObject *)t)->tp_name;
     PyObject *s = v ? PyObject_Str(v) : NULL;
     const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
@@ -217,6 +231,12 @@ static ptgo_obj cb_getattr_static(ptgo_obj o, const char *name, int32_t *where, 
 }
 
 static ptgo_obj cb_call(ptgo_obj fn, const ptgo_obj *args, int64_t nargs, const char *const *kwnames, int64_t nkw) {
+    if (compiling && interrupt_type != NULL) {
+        /* after Ctrl-C no more Python runs for this compile (no "running eagerly" warning,
+           no backend call): Go sees an error and unwinds */
+        PyErr_SetString(PyExc_RuntimeError, "ptgo: the compile was interrupted");
+        return ret(NULL);
+    }
     PyObject *names = NULL;
     if (nkw > 0) {
         names = PyTuple_New(nkw);
@@ -816,17 +836,17 @@ static void set_failure(cache_t *c, const char *desc) {
 }
 
 /* Checks a tensor against a PTGO_G_TENSOR guard: i packs dtype | device_type<<8 |
- * (device_index+1)<<16 | requires_grad<<32; vec holds sizes then strides. */
+ * (device_index+1)<<16 | requires_grad<<32; vec holds sizes, strides, then the storage offset. */
 static int check_tensor(PyObject *t, const guard_t *g) {
     if ((PyObject *)Py_TYPE(t) != g->obj) return 0;
     if (fast) return fast->tensor_match(t, g->i, g->vec, g->nvec);
-    int ndim = g->nvec / 2;
+    int ndim = (g->nvec - 1) / 2;
     int want_dtype = (int)(g->i & 0xff);
     int want_devtype = (int)((g->i >> 8) & 0xff);
     int want_devidx = (int)((g->i >> 16) & 0xffff) - 1;
     int want_rg = (int)((g->i >> 32) & 1);
     int ok = 0;
-    PyObject *dt = NULL, *rg = NULL, *size = NULL, *stride = NULL, *cuda = NULL;
+    PyObject *dt = NULL, *rg = NULL, *size = NULL, *stride = NULL, *cuda = NULL, *off = NULL;
     if (!(dt = PyObject_GetAttr(t, str_dtype))) goto done;
     if (dt != PyTuple_GET_ITEM(dtype_list, want_dtype)) goto done;
     if (!(rg = PyObject_GetAttr(t, str_requires_grad))) goto done;
@@ -849,6 +869,8 @@ static int check_tensor(PyObject *t, const guard_t *g) {
     if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
     for (int d = 0; d < ndim; d++)
         if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride, d)) != g->vec[ndim + d]) goto done;
+    if (!(off = PyObject_CallMethodNoArgs(t, str_storage_offset))) goto done;
+    if (PyLong_AsLongLong(off) != g->vec[2 * ndim]) goto done;
     ok = 1;
 done:
     if (PyErr_Occurred()) {
@@ -860,6 +882,7 @@ done:
     Py_XDECREF(size);
     Py_XDECREF(stride);
     Py_XDECREF(cuda);
+    Py_XDECREF(off);
     return ok;
 }
 
@@ -1159,8 +1182,6 @@ static _Thread_local PyObject *tl_ctx;  /* current compile context (strong), NUL
 static _Thread_local long tl_tag;       /* ctx cache tag */
 static _Thread_local int tl_busy;       /* compiling or in ptgo internals: don't capture */
 static int active_contexts;             /* threads with a context set; the hook is installed when > 0 */
-static int compiling;                   /* a compile is running (one at a time, process-wide) */
-
 static void raise_compile_failure(int status, const char *message) {
     PyObject *exc_type = status == PTGO_UNSUPPORTED ? unsupported_exc : backend_failed_exc;
     PyObject *cause_t = last_exc_type, *cause_v = last_exc_value, *cause_tb = last_exc_tb;
@@ -1397,6 +1418,9 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     memset(&res, 0, sizeof res);
     int nargs = co->co_argcount + co->co_kwonlyargcount + ((co->co_flags & CO_VARARGS) ? 1 : 0) +
                 ((co->co_flags & CO_VARKEYWORDS) ? 1 : 0);
+    Py_CLEAR(interrupt_type);
+    Py_CLEAR(interrupt_value);
+    Py_CLEAR(interrupt_tb);
     PyThreadState_EnterTracing(ts);
     go_compile(ctx, (ptgo_obj)frame->f_func, (ptgo_obj)co, (const ptgo_obj *)frame->localsplus, nargs,
                failed ? c->last_failure : NULL, &res);
@@ -1404,6 +1428,16 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     compiling = 0;
     tl_busy = 0;
     if (PyErr_Occurred()) PyErr_Clear(); /* Go reports failures through res */
+    if (interrupt_type != NULL) {
+        /* Ctrl-C (or SystemExit) reached a callback: whatever Go decided then is not to be kept */
+        Py_CLEAR(arena);
+        arena = saved_arena;
+        res.code = NULL;
+        go_free_result(&res);
+        PyErr_Restore(interrupt_type, interrupt_value, interrupt_tb);
+        interrupt_type = interrupt_value = interrupt_tb = NULL;
+        return NULL;
+    }
 
     PyObject *result = NULL;
     int status = res.status;
@@ -1759,10 +1793,25 @@ static PyObject *py_compile_fx(PyObject *self, PyObject *args) {
     arena = PyList_New(0);
     ptgo_obj out = NULL;
     char *msg = NULL;
+    /* a compile this one nests in has had no interrupt (no Python runs after one) */
+    PyObject *outer_it = interrupt_type, *outer_iv = interrupt_value, *outer_itb = interrupt_tb;
+    interrupt_type = interrupt_value = interrupt_tb = NULL;
     int32_t status = go_compile_fx(js, (ptgo_obj)attrs, opts, (ptgo_obj)rerun, &out, &msg);
     compiling = saved_compiling;
     tl_busy = busy;
     if (PyErr_Occurred()) PyErr_Clear(); /* Go reports failures through status */
+    PyObject *it = interrupt_type, *iv = interrupt_value, *itb = interrupt_tb;
+    interrupt_type = outer_it;
+    interrupt_value = outer_iv;
+    interrupt_tb = outer_itb;
+    if (it != NULL) {
+        /* Ctrl-C (or SystemExit) reached a callback: raised as itself, the compile dropped */
+        if (msg) go_free(msg);
+        Py_CLEAR(arena);
+        arena = saved_arena;
+        PyErr_Restore(it, iv, itb);
+        return NULL;
+    }
     PyObject *result = NULL;
     if (status == PTGO_OK && out != NULL) {
         result = Py_BuildValue("(OO)", Py_True, (PyObject *)out);

@@ -192,10 +192,11 @@ def _enable_fast(_C):
     except ImportError:
         return False
     _C.set_fast(_fast.api)
+    # (no random tensors: the first compile must not advance the user's random stream)
     samples = [
-        torch.zeros(()), torch.randn(3, 4).t(), torch.arange(10)[2::3], torch.ones(2, 3, dtype=torch.float64),
-        torch.zeros(1, 2, dtype=torch.bool).requires_grad_(False), torch.randn(2, requires_grad=True) * 2,
-        torch.nn.Parameter(torch.randn(2, 2)), torch.empty(0, 5, dtype=torch.int32),
+        torch.zeros(()), torch.arange(12.0).reshape(3, 4).t(), torch.arange(10)[2::3], torch.ones(2, 3, dtype=torch.float64),
+        torch.zeros(1, 2, dtype=torch.bool).requires_grad_(False), torch.ones(2, requires_grad=True) * 2,
+        torch.nn.Parameter(torch.ones(2, 2)), torch.empty(0, 5, dtype=torch.int32),
     ]
     for t in samples:
         if _C.tensor_meta(t) != _C.tensor_meta(t, True):
@@ -470,12 +471,14 @@ def meta_call(target, is_method, args, kwargs):
                 return getattr(margs[0], target)(*margs[1:], **mkwargs)
             return fn(*margs, **mkwargs)
 
-    # The CPU runs keep the random generator's state: a random op must not advance the user's
-    # random stream.
+    # Every run keeps the random generator's state: a random op must not advance the user's
+    # random stream (a factory without tensor arguments, torch.rand([2, 3]), runs on the CPU
+    # even in the "meta" run).
     try:
         if target in _compat.for_torch(_compat.META_KERNEL_DIFFERS_FROM_CPU):
             raise NotImplementedError(target)
-        return _from_meta(run("meta"))
+        with _rng_kept():
+            return _from_meta(run("meta"))
     except NotImplementedError:
         pass  # no meta kernel (or a wrong one): the CPU kernel's result has the metadata
     except Exception as meta_error:  # noqa: BLE001 - does the CPU kernel refuse too?
@@ -716,13 +719,58 @@ def torch_rerun(graph_json, attrs):
     return _C.Disabled(rerun)
 
 
-def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
-    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
-    rerun (torch_rerun) takes over when a kernel finds an index out of range."""
-    try:
-        from . import _fast
-    except ImportError:
-        raise RuntimeError("ptgo._fast is not built (it needs torch's C++ headers: libtorch-dev)") from None
+def autograd_probe(graph_json, attrs, grad_enabled):
+    """Runs a captured graph once with torch on dummy tensors of its inputs' metadata (copies of
+    its parameters and buffers) and then the backward of each output, to learn whether eager's
+    autograd refuses the graph's structure: an in-place write to a value an op saved for its
+    backward ("one of the variables needed for gradient computation has been modified by an
+    inplace operation"), to a view of a multi-view function's output. Which values torch's ops
+    save is what its autograd knows; ptgo's own derivatives save others. Returns the message, or
+    None (also when the dummy data makes the forward itself fail). The random generator's state
+    is kept."""
+    from .fx_export import graph_module_from_json
+
+    copies = {k: v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
+              for k, v in attrs.items()}
+    gm = graph_module_from_json(graph_json, None, copies)
+    specs = [n.meta.get("ptgo_meta") for n in gm.graph.nodes if n.op == "placeholder"]
+    for fill in (0, 1):  # zeros are valid indices, ones valid divisors
+        args = []
+        for m in specs:
+            if not isinstance(m, dict):
+                return None
+            shape, stride, offset = list(m["shape"]), list(m["stride"]), m["storage_offset"]
+            size = offset + sum((n - 1) * st for n, st in zip(shape, stride)) + 1 if all(shape) else 0
+            base = torch.full((size,), fill, dtype=m["dtype"])
+            if m["requires_grad"]:
+                base = base.requires_grad_() * 1  # not a leaf: the graph may write it in place
+            args.append(base.as_strided(shape, stride, offset))
+        with _rng_kept(), warnings.catch_warnings(), torch.set_grad_enabled(bool(grad_enabled)):
+            warnings.simplefilter("ignore")
+            try:
+                outs = gm.forward(*args)
+            except Exception:  # noqa: BLE001 - the dummy data, not the structure
+                continue
+            # each output on its own: the caller may differentiate any of them
+            for o in _flatten(outs):
+                if isinstance(o, torch.Tensor) and o.requires_grad:
+                    try:
+                        torch.autograd.backward([o], [torch.ones_like(o)], retain_graph=True)
+                    except RuntimeError as e:
+                        return str(e).split("\n")[0]
+            return None
+    return None
+
+
+def _flatten(v):
+    if isinstance(v, (tuple, list)):
+        return [x for e in v for x in _flatten(e)]
+    return [v]
+
+
+def _decode_plan(plan_json):
+    """A launch plan (the C++ runtime's or the CUDA runner's) with its extern steps' arguments and
+    constant outputs decoded, and the torch callables of its externs by target."""
     plan = json.loads(plan_json)
     externs = {}
     for st in plan["steps"]:
@@ -736,9 +784,34 @@ def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
     for out in plan["outputs"]:
         if "value" in out:
             out["value"] = _decode_plan_arg(out["value"])
+    return plan, externs
+
+
+def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
+    """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
+    rerun (torch_rerun) takes over when a kernel finds an index out of range."""
+    try:
+        from . import _fast
+    except ImportError:
+        raise RuntimeError("ptgo._fast is not built (it needs torch's C++ headers: libtorch-dev)") from None
+    plan, externs = _decode_plan(plan_json)
     from . import _C
 
     return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts), rerun))
+
+
+def make_cuda_graph(plan_json, handle, consts, rerun=None):
+    """Builds the CUDA runtime's runner (ptgo._cuda.CUDAGraph) for a CUDA launch plan whose
+    kernels Go loaded under handle."""
+    from . import _C, _cuda
+
+    plan, externs = _decode_plan(plan_json)
+    return _C.Disabled(_cuda.CUDAGraph(plan, handle, externs, list(consts), rerun))
+
+
+def search_path():
+    """Where Go looks for a pip-installed NVRTC (site-packages/nvidia/cu13/lib, ...)."""
+    return [p for p in sys.path if isinstance(p, str) and p] + sorted(_site_dirs())
 
 
 # ---- autograd: one torch.autograd.Function per compiled region ------------------------------
@@ -753,7 +826,7 @@ def make_torch_graph(graph_json):
 
 
 def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, name="a compiled region",
-                        recompute=None, written=(), random=False, no_recompute=""):
+                        recompute=None, written=(), random=False, no_recompute="", grad_deps=None):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
@@ -761,6 +834,10 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     forward rejects its data (IndexError, RuntimeError: an index out of range), rerun
     (torch_rerun, if given) runs the captured graph with torch instead, which raises torch's own
     exception for it.
+
+    grad_deps[i] lists the outputs input i's gradient depends on (None: it gets none): an input
+    none of whose outputs the caller differentiates gets None, as in eager (.grad stays None),
+    not the zeros of unused outputs' materialized gradients.
 
     The compiled backward runs with grad mode off: its gradients are not differentiable. A
     backward that runs with grad mode on (``create_graph=True``: gradient penalties,
@@ -774,6 +851,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     tangents = list(tangents)
     diff = set(tangents)
     consts = list(consts)
+    deps = None if grad_deps is None else [None if d is None else frozenset(d) for d in grad_deps]
     written = list(written)
     hinted = []
 
@@ -839,20 +917,38 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             ctx.ptgo_rng = torch.get_rng_state() if random else None
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
-            user, saved = outs[:num_outputs], outs[num_outputs:]
+            user, saved = list(outs[:num_outputs]), outs[num_outputs:]
+            _unview_temporaries(user)
             ctx.save_for_backward(*saved)
-            ctx.mark_non_differentiable(*[user[i] for i in range(num_outputs)
-                                          if i not in diff and isinstance(user[i], torch.Tensor)])
+            nondiff = []
+            for i in range(num_outputs):
+                if i not in diff and isinstance(user[i], torch.Tensor):
+                    # detached: a non-differentiable view of a differentiable output (x.detach()
+                    # is one in the runtime's plan) would otherwise require grad through it
+                    user[i] = user[i].detach()
+                    nondiff.append(user[i])
+            ctx.mark_non_differentiable(*nondiff)
+            ctx.set_materialize_grads(False)
+            ctx.tangent_metas = [(user[k].shape, user[k].dtype, user[k].device) for k in tangents]
             return tuple(user)
 
         @staticmethod
         def backward(ctx, *grads):
             if torch.is_grad_enabled():
                 return differentiable_backward(ctx, grads)
-            tang = [grads[k].contiguous() for k in tangents]
-            return tuple(bwd(*ctx.saved_tensors, *tang))
+            tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
+                    for k, m in zip(tangents, ctx.tangent_metas)]
+            res = tuple(bwd(*ctx.saved_tensors, *tang))
+            if deps is not None:
+                given = {k for k in tangents if grads[k] is not None}
+                res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r
+                            for i, r in enumerate(res))
+            return res
 
-    apply = CompiledRegion.apply
+    region = CompiledRegion.apply
+
+    def apply(*args):
+        return _views_outside(region(*args))
 
     if rerun is None:
         def run(*inputs):
@@ -866,3 +962,36 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             return rerun(*inputs)
 
     return run
+
+
+def _unview_temporaries(user):
+    """Outputs the launch plan made as views of its own temporaries (a repeat is an expand of
+    a buffer) are new tensors in eager: the same memory as a tensor that is no view, so that
+    autograd lets the caller write them in place."""
+    ids = None
+    for i, o in enumerate(user):
+        b = getattr(o, "_base", None) if isinstance(o, torch.Tensor) else None
+        if b is None:
+            continue
+        if ids is None:
+            ids = {id(t) for t in user if isinstance(t, torch.Tensor)}
+        if id(b) not in ids:
+            user[i] = torch.empty(0, dtype=o.dtype, device=o.device).set_(
+                o.storage(), o.storage_offset(), o.size(), o.stride())
+
+
+def _views_outside(outs):
+    """A compiled region's outputs with each view of another output made again outside the
+    autograd.Function (as_strided of that output): autograd forbids in-place writes to views a
+    custom Function returns, which eager allows (x = a.t(); x.zero_() after the graph)."""
+    bases = None
+    for i, o in enumerate(outs):
+        b = getattr(o, "_base", None) if isinstance(o, torch.Tensor) else None
+        if b is None:
+            continue
+        if bases is None:
+            bases = {id(t) for t in outs if isinstance(t, torch.Tensor)}
+        if id(b) in bases:
+            outs = list(outs) if isinstance(outs, tuple) else outs
+            outs[i] = b.as_strided(o.size(), o.stride(), o.storage_offset())
+    return tuple(outs)

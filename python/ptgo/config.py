@@ -32,3 +32,8 @@ max_inline_depth = 64
 
 #: Bytecode instructions a capture may interpret (unrolled loops count every iteration).
 max_trace_instructions = 2_000_000
+
+#: CUDA graphs: wait for the device after every call of a compiled CUDA graph, so that a kernel
+#: finding an index out of range raises from that call (and the graph re-runs with torch where
+#: that is safe) rather than from a later one (PTGO_CUDA_SYNC=1; slow, for debugging and tests).
+cuda_sync = os.environ.get("PTGO_CUDA_SYNC", "") not in ("", "0")

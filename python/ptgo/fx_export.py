@@ -69,6 +69,8 @@ def resolve_call_target(path: str) -> Tuple[str, Any]:
     ``"torch.Tensor.add"`` gives ``("call_method", "add")``.
     """
     hit = _CALL_TARGETS.get(path)
+    if hit is None and path in _OWN_TARGETS:
+        hit = _CALL_TARGETS[path] = ("call_function", _OWN_TARGETS[path])
     if hit is None:
         fn = _import_path(path)
         objclass = getattr(fn, "__objclass__", None)
@@ -80,6 +82,21 @@ def resolve_call_target(path: str) -> Tuple[str, Any]:
             hit = ("call_function", fn)
         _CALL_TARGETS[path] = hit
     return hit
+
+
+def restride(t: Any, stride: Any) -> Any:
+    """``t`` with the given strides (the prims graph's meta: eager's), copied only when torch's
+    kernel chose another layout (size-1 dims do not count). The aot_eager backend's outputs go
+    through it: its torch calls (a softmax's reductions and pointwise ops, torch.full for
+    ones_like, index_select for flip) lay out results their own way."""
+    if not isinstance(t, torch.Tensor) or t.dim() != len(stride) or all(
+            n <= 1 or a == b for n, a, b in zip(t.shape, t.stride(), stride)):
+        return t
+    return torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device).copy_(t)
+
+
+# Call targets this module defines itself ("ptgo.restride"), resolved without importing ptgo.
+_OWN_TARGETS = {"ptgo.restride": restride}
 
 
 def _import_path(path: str) -> Any:

@@ -358,7 +358,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, options=None):
     """The backend: ``gm`` compiled by ptgo's pipeline (pipeline.ImportFX, then pipeline.Compile),
     or ``gm.forward`` with the reason on perf_hints. The result takes the graph's inputs
     positionally and returns what ``gm.forward`` returns."""
-    from . import _C, _runtime
+    from . import _C, _logging, _runtime
 
     options = dict(options or {})
     try:
@@ -373,12 +373,30 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, options=None):
     if not ok:
         # Go named the reason on perf_hints (and counted it in inductor_stats).
         return gm.forward
+    # The kernels index each input's storage with the storage offset it had when compiled, and
+    # Dynamo's guards do not check storage offsets: a call with a view at another offset runs
+    # gm.forward (torch), said once on perf_hints.
+    offsets = [(i, a.storage_offset()) for i, a in enumerate(example_inputs) if isinstance(a, torch.Tensor)]
+    hinted = []
+
+    def offsets_differ(args):
+        for i, off in offsets:
+            if args[i].storage_offset() != off:
+                if not hinted:
+                    hinted.append(True)
+                    _logging.emit("perf_hints", "%s: an input at another storage offset than the one "
+                                           "compiled for runs the graph with torch" % type(gm).__name__)
+                return True
+        return False
+
     if _is_identity(spec, len(_output_leaves(spec))):
-        return result
+        def run(*args):
+            return gm.forward(*args) if offsets_differ(args) else result(*args)
+        return run
     build = _builder(spec)
 
     def run(*args):
-        return build(result(*args))
+        return gm.forward(*args) if offsets_differ(args) else build(result(*args))
 
     return run
 

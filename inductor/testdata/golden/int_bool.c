@@ -34,17 +34,19 @@ PTGO_KERNEL int cpp_fused_gt_logical_and_remainder_floordiv_where_shift_left_0(v
     (void)ints;
     (void)floats;
     (void)nthreads;
+    int ptgo_oob = 0;
     for (int64_t i0 = 0; i0 < 4; i0++) {
         int64_t v_buf9;
         {
             int64_t acc_buf9 = 0;
-            #pragma omp simd reduction(+:acc_buf9)
+            #pragma omp simd reduction(+:acc_buf9) reduction(|:ptgo_oob)
             for (int64_t r0 = 0; r0 < 8; r0++) {
                 int64_t t0 = in_ptr0[8*i0 + r0];
                 int64_t t1 = in_ptr1[8*i0 + r0];
                 uint8_t t2 = (t0 > t1);
                 uint8_t t3 = in_ptr2[8*i0 + r0];
                 uint8_t t4 = ((t2 != 0) & (t3 != 0));
+                ptgo_oob |= (t1 == 0) ? 2 : 0;
                 int64_t t5 = ptgo_floordiv_int64_t(t0, t1);
                 int64_t t6 = ptgo_remainder_int64_t(t0, 3LL);
                 int64_t t7 = (t4 ? t5 : t6);
@@ -57,7 +59,7 @@ PTGO_KERNEL int cpp_fused_gt_logical_and_remainder_floordiv_where_shift_left_0(v
         uint8_t v_buf10;
         {
             int acc_buf10 = 0;
-            #pragma omp simd reduction(|:acc_buf10)
+            #pragma omp simd reduction(|:acc_buf10) reduction(|:ptgo_oob)
             for (int64_t r0 = 0; r0 < 8; r0++) {
                 int64_t t9 = in_ptr0[8*i0 + r0];
                 int64_t t10 = in_ptr1[8*i0 + r0];
@@ -81,5 +83,5 @@ PTGO_KERNEL int cpp_fused_gt_logical_and_remainder_floordiv_where_shift_left_0(v
             out_ptr2[i0] = v_buf11;
         }
     }
-    return 0;
+    return ptgo_oob;
 }

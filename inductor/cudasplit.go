@@ -1,0 +1,4 @@
+package inductor
+
+func (cg *cgen) splitOK() bool { return false }
+func (cg *cgen) split()        {}

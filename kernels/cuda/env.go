@@ -1,0 +1,5 @@
+package cuda
+
+import "os"
+
+func getenvNVRTC() string { return os.Getenv(EnvNVRTC) }

@@ -1,0 +1,612 @@
+"""Runs a fuzz program eagerly and through ptgo and compares everything eager defines.
+
+For each backend ("eager", "aot_eager", "inductor") the program is compiled once and called three
+times — fresh compile, cache hit (same values), changed input values — beside an eager twin (its
+own module instance, built from the same seed; fresh inputs per call). Each call runs under the
+same torch seed on both sides; after it (and after a backward pass with seeded tangents, when the
+program asks for one) the two sides are compared on:
+
+- the exception, if any: type and message (ptgo's own BackendCompilerFailed is a failure too);
+- outputs: structure, Python values, tensor dtype, shape, requires_grad, strides (views of an
+  input must be the same view; contiguous results contiguous; otherwise eager's strides), whether
+  the output aliases an input, values (tolerance per dtype; NaN and inf positions, the sign of
+  infinities and of zeros exactly);
+- the inputs after the call (in-place writes), the module's state_dict and `training` flag;
+- gradients: `.grad` of every leaf input and parameter (None vs a tensor, then values), the
+  exception the backward raised;
+- what the call printed, and torch's RNG state afterwards (`torch.get_rng_state()`).
+"""
+import contextlib
+import copy
+import hashlib
+import importlib.util
+import io
+import os
+import re
+import sys
+import tempfile
+import traceback
+import warnings
+
+import torch
+import torch.nn as nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import gen
+
+BACKENDS = ("eager", "aot_eager", "inductor")
+CALLS = 3
+
+# (rtol, atol) per dtype: rounding differences of a different evaluation order (ptgo accumulates
+# float sums in double, fuses, vectorises) stay inside them.
+TOLERANCES = {
+    torch.float16: (2e-3, 2e-3),
+    torch.bfloat16: (1.6e-2, 1e-2),
+    torch.float32: (2e-5, 2e-5),
+    torch.float64: (1e-9, 1e-9),
+}
+
+
+class Failure(Exception):
+    """One difference between eager and a backend."""
+
+    def __init__(self, kind, detail, backend=None, call=None):
+        super().__init__("%s: %s" % (kind, detail))
+        self.kind, self.detail, self.backend, self.call = kind, detail, backend, call
+
+    def as_dict(self):
+        return {"kind": self.kind, "detail": self.detail[:2000], "backend": self.backend, "call": self.call}
+
+
+# ---- inputs and modules ---------------------------------------------------------------------------
+
+class Args:
+    def __init__(self):
+        self.inputs = []   # what the program is called with
+        self.leaves = []   # (label, tensor) whose .grad is compared after backward
+
+
+def _values(spec, shape, g):
+    dt = gen.DTYPES[spec["dtype"]]
+    kind = spec["values"]
+    if dt == torch.bool:
+        return torch.rand(shape, generator=g) < 0.5
+    if kind.startswith("index:"):
+        return torch.randint(0, int(kind[6:]), shape, generator=g).to(dt)
+    if kind == "int":
+        lo = 0 if dt == torch.uint8 else -5
+        return torch.randint(lo, 6, shape, generator=g).to(dt)
+    t = torch.randn(shape, generator=g, dtype=torch.float64)
+    if kind == "special":
+        specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1.0, -1.0, 1e30, -1e-30,
+                                 0.5, 88.0, -88.0], dtype=torch.float64)
+        pick = torch.randint(0, len(specials), shape, generator=g)
+        mask = torch.rand(shape, generator=g) < 0.25
+        t = torch.where(mask, specials[pick], t)
+    elif kind == "ties":
+        t = (t * 2).round() / 2
+    elif kind == "positive":
+        t = torch.rand(shape, generator=g, dtype=torch.float64) + 0.05
+    return t.to(dt)
+
+
+def _raw_shape(spec):
+    shape, layout = list(spec["shape"]), spec["layout"]
+    if layout == "t":
+        return shape[::-1]
+    if layout == "slice" and shape:
+        return shape[:-1] + [2 * shape[-1]]
+    if layout == "expand":
+        return [1] + shape[1:]
+    if layout == "overlap0":
+        return [shape[0] + 1] + shape[1:]
+    return shape
+
+
+def _view(spec, raw):
+    shape, layout = list(spec["shape"]), spec["layout"]
+    if layout == "t":
+        return raw.permute(*reversed(range(raw.dim())))
+    if layout == "slice" and shape:
+        return raw[..., ::2]
+    if layout == "expand":
+        return raw.expand(*shape)
+    if layout == "overlap0":
+        return raw[:-1]
+    if layout == "overlap1":
+        return raw[1:]
+    return raw
+
+
+# Relative size of the perturbation that measures how sensitive a program's results are to
+# rounding (see Slack), per dtype: a few units in the last place.
+PERTURB = {torch.float32: 1e-6, torch.float64: 1e-13, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def perturb(t, g):
+    """t with every element moved by a few units in the last place (zeros, infinities, NaN kept)."""
+    eps = PERTURB.get(t.dtype)
+    if eps is None:
+        return t
+    noise = torch.randn(t.shape, generator=g, dtype=torch.float64) * eps
+    return (t.double() * (1 + noise)).to(t.dtype)
+
+
+class PerturbMode(TorchDispatchMode):
+    """Eager with rounding noise: every float result of every aten op (forward and backward,
+    random draws included; views excepted) moved by a few ulps, in place. What a program's results
+    do under it is how much rounding the program amplifies (Slack)."""
+
+    def __init__(self, seed):
+        super().__init__()
+        self.g = torch.Generator().manual_seed(seed)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        schema = func._schema
+        if any(r.alias_info is not None for r in schema.returns) and not schema.is_mutable:
+            return out  # a view: its base is perturbed already
+        for t in (out if isinstance(out, (tuple, list)) else [out]):
+            if isinstance(t, torch.Tensor) and t.dtype in PERTURB and t.numel():
+                try:
+                    t.copy_(perturb(t, self.g))
+                except RuntimeError:
+                    pass  # internal overlap
+        return out
+
+
+def make_inputs(prog, variant, perturbation=None):
+    """The program's arguments for value variant `variant` (0: first values, 1: changed); with
+    perturbation=k, every float value moved by a few ulps (a different way for each k)."""
+    key = hashlib.sha256(("%s/%d" % (prog["seed"], variant)).encode()).digest()
+    g = torch.Generator().manual_seed(int.from_bytes(key[:6], "little"))
+    gp = torch.Generator().manual_seed(perturbation or 0)
+    args = Args()
+    shared_raw = None
+    for spec in prog["inputs"]:
+        if spec["layout"] == "overlap1":
+            raw = shared_raw
+        else:
+            raw = _values(spec, _raw_shape(spec), g)
+            if perturbation:
+                raw = perturb(raw, gp)
+        grad = spec["grad"]
+        if grad == "leaf":
+            x = _view(spec, raw).detach().requires_grad_(True)
+            args.leaves.append((spec["name"], x))
+        elif grad == "nonleaf":
+            if spec["layout"] == "overlap1":
+                leaf = None
+            else:
+                leaf = raw.detach().clone().requires_grad_(True)
+                args.leaves.append((spec["name"] + ".base", leaf))
+                raw = leaf * 1.0
+            x = _view(spec, raw)
+        else:
+            x = _view(spec, raw)
+        if spec["layout"] == "overlap0":
+            shared_raw = raw
+        args.inputs.append(x)
+    return args
+
+
+def build_module(prog, cls=None):
+    """The program's module (seeded so both sides get the same parameters)."""
+    torch.manual_seed(int(prog["seed"]) % (2 ** 31) + 7)
+    if cls is not None:
+        m = cls()
+    else:
+        m = nn.Module()
+        for name, ctor in prog["modules"]:
+            setattr(m, name, eval(ctor, {"nn": nn, "torch": torch}))
+    m.train(prog["train"])
+    return m
+
+
+_TMP = None
+_LOADED = 0
+
+
+def load(prog, as_module=None):
+    """Writes the program's source to a file (tracebacks and ptgo's messages name real lines) and
+    imports it; returns the module object."""
+    global _TMP, _LOADED
+    if _TMP is None:
+        _TMP = tempfile.mkdtemp(prefix="ptgo-fuzz-")
+    _LOADED += 1
+    src = gen.render(prog, as_module)
+    name = "fuzzprog_%s_%d" % (str(prog["seed"]).replace("-", "m"), _LOADED)
+    path = os.path.join(_TMP, name + ".py")
+    with open(path, "w") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ---- one call ------------------------------------------------------------------------------------------
+
+class Outcome:
+    def __init__(self):
+        self.result = None
+        self.exc = None
+        self.stdout = ""
+        self.bwd_exc = None
+        self.grads = None
+        self.inputs = None
+        self.state = None
+        self.training = None
+        self.rng = None
+
+
+def _flat_tensors(v):
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (tuple, list)):
+        return [t for e in v for t in _flat_tensors(e)]
+    return []
+
+
+def call(fn, args, module, prog, seed):
+    """Calls fn(*args.inputs) under torch seed `seed`, then the backward pass; returns what the
+    comparison looks at."""
+    o = Outcome()
+    torch.manual_seed(seed)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            o.result = fn(*args.inputs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: B902 (SystemExit from user code is compared too)
+            o.exc = e
+        if o.exc is None and prog["backward"]:
+            outs = [t for t in _flat_tensors(o.result) if t.requires_grad and t.is_floating_point()]
+            if outs:
+                g = torch.Generator().manual_seed(seed + 1)
+                tangents = [torch.randn(t.shape, generator=g, dtype=torch.float64).to(t.dtype) for t in outs]
+                try:
+                    torch.autograd.backward(outs, tangents)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as e:  # noqa: B902
+                    o.bwd_exc = e
+    o.stdout = buf.getvalue()
+    o.rng = torch.get_rng_state()
+    o.inputs = list(args.inputs)
+    grads = [(label, t.grad) for label, t in args.leaves]
+    if module is not None:
+        grads += [("param " + k, p.grad) for k, p in module.named_parameters()]
+        o.state = {k: v for k, v in module.state_dict().items()}
+        o.training = [m.training for m in module.modules()]
+    o.grads = [(label, None if g is None else g.detach().clone()) for label, g in grads]
+    return o
+
+
+# ---- comparison -------------------------------------------------------------------------------------
+
+def _exc_text(e):
+    return "%s: %s" % (type(e).__name__, e)
+
+
+def _storage_ptr(t):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return t.storage().data_ptr() if t.numel() else None
+    except Exception:
+        return None
+
+
+class Slack:
+    """How much eager's own results move when every float input and parameter moves by a few ulps
+    (two perturbed eager runs): per tensor (by path), the largest change of each element and the
+    elements whose NaN/inf/zero-sign pattern changed. A difference between ptgo and eager within
+    SLACK_FACTOR times that is rounding amplified by the program (an lgamma next to a pole, a
+    cancellation), not a bug; anywhere eager itself is stable the tolerance alone applies.
+    Computed only when a comparison fails."""
+
+    def __init__(self, base, perturbed):
+        self.by_path = {}
+        ref = tensors_by_path(base)
+        for o in perturbed:
+            got = tensors_by_path(o)
+            for path, e in ref.items():
+                p = got.get(path)
+                if p is None or p.shape != e.shape or p.dtype != e.dtype or not (e.is_floating_point() or e.is_complex()):
+                    continue
+                if e.is_complex():
+                    e, p = torch.view_as_real(e), torch.view_as_real(p)
+                ee, pp = e.detach().double(), p.detach().double()
+                pattern = (torch.isnan(ee) != torch.isnan(pp)) | (torch.isinf(ee) != torch.isinf(pp)) | (
+                    torch.signbit(ee) != torch.signbit(pp))
+                diff = torch.where(torch.isfinite(ee) & torch.isfinite(pp), (ee - pp).abs(),
+                                   torch.where(pattern, torch.full_like(ee, float("inf")), torch.zeros_like(ee)))
+                old = self.by_path.get(path)
+                if old is None:
+                    self.by_path[path] = (diff, pattern)
+                else:
+                    self.by_path[path] = (torch.maximum(old[0], diff), old[1] | pattern)
+
+    def get(self, path):
+        return self.by_path.get(path)
+
+
+SLACK_FACTOR = 4.0
+
+
+def tensors_by_path(o):
+    """Every tensor an Outcome holds, by the path the comparison names it with."""
+    out = {}
+
+    def walk(path, v):
+        if isinstance(v, torch.Tensor):
+            out[path] = v
+        elif isinstance(v, (tuple, list)):
+            for i, e in enumerate(v):
+                walk("%s[%d]" % (path, i), e)
+
+    if o.exc is None:
+        walk("result", o.result)
+    for i, x in enumerate(o.inputs or []):
+        walk("input %d after the call" % i, x)
+    for label, g in o.grads or []:
+        if g is not None:
+            out[label + ".grad"] = g
+    for k, v in (o.state or {}).items():
+        out["state_dict[%r]" % k] = v
+    return out
+
+
+# Ops whose sign of a zero result eager's own CPU kernels leave to the vector width (the
+# vectorised loop takes the second operand of a tie, the scalar tail the first): torch.maximum
+# gives -0.0 for (-0.0, 0.0) on a 1-element tensor and +0.0 on a 16-element one; so do clamp
+# with tensor bounds, the max/min reductions and sorts among tied zeros, and the normalisations
+# (a zero from x - mean, scaled). A program using one compares zeros without their sign. (relu,
+# clamp with numbers, hardtanh and relu6 are consistent in eager and compared.)
+SIGN_AMBIGUOUS = re.compile(r"\.(maximum|minimum|fmax|fmin|amax|amin|aminmax|max|min|cummax|sort|argsort|topk|median|"
+                            r"max_pool\dd|batch_norm|layer_norm|group_norm|normalize)\(|\bM\.(bn|ln|gn)\d+\(|"
+                            r"clamp\([^)]*(min|max)=[xv]\d|clamp\([xv]\d+, [xv]\d")
+
+
+def compare_tensor_values(path, e, c, kind="value", slack=None, signed_zero=True):
+    """Raises Failure when the values differ beyond the dtype's tolerance (NaN and infinity
+    positions, and the sign of zeros when signed_zero, exactly) — except where eager's own
+    results move as much under a perturbation of the inputs (slack: Slack.get(path))."""
+    e = e.detach()
+    c = c.detach()
+    if not e.is_floating_point() and not e.is_complex():
+        if not torch.equal(e, c):
+            diff = (e != c).nonzero()
+            where = diff[0].tolist() if len(diff) else []
+            raise Failure(kind, "%s: values differ at %s (%d elements): eager %s, ptgo %s" % (
+                path, where, len(diff), _at(e, where), _at(c, where)))
+        return
+    if e.is_complex():
+        compare_tensor_values(path + ".real", torch.view_as_real(e), torch.view_as_real(c), kind, slack, signed_zero)
+        return
+    rtol, atol = TOLERANCES.get(e.dtype, (1e-5, 1e-5))
+    ee, cc = e.double(), c.double()
+    if slack is not None:
+        s_abs, s_pat = slack
+        s_abs = s_abs.reshape(ee.shape) if s_abs.numel() == ee.numel() else torch.zeros_like(ee)
+        s_pat = s_pat.reshape(ee.shape) if s_pat.numel() == ee.numel() else torch.zeros_like(ee, dtype=torch.bool)
+    else:
+        s_abs, s_pat = torch.zeros_like(ee), torch.zeros_like(ee, dtype=torch.bool)
+    for name, fe, fc in (("NaN", torch.isnan(ee), torch.isnan(cc)),
+                         ("+inf", ee == float("inf"), cc == float("inf")),
+                         ("-inf", ee == float("-inf"), cc == float("-inf"))):
+        bad = (fe != fc) & ~s_pat
+        if bad.any():
+            where = bad.nonzero()[0].tolist()
+            raise Failure(kind if kind != "value" else "nan-inf", "%s: %s positions differ at %s: eager %s, ptgo %s" % (
+                path, name, where, _at(e, where), _at(c, where)))
+    if signed_zero:
+        sz = (ee == 0) & (cc == 0) & (torch.signbit(ee) != torch.signbit(cc)) & ~s_pat
+        if sz.any():
+            where = sz.nonzero()[0].tolist()
+            raise Failure("signed-zero" if kind == "value" else kind, "%s: sign of zero differs at %s: eager %s, ptgo %s" % (
+                path, where, _at(e, where), _at(c, where)))
+    fin = torch.isfinite(ee) & torch.isfinite(cc)
+    bad = fin & ~s_pat & ((ee - cc).abs() > atol + rtol * ee.abs() + SLACK_FACTOR * s_abs)
+    if bad.any():
+        where = bad.nonzero()[0].tolist()
+        d = torch.where(bad, (ee - cc).abs(), torch.zeros_like(ee)).max().item()
+        raise Failure(kind, "%s: values differ at %s (%d of %d elements, max abs diff %.3g): eager %s, ptgo %s" % (
+            path, where, int(bad.sum()), ee.numel(), d, _at(e, where), _at(c, where)))
+
+
+def _at(t, where):
+    try:
+        v = t[tuple(where)] if where else t
+        return repr(v.item()) if v.numel() == 1 else "%s" % v
+    except Exception:
+        return "?"
+
+
+def compare_values(path, e, c, inputs_e, inputs_c, kind="value", slack=None, signed_zero=True):
+    if isinstance(e, torch.Tensor):
+        if not isinstance(c, torch.Tensor):
+            raise Failure("type", "%s: eager gives a tensor, ptgo %r" % (path, type(c).__name__))
+        if e.dtype != c.dtype:
+            raise Failure("dtype", "%s: dtype eager %s, ptgo %s" % (path, e.dtype, c.dtype))
+        if e.shape != c.shape:
+            raise Failure("shape", "%s: shape eager %s, ptgo %s" % (path, tuple(e.shape), tuple(c.shape)))
+        if e.requires_grad != c.requires_grad:
+            raise Failure("requires-grad", "%s: requires_grad eager %s, ptgo %s" % (path, e.requires_grad, c.requires_grad))
+        if inputs_e is not None:
+            pe, pc = _storage_ptr(e), _storage_ptr(c)
+            ae = [i for i, x in enumerate(inputs_e) if isinstance(x, torch.Tensor) and pe is not None and _storage_ptr(x) == pe]
+            ac = [i for i, x in enumerate(inputs_c) if isinstance(x, torch.Tensor) and pc is not None and _storage_ptr(x) == pc]
+            if ae != ac:
+                raise Failure("alias", "%s: eager's result aliases inputs %s, ptgo's %s" % (path, ae, ac))
+            sig = [(n, st) for n, st in zip(e.shape, e.stride()) if n > 1]
+            sigc = [(n, st) for n, st in zip(c.shape, c.stride()) if n > 1]
+            if ae and (sig != sigc or e.storage_offset() != c.storage_offset()):
+                raise Failure("stride", "%s: a view of an input: eager strides %s offset %d, ptgo %s offset %d" % (
+                    path, e.stride(), e.storage_offset(), c.stride(), c.storage_offset()))
+            if sig != sigc and e.numel() > 1:
+                raise Failure("stride", "%s: strides eager %s, ptgo %s (shape %s)" % (
+                    path, e.stride(), c.stride(), tuple(e.shape)))
+        compare_tensor_values(path, e, c, kind, slack.get(path) if slack else None, signed_zero)
+        return
+    if isinstance(e, (tuple, list)):
+        if type(e) is not type(c) and not (isinstance(c, tuple) and isinstance(e, tuple)):
+            raise Failure("type", "%s: eager gives %s, ptgo %s" % (path, type(e).__name__, type(c).__name__))
+        if len(e) != len(c):
+            raise Failure("type", "%s: length eager %d, ptgo %d" % (path, len(e), len(c)))
+        for i, (a, b) in enumerate(zip(e, c)):
+            compare_values("%s[%d]" % (path, i), a, b, inputs_e, inputs_c, kind, slack, signed_zero)
+        return
+    if type(e) is not type(c):
+        raise Failure("type", "%s: eager gives %r, ptgo %r" % (path, e, c))
+    if isinstance(e, float):
+        if e != e or c != c:
+            if not (e != e and c != c):
+                raise Failure("value", "%s: eager %r, ptgo %r" % (path, e, c))
+            return
+        if abs(e - c) > 1e-5 + 1e-5 * abs(e):
+            raise Failure("value", "%s: eager %r, ptgo %r" % (path, e, c))
+        return
+    if e != c:
+        raise Failure("value", "%s: eager %r, ptgo %r" % (path, e, c))
+
+
+def compare(oe, oc, slack=None, signed_zero=True):
+    """Raises Failure for the first difference between two Outcomes. Zeros' signs are compared
+    in results and inputs (when signed_zero), not in gradients or module state: torch's own
+    backward formulas and BatchNorm statistics give -0.0 or +0.0 depending on the order of a
+    fused computation."""
+    if (oe.exc is None) != (oc.exc is None):
+        if oe.exc is None:
+            kind = "ptgo-failure" if "ptgo" in type(oc.exc).__module__ or "ptgo BUG" in str(oc.exc) else "extra-exception"
+            raise Failure(kind, "eager returns, ptgo raises %s" % _tb(oc.exc))
+        raise Failure("missing-exception", "eager raises %s, ptgo returns" % _exc_text(oe.exc))
+    if oe.exc is not None:
+        if type(oe.exc) is not type(oc.exc) or str(oe.exc) != str(oc.exc):
+            kind = "ptgo-failure" if "ptgo" in type(oc.exc).__module__ or "ptgo BUG" in str(oc.exc) else "wrong-exception"
+            raise Failure(kind, "eager raises %s; ptgo raises %s" % (_exc_text(oe.exc), _tb(oc.exc)))
+    else:
+        compare_values("result", oe.result, oc.result, oe.inputs, oc.inputs, slack=slack, signed_zero=signed_zero)
+    if oe.stdout != oc.stdout:
+        raise Failure("stdout", "eager printed %r, ptgo %r" % (oe.stdout[-300:], oc.stdout[-300:]))
+    for i, (a, b) in enumerate(zip(oe.inputs, oc.inputs)):
+        compare_values("input %d after the call" % i, a, b, None, None, kind="input-state", slack=slack,
+                       signed_zero=signed_zero)
+    if (oe.bwd_exc is None) != (oc.bwd_exc is None):
+        if oe.bwd_exc is None:
+            raise Failure("extra-exception", "backward: eager succeeds, ptgo raises %s" % _tb(oc.bwd_exc))
+        raise Failure("missing-exception", "backward: eager raises %s, ptgo succeeds" % _exc_text(oe.bwd_exc))
+    if oe.bwd_exc is not None and (type(oe.bwd_exc) is not type(oc.bwd_exc) or str(oe.bwd_exc) != str(oc.bwd_exc)):
+        raise Failure("wrong-exception", "backward: eager raises %s; ptgo %s" % (_exc_text(oe.bwd_exc), _exc_text(oc.bwd_exc)))
+    for (label, ge), (_, gc) in zip(oe.grads, oc.grads):
+        if (ge is None) != (gc is None):
+            raise Failure("grad-structure", "%s.grad: eager %s, ptgo %s" % (
+                label, "None" if ge is None else "a tensor", "None" if gc is None else "a tensor %s" % (gc.flatten()[:4],)))
+        if ge is not None:
+            if ge.shape != gc.shape or ge.dtype != gc.dtype:
+                raise Failure("grad", "%s.grad: eager %s %s, ptgo %s %s" % (label, ge.dtype, tuple(ge.shape), gc.dtype, tuple(gc.shape)))
+            compare_tensor_values(label + ".grad", ge, gc, "grad", slack.get(label + ".grad") if slack else None,
+                                  signed_zero=False)
+    if oe.state is not None:
+        if list(oe.state) != list(oc.state):
+            raise Failure("module-state", "state_dict keys %s vs %s" % (list(oe.state), list(oc.state)))
+        for k in oe.state:
+            path = "state_dict[%r]" % k
+            compare_tensor_values(path, oe.state[k], oc.state[k], "module-state", slack.get(path) if slack else None,
+                                  signed_zero=False)
+        if oe.training != oc.training:
+            raise Failure("module-state", "training flags %s vs %s" % (oe.training, oc.training))
+    if not torch.equal(oe.rng, oc.rng):
+        raise Failure("rng", "torch's RNG state after the call differs")
+
+
+def _tb(e):
+    text = _exc_text(e)
+    cause = e.__cause__
+    if cause is not None:
+        text += " (cause: %s)" % _exc_text(cause)
+    return text
+
+
+# ---- one program -------------------------------------------------------------------------------------
+
+def check_program(prog, backends=BACKENDS, calls=CALLS):
+    """Runs prog eagerly and with each backend; returns the Failures (at most one per backend:
+    the first difference)."""
+    import ptgo
+
+    failures = []
+    for backend in backends:
+        ptgo.reset()
+        mod = load(prog)
+        try:
+            _check_backend(prog, mod, backend, calls)
+        except Failure as f:
+            f.backend = backend
+            failures.append(f)
+        finally:
+            ptgo.reset()
+    return failures
+
+
+ROUNDING_KINDS = {"value", "nan-inf", "signed-zero", "grad", "input-state", "module-state"}
+
+
+def _check_backend(prog, mod, backend, calls):
+    import ptgo
+
+    as_module = prog["as_module"]
+    me = build_module(prog, mod.Prog)
+    mc = build_module(prog, mod.Prog)
+
+    def eager_fn(m):
+        return m if as_module else (lambda *a: mod.fn(m, *a))
+
+    if as_module:
+        fc = ptgo.compile(mc, backend=backend)
+    else:
+        compiled = ptgo.compile(mod.fn, backend=backend)
+        fc = lambda *a: compiled(mc, *a)  # noqa: E731
+    signed_zero = not SIGN_AMBIGUOUS.search("\n".join(l for st in prog["stmts"] for l in st["src"]))
+    for k in range(calls):
+        variant = 0 if k < 2 else 1
+        ae, ac = make_inputs(prog, variant), make_inputs(prog, variant)
+        seed = 1000 + 17 * int(prog["seed"] % 100000) + k
+        before = copy.deepcopy(me)
+        oe = call(eager_fn(me), ae, me, prog, seed)
+        oc = call(fc, ac, mc, prog, seed)
+        try:
+            compare(oe, oc, signed_zero=signed_zero)
+        except Failure as f:
+            f.call = k
+            if f.kind not in ROUNDING_KINDS:
+                raise
+            perturbed = []
+            for j in (1, 2):
+                mp = copy.deepcopy(before)
+                with torch.no_grad():
+                    for t in list(mp.parameters()) + list(mp.buffers()):
+                        t.copy_(perturb(t, torch.Generator().manual_seed(j * 7919 + 1)))
+                with PerturbMode(j):
+                    perturbed.append(call(eager_fn(mp), make_inputs(prog, variant, perturbation=j), mp, prog, seed))
+            try:
+                compare(oe, oc, Slack(oe, perturbed), signed_zero=signed_zero)
+            except Failure as f2:
+                f2.call = k
+                raise f2 from None
+
+
+def describe(prog):
+    return gen.render(prog)
+
+
+if __name__ == "__main__":  # python -m fuzz.harness SEED: one program, verbose
+    seed = int(sys.argv[1])
+    p = gen.generate(seed)
+    print(describe(p))
+    for f in check_program(p):
+        print(f.backend, f.call, f)
+    traceback.print_exc()

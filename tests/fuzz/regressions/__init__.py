@@ -1,0 +1,1 @@
+"""Programs the fuzzer found and minimised (tests/fuzz/minimise.py --write); each runs in make test."""
