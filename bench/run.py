@@ -67,11 +67,17 @@ def step(model, args, grad):
         return model(*args)
 
 
+# --cpu-time: at 1 thread, this process's CPU time instead of wall time (other work on a shared
+# machine then costs a contestant only the cache it evicts, not the time it is descheduled).
+CLOCK = time.perf_counter
+CPU_TIME = False
+
+
 def timed(fn, reps):
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for _ in range(reps):
         fn()
-    return (time.perf_counter() - t0) / reps
+    return (CLOCK() - t0) / reps
 
 
 def max_err(a, b):
@@ -95,6 +101,9 @@ def contestants(max_autotune=False):
         "eager": lambda m, a, g: m,
         "torchscript": _torchscript,
         "ptgo": lambda m, a, g: ptgo.compile(m),
+        # ptgo with parameters left live (no BatchNorm folding, no packed convolution weights):
+        # only with --contestants
+        "ptgo-nofreeze": lambda m, a, g: ptgo.compile(m, options={"freezing": False}),
     }
     if TORCH2:
         c["inductor"] = lambda m, a, g: torch.compile(m)
@@ -138,7 +147,7 @@ def measure(name, builders, threads, rounds):
 
 # Ops whose time ptgo leaves to torch by design (DESIGN D5): BLAS products and convolutions.
 EXTERN_OPS = ("aten::mm", "aten::addmm", "aten::_addmm_activation", "aten::bmm", "aten::baddbmm",
-              "aten::mkldnn_convolution", "aten::_slow_conv2d_forward", "aten::thnn_conv2d",
+              "aten::mkldnn_convolution", "mkldnn_prepacked::conv2d_run", "aten::_slow_conv2d_forward", "aten::thnn_conv2d",
               "aten::_nnpack_spatial_convolution", "aten::_convolution", "aten::slow_conv_dilated2d",
               "aten::convolution_backward", "aten::mkldnn_convolution_backward")
 
@@ -202,14 +211,19 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--no-compile-times", action="store_true")
     ap.add_argument("--max-autotune", action="store_true", help="also torch.compile(mode='max-autotune')")
-    ap.add_argument("--contestants", default="", help="comma-separated subset")
+    ap.add_argument("--contestants", default="", help="comma-separated subset (ptgo-nofreeze only when named)")
+    ap.add_argument("--cpu-time", action="store_true", help="time 1-thread runs by process CPU time (a shared machine)")
     opts = ap.parse_args()
+    global CLOCK, CPU_TIME
+    CPU_TIME = opts.cpu_time
     names = [n for n in ALL if not opts.only or n in opts.only.split(",")]
     threads = [int(t) for t in opts.threads.split(",")]
     rounds = 3 if opts.quick else 7
     builders = contestants(opts.max_autotune)
     if opts.contestants:
         builders = {k: v for k, v in builders.items() if k in opts.contestants.split(",") or k == "eager"}
+    else:
+        builders.pop("ptgo-nofreeze")
     compiled = [c for c in builders if c not in ("eager", "torchscript")]
     rows = []
     for name in names:
@@ -223,6 +237,7 @@ def main():
         m, a, g = make(name)
         row["ptgo_profile"] = where_time_goes(ptgo.compile(copy.deepcopy(m)), a, g)
         for t in threads:
+            CLOCK = time.process_time if opts.cpu_time and t == 1 else time.perf_counter
             row["threads"][str(t)] = measure(name, builders, t, rounds)
         rows.append(row)
         print(summary_line(row), flush=True)
@@ -283,7 +298,9 @@ def write(rows, geo):
         "*ptgo's time*: torch.profiler self times of ptgo's compiled call at 1 thread — externs (matrix "
         "products, convolutions: torch's kernels), ptgo's generated kernels, other torch ops, rest (guards, "
         "runtime, Python). *bound*: 1 / the extern share of eager's 1-thread time, the most any compiler "
-        "calling the same kernels can gain." % (meta["cpu"], meta["python"], meta["torch"], meta["date"]), "",
+        "calling the same kernels can gain.%s" % (meta["cpu"], meta["python"], meta["torch"], meta["date"],
+                                                  " 1-thread times are this process's CPU time (--cpu-time)."
+                                                  if CPU_TIME else ""), "",
     ]
     for t in sorted({t for r in rows for t in r["threads"]}, key=int):
         others = [c for c in cont if c != "eager"]

@@ -262,10 +262,13 @@ func (g *Guards) DictKeys(s Source, keys py.Obj, repr string) {
 	g.check(Guard{Op: GDictKeys, Src: g.reg(s), Obj: keys, Desc: fmt.Sprintf("list(%s.keys()) == %s", s.Name(), repr)})
 }
 
-// Version guards a tensor's version counter (tensor._version, bumped by every in-place write):
-// what was computed from its values at compile time is not stale.
-func (g *Guards) Version(s Source, version int64) {
-	g.check(Guard{Op: GTensorVersion, Src: g.reg(s), I: version, Desc: fmt.Sprintf("%s._version == %d", s.Name(), version)})
+// Version guards a tensor's version counter (tensor._version, bumped by every in-place write)
+// and its data pointer (`p.data = t` swaps the storage and keeps the version): what was computed
+// from its values at compile time is not stale. A failed version guard never passes again, so
+// the shim drops the entry (a recompile replaces it).
+func (g *Guards) Version(s Source, version, dataPtr int64) {
+	g.check(Guard{Op: GTensorVersion, Src: g.reg(s), I: version, Vec: []int64{dataPtr},
+		Desc: fmt.Sprintf("%s._version == %d and its data is unchanged", s.Name(), version)})
 }
 
 // NotInDict guards that name is not in the instance dict of s: an attribute found on its class

@@ -155,16 +155,13 @@ func init() {
 			if !o.fl {
 				return fmt.Sprintf("(%s > %s ? %s : %s)", a[0], a[1], a[0], a[1])
 			}
-			// a tie keeps the first operand: max(x, 0) of -0.0 is -0.0, as eager's relu and
-			// clamp with a number give (between two tensors eager's own tie depends on its
-			// vector width)
-			return fmt.Sprintf("((%s != %s || %s >= %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
+			return o.helper("maximum") + "(" + a[0] + ", " + a[1] + ")"
 		}},
 		"minimum": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
 			if !o.fl {
 				return fmt.Sprintf("(%s < %s ? %s : %s)", a[0], a[1], a[0], a[1])
 			}
-			return fmt.Sprintf("((%s != %s || %s <= %s) ? %s : %s)", a[0], a[0], a[0], a[1], a[0], a[1])
+			return o.helper("minimum") + "(" + a[0] + ", " + a[1] + ")"
 		}},
 		"atan2":    {arity: 2, cost: 6, c: floatFn2("atan2")},
 		"hypot":    {arity: 2, cost: 4, c: floatFn2("hypot")},
@@ -351,6 +348,20 @@ var cHelpers = map[string]string{
     if (b == -1) return (%T)(0 - (%U)a);
     %T q = a / b, r = a % b;
     return (r != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}`,
+	// NaN-propagating max/min as two selects, the second on a's NaN: gcc vectorizes these where
+	// the one-expression form ((a != a || a >= b) ? a : b) became branches whenever the loads are
+	// strided (a 3×3 stride-2 max pool: 13 ms scalar with mispredicted branches, 0.4 ms
+	// vectorized; a contiguous ReLU 0.12 → 0.09 ms). A tie keeps the first operand: max(x, 0) of
+	// -0.0 is -0.0, as eager's relu and clamp with a number give (between two tensors eager's own
+	// tie depends on its vector width).
+	"maximum_float": `static inline %T ptgo_maximum_%T(%T a, %T b) {
+    %T m = a >= b ? a : b;
+    return a != a ? a : m;
+}`,
+	"minimum_float": `static inline %T ptgo_minimum_%T(%T a, %T b) {
+    %T m = a <= b ? a : b;
+    return a != a ? a : m;
 }`,
 	"remainder_float": `static inline %T ptgo_remainder_%T(%T a, %T b) {
     %T mod = fmod%f(a, b);

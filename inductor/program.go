@@ -79,6 +79,10 @@ type Program struct {
 	Steps   []PStep
 	// ArenaBytes is the size of the arena holding the temporaries (BufSpec.Arena).
 	ArenaBytes int64
+	// Frozen says the constants bound after the inputs are frozen parameters (freezing): the
+	// runtime may prepare them once, such as packing convolution weights for oneDNN (A91),
+	// keyed by each tensor's identity, version and data so a write prepares again.
+	Frozen bool
 	// Device is where the buffers live ("" for the CPU); CUDA says how the kernels of a CUDA
 	// program launch (cuda_program.go).
 	Device string
@@ -238,7 +242,11 @@ func (a PArg) text() string {
 func (p *Program) JSON() ([]byte, error) {
 	var b bytes.Buffer
 	name, _ := json.Marshal(p.Name)
-	fmt.Fprintf(&b, `{"version": %d, "name": %s, "arena_bytes": %d,`+"\n \"buffers\": [", ProgramVersion, name, p.ArenaBytes)
+	fmt.Fprintf(&b, `{"version": %d, "name": %s, "arena_bytes": %d,`, ProgramVersion, name, p.ArenaBytes)
+	if p.Frozen {
+		b.WriteString(` "frozen": true,`)
+	}
+	b.WriteString("\n \"buffers\": [")
 	for i, bs := range p.Buffers {
 		if i > 0 {
 			b.WriteString(",")
@@ -407,6 +415,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Version    int               `json:"version"`
 		Name       string            `json:"name"`
 		ArenaBytes int64             `json:"arena_bytes"`
+		Frozen     bool              `json:"frozen"`
 		Buffers    []json.RawMessage `json:"buffers"`
 		Inputs     []int             `json:"inputs"`
 		Outputs    []map[string]any  `json:"outputs"`
@@ -422,7 +431,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if raw.Version != ProgramVersion {
 		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Device: raw.Device}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, Device: raw.Device}
 	if err := p.decodeCUDA(raw.CUDA); err != nil {
 		return nil, err
 	}

@@ -23,7 +23,8 @@
 //     split with aotautograd (min-cut partition), check no output eager would track lost its
 //     tangent, then compile the forward and the backward to C (Inductor) or turn both back into
 //     torch calls (AOTEager), and wrap them in one autograd.Function (Host).
-//  2. Otherwise, for Inductor: freezing when asked, then the suitability check (CPU tensors),
+//  2. Otherwise, for Inductor: freezing when asked or, with no option given, when the compiled
+//     module is in eval mode and version guards exist (A90), then the suitability check (CPU tensors),
 //     decomposition, lifting, inductor.Compile, and the launch plan handed to the Host's C++
 //     runtime with the lifted tensors bound as its last inputs.
 //  3. Anything else — AOTEager inference graphs, ops without a lowering, writes the

@@ -8,13 +8,16 @@ import (
 	"ptgo/logs"
 )
 
-// Freezing (options={"freezing": True}, like Inductor's config.freezing): in an inference graph
-// (nothing requires grad) parameters and buffers are constants, so work that depends on them
-// alone is done once at compile time. Today: a BatchNorm in eval mode that follows a convolution
-// is folded into the convolution's weight and bias. The folded tensors are new constants; the
-// frame is guarded by the identity (already) and the version counter of every tensor they were
-// computed from (Request.GuardVersion), so a weight updated in place (an optimizer step,
-// load_state_dict) recompiles instead of serving stale results.
+// Freezing (options={"freezing": True}, like Inductor's config.freezing; by default for a module
+// in eval mode, A90): in an inference graph (nothing requires grad) parameters and buffers are
+// constants, so work that depends on them alone is done once at compile time. Here: a BatchNorm
+// in eval mode that follows a convolution is folded into the convolution's weight and bias; the
+// plan is marked Frozen, so the runtime packs convolution weights for oneDNN (A91). The folded
+// tensors are new constants; the frame is guarded by the identity (already), the version counter
+// and the data pointer of every tensor they were computed from (Request.GuardVersion), so a
+// weight updated in place (an optimizer step, load_state_dict) or replaced through `.data`
+// recompiles instead of serving stale results; the shim drops the entry whose version guard
+// failed, so the recompile replaces it.
 
 var convTargets = map[string]bool{"torch.nn.functional.conv1d": true, "torch.nn.functional.conv2d": true,
 	"torch.nn.functional.conv3d": true, "torch.conv1d": true, "torch.conv2d": true, "torch.conv3d": true,

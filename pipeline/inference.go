@@ -85,6 +85,7 @@ func (c *compiler) inference() (py.Obj, error) {
 		NoteFallback(r.Name, err.Error())
 		return 0, nil
 	}
+	comp.Program.Frozen = c.frozen
 	plan, err := comp.Program.JSON()
 	if err != nil {
 		return 0, err

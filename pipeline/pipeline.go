@@ -49,6 +49,10 @@ type Request struct {
 	Backend     Backend
 	// Freezing folds parameters into constants in inference graphs (options={"freezing": True}).
 	Freezing bool
+	// AutoFreeze freezes inference graphs when no option was given and the compiled module is
+	// in eval mode, where GuardVersion exists: a write to a folded tensor then drops the entry
+	// and recompiles (options={"freezing": False} leaves every parameter live).
+	AutoFreeze bool
 	// GuardVersion guards a tensor that folded constants were computed from by its version
 	// counter, so an in-place update recompiles. Nil where the caller has no guards (FX graphs:
 	// torch.compile's own freezing assumes frozen parameters the same way).
@@ -136,9 +140,18 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 		}
 		return obj, nil
 	case r.Backend == Inductor:
-		if r.Freezing {
-			if _, err := c.freeze(); err != nil {
+		if r.Freezing || (r.AutoFreeze && r.GuardVersion != nil) {
+			_, err := c.freeze()
+			switch {
+			case err == nil:
+				c.frozen = true
+			case r.Freezing:
 				return 0, &Error{Stage: StageFreeze, Err: err}
+			default:
+				// Freezing by default must never fail a compile the user did not ask to freeze
+				// (parameters made under inference_mode have no version counter): the graph, with
+				// the folds done before the failure (each complete and guarded), runs unfrozen.
+				logs.Printf(logs.PerfHints, "%s: not frozen: %v", r.Name, err)
 			}
 		}
 		obj, err := c.inference()
@@ -155,6 +168,8 @@ type compiler struct {
 	h   Host
 	cfg Config
 	r   *Request
+	// frozen: the graph's parameters are constants (freezing ran); the plan says so (Frozen).
+	frozen bool
 }
 
 // ---- statistics -------------------------------------------------------------------------------

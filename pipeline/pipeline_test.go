@@ -26,6 +26,8 @@ type fakeHost struct {
 	cuda     []fakeCUDA
 	// runtimeErr is what CompiledGraph fails with, when set.
 	runtimeErr error
+	// versionErr is what TensorVersion fails with, when set (an inference tensor).
+	versionErr error
 	// probes counts AutogradProbe calls; probeRefusal is what they answer.
 	probes       int
 	probeRefusal string
@@ -60,7 +62,12 @@ func (h *fakeHost) obj() py.Obj { h.next++; return 1000 + h.next }
 
 func (h *fakeHost) Warn(msg string) { h.warnings = append(h.warnings, msg) }
 
-func (h *fakeHost) TensorVersion(t py.Obj) (int64, error) { return h.versions[t], nil }
+func (h *fakeHost) TensorVersion(t py.Obj) (int64, error) {
+	if h.versionErr != nil {
+		return 0, h.versionErr
+	}
+	return h.versions[t], nil
+}
 
 func (h *fakeHost) FoldConvBN(w, b, mean, variance, gamma, beta py.Obj, eps float64) (py.Obj, py.Obj, error) {
 	h.folds++
@@ -313,4 +320,51 @@ func TestRerunnable(t *testing.T) {
   return (%dropout,)
 `)
 	require.False(t, Rerunnable(r, g), "random numbers must not be drawn twice")
+}
+
+func TestAutoFreezeNeedsVersionGuards(t *testing.T) {
+	attrs := func() map[string]py.Obj {
+		return map[string]py.Obj{"conv.weight": 1, "conv.bias": 2, "bn.running_mean": 3, "bn.running_var": 4, "bn.weight": 5, "bn.bias": 6}
+	}
+	tests := []struct {
+		name        string
+		req         Request
+		wantFolding bool
+	}{
+		{"auto with guards", Request{AutoFreeze: true, GuardVersion: func(string, int64) error { return nil }}, true},
+		{"auto without guards (torch.fx graphs)", Request{AutoFreeze: true}, false},
+		{"neither", Request{GuardVersion: func(string, int64) error { return nil }}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &fakeHost{versions: map[py.Obj]int64{}}
+			r := tt.req
+			r.Name, r.Graph, r.Attrs, r.Backend = "cnn", parse(t, convBNText), attrs(), Inductor
+			_, err := Compile(h, testConfig, &r)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantFolding, h.folds == 1)
+			require.Len(t, h.plans, 1)
+			require.Equal(t, tt.wantFolding, h.plans[0].plan["frozen"] == true, "the plan says its constants are frozen")
+		})
+	}
+}
+
+func TestFreezingFailuresFailOnlyWhenAsked(t *testing.T) {
+	attrs := map[string]py.Obj{"conv.weight": 1, "conv.bias": 2, "bn.running_mean": 3, "bn.running_var": 4, "bn.weight": 5, "bn.bias": 6}
+	guard := func(string, int64) error { return nil }
+	for _, forced := range []bool{true, false} {
+		h := &fakeHost{versions: map[py.Obj]int64{}, versionErr: errors.New("Inference tensors do not track version counter")}
+		obj, err := Compile(h, testConfig, &Request{Name: "cnn", Graph: parse(t, convBNText), Attrs: attrs, Backend: Inductor,
+			Freezing: forced, AutoFreeze: !forced, GuardVersion: guard})
+		if forced {
+			var pe *Error
+			require.ErrorAs(t, err, &pe)
+			require.Equal(t, StageFreeze, pe.Stage)
+			continue
+		}
+		require.NoError(t, err)
+		require.NotZero(t, obj)
+		require.Len(t, h.plans, 1)
+		require.Nil(t, h.plans[0].plan["frozen"], "a graph whose freezing failed is not marked frozen")
+	}
 }

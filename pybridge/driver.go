@@ -44,7 +44,7 @@ type ctxInfo struct {
 	backendName string
 	inductor    bool   // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
 	aotEager    bool   // the backend is "aot_eager": ptgo's autograd, graphs run by torch
-	freezing    bool   // options={"freezing": True}: parameters are constants in inference graphs
+	freezing    int    // options={"freezing": ...}: 0 False, 1 True, 2 not given (freeze where safe)
 	root        py.Obj // the module ptgo.compile was given (0: a function, or it died)
 }
 
@@ -67,7 +67,7 @@ func readCtx(api py.API, ctx py.Obj) ctxInfo {
 	}
 	if v, err := api.GetAttr(ctx, "freezing"); err == nil {
 		n, _ := api.Int(v)
-		ci.freezing = n != 0
+		ci.freezing = int(n)
 	}
 	if ref, err := api.GetAttr(ctx, "root"); err == nil && api.Kind(ref) != py.KNone {
 		if m, err := api.Call(ref, nil, nil); err == nil && api.Kind(m) == py.KNNModule {

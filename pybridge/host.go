@@ -112,7 +112,7 @@ func (h *pyHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, 
 // reports them.
 func compileWithPipeline(api py.API, ctx ctxInfo, cap *bytecode.Capture, qual, file string, line int) (py.Obj, error) {
 	req := &pipeline.Request{Name: qual, Graph: cap.Graph, Attrs: cap.Attrs, GradEnabled: cap.GradEnabled,
-		Backend: pipeline.Inductor, Freezing: ctx.freezing}
+		Backend: pipeline.Inductor, Freezing: ctx.freezing == 1, AutoFreeze: ctx.freezing == 2 && inEval(api, ctx.root)}
 	if ctx.aotEager {
 		req.Backend = pipeline.AOTEager
 	}
@@ -121,7 +121,15 @@ func compileWithPipeline(api py.API, ctx ctxInfo, cap *bytecode.Capture, qual, f
 		if !ok {
 			return fmt.Errorf("ptgo BUG: no source for %s", path)
 		}
-		cap.Guards.Version(src, version)
+		ptr, err := runtimeCall(api, "tensor_data_ptr", cap.Attrs[path])
+		if err != nil {
+			return err
+		}
+		p, err := api.Int(ptr)
+		if err != nil {
+			return err
+		}
+		cap.Guards.Version(src, version, p)
 		return nil
 	}
 	obj, err := pipeline.Compile(&pyHost{api: api}, pipelineConfig(), req)
@@ -140,6 +148,19 @@ func compileWithPipeline(api py.API, ctx ctxInfo, cap *bytecode.Capture, qual, f
 		return 0, fmt.Errorf("ptgo: freezing the graph of %s (%s:%d): %v", qual, file, line, err)
 	}
 	return 0, fmt.Errorf("ptgo: compiling the graph of %s (%s:%d) to C failed: %v", qual, file, line, err)
+}
+
+// inEval reports whether m is a module in eval mode (m.training is False); false for 0.
+func inEval(api py.API, m py.Obj) bool {
+	if m == 0 {
+		return false
+	}
+	v, err := api.GetAttr(m, "training")
+	if err != nil {
+		return false
+	}
+	n, err := api.Int(v)
+	return err == nil && n == 0
 }
 
 func pipelineConfig() pipeline.Config {

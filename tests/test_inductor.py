@@ -37,9 +37,95 @@ def test_freezing_folds_batchnorm_and_tracks_weight_updates(ptgo_log):
         assert_same(cm(x), m(x))
 
 
-def test_freezing_is_opt_in_and_validated():
+def test_freezing_options_are_validated():
     with pytest.raises(ValueError, match="unknown options"):
         ptgo.compile(nn.Linear(2, 2), options={"freezeing": True})
+
+
+def _cnn_with_stats():
+    torch.manual_seed(0)
+    m = CNN().eval()
+    for bn in (m.features[1], m.features[5]):
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    return m
+
+
+@pytest.mark.parametrize("grad_off", [torch.no_grad, torch.inference_mode])
+def test_freezing_is_the_default_in_eval_without_grad(ptgo_log, grad_off):
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    cm = ptgo.compile(m)
+    x = torch.randn(2, 3, 16, 16)
+    with grad_off():
+        assert_same(cm(x), m(x))
+    assert ptgo_log.text.count("freezing: folded") == 2, ptgo_log.text
+    with torch.no_grad():
+        # in place, the way an optimizer step or a user's fix-up writes
+        m.features[0].weight.add_(0.5)
+        m.features[1].running_mean.sub_(0.25)
+    with grad_off():
+        assert_same(cm(x), m(x))
+    # .data replaced: same Parameter, same version counter, new storage
+    m.features[4].weight.data = torch.randn_like(m.features[4].weight)
+    m.features[5].weight.data = torch.rand_like(m.features[5].weight) + 0.5
+    with grad_off():
+        assert_same(cm(x), m(x))
+    # load_state_dict copies into the same tensors
+    other = _cnn_with_stats()
+    for p in other.parameters():
+        p.data.uniform_(-1, 1)
+    m.load_state_dict(other.state_dict())
+    with grad_off():
+        assert_same(cm(x), m(x))
+        assert_same(cm(x), other(x))
+
+
+def test_freezing_false_keeps_parameters_live(ptgo_log):
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    cm = ptgo.compile(m, options={"freezing": False})
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        m.features[0].weight.mul_(1.5)
+        assert_same(cm(x), m(x))
+    assert "freezing: folded" not in ptgo_log.text, ptgo_log.text
+
+
+def test_no_default_freezing_in_train_mode(ptgo_log):
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    m.features[5].train()  # one BatchNorm in training mode, the module in eval mode
+    m.train()
+    cm = ptgo.compile(m)
+    x = torch.randn(2, 3, 16, 16)
+    m2 = _cnn_with_stats().train()
+    with torch.no_grad():
+        assert_same(cm(x), m2(x))
+    assert "freezing: folded" not in ptgo_log.text, ptgo_log.text
+
+
+def test_train_eval_loop_replaces_its_frozen_entry(ptgo_log):
+    """Each evaluation after a training step finds a folded weight written: the frozen entry is
+    dropped and recompiled, never served stale and never piling up to cache_size_limit."""
+    ptgo.set_logs("+inductor")
+    m = _cnn_with_stats()
+    cm = ptgo.compile(m)
+    x = torch.randn(2, 3, 16, 16)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    for _ in range(ptgo.config.cache_size_limit + 3):
+        m.train()
+        cm(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        m.eval()
+        with torch.no_grad():
+            assert_same(cm(x), m(x))
+    assert "cache_size_limit" not in ptgo_log.text, ptgo_log.text
+    assert ptgo_log.text.count("freezing: folded") == 2 * (ptgo.config.cache_size_limit + 3), ptgo_log.text
+    entries = _C.cache_info(type(m).forward.__code__)
+    assert len(entries) <= 3, entries  # train, eval and at most one dropped entry not yet purged
 
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
@@ -156,3 +242,93 @@ def test_kernel_compile_error_is_reported(tmp_path):
     assert "alive" in out.stdout
     assert "FAILED:" in out.stdout and "simulated compiler failure" in out.stdout, out.stdout
     assert ".c" in out.stdout  # the path of the kept source
+
+
+class ConvChain(nn.Module):
+    """3×3 convolutions of 16+ channels (packed for oneDNN when frozen), a pointwise and a
+    depthwise one (left to torch's convolution), BatchNorm and a residual add."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.a = nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(16)
+        self.b = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.pw = nn.Conv2d(32, 32, 1)
+        self.dw = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        y = torch.relu(self.bn(self.a(x)) + x)
+        y = torch.relu(self.b(y))
+        return self.dw(self.pw(y)) + y
+
+
+def _conv_ops(cm, x):
+    with torch.no_grad(), torch.profiler.profile() as p:
+        cm(x)
+    return [e.name for e in p.events() if "conv" in e.name]
+
+
+def test_frozen_convolutions_run_packed_and_repack_after_writes():
+    torch.manual_seed(0)
+    m = ConvChain().eval()
+    m.bn.running_mean.uniform_(-1, 1)
+    m.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 3, 12, 12)
+    cm = ptgo.compile(m)
+    with torch.no_grad():
+        for _ in range(2):
+            assert_same(cm(x), m(x))
+    ops = _conv_ops(cm, x)
+    # a (BatchNorm folded) and b are packed; the stem (3 channels), pointwise and depthwise are not
+    assert ops.count("mkldnn_prepacked::conv2d_run") == 2, ops
+    assert ops.count("aten::convolution") == 3, ops
+    with torch.no_grad():
+        m.b.weight.mul_(-1.5)  # a parameter packed as it is (not folded: no version guard)
+        assert_same(cm(x), m(x))
+        m.b.bias.add_(1.0)
+        assert_same(cm(x), m(x))
+    m.b.weight.data = torch.randn_like(m.b.weight) * 0.1  # new storage, same version
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        m.a.weight.add_(0.1)  # folded into a's packed weight: recompiles
+        assert_same(cm(x), m(x))
+
+
+def test_unfrozen_convolutions_stay_torchs():
+    torch.manual_seed(0)
+    m = ConvChain().eval()
+    x = torch.randn(2, 3, 12, 12)
+    cm = ptgo.compile(m, options={"freezing": False})
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+    ops = _conv_ops(cm, x)
+    assert "mkldnn_prepacked::conv2d_run" not in ops, ops
+
+
+@pytest.mark.parametrize("args", [(3, 2, 1), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (3, 2, 0), (2, 1, 1, 2)])
+def test_overlapping_max_pool_is_compiled(args):
+    def f(x):
+        return torch.nn.functional.max_pool2d(torch.relu(x) - 0.5, *args)
+
+    x = torch.randn(2, 4, 13, 11)
+    x[0, 0, 0, :3] = float("nan")
+    x[1, 1, :, 0] = float("-inf")
+    x[1, 2] = float("-inf")
+    before = stats()
+    assert_same(ptgo.compile(f)(x), f(x))
+    after = stats()
+    assert after["fallbacks"] == before["fallbacks"], after["reasons"]
+    assert after["compiled"] == before["compiled"] + 1
+
+
+def test_default_freezing_never_fails_a_compile(ptgo_log):
+    """Parameters made under inference_mode have no version counter: freezing by default steps
+    aside (said on perf_hints) where options={"freezing": True} would fail."""
+    ptgo.set_logs("perf_hints")
+    with torch.inference_mode():
+        m = _cnn_with_stats()
+        x = torch.randn(2, 3, 16, 16)
+        assert_same(ptgo.compile(m)(x), m(x))
+    assert "not frozen" in ptgo_log.text, ptgo_log.text

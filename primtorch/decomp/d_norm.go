@@ -1,6 +1,11 @@
 package decomp
 
-import "ptgo/primtorch"
+import (
+	"math"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
 
 // Normalizations (statistics in float32 for float16/bfloat16 inputs, biased variance, rsqrt of
 // var + eps) and dropout.
@@ -260,7 +265,10 @@ func dMaxPool2d(c *ctx) (any, error) {
 	h, w := m.Shape[nd-2], m.Shape[nd-1]
 	for i, size := range []int64{h, w} {
 		if stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1 || size < kernel[i] || (ceil && size%kernel[i] != 0) {
-			return nil, errFallback
+			if ceil || len(stride) != 2 || len(padding) != 2 || len(dilation) != 2 {
+				return nil, errFallback
+			}
+			return d.maxPoolWindows(x, kernel, stride, padding, dilation, c.outMeta().Shape)
 		}
 	}
 	ho, wo := h/kernel[0], w/kernel[1]
@@ -272,4 +280,41 @@ func dMaxPool2d(c *ctx) (any, error) {
 		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(out).Shape, c.outMeta().Shape)
 	}
 	return out, nil
+}
+
+// maxPoolWindows is max_pool2d over overlapping or padded windows (ceil_mode off): the input
+// padded with -inf, one strided view per window position (kh×kw of them) and a maximum chain
+// over them, which the C backend fuses into one pass over the output (resnet's 3×3 stride-2 pool
+// took torch's max_pool2d_with_indices 8 ms at 224×224, A92). maximum propagates NaN as
+// max_pool2d does; padded positions never win.
+func (d *decomposer) maxPoolWindows(x *fxgraph.Node, kernel, stride, padding, dilation, out []int64) (any, error) {
+	m := metaOf(x)
+	nd := len(m.Shape)
+	if len(out) != nd {
+		return nil, errFallback
+	}
+	ho, wo := out[nd-2], out[nd-1]
+	if ho <= 0 || wo <= 0 {
+		return nil, errFallback
+	}
+	var v val = x
+	if padding[0] != 0 || padding[1] != 0 {
+		v = d.prim("constant_pad_nd", x, []int64{padding[1], padding[1], padding[0], padding[0]}, scalarAs(math.Inf(-1), m.DType))
+	}
+	var acc val
+	for ki := int64(0); ki < kernel[0]; ki++ {
+		for kj := int64(0); kj < kernel[1]; kj++ {
+			r0, c0 := ki*dilation[0], kj*dilation[1]
+			win := d.slice(d.slice(v, nd-2, r0, r0+(ho-1)*stride[0]+1, stride[0]), nd-1, c0, c0+(wo-1)*stride[1]+1, stride[1])
+			if acc == nil {
+				acc = win
+			} else {
+				acc = d.bin("maximum", acc, win)
+			}
+		}
+	}
+	if !equalInts(metaOf(acc).Shape, out) {
+		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(acc).Shape, out)
+	}
+	return acc, nil
 }

@@ -16,13 +16,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
+#include <ATen/Context.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/convolution.h>
@@ -86,6 +91,31 @@ struct Arg {
   std::vector<Arg> items;
 };
 
+// A frozen graph's convolution run through oneDNN with its weight packed once (A91): the
+// packed context (torch's mkldnn_prepacked::conv2d_prepack) and the weight and bias it was packed
+// from, by identity, version and data pointer, so a write to either (an in-place update, `.data =`)
+// packs again before the next call.
+struct TensorKey {
+  const c10::TensorImpl* impl = nullptr;
+  int64_t version = -1;
+  const void* data = nullptr;
+  static TensorKey of(const at::Tensor& t) {
+    TensorKey k;
+    if (!t.defined()) return k;
+    k.impl = t.unsafeGetTensorImpl();
+    k.version = t.is_inference() ? 0 : static_cast<int64_t>(t._version());
+    k.data = t.data_ptr();
+    return k;
+  }
+  bool operator==(const TensorKey& o) const { return impl == o.impl && version == o.version && data == o.data; }
+};
+
+struct Prepacked {
+  c10::IValue ctx;
+  TensorKey w, b;
+  std::vector<int64_t> input_size;
+};
+
 struct Step {
   StepOp op;
   int buf = -1, reuse = -1;
@@ -102,6 +132,7 @@ struct Step {
   std::vector<int> outs;
   bool into = false;  // extern: write into the allocated out buffer (out= variant)
   bool once = false;  // kernel: computes constants; runs only on a fresh arena
+  std::shared_ptr<Prepacked> packed;  // convolution: run through oneDNN with a packed weight
 };
 
 struct Output {
@@ -368,6 +399,90 @@ void bind_extern(std::vector<at::Tensor>& bufs, const std::vector<Buf>& specs, i
   bufs[b] = dst;
 }
 
+// The oneDNN convolution ops of torch's TorchScript freezing (ordinary registered ops, called
+// through the dispatcher like any extern); absent from a torch built without mkldnn.
+const c10::OperatorHandle* prepack_op(bool run) {
+  static const c10::OperatorHandle* ops[2] = {nullptr, nullptr};
+  static bool looked = false;
+  if (!looked) {
+    looked = true;
+    if (at::hasMKLDNN()) {
+      auto p = c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_prepack", ""});
+      auto r = c10::Dispatcher::singleton().findSchema({"mkldnn_prepacked::conv2d_run", ""});
+      // Only the schemas this code calls (torch 1.13's; a torch that changed them packs nothing).
+      auto sig = [](const c10::OperatorHandle& h) {
+        std::ostringstream o;
+        o << h.schema();
+        return o.str();
+      };
+      if (p.has_value() && r.has_value() &&
+          sig(*p) ==
+              "mkldnn_prepacked::conv2d_prepack(Tensor W, Tensor? B, int[2] stride, int[2] padding, int[2] dilation, "
+              "int groups, int[4] input_size, str attr) -> __torch__.torch.classes.mkldnn.ConvOpContext" &&
+          sig(*r) ==
+              "mkldnn_prepacked::conv2d_run(Tensor X, __torch__.torch.classes.mkldnn.ConvOpContext W_prepack) -> "
+              "Tensor Y") {
+        ops[0] = new c10::OperatorHandle(*p);
+        ops[1] = new c10::OperatorHandle(*r);
+      }
+    }
+  }
+  return ops[run ? 1 : 0];
+}
+
+// run_packed runs a packed convolution step, packing first when its weight or bias changed.
+at::Tensor run_packed(const Step& st, const std::vector<at::Tensor>& bufs) {
+  Prepacked& pk = *st.packed;
+  const at::Tensor& w = bufs[st.args[1].buf];
+  at::Tensor b;
+  if (st.args[2].buf >= 0) b = bufs[st.args[2].buf];
+  TensorKey kw = TensorKey::of(w), kb = TensorKey::of(b);
+  if (pk.ctx.isNone() || !(kw == pk.w) || !(kb == pk.b)) {
+    torch::jit::Stack stack;
+    stack.emplace_back(w.contiguous());
+    if (b.defined()) stack.emplace_back(b.contiguous());
+    else stack.emplace_back();
+    stack.emplace_back(ints_of(st.args[3]));
+    stack.emplace_back(ints_of(st.args[4]));
+    stack.emplace_back(ints_of(st.args[5]));
+    stack.emplace_back(static_cast<int64_t>(PyLong_AsLongLong(st.args[8].value)));
+    stack.emplace_back(pk.input_size);
+    stack.emplace_back(std::string("none"));
+    prepack_op(false)->callBoxed(&stack);
+    pk.ctx = std::move(stack.back());
+    pk.w = kw;
+    pk.b = kb;
+  }
+  torch::jit::Stack stack;
+  stack.emplace_back(bufs[st.args[0].buf]);
+  stack.emplace_back(pk.ctx);
+  prepack_op(true)->callBoxed(&stack);
+  return stack.back().toTensor();
+}
+
+// packable says whether a frozen graph's convolution step runs through oneDNN with a packed
+// weight: a 2-d convolution, not transposed, ungrouped, of a float32 contiguous input with at
+// least 16 channels, a k×k kernel larger than 1×1, weight and bias (or none) bound to constants.
+// The kinds measured faster that way at 1 thread (bench/conv_paths.py, A91); pointwise, depthwise
+// and grouped convolutions and the 3-channel stems stay torch's convolution.
+bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<bool>& is_const) {
+  if (prepack_op(false) == nullptr || st.ext != ExternKind::Convolution) return false;
+  const int x = st.args[0].buf, w = st.args[1].buf, b = st.args[2].buf;
+  if (!is_const[w] || (b >= 0 && !is_const[b]) || (b < 0 && st.args[2].value != nullptr)) return false;
+  if (st.args[6].value != Py_False || PyLong_AsLongLong(st.args[8].value) != 1) return false;
+  const Buf &xs = specs[x], &ws = specs[w];
+  if (xs.dtype != c10::kFloat || ws.dtype != c10::kFloat || xs.sizes.size() != 4 || ws.sizes.size() != 4) return false;
+  if (xs.sizes[1] < 16 || ws.sizes[2] * ws.sizes[3] <= 1) return false;
+  for (size_t i = 0; i < 3; i++)
+    if (st.args[i + 3].items.size() != 2) return false;
+  int64_t stride = 1;
+  for (int d = 3; d >= 0; d--) {
+    if (xs.sizes[d] != 1 && xs.strides[d] != stride) return false;
+    stride *= xs.sizes[d];
+  }
+  return true;
+}
+
 // run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
 // reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
 // seconds step i took (Graph.profile).
@@ -476,6 +591,10 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
               r = at::addmm(bufs[st.args[0].buf], bufs[st.args[1].buf], bufs[st.args[2].buf]);
               break;
             case ExternKind::Convolution: {
+              if (st.packed) {
+                r = run_packed(st, bufs);
+                break;
+              }
               c10::optional<at::Tensor> bias;
               if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
               r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3]),
@@ -873,6 +992,18 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     g->outputs->push_back(out);
   }
   if (PyErr_Occurred()) return fail();
+  // Frozen graphs (the plan's "frozen": parameters are constants) pack convolution weights.
+  if (PyObject* fz = PyDict_GetItemString(plan, "frozen"); fz != nullptr && PyObject_IsTrue(fz) == 1) {
+    std::vector<bool> is_const(g->bufs->size(), false);
+    const size_t nin = g->inputs->size(), nconst = g->consts->size();
+    for (size_t i = nin - std::min(nin, nconst); i < nin; i++) is_const[(*g->inputs)[i]] = true;
+    for (Step& st : *g->steps) {
+      if (st.op == StepOp::Extern && packable(st, *g->bufs, is_const)) {
+        st.packed = std::make_shared<Prepacked>();
+        st.packed->input_size = (*g->bufs)[st.args[0].buf].sizes;
+      }
+    }
+  }
   return self;
 }
 

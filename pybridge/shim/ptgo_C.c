@@ -887,6 +887,13 @@ done:
 }
 
 #if PTGO_SUPPORTED
+/* Whether why (from run_guards) is the description of one of e's version guards. */
+static int failed_on_version(const entry_t *e, const char *why) {
+    for (int i = 0; i < e->nguards; i++)
+        if (e->guards[i].desc == why) return e->guards[i].op == PTGO_G_TENSOR_VERSION;
+    return 0;
+}
+
 /* Runs the guards of e against frame f. Returns 1 when all pass; otherwise 0 and *failed names
  * the first guard that failed. Never leaves a Python exception set. */
 static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **failed) {
@@ -989,6 +996,12 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             } else {
                 PyObject *v = PyObject_GetAttrString(t, "_version");
                 ok = v != NULL && PyLong_AsLongLong(v) == g->i;
+                Py_XDECREF(v);
+            }
+            /* vec[0]: the data pointer (`p.data = t` swaps the storage and keeps the version). */
+            if (ok && g->nvec == 1) {
+                PyObject *v = PyObject_CallMethod(t, "data_ptr", NULL);
+                ok = v != NULL && PyLong_AsLongLong(v) == g->vec[0];
                 Py_XDECREF(v);
             }
             break;
@@ -1341,7 +1354,8 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
     for (entry_t *e = c->head; e; prev = e, e = e->next) {
         if (e->tag != tag || e->dead) continue;
         ntag++;
-        nsite += same_call_site(e, frame);
+        int site = same_call_site(e, frame);
+        nsite += site;
         const char *why = NULL;
         if (run_guards(e, frame, &why)) {
             tl_busy = 0;
@@ -1355,6 +1369,15 @@ static PyObject *eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int t
             return run_entry(e, frame);
         }
         if (failed == NULL) failed = why;
+        /* A failed version guard never passes again (version counters only grow): the entry
+         * served constants folded from a tensor since written; drop it so that a recompile
+         * replaces it instead of counting against cache_size_limit (a train/eval loop
+         * recompiles its frozen eval graph once per evaluation). */
+        if (why && failed_on_version(e, why)) {
+            e->dead = 1;
+            ntag--;
+            nsite -= site;
+        }
     }
     if (failed) set_failure(c, failed);
     if (c->skip || compiling) {

@@ -680,6 +680,11 @@ def _extern_callable(target):
     return resolve(target)
 
 
+def tensor_data_ptr(t):
+    """t.data_ptr(): version guards also check it (`p.data = t` swaps the storage, not the version)."""
+    return t.data_ptr()
+
+
 def fold_conv_bn(w, b, mean, var, gamma, beta, eps):
     """Folds an eval-mode BatchNorm after a convolution into the convolution's weight and bias."""
     with torch.no_grad():

@@ -73,7 +73,10 @@ class _Context:
         unknown = set(self.options) - {"freezing"}
         if unknown:
             raise ValueError("ptgo.compile: unknown options %s; ptgo knows: freezing" % ", ".join(sorted(unknown)))
-        self.freezing = bool(self.options.get("freezing", False))
+        # 0 off, 1 on, 2 (no option given) where it is safe: an inference graph of a module in
+        # eval mode (pipeline.Request.AutoFreeze).
+        freezing = self.options.get("freezing")
+        self.freezing = 2 if freezing is None else int(bool(freezing))
         # The module ptgo.compile was given (a weak reference; None for functions): captures
         # specialise to its identity, other modules reached from frame arguments go by class.
         self.root = None

@@ -989,8 +989,8 @@ def gen_graphs():
 
 
 def gen_pooling():
-    """max_pool2d over windows that tile the input decomposes (view + amax); the rest stays a
-    fallback. Last in main, so the other generators' random values do not move."""
+    """max_pool2d over windows that tile the input decomposes (view + amax), overlapping or
+    padded windows too (a maximum over strided views); ceil_mode's partial windows stay fallbacks. Last in main, so the other generators' random values do not move."""
     one("max_pool2d", "torch.nn.functional.max_pool2d", T(2, 3, 4, 6), 2, tag="tiled")
     one("max_pool2d", "torch.nn.functional.max_pool2d", T(1, 2, 5, 7), (2, 3), tag="floor")
     one("max_pool2d", "torch.nn.functional.max_pool2d", T(3, 4, 4, layout="t"), 2, 2, tag="unbatched_transposed")
@@ -999,7 +999,6 @@ def gen_pooling():
     special = [1.0, nan, -inf, 2.0, 0.0, -0.0, -1.0, -inf, -0.0, 0.0, inf, 3.0, -inf, -inf, -inf, -inf]
     one("max_pool2d", "torch.nn.functional.max_pool2d", T(1, 1, 4, 4, vals=special), 2, tag="specials")
     g = G("max_pool2d", "overlapping")
-    g.fallback = True
     add(g.out(g.call("torch.nn.functional.max_pool2d", g.inp(T(1, 2, 5, 5)), 3, 2, 1)))
     g = G("graph", "bn_relu_pool")
     x = g.inp(T(2, 4, 4, 4))
@@ -1040,10 +1039,27 @@ def gen_versions():
         add(g.out(g.call(sdpa, g.inp(T(2, 4, 8, dtype=dt)), g.inp(T(2, 5, 8, dtype=dt)), g.inp(T(2, 5, 6, dtype=dt)), **kw)))
 
 
+def gen_pool_windows():
+    """max_pool2d over overlapping, padded and dilated windows (a maximum over strided views of
+    the -inf padded input); ceil_mode stays a fallback. Last in main: the values of the cases
+    before do not move."""
+    mp = "torch.nn.functional.max_pool2d"
+    one("max_pool2d", mp, T(1, 3, 9, 8), 3, 2, 1, tag="resnet_stem")
+    one("max_pool2d", mp, T(2, 2, 7, 9), (3, 2), (1, 2), (1, 0), tag="rect")
+    one("max_pool2d", mp, T(1, 2, 9, 9), 3, 1, 1, 2, tag="dilated")
+    one("max_pool2d", mp, T(3, 6, 6, layout="t"), 3, 2, 1, tag="unbatched_transposed_padded")
+    nan, inf = float("nan"), float("inf")
+    special = [-inf, nan, -inf, 2.0, -inf, -0.0, -1.0, -inf, -0.0, 0.0, inf, 3.0, -inf, -inf, -inf, -inf]
+    one("max_pool2d", mp, T(1, 1, 4, 4, vals=special), 3, 2, 1, tag="specials_padded")
+    g = G("max_pool2d", "ceil_mode")
+    g.fallback = True
+    add(g.out(g.call(mp, g.inp(T(1, 2, 6, 6)), 3, 2, 1, ceil_mode=True)))
+
+
 def main():
     for gen in (gen_unary, gen_activations, gen_binary, gen_ternary, gen_reductions, gen_norm, gen_linalg,
                 gen_conv, gen_views, gen_getitem, gen_join, gen_index, gen_factories, gen_casts, gen_losses,
-                gen_misc, gen_out, gen_edges, gen_graphs, gen_pooling, gen_versions):
+                gen_misc, gen_out, gen_edges, gen_graphs, gen_pooling, gen_versions, gen_pool_windows):
         gen()
     major, minor = (int("".join(c for c in p if c.isdigit()) or 0) for p in torch.__version__.split("+")[0].split(".")[:2])
     with open(os.path.join(sys.argv[1], "cases_%d_%d.json" % (major, minor)), "w") as f:
