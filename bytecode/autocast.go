@@ -290,26 +290,29 @@ func (t *Tracer) autocastArgs(f *frame, target string, op *primtorch.Op, args []
 		}
 		return t.autocastCast(f, tv, to)
 	}
+	castEach := func(vs []Value) ([]Value, error) {
+		out := make([]Value, len(vs))
+		for i, it := range vs {
+			c, err := cast(it)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	}
 	castAll := func(v Value) (Value, error) {
 		switch x := v.(type) {
 		case *ListV:
-			items := make([]Value, len(x.Items))
-			for i, it := range x.Items {
-				c, err := cast(it)
-				if err != nil {
-					return nil, err
-				}
-				items[i] = c
+			items, err := castEach(x.Items)
+			if err != nil {
+				return nil, err
 			}
 			return &ListV{Items: items}, nil
 		case *TupleV:
-			items := make([]Value, len(x.Items))
-			for i, it := range x.Items {
-				c, err := cast(it)
-				if err != nil {
-					return nil, err
-				}
-				items[i] = c
+			items, err := castEach(x.Items)
+			if err != nil {
+				return nil, err
 			}
 			return &TupleV{Items: items, Class: x.Class}, nil
 		}

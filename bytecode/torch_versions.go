@@ -94,8 +94,10 @@ func compilerSpecials() map[string]specialFn {
 	}
 	for _, path := range primtorch.ForTorch(allTrueFuncs, primtorch.Torch()) {
 		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-			if x, ok := single(args).(*TensorV); ok && len(kw) == 0 && x.Meta.DType == primtorch.Bool {
-				return t.record(f, false, "torch.all", primtorch.Lookup("torch.all"), args, nil)
+			if len(args) == 1 && len(kw) == 0 {
+				if x, ok := args[0].(*TensorV); ok && x.Meta.DType == primtorch.Bool {
+					return t.record(f, false, "torch.all", primtorch.Lookup("torch.all"), args, nil)
+				}
 			}
 			// torch asserts a bool tensor (an internal assert otherwise): torch answers
 			return nil, f.unsupported("", "%s of anything but one bool tensor", path)
@@ -109,13 +111,6 @@ func compilerSpecials() map[string]specialFn {
 var allTrueFuncs = []primtorch.VersionRow[[]string]{
 	{Since: primtorch.Torch113, Value: nil},
 	{Since: primtorch.TorchVersion{Major: 2, Minor: 1}, Value: []string{"torch._is_all_true"}},
-}
-
-func single(args []Value) Value {
-	if len(args) != 1 {
-		return nil
-	}
-	return args[0]
 }
 
 // guardNoDispatchModes guards, for every captured frame, that no TorchDispatchMode is active:

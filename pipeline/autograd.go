@@ -39,12 +39,8 @@ func NeedsAutograd(g *fxgraph.Graph) bool {
 // autograd builds the autograd.Function-backed callable; 0 means it runs with torch.
 func (c *compiler) autograd(toC bool) (py.Obj, error) {
 	r := c.r
-	pg, err := decomp.Decompose(r.Graph, decomp.Options{Check: c.cfg.CheckIR, NoGrad: !r.GradEnabled})
-	if err != nil {
-		if isUnsupported(err) {
-			NoteFallback(r.Name, err.Error())
-			return 0, nil
-		}
+	pg, err := c.decompose()
+	if pg == nil {
 		return 0, err
 	}
 	if len(decomp.OutputAliases(pg)) > 0 {

@@ -14,7 +14,6 @@ import (
 	"ptgo/kernels/cuda"
 	"ptgo/kernels/cuda/emu"
 	"ptgo/primtorch"
-	"ptgo/primtorch/decomp"
 )
 
 // The CUDA path: an inference graph whose tensors are all on one CUDA device is lowered, fused
@@ -182,12 +181,8 @@ func (c *compiler) cudaInference(dev primtorch.Device, emulated bool) (py.Obj, e
 		NoteFallback(r.Name, reason)
 		return 0, nil
 	}
-	pg, err := decomp.Decompose(r.Graph, decomp.Options{Check: c.cfg.CheckIR, NoGrad: !r.GradEnabled})
-	if err != nil {
-		if isUnsupported(err) {
-			NoteFallback(r.Name, err.Error())
-			return 0, nil
-		}
+	pg, err := c.decompose()
+	if pg == nil {
 		return 0, err
 	}
 	lifted, attrPaths := LiftAttrs(pg)

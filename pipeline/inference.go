@@ -47,6 +47,20 @@ func metasOf(meta any) []*primtorch.TensorMeta {
 	return nil
 }
 
+// decompose is the captured graph in core ops; nil (and a nil error) when a decomposition is
+// unsupported: the graph then runs with torch, named on perf_hints.
+func (c *compiler) decompose() (*fxgraph.Graph, error) {
+	pg, err := decomp.Decompose(c.r.Graph, decomp.Options{Check: c.cfg.CheckIR, NoGrad: !c.r.GradEnabled})
+	if err != nil {
+		if isUnsupported(err) {
+			NoteFallback(c.r.Name, err.Error())
+			return nil, nil
+		}
+		return nil, err
+	}
+	return pg, nil
+}
+
 // inference compiles an inference graph for the C backend; 0 means it runs with torch.
 func (c *compiler) inference() (py.Obj, error) {
 	r := c.r
@@ -57,12 +71,8 @@ func (c *compiler) inference() (py.Obj, error) {
 		NoteFallback(r.Name, reason)
 		return 0, nil
 	}
-	pg, err := decomp.Decompose(r.Graph, decomp.Options{Check: c.cfg.CheckIR, NoGrad: !r.GradEnabled})
-	if err != nil {
-		if isUnsupported(err) {
-			NoteFallback(r.Name, err.Error())
-			return 0, nil
-		}
+	pg, err := c.decompose()
+	if pg == nil {
 		return 0, err
 	}
 	lifted, attrPaths := LiftAttrs(pg)
