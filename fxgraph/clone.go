@@ -7,7 +7,7 @@ import "maps"
 // copy picks the same names as g for nodes added later). Constants are immutable values and
 // are shared. A reference to a node outside g is kept as is.
 func Clone(g *Graph) *Graph {
-	c := &Graph{Name: g.Name, Nodes: make([]*Node, len(g.Nodes)), names: maps.Clone(g.names)}
+	c := &Graph{Name: g.Name, Nodes: make([]*Node, len(g.Nodes)), Shapes: g.Shapes, names: maps.Clone(g.names)}
 	if c.names == nil {
 		c.names = map[string]int{}
 	}

@@ -86,6 +86,8 @@ func writeConst(b *strings.Builder, v any) {
 		b.WriteString("torch." + string(v))
 	case primtorch.Layout:
 		b.WriteString("torch." + string(v))
+	case primtorch.SymInt:
+		b.WriteString("sym(" + strconv.Quote(v.String()) + ")")
 	default:
 		fmt.Fprintf(b, "<%T %v>", v, v)
 	}
@@ -94,6 +96,9 @@ func writeConst(b *strings.Builder, v any) {
 // constEqual compares two constant values exactly (floats by bits, NaN equal to NaN).
 func constEqual(a, b any) bool {
 	switch a := a.(type) {
+	case primtorch.SymInt:
+		b, ok := b.(primtorch.SymInt)
+		return ok && a.Equal(b)
 	case float64:
 		b, ok := b.(float64)
 		return ok && floatEqual(a, b)
@@ -110,7 +115,7 @@ func constEqual(a, b any) bool {
 // constProblem says what is wrong with a constant value, or "" when it is one Const allows.
 func constProblem(v any) string {
 	switch v := v.(type) {
-	case nil, bool, int64, float64, complex128, string, primtorch.Ellipsis:
+	case nil, bool, int64, float64, complex128, string, primtorch.Ellipsis, primtorch.SymInt:
 		return ""
 	case primtorch.DType:
 		if v >= primtorch.NumDTypes {

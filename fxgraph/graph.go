@@ -117,7 +117,11 @@ func (n *Node) Index() int { return n.index }
 type Graph struct {
 	Name  string
 	Nodes []*Node
-	names map[string]int
+	// Shapes holds the size symbols the graph's metas and constants use (dynamic shapes), nil
+	// for a graph with static shapes only. Each symbol's value at run time comes from the first
+	// placeholder whose meta names it (SymbolBindings).
+	Shapes *primtorch.ShapeEnv
+	names  map[string]int
 }
 
 // New returns an empty graph.

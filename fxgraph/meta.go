@@ -54,13 +54,25 @@ func writeTensorMeta(b *strings.Builder, m *primtorch.TensorMeta) {
 	} else {
 		fmt.Fprintf(b, "<bad dtype %d>", uint8(m.DType))
 	}
-	writeInts(b, '[', m.Shape, ']')
-	if m.Offset != 0 || !slices.Equal(m.Strides, primtorch.ContiguousStrides(m.Shape)) {
-		writeInts(b, '{', m.Strides, 0)
-		if m.Offset != 0 {
-			b.WriteString("+" + strconv.FormatInt(m.Offset, 10))
+	if m.Sym != nil {
+		writeSyms(b, '[', m.Sym.Sizes, ']')
+		if off, ok := m.Sym.Offset.IsConst(); !ok || off != 0 || !symsEqual(m.Sym.Strides, primtorch.SymContiguousStrides(m.Sym.Sizes)) {
+			writeSyms(b, '{', m.Sym.Strides, 0)
+			if !ok || off != 0 {
+				b.WriteByte('+')
+				writeSymInt(b, m.Sym.Offset)
+			}
+			b.WriteByte('}')
 		}
-		b.WriteByte('}')
+	} else {
+		writeInts(b, '[', m.Shape, ']')
+		if m.Offset != 0 || !slices.Equal(m.Strides, primtorch.ContiguousStrides(m.Shape)) {
+			writeInts(b, '{', m.Strides, 0)
+			if m.Offset != 0 {
+				b.WriteString("+" + strconv.FormatInt(m.Offset, 10))
+			}
+			b.WriteByte('}')
+		}
 	}
 	if m.Device != primtorch.CPU {
 		b.WriteString("@" + m.Device.String())
@@ -81,6 +93,44 @@ func writeInts(b *strings.Builder, open byte, xs []int64, close byte) {
 	if close != 0 {
 		b.WriteByte(close)
 	}
+}
+
+// writeSymInt writes a size expression: an integer, a bare symbol (s0), or sym("4*s0 + 1").
+func writeSymInt(b *strings.Builder, s primtorch.SymInt) {
+	if k, ok := s.IsConst(); ok {
+		b.WriteString(strconv.FormatInt(k, 10))
+		return
+	}
+	if id, coef, c, ok := s.Linear(); ok && coef == 1 && c == 0 {
+		b.WriteString("s" + strconv.Itoa(id))
+		return
+	}
+	b.WriteString("sym(" + strconv.Quote(s.String()) + ")")
+}
+
+func writeSyms(b *strings.Builder, open byte, xs []primtorch.SymInt, close byte) {
+	b.WriteByte(open)
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeSymInt(b, x)
+	}
+	if close != 0 {
+		b.WriteByte(close)
+	}
+}
+
+func symsEqual(a, b []primtorch.SymInt) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // metaString is writeMeta into a new string.
@@ -108,7 +158,7 @@ func MetaEqual(a, b any) bool {
 		b, ok := b.(*primtorch.TensorMeta)
 		return ok && a.DType == b.DType && slices.Equal(a.Shape, b.Shape) &&
 			slices.Equal(a.Strides, b.Strides) && a.Offset == b.Offset && a.Device == b.Device &&
-			a.RequiresGrad == b.RequiresGrad
+			a.RequiresGrad == b.RequiresGrad && a.SymString() == b.SymString()
 	case []any:
 		b, ok := b.([]any)
 		if !ok || len(a) != len(b) {
@@ -164,7 +214,7 @@ func metaProblem(m any) string {
 			}
 		}
 		return ""
-	case bool, int64, float64, complex128:
+	case bool, int64, float64, complex128, primtorch.SymInt:
 		return ""
 	case nil:
 		return "meta is missing"

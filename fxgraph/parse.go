@@ -101,6 +101,11 @@ func (p *parser) graph() (*Graph, error) {
 		return nil, p.expected("graph name")
 	}
 	p.g = New(name)
+	if p.isPunct("[") {
+		if err := p.symbols(); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.punct("(", "after the graph name"); err != nil {
 		return nil, err
 	}
@@ -503,8 +508,98 @@ func (p *parser) scalar() (v any, ok bool, err error) {
 	case t.kind == tInt, t.kind == tFloat, t.is(tPunct, "-"), t.is(tIdent, "inf"), t.is(tIdent, "nan"):
 		v, err := p.number()
 		return v, true, err
+	case t.is(tIdent, "sym") && p.peekAt(1).is(tPunct, "("):
+		s, err := p.symInt("a size expression")
+		return s, true, err
 	}
 	return nil, false, nil
+}
+
+// symbols reads the header's size symbols with their hints: [s0=8, s1=16].
+func (p *parser) symbols() error {
+	p.next()
+	p.g.Shapes = primtorch.NewShapeEnv()
+	for !p.isPunct("]") {
+		t := p.next()
+		if t.kind != tIdent || t.text != "s"+strconv.Itoa(p.g.Shapes.NumSymbols()) {
+			return p.errAt(t, "expected size symbol s%d (symbols are numbered from s0 in order)", p.g.Shapes.NumSymbols())
+		}
+		if err := p.punct("=", "after a size symbol"); err != nil {
+			return err
+		}
+		h := p.next()
+		hint, err := strconv.ParseInt(h.text, 10, 64)
+		if h.kind != tInt || err != nil {
+			return p.errAt(h, "expected the hint (an integer) of %s", t.text)
+		}
+		p.g.Shapes.NewSymbol(hint, "")
+		if !p.isPunct(",") {
+			break
+		}
+		p.next()
+	}
+	return p.punct("]", "closing the size symbols")
+}
+
+// symInt reads a size: an integer, a symbol (s0) or sym("4*s0 + 1").
+func (p *parser) symInt(what string) (primtorch.SymInt, error) {
+	t := p.peek()
+	env := p.g.Shapes
+	switch {
+	case t.is(tIdent, "sym") && p.peekAt(1).is(tPunct, "("):
+		p.next()
+		p.next()
+		e := p.next()
+		if e.kind != tString {
+			return primtorch.SymInt{}, p.errAt(e, "expected a quoted size expression in sym(...)")
+		}
+		s, err := primtorch.ParseSymInt(e.text, env)
+		if err != nil {
+			return primtorch.SymInt{}, p.errAt(e, "%v; declare symbols in the header: graph f[s0=8](...)", err)
+		}
+		return s, p.punct(")", "closing sym(...)")
+	case t.kind == tIdent && strings.HasPrefix(t.text, "s"):
+		p.next()
+		s, err := primtorch.ParseSymInt(t.text, env)
+		if err != nil {
+			return primtorch.SymInt{}, p.errAt(t, "%v; declare symbols in the header: graph f[s0=8](...)", err)
+		}
+		return s, nil
+	}
+	v, err := p.number()
+	if err != nil {
+		return primtorch.SymInt{}, err
+	}
+	i, ok := v.(int64)
+	if !ok {
+		if what == "the storage offset" {
+			return primtorch.SymInt{}, p.errAt(p.toks[p.pos-1], "storage offset must be an integer")
+		}
+		return primtorch.SymInt{}, p.errAt(p.toks[p.pos-1], "expected an integer in %s", what)
+	}
+	return primtorch.SymConst(i), nil
+}
+
+// symInts reads a list of sizes up to one of closers (consumed).
+func (p *parser) symInts(closers, what string) ([]primtorch.SymInt, error) {
+	out := []primtorch.SymInt{}
+	closing := func() bool { t := p.peek(); return t.kind == tPunct && strings.Contains(closers, t.text) }
+	for !closing() {
+		s, err := p.symInt(what)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+		if !p.isPunct(",") {
+			break
+		}
+		p.next()
+	}
+	if !closing() {
+		return nil, p.expected(fmt.Sprintf("\",\" or %q in %s", closers, what))
+	}
+	p.next()
+	return out, nil
 }
 
 // number reads an optionally negative int64 or float64 literal (inf and nan included).
@@ -585,33 +680,27 @@ func (p *parser) tensorMeta() (any, error) {
 		return nil, p.errAt(t, "unknown dtype %q: expected f32, f16, bf16, f64, i64, i32, i16, i8, u8, b8, c64 or c128", t.text)
 	}
 	p.next()
-	shape, err := p.ints("]", "the shape")
+	sizes, err := p.symInts("]", "the shape")
 	if err != nil {
 		return nil, err
 	}
-	m := &primtorch.TensorMeta{DType: dt, Shape: shape, Device: primtorch.CPU}
+	m := &primtorch.TensorMeta{DType: dt, Device: primtorch.CPU}
+	strides, offset := primtorch.SymContiguousStrides(sizes), primtorch.SymConst(0)
 	if p.isPunct("{") {
 		p.next()
-		if m.Strides, err = p.ints("}+", "the strides"); err != nil {
+		if strides, err = p.symInts("}+", "the strides"); err != nil {
 			return nil, err
 		}
 		if p.toks[p.pos-1].is(tPunct, "+") {
-			off, err := p.number()
-			if err != nil {
+			if offset, err = p.symInt("the storage offset"); err != nil {
 				return nil, err
 			}
-			o, isInt := off.(int64)
-			if !isInt {
-				return nil, p.errAt(p.toks[p.pos-1], "storage offset must be an integer")
-			}
-			m.Offset = o
 			if err := p.punct("}", "closing the strides"); err != nil {
 				return nil, err
 			}
 		}
-	} else {
-		m.Strides = primtorch.ContiguousStrides(shape)
 	}
+	m.SetSymLayout(sizes, strides, offset)
 	if p.isPunct("@") {
 		p.next()
 		at := p.peek()

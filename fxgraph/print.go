@@ -40,6 +40,16 @@ func (g *Graph) String() string {
 	} else {
 		b.WriteString(strconv.Quote(g.Name))
 	}
+	if g.Shapes != nil && g.Shapes.NumSymbols() > 0 {
+		b.WriteByte('[')
+		for id, h := range g.Shapes.Hints() {
+			if id > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("s" + strconv.Itoa(id) + "=" + strconv.FormatInt(h, 10))
+		}
+		b.WriteByte(']')
+	}
 	b.WriteByte('(')
 	for i, n := range g.Nodes[:header] {
 		if i > 0 {

@@ -138,6 +138,8 @@ func convertElem(v Value, b BaseType, numbersAsTensors bool) (Value, bool) {
 			return x, numbersAsTensors
 		case int:
 			return int64(x), numbersAsTensors
+		case SymInt:
+			return SymValue(x), numbersAsTensors
 		}
 	case TScalar:
 		switch x := v.(type) {
@@ -145,10 +147,15 @@ func convertElem(v Value, b BaseType, numbersAsTensors bool) (Value, bool) {
 			return x, true
 		case int:
 			return int64(x), true
+		case SymInt:
+			return SymValue(x), true
 		}
 	case TInt:
 		if isIntValue(v) {
 			return toInt64(v), true
+		}
+		if x, ok := v.(SymInt); ok {
+			return SymValue(x), true
 		}
 	case TFloat:
 		switch x := v.(type) {
@@ -228,11 +235,29 @@ func convert(v Value, t Type, numbersAsTensors bool) (Value, bool) {
 	switch t.Base {
 	case TInt:
 		out := make([]int64, len(elems))
+		var syms []SymInt // set when an element is a symbolic size: the list is then []SymInt
 		for i, e := range elems {
+			if x, ok := e.(SymInt); ok {
+				if k, c := x.IsConst(); c {
+					e = k
+				} else {
+					if syms == nil {
+						syms = constSyms(out[:i])
+					}
+					syms = append(syms, x)
+					continue
+				}
+			}
 			if !isIntValue(e) {
 				return nil, false
 			}
 			out[i] = toInt64(e)
+			if syms != nil {
+				syms = append(syms, SymConst(out[i]))
+			}
+		}
+		if syms != nil {
+			return syms, true
 		}
 		return out, true
 	case TFloat:
@@ -482,6 +507,44 @@ func (a *Args) OptInt(name string) (int64, bool) {
 func (a *Args) Ints(name string) []int64 {
 	v, _ := a.Get(name).([]int64)
 	return v
+}
+
+// SymInt returns an int argument that may be a symbolic size.
+func (a *Args) SymInt(name string) SymInt {
+	s, _ := AsSymInt(a.Get(name))
+	return s
+}
+
+// SymInts returns an int-list argument whose elements may be symbolic sizes (nil for None).
+func (a *Args) SymInts(name string) []SymInt {
+	switch v := a.Get(name).(type) {
+	case []SymInt:
+		return v
+	case []int64:
+		return constSyms(v)
+	}
+	return nil
+}
+
+// HasSymbols reports whether any argument holds a symbolic size.
+func (a *Args) HasSymbols() bool {
+	for _, v := range a.vals {
+		if HasSymbols(v) {
+			return true
+		}
+	}
+	return a.Out != nil && a.Out.Sym != nil
+}
+
+// specialize replaces every symbolic size in the arguments by its hint, guarding each symbol
+// equal to it (see sym.go: the gate for meta functions written for concrete sizes).
+func (a *Args) specialize(why string) {
+	for i, v := range a.vals {
+		a.vals[i] = SpecializeValue(v, why)
+	}
+	if a.Out != nil && a.Out.Sym != nil {
+		a.Out = SpecializeValue(a.Out, why).(*TensorMeta)
+	}
 }
 
 // Floats returns a float-list argument (nil for None).

@@ -14,6 +14,9 @@ type TensorMeta struct {
 	Offset       int64   // storage offset in elements
 	Device       Device
 	RequiresGrad bool
+	// Sym is the symbolic layout when sizes, strides or offset depend on size symbols (nil for
+	// a static tensor); Shape, Strides and Offset then hold its values at the hints (sym.go).
+	Sym *SymLayout
 }
 
 // NewContiguous returns the meta of a contiguous (row-major) tensor.
@@ -70,6 +73,9 @@ func (m *TensorMeta) Clone() *TensorMeta {
 	c := *m
 	c.Shape = append([]int64(nil), m.Shape...)
 	c.Strides = append([]int64(nil), m.Strides...)
+	if m.Sym != nil {
+		c.Sym = &SymLayout{Sizes: append([]SymInt(nil), m.Sym.Sizes...), Strides: append([]SymInt(nil), m.Sym.Strides...), Offset: m.Sym.Offset}
+	}
 	return &c
 }
 

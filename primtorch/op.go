@@ -102,6 +102,9 @@ type Op struct {
 	Note string
 	// Since is the first torch version that has the op (zero: every version ptgo supports).
 	Since TorchVersion
+	// Symbolic: the meta function handles symbolic sizes (sym.go); MetaArgs specialises the
+	// arguments of every other op to their hints, with guards.
+	Symbolic bool
 
 	meta        metaFn
 	ownGrad     bool
@@ -228,9 +231,15 @@ func (op *Op) MetaArgs(a *Args) (out Value, err error) {
 	if op.DataDependent {
 		return nil, &Error{Kind: ErrDataDependent, Op: op.Name, Msg: op.Name + "'s output shape depends on the values of its inputs"}
 	}
+	if !op.Symbolic && a.HasSymbols() {
+		a.specialize(op.Name)
+	}
 	r, err := op.meta(a)
 	if err != nil {
 		return nil, withOp(err, op.Name)
+	}
+	if err := checkHints(r); err != nil {
+		return nil, &Error{Kind: ErrUnsupported, Op: op.Name, Msg: "ptgo BUG: " + err.Error()}
 	}
 	var self *TensorMeta
 	switch {

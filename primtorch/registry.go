@@ -45,6 +45,7 @@ const (
 	fOwnGrad                         // the meta function sets requires_grad itself (detach, copy_)
 	fNumbersSelf                     // with fNumbers: the first parameter takes a number too (torch.add(2, x))
 	fNoOverlap                       // in place: self may share no memory with the other tensor arguments (torch's assert_no_overlap)
+	fSymbolic                        // the meta function handles symbolic sizes (sym.go)
 )
 
 // row starts a registry row. targets is a space-separated list where "@name" stands for
@@ -151,8 +152,8 @@ func buildRegistry() []*Op {
 			Random: d.flags&fRandom != 0, NonDifferentiable: d.flags&fNonDiff != 0,
 			NumbersAsTensors: d.flags&fNumbers != 0, selfNumbers: d.flags&fNumbersSelf != 0 && d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
-			RefusesOverlap: d.flags&fNoOverlap != 0,
-			Functional:     functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
+			RefusesOverlap: d.flags&fNoOverlap != 0, Symbolic: d.flags&fSymbolic != 0,
+			Functional: functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
 		}
 		op.Schema = MustParseSchema(schema)
 		op.Name = op.Schema.FullName()

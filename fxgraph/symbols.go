@@ -1,0 +1,82 @@
+package fxgraph
+
+import (
+	"fmt"
+
+	"ptgo/primtorch"
+)
+
+// SymbolBinding says where the runtime reads a size symbol: dim Dim of placeholder Input's
+// tensor, or (Dim < 0) placeholder Input itself, an int argument.
+type SymbolBinding struct {
+	Input int // index among the graph's placeholders
+	Dim   int
+}
+
+// SymbolBindings finds, for each of g.Shapes' symbols, the first placeholder that carries it
+// bare: a tensor dim whose size is exactly the symbol, or an int placeholder whose meta is the
+// symbol. A symbol no placeholder carries (one the trace specialised, or a derived size) has
+// Input -1; the graph may still mention it only if it is specialised.
+func SymbolBindings(g *Graph) []SymbolBinding {
+	if g.Shapes == nil {
+		return nil
+	}
+	out := make([]SymbolBinding, g.Shapes.NumSymbols())
+	for i := range out {
+		out[i] = SymbolBinding{Input: -1, Dim: -1}
+	}
+	set := func(s primtorch.SymInt, input, dim int) {
+		if id, coef, c, ok := s.Linear(); ok && coef == 1 && c == 0 && id < len(out) && out[id].Input < 0 {
+			out[id] = SymbolBinding{Input: input, Dim: dim}
+		}
+	}
+	for i, n := range g.Placeholders() {
+		switch m := n.Meta.(type) {
+		case *primtorch.TensorMeta:
+			if m != nil && m.Sym != nil {
+				for d, s := range m.Sym.Sizes {
+					set(s, i, d)
+				}
+			}
+		case primtorch.SymInt:
+			set(m, i, -1)
+		}
+	}
+	return out
+}
+
+// CheckSymbols reports a symbol that the graph uses but no placeholder binds and the trace did
+// not specialise: the runtime could not know its value.
+func CheckSymbols(g *Graph) error {
+	if g.Shapes == nil {
+		return nil
+	}
+	b := SymbolBindings(g)
+	for id, sb := range b {
+		if sb.Input < 0 && !g.Shapes.IsSpecialized(id) {
+			used := false
+			for _, n := range g.Nodes {
+				if primtorch.HasSymbols(n.Meta) && symbolMentioned(n.Meta, id) {
+					used = true
+					break
+				}
+			}
+			if used {
+				return fmt.Errorf("fxgraph: size symbol s%d is used but no graph input carries it", id)
+			}
+		}
+	}
+	return nil
+}
+
+func symbolMentioned(v any, id int) bool {
+	found := false
+	primtorch.VisitSymbols(v, func(s primtorch.SymInt) {
+		for _, x := range s.Symbols() {
+			if x == id {
+				found = true
+			}
+		}
+	})
+	return found
+}

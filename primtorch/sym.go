@@ -1,0 +1,912 @@
+package primtorch
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Symbolic sizes (dynamic shapes).
+//
+// A SymInt is an integer that may depend on size symbols s0, s1, …: a polynomial
+// C + Σ coef·Π s_i with int64 coefficients, kept canonical (terms sorted, equal monomials merged,
+// no zero coefficients), so equal polynomials have equal keys. A SymInt with no terms is a plain
+// constant. Every symbol belongs to a ShapeEnv, which holds its value at trace time (the hint)
+// and the guards the trace assumed about symbols; a symbolic SymInt carries its env, so a
+// comparison anywhere (a meta function's broadcast check, a Python branch on x.size(0)) records
+// its guard in the right env without plumbing.
+//
+// A TensorMeta with symbolic sizes keeps the hint values in Shape, Strides and Offset (so every
+// consumer that reads them sees a consistent concrete tensor) and the symbolic layout in Sym.
+// Op.MetaArgs is the one gate: an op whose meta function is not symbolic (the registry row has
+// symMeta) gets its symbolic arguments specialised — each symbol they mention is guarded equal
+// to its hint and replaced by it — so a meta function written for concrete sizes never sees a
+// symbol and never returns a result that is silently wrong at another size.
+
+// SymInt is an integer polynomial over size symbols. The zero SymInt is the constant 0.
+type SymInt struct {
+	c     int64
+	terms []symTerm
+	env   *ShapeEnv
+}
+
+type symTerm struct {
+	coef int64
+	syms []int // symbol ids, ascending; repeats are powers
+}
+
+// SymConst is the constant c.
+func SymConst(c int64) SymInt { return SymInt{c: c} }
+
+// IsConst reports whether s has no symbols, and its value.
+func (s SymInt) IsConst() (int64, bool) { return s.c, len(s.terms) == 0 }
+
+// Env is the ShapeEnv of s's symbols (nil for a constant).
+func (s SymInt) Env() *ShapeEnv { return s.env }
+
+// Hint is s's value at trace time.
+func (s SymInt) Hint() int64 {
+	if len(s.terms) == 0 {
+		return s.c
+	}
+	return s.Eval(s.env.hintsSnapshot())
+}
+
+// Eval is s's value for the symbol values vals (indexed by symbol id).
+func (s SymInt) Eval(vals []int64) int64 {
+	v := s.c
+	for _, t := range s.terms {
+		p := t.coef
+		for _, id := range t.syms {
+			p *= vals[id]
+		}
+		v += p
+	}
+	return v
+}
+
+// Symbols lists the symbol ids s mentions, ascending, without repeats.
+func (s SymInt) Symbols() []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, t := range s.terms {
+		for _, id := range t.syms {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Linear reports whether s is coef·s_id + c for one symbol (coef ≠ 0), and its parts.
+func (s SymInt) Linear() (id int, coef, c int64, ok bool) {
+	if len(s.terms) != 1 || len(s.terms[0].syms) != 1 {
+		return 0, 0, 0, false
+	}
+	return s.terms[0].syms[0], s.terms[0].coef, s.c, true
+}
+
+func monoKey(syms []int) string {
+	var b strings.Builder
+	for i, id := range syms {
+		if i > 0 {
+			b.WriteByte('*')
+		}
+		b.WriteString("s" + strconv.Itoa(id))
+	}
+	return b.String()
+}
+
+func pickEnv(a, b *ShapeEnv) *ShapeEnv {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func normSym(c int64, terms []symTerm, env *ShapeEnv) SymInt {
+	sort.SliceStable(terms, func(i, j int) bool { return monoLess(terms[i].syms, terms[j].syms) })
+	out := terms[:0:0]
+	for _, t := range terms {
+		if n := len(out); n > 0 && monoKey(out[n-1].syms) == monoKey(t.syms) {
+			out[n-1].coef += t.coef
+			continue
+		}
+		out = append(out, t)
+	}
+	kept := out[:0]
+	for _, t := range out {
+		if t.coef != 0 {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return SymInt{c: c}
+	}
+	return SymInt{c: c, terms: kept, env: env}
+}
+
+func monoLess(a, b []int) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// Add returns s + o.
+func (s SymInt) Add(o SymInt) SymInt {
+	return normSym(s.c+o.c, append(append([]symTerm(nil), s.terms...), o.terms...), pickEnv(s.env, o.env))
+}
+
+// AddConst returns s + c.
+func (s SymInt) AddConst(c int64) SymInt { return SymInt{c: s.c + c, terms: s.terms, env: s.env} }
+
+// Neg returns -s.
+func (s SymInt) Neg() SymInt { return s.MulConst(-1) }
+
+// Sub returns s - o.
+func (s SymInt) Sub(o SymInt) SymInt { return s.Add(o.Neg()) }
+
+// MulConst returns k·s.
+func (s SymInt) MulConst(k int64) SymInt {
+	if k == 0 {
+		return SymInt{}
+	}
+	ts := make([]symTerm, len(s.terms))
+	for i, t := range s.terms {
+		ts[i] = symTerm{coef: t.coef * k, syms: t.syms}
+	}
+	return SymInt{c: s.c * k, terms: ts, env: s.env}
+}
+
+// Mul returns s·o.
+func (s SymInt) Mul(o SymInt) SymInt {
+	if k, ok := o.IsConst(); ok {
+		return s.MulConst(k)
+	}
+	if k, ok := s.IsConst(); ok {
+		return o.MulConst(k)
+	}
+	var ts []symTerm
+	for _, a := range append([]symTerm{{coef: s.c}}, s.terms...) {
+		for _, b := range append([]symTerm{{coef: o.c}}, o.terms...) {
+			if a.coef == 0 || b.coef == 0 {
+				continue
+			}
+			syms := append(append([]int(nil), a.syms...), b.syms...)
+			sort.Ints(syms)
+			ts = append(ts, symTerm{coef: a.coef * b.coef, syms: syms})
+		}
+	}
+	c := int64(0)
+	rest := ts[:0]
+	for _, t := range ts {
+		if len(t.syms) == 0 {
+			c += t.coef
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	return normSym(c, rest, pickEnv(s.env, o.env))
+}
+
+// FloorDivConst returns s // n for a positive n when it is again a polynomial: every term's
+// coefficient is a multiple of n (the constant part may be anything).
+func (s SymInt) FloorDivConst(n int64) (SymInt, bool) {
+	if n <= 0 {
+		return SymInt{}, false
+	}
+	ts := make([]symTerm, len(s.terms))
+	for i, t := range s.terms {
+		if t.coef%n != 0 {
+			return SymInt{}, false
+		}
+		ts[i] = symTerm{coef: t.coef / n, syms: t.syms}
+	}
+	return normSym(floorDiv(s.c, n), ts, s.env), true
+}
+
+// ModConst returns s % n (Python's modulo) when every term's coefficient is a multiple of n.
+func (s SymInt) ModConst(n int64) (int64, bool) {
+	if n <= 0 {
+		return 0, false
+	}
+	for _, t := range s.terms {
+		if t.coef%n != 0 {
+			return 0, false
+		}
+	}
+	return s.c - floorDiv(s.c, n)*n, true
+}
+
+// DivExact returns s / o when o divides s as polynomials with an exact quotient (o a constant
+// dividing every coefficient, or o a monomial factor of every term and the constant zero).
+func (s SymInt) DivExact(o SymInt) (SymInt, bool) {
+	if k, ok := o.IsConst(); ok {
+		if k == 0 {
+			return SymInt{}, false
+		}
+		if s.c%k != 0 {
+			return SymInt{}, false
+		}
+		q, ok := s.FloorDivConst(abs64(k))
+		if !ok {
+			return SymInt{}, false
+		}
+		if k < 0 {
+			q = q.Neg()
+		}
+		return q, true
+	}
+	if len(o.terms) != 1 || o.c != 0 || s.c != 0 {
+		return SymInt{}, false
+	}
+	d := o.terms[0]
+	var ts []symTerm
+	for _, t := range s.terms {
+		rest, ok := removeMono(t.syms, d.syms)
+		if !ok || t.coef%d.coef != 0 {
+			return SymInt{}, false
+		}
+		ts = append(ts, symTerm{coef: t.coef / d.coef, syms: rest})
+	}
+	c := int64(0)
+	kept := ts[:0]
+	for _, t := range ts {
+		if len(t.syms) == 0 {
+			c += t.coef
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	return normSym(c, kept, pickEnv(s.env, o.env)), true
+}
+
+func removeMono(syms, d []int) ([]int, bool) {
+	out := append([]int(nil), syms...)
+	for _, id := range d {
+		k := -1
+		for i, x := range out {
+			if x == id {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			return nil, false
+		}
+		out = append(out[:k], out[k+1:]...)
+	}
+	return out, true
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Equal reports whether s and o are the same polynomial.
+func (s SymInt) Equal(o SymInt) bool { return s.Key() == o.Key() }
+
+// Key is a canonical string: equal keys mean equal polynomials.
+func (s SymInt) Key() string { return s.String() }
+
+// String prints torch's way: "4*s0*s1 + s2 + 3", "s0 - 1", "8".
+func (s SymInt) String() string {
+	if len(s.terms) == 0 {
+		return strconv.FormatInt(s.c, 10)
+	}
+	var b strings.Builder
+	for i, t := range s.terms {
+		coef := t.coef
+		switch {
+		case i == 0 && coef < 0:
+			b.WriteString("-")
+			coef = -coef
+		case i > 0 && coef < 0:
+			b.WriteString(" - ")
+			coef = -coef
+		case i > 0:
+			b.WriteString(" + ")
+		}
+		if coef != 1 {
+			b.WriteString(strconv.FormatInt(coef, 10) + "*")
+		}
+		b.WriteString(monoKey(t.syms))
+	}
+	switch {
+	case s.c > 0:
+		b.WriteString(" + " + strconv.FormatInt(s.c, 10))
+	case s.c < 0:
+		b.WriteString(" - " + strconv.FormatInt(-s.c, 10))
+	}
+	return b.String()
+}
+
+// ParseSymInt parses String's form over env's symbols ("s0", "4*s0*s1 + 2"). Symbols the env
+// does not have yet are an error.
+func ParseSymInt(text string, env *ShapeEnv) (SymInt, error) {
+	t := strings.ReplaceAll(strings.TrimSpace(text), " ", "")
+	if t == "" {
+		return SymInt{}, fmt.Errorf("empty size expression")
+	}
+	var out SymInt
+	i := 0
+	for i < len(t) {
+		sign := int64(1)
+		switch t[i] {
+		case '+':
+			i++
+		case '-':
+			sign = -1
+			i++
+		}
+		j := i
+		for j < len(t) && t[j] != '+' && t[j] != '-' {
+			j++
+		}
+		term := t[i:j]
+		if term == "" {
+			return SymInt{}, fmt.Errorf("bad size expression %q", text)
+		}
+		v := SymConst(sign)
+		for _, f := range strings.Split(term, "*") {
+			if strings.HasPrefix(f, "s") {
+				id, err := strconv.Atoi(f[1:])
+				if err != nil || env == nil || id < 0 || id >= env.NumSymbols() {
+					return SymInt{}, fmt.Errorf("unknown size symbol %q in %q", f, text)
+				}
+				v = v.Mul(env.Symbol(id))
+				continue
+			}
+			k, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return SymInt{}, fmt.Errorf("bad size expression %q", text)
+			}
+			v = v.MulConst(k)
+		}
+		out = out.Add(v)
+		i = j
+	}
+	return out, nil
+}
+
+// Rel is a relation a guard asserts of an expression against zero.
+type Rel uint8
+
+const (
+	RelEq Rel = iota // e == 0
+	RelNe            // e != 0
+	RelGe            // e >= 0
+	RelGt            // e > 0
+)
+
+var relNames = [...]string{"==", "!=", ">=", ">"}
+
+func (r Rel) String() string { return relNames[r] }
+
+// SymGuard asserts Left Rel Right of the symbols' values; Why says which trace decision needed
+// it (a user file:line, or the op whose meta compared sizes).
+type SymGuard struct {
+	Left, Right SymInt
+	Rel         Rel
+	Why         string
+}
+
+func (g SymGuard) String() string {
+	return g.Left.String() + " " + g.Rel.String() + " " + g.Right.String()
+}
+
+// Holds reports whether the guard holds for symbol values vals.
+func (g SymGuard) Holds(vals []int64) bool {
+	d := g.Left.Eval(vals) - g.Right.Eval(vals)
+	switch g.Rel {
+	case RelEq:
+		return d == 0
+	case RelNe:
+		return d != 0
+	case RelGe:
+		return d >= 0
+	default:
+		return d > 0
+	}
+}
+
+// ShapeEnv holds one trace's size symbols: each symbol's hint (its value at trace time) and
+// source (where the runtime reads it, "L['x'].size(0)"), the guards the trace assumed, and the
+// symbols specialised to their hints. It is safe for use by one compile at a time (the mutex
+// only protects hint snapshots read by printing from another goroutine).
+type ShapeEnv struct {
+	mu          sync.Mutex
+	hints       []int64
+	sources     []string
+	guards      []SymGuard
+	guardKeys   map[string]bool
+	specialized map[int]string // symbol → why
+	// Why is the current reason recorded with new guards ("model.py:12"); the trace sets it.
+	Why string
+}
+
+// NewShapeEnv returns an empty env.
+func NewShapeEnv() *ShapeEnv {
+	return &ShapeEnv{guardKeys: map[string]bool{}, specialized: map[int]string{}}
+}
+
+// NewSymbol adds a symbol with a hint and a source and returns it. Symbols stand for sizes ≥ 2
+// (0 and 1 are specialised, as torch does), which the caller's guard checks.
+func (e *ShapeEnv) NewSymbol(hint int64, source string) SymInt {
+	e.mu.Lock()
+	id := len(e.hints)
+	e.hints = append(e.hints, hint)
+	e.sources = append(e.sources, source)
+	e.mu.Unlock()
+	return e.Symbol(id)
+}
+
+// Symbol is symbol id as a SymInt.
+func (e *ShapeEnv) Symbol(id int) SymInt {
+	return SymInt{terms: []symTerm{{coef: 1, syms: []int{id}}}, env: e}
+}
+
+// NumSymbols is how many symbols the env has.
+func (e *ShapeEnv) NumSymbols() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.hints)
+}
+
+// HintOf is symbol id's hint; SourceOf its source.
+func (e *ShapeEnv) HintOf(id int) int64 { return e.hintsSnapshot()[id] }
+func (e *ShapeEnv) SourceOf(id int) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sources[id]
+}
+
+// Hints returns a copy of every symbol's hint, by id.
+func (e *ShapeEnv) Hints() []int64 { return append([]int64(nil), e.hintsSnapshot()...) }
+
+func (e *ShapeEnv) hintsSnapshot() []int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.hints
+}
+
+// Guards returns the guards recorded so far.
+func (e *ShapeEnv) Guards() []SymGuard {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]SymGuard(nil), e.guards...)
+}
+
+// Specialized maps each specialised symbol to why.
+func (e *ShapeEnv) Specialized() map[int]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[int]string, len(e.specialized))
+	for k, v := range e.specialized {
+		out[k] = v
+	}
+	return out
+}
+
+// IsSpecialized reports whether symbol id was specialised to its hint.
+func (e *ShapeEnv) IsSpecialized(id int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.specialized[id]
+	return ok
+}
+
+func (e *ShapeEnv) addGuard(g SymGuard) {
+	if _, ok := g.Left.Sub(g.Right).IsConst(); ok {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if g.Why == "" {
+		g.Why = e.Why
+	}
+	k := g.String()
+	if e.guardKeys[k] {
+		return
+	}
+	e.guardKeys[k] = true
+	e.guards = append(e.guards, g)
+}
+
+// Specialize guards symbol id equal to its hint (why says what needed a concrete value).
+func (e *ShapeEnv) Specialize(id int, why string) {
+	e.mu.Lock()
+	_, done := e.specialized[id]
+	if !done {
+		e.specialized[id] = why
+	}
+	hint := e.hints[id]
+	e.mu.Unlock()
+	if !done {
+		e.addGuard(SymGuard{Left: e.Symbol(id), Right: SymConst(hint), Rel: RelEq, Why: why})
+	}
+}
+
+// Specialize returns the hint of s, guarding every symbol it mentions equal to its hint.
+func (s SymInt) Specialize(why string) int64 {
+	for _, id := range s.Symbols() {
+		s.env.Specialize(id, why)
+	}
+	return s.Hint()
+}
+
+// decide evaluates a relation at the hints and guards the outcome.
+func decide(a, b SymInt, rel Rel) bool {
+	env := pickEnv(a.env, b.env)
+	g := SymGuard{Left: a, Right: b, Rel: rel}
+	if env == nil {
+		return g.Holds(nil)
+	}
+	holds := g.Holds(env.hintsSnapshot())
+	if !holds {
+		switch rel {
+		case RelEq:
+			g.Rel = RelNe
+		case RelNe:
+			g.Rel = RelEq
+		case RelGe: // not (a >= b) is b > a
+			g = SymGuard{Left: b, Right: a, Rel: RelGt}
+		case RelGt: // not (a > b) is b >= a
+			g = SymGuard{Left: b, Right: a, Rel: RelGe}
+		}
+	}
+	env.addGuard(g)
+	return holds
+}
+
+// EqualHint decides s == o at the hints and guards the answer: a size symbol compared equal to a
+// constant is specialised (torch does the same), two symbols compared are guarded equal or
+// unequal.
+func (s SymInt) EqualHint(o SymInt) bool {
+	if s.Equal(o) {
+		return true
+	}
+	if k, ok := o.IsConst(); ok && s.Hint() == k {
+		if id, _, _, lin := s.Linear(); lin {
+			s.env.Specialize(id, s.env.Why)
+			return true
+		}
+	}
+	return decide(s, o, RelEq)
+}
+
+// GeHint decides s >= o at the hints and guards the answer.
+func (s SymInt) GeHint(o SymInt) bool {
+	if d, ok := s.Sub(o).IsConst(); ok {
+		return d >= 0
+	}
+	if s.provablyGe(o) {
+		return true
+	}
+	return decide(s, o, RelGe)
+}
+
+// GtHint decides s > o at the hints and guards the answer.
+func (s SymInt) GtHint(o SymInt) bool { return s.GeHint(o.AddConst(1)) }
+
+// provablyGe uses that every symbol is ≥ 2: a difference whose terms all have positive
+// coefficients is at least its value with every symbol at 2.
+func (s SymInt) provablyGe(o SymInt) bool {
+	d := s.Sub(o)
+	for _, t := range d.terms {
+		if t.coef < 0 {
+			return false
+		}
+	}
+	twos := make([]int64, 0)
+	for _, id := range d.Symbols() {
+		for len(twos) <= id {
+			twos = append(twos, 2)
+		}
+	}
+	return d.Eval(twos) >= 0
+}
+
+// AsSymInt converts an int Value (int64 or SymInt) to a SymInt.
+func AsSymInt(v Value) (SymInt, bool) {
+	switch x := v.(type) {
+	case SymInt:
+		return x, true
+	case int64:
+		return SymConst(x), true
+	case int:
+		return SymConst(int64(x)), true
+	case bool:
+		if x {
+			return SymConst(1), true
+		}
+		return SymConst(0), true
+	}
+	return SymInt{}, false
+}
+
+// SymValue is s as a Value: an int64 when constant.
+func SymValue(s SymInt) Value {
+	if k, ok := s.IsConst(); ok {
+		return k
+	}
+	return s
+}
+
+// SymLayout is the symbolic form of a TensorMeta's sizes, strides and offset.
+type SymLayout struct {
+	Sizes   []SymInt
+	Strides []SymInt
+	Offset  SymInt
+}
+
+// IsSymbolic reports whether m has symbolic sizes, strides or offset.
+func (m *TensorMeta) IsSymbolic() bool { return m != nil && m.Sym != nil }
+
+// SymSizes returns m's sizes as SymInts (constants for a static tensor).
+func (m *TensorMeta) SymSizes() []SymInt {
+	if m.Sym != nil {
+		return append([]SymInt(nil), m.Sym.Sizes...)
+	}
+	return constSyms(m.Shape)
+}
+
+// SymStrides returns m's strides as SymInts.
+func (m *TensorMeta) SymStrides() []SymInt {
+	if m.Sym != nil {
+		return append([]SymInt(nil), m.Sym.Strides...)
+	}
+	return constSyms(m.Strides)
+}
+
+// SymOffset returns m's storage offset as a SymInt.
+func (m *TensorMeta) SymOffset() SymInt {
+	if m.Sym != nil {
+		return m.Sym.Offset
+	}
+	return SymConst(m.Offset)
+}
+
+// SymNumel is the number of elements.
+func (m *TensorMeta) SymNumel() SymInt {
+	n := SymConst(1)
+	for _, s := range m.SymSizes() {
+		n = n.Mul(s)
+	}
+	return n
+}
+
+func constSyms(xs []int64) []SymInt {
+	out := make([]SymInt, len(xs))
+	for i, x := range xs {
+		out[i] = SymConst(x)
+	}
+	return out
+}
+
+// hintsOf evaluates SymInts at their hints.
+func hintsOf(xs []SymInt) []int64 {
+	out := make([]int64, len(xs))
+	for i, x := range xs {
+		out[i] = x.Hint()
+	}
+	return out
+}
+
+// SetSymLayout gives m the symbolic layout (sizes, strides, offset), setting Shape, Strides and
+// Offset to their hints; an all-constant layout leaves m static.
+func (m *TensorMeta) SetSymLayout(sizes, strides []SymInt, offset SymInt) *TensorMeta {
+	m.Shape, m.Strides, m.Offset = hintsOf(sizes), hintsOf(strides), offset.Hint()
+	m.Sym = nil
+	all := append(append([]SymInt{offset}, sizes...), strides...)
+	for _, x := range all {
+		if _, ok := x.IsConst(); !ok {
+			m.Sym = &SymLayout{Sizes: append([]SymInt(nil), sizes...), Strides: append([]SymInt(nil), strides...), Offset: offset}
+			break
+		}
+	}
+	return m
+}
+
+// SymContiguousStrides is ContiguousStrides for symbolic sizes (symbols are ≥ 2, so only
+// constant size-1 dims are skipped).
+func SymContiguousStrides(sizes []SymInt) []SymInt {
+	st := make([]SymInt, len(sizes))
+	acc := SymConst(1)
+	for i := len(sizes) - 1; i >= 0; i-- {
+		st[i] = acc
+		if k, ok := sizes[i].IsConst(); !ok || k > 1 {
+			acc = acc.Mul(sizes[i])
+		}
+	}
+	return st
+}
+
+// NewSymContiguous is NewContiguous for symbolic sizes.
+func NewSymContiguous(dt DType, sizes []SymInt, dev Device) *TensorMeta {
+	m := &TensorMeta{DType: dt, Device: dev}
+	return m.SetSymLayout(sizes, SymContiguousStrides(sizes), SymConst(0))
+}
+
+// symbolsIn collects the symbolic SymInts in a Value (metas, lists, scalars).
+func symbolsIn(v Value, f func(SymInt)) {
+	switch x := v.(type) {
+	case SymInt:
+		if _, ok := x.IsConst(); !ok {
+			f(x)
+		}
+	case *TensorMeta:
+		if x != nil && x.Sym != nil {
+			for _, s := range x.Sym.Sizes {
+				symbolsIn(s, f)
+			}
+			for _, s := range x.Sym.Strides {
+				symbolsIn(s, f)
+			}
+			symbolsIn(x.Sym.Offset, f)
+		}
+	case []Value:
+		for _, e := range x {
+			symbolsIn(e, f)
+		}
+	case Tuple:
+		for _, e := range x {
+			symbolsIn(e, f)
+		}
+	case []*TensorMeta:
+		for _, e := range x {
+			symbolsIn(e, f)
+		}
+	case []SymInt:
+		for _, e := range x {
+			symbolsIn(e, f)
+		}
+	}
+}
+
+// HasSymbols reports whether v holds a symbolic size anywhere.
+func HasSymbols(v Value) bool {
+	found := false
+	symbolsIn(v, func(SymInt) { found = true })
+	return found
+}
+
+// SpecializeValue returns v with every symbolic size replaced by its hint, guarding each symbol
+// it mentions equal to its hint (why says what needed it): metas become static clones, SymInts
+// become int64.
+func SpecializeValue(v Value, why string) Value {
+	symbolsIn(v, func(s SymInt) { s.Specialize(why) })
+	return staticValue(v)
+}
+
+func staticValue(v Value) Value {
+	switch x := v.(type) {
+	case SymInt:
+		return x.Hint()
+	case *TensorMeta:
+		if x == nil || x.Sym == nil {
+			return x
+		}
+		c := x.Clone()
+		c.Sym = nil
+		return c
+	case []SymInt:
+		return hintsOf(x)
+	case []*TensorMeta:
+		out := make([]*TensorMeta, len(x))
+		for i, e := range x {
+			out[i], _ = staticValue(e).(*TensorMeta)
+		}
+		return out
+	case []Value:
+		out := make([]Value, len(x))
+		for i, e := range x {
+			out[i] = staticValue(e)
+		}
+		return out
+	case Tuple:
+		out := make(Tuple, len(x))
+		for i, e := range x {
+			out[i] = staticValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// checkHints verifies that a symbolic meta agrees with its own hints (Shape, Strides, Offset
+// equal the symbolic layout evaluated at the hints): a meta function that got one of them wrong
+// is a ptgo bug, caught here rather than at another size.
+func checkHints(v Value) error {
+	var err error
+	var walk func(Value)
+	walk = func(v Value) {
+		switch x := v.(type) {
+		case *TensorMeta:
+			if x == nil || x.Sym == nil || err != nil {
+				return
+			}
+			if len(x.Sym.Sizes) != len(x.Shape) || len(x.Sym.Strides) != len(x.Strides) {
+				err = fmt.Errorf("symbolic layout of rank %d for a tensor of rank %d", len(x.Sym.Sizes), len(x.Shape))
+				return
+			}
+			if !shapeEqual(hintsOf(x.Sym.Sizes), x.Shape) || !shapeEqual(hintsOf(x.Sym.Strides), x.Strides) || x.Sym.Offset.Hint() != x.Offset {
+				err = fmt.Errorf("symbolic layout %s disagrees with its hints %s", x.SymString(), x.String())
+			}
+		case []Value:
+			for _, e := range x {
+				walk(e)
+			}
+		case Tuple:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return err
+}
+
+// SymString prints m with symbolic sizes: f32[s0,64] (strides and offset as String does).
+func (m *TensorMeta) SymString() string {
+	if m.Sym == nil {
+		return m.String()
+	}
+	var b strings.Builder
+	b.WriteString(m.DType.String())
+	b.WriteByte('[')
+	for i, s := range m.Sym.Sizes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strings.ReplaceAll(s.String(), " ", ""))
+	}
+	b.WriteByte(']')
+	contiguous := true
+	want := SymContiguousStrides(m.Sym.Sizes)
+	for i := range want {
+		if k, ok := m.Sym.Sizes[i].IsConst(); ok && k == 1 {
+			continue
+		}
+		if !want[i].Equal(m.Sym.Strides[i]) {
+			contiguous = false
+		}
+	}
+	if off, ok := m.Sym.Offset.IsConst(); !contiguous || !ok || off != 0 {
+		b.WriteString("{")
+		for i, s := range m.Sym.Strides {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strings.ReplaceAll(s.String(), " ", ""))
+		}
+		if off, ok := m.Sym.Offset.IsConst(); !ok || off != 0 {
+			b.WriteString("+" + strings.ReplaceAll(m.Sym.Offset.String(), " ", ""))
+		}
+		b.WriteString("}")
+	}
+	if m.Device.Type != "" && m.Device.Type != "cpu" {
+		b.WriteString("@" + m.Device.String())
+	}
+	if m.RequiresGrad {
+		b.WriteString("!grad")
+	}
+	return b.String()
+}
+
+// VisitSymbols calls f with every symbolic SymInt in v (metas, lists, scalars).
+func VisitSymbols(v Value, f func(SymInt)) { symbolsIn(v, f) }
