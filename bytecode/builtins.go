@@ -2,6 +2,7 @@ package bytecode
 
 import (
 	"math"
+	"ptgo/primtorch"
 	"sort"
 
 	"ptgo/bytecode/py"
@@ -654,6 +655,7 @@ func (t *Tracer) minMaxTensors(f *frame, items, keys []Value, better, name strin
 				"%s() comparing tensors of %d elements", name, kt.Meta.Numel())
 		}
 		m := tv.Meta
+		primtorch.SpecializeValue(m, name+"() of tensors at "+f.shortWhere())
 		if first == nil || m.DType != first.Meta.DType || m.Device != first.Meta.Device || !sameShape(m.Shape, first.Meta.Shape) ||
 			len(kt.Meta.Shape) > len(m.Shape) {
 			return nil, true, f.unsupported(hint, "%s() of tensors of different dtypes, devices or shapes: the result's depends on tensor values", name)

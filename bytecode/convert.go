@@ -25,6 +25,8 @@ type FrameRequest struct {
 	// of its own) is guarded by its class and what the trace reads of it, so every instance of
 	// a class shares one compiled entry.
 	Root py.Obj
+	// Dynamic is the dynamic-shapes policy (ptgo.compile's dynamic=; symint.go).
+	Dynamic DynamicMode
 }
 
 // Capture is what tracing a frame produced.
@@ -127,7 +129,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 		maxSteps: req.MaxSteps, maxDepth: req.MaxDepth, rootCode: ci, rootFunc: req.Func, args: req.Args, rootModule: req.Root,
 		inputByObj: map[py.Obj]*TensorV{}, attrs: map[string]py.Obj{}, attrNodes: map[py.Obj]*TensorV{},
 		modulePaths: map[py.Obj]string{}, realized: map[py.Obj]Value{}, stopAt: stopAt,
-		attrSources: map[string]Source{},
+		attrSources: map[string]Source{}, dynamic: req.Dynamic,
 	}
 	if t.maxSteps <= 0 {
 		t.maxSteps = 2_000_000
@@ -136,6 +138,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 		t.maxDepth = 64
 	}
 	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources, Func: req.Func}
+	defer t.installShapeGuards()
 	defer func() {
 		if r := recover(); r != nil {
 			if ie, ok := r.(internalError); ok {

@@ -154,6 +154,7 @@ const (
 	GTensorVersion
 	GNotInDict
 	GCall
+	GSym
 )
 
 // Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
@@ -291,7 +292,46 @@ func (g *Guards) CallBool(fn py.Obj, want bool, what string) {
 	g.check(Guard{Op: GCallBool, Obj: fn, I: i, Desc: fmt.Sprintf("%s == %v", what, pyBool(want))})
 }
 
-// Tensor guards a tensor's class, dtype, device, requires_grad, sizes and strides.
+// Sym guards a relation between size symbols (ShapeEnv's guards): vec is
+// [rel, c, nterms, then per term coef, nfactors, (register, dim) per factor] where a factor is
+// the size of dim of the tensor in register (a symbol's source).
+func (g *Guards) Sym(sg primtorch.SymGuard, sources []symSource) {
+	d := sg.Left.Sub(sg.Right)
+	c, terms := d.Terms()
+	vec := []int64{int64(sg.Rel), c, int64(len(terms))}
+	for _, tm := range terms {
+		vec = append(vec, tm.Coef, int64(len(tm.Syms)))
+		for _, id := range tm.Syms {
+			src := sources[id]
+			vec = append(vec, int64(g.reg(src.src)), int64(src.dim))
+		}
+	}
+	desc := fmt.Sprintf("%s %s %s", symNames(sg.Left, sources), sg.Rel, symNames(sg.Right, sources))
+	if sg.Why != "" {
+		desc += " (assumed by " + sg.Why + ")"
+	}
+	g.check(Guard{Op: GSym, Vec: vec, Desc: desc})
+}
+
+// SymEqualSizes guards that two dims of input tensors have one size (duck shaping gave them one
+// symbol).
+func (g *Guards) SymEqualSizes(a Source, da int, b Source, db int) {
+	vec := []int64{int64(primtorch.RelEq), 0, 2, 1, 1, int64(g.reg(a)), int64(da), -1, 1, int64(g.reg(b)), int64(db)}
+	g.check(Guard{Op: GSym, Vec: vec, Desc: fmt.Sprintf("%s.size(%d) == %s.size(%d)", a.Name(), da, b.Name(), db)})
+}
+
+// symNames prints a size expression with each symbol written as its source.
+func symNames(s primtorch.SymInt, sources []symSource) string {
+	text := s.String()
+	for id := len(sources) - 1; id >= 0; id-- {
+		text = strings.ReplaceAll(text, "s"+strconv.Itoa(id), fmt.Sprintf("%s.size(%d)", sources[id].src.Name(), sources[id].dim))
+	}
+	return text
+}
+
+// Tensor guards a tensor's class, dtype, device, requires_grad, sizes and strides. A symbolic
+// dim's size is -1 in the vector (any size ≥ 2), and a stride that depends on symbols is -1
+// (the row-major stride of the actual sizes).
 func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType int) {
 	rg := int64(0)
 	if m.RequiresGrad {
@@ -302,13 +342,45 @@ func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType
 	// sizes, strides, then the storage offset: the kernels index a tensor's storage with the
 	// offset the graph was compiled for (a view at another offset is another graph)
 	vec := append(append(append([]int64(nil), m.Shape...), m.Strides...), m.Offset)
+	if m.Sym != nil {
+		for i, sz := range m.Sym.Sizes {
+			if _, ok := sz.IsConst(); !ok {
+				vec[i] = -1
+			}
+		}
+		for i, st := range m.Sym.Strides {
+			if _, ok := st.IsConst(); !ok {
+				vec[len(m.Shape)+i] = -1
+			}
+		}
+	}
 	off := ""
 	if m.Offset != 0 {
 		off = fmt.Sprintf(", storage_offset=%d", m.Offset)
 	}
 	desc := fmt.Sprintf("%s matches Tensor(dtype=%s, size=%s, stride=%s%s, device=%s, requires_grad=%s)",
-		s.Name(), m.DType.TorchName(), pyTuple(m.Shape), pyTuple(m.Strides), off, m.Device, pyBool(m.RequiresGrad))
+		s.Name(), m.DType.TorchName(), symTuple(m, m.Shape, false), symTuple(m, m.Strides, true), off, m.Device, pyBool(m.RequiresGrad))
 	g.check(Guard{Op: GTensor, Src: g.reg(s), Obj: class, I: packed, Vec: vec, Desc: desc})
+}
+
+// symTuple prints sizes or strides for a guard's description, symbolic entries as their
+// expressions ("(s0, 64)").
+func symTuple(m *primtorch.TensorMeta, v []int64, strides bool) string {
+	if m.Sym == nil {
+		return pyTuple(v)
+	}
+	xs := m.Sym.Sizes
+	if strides {
+		xs = m.Sym.Strides
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strings.ReplaceAll(x.String(), " ", "")
+	}
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 func pyTuple(v []int64) string {

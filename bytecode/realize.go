@@ -123,6 +123,9 @@ func (t *Tracer) lazy(o py.Obj, src Source) Value {
 func (t *Tracer) realize(f *frame, v Value) (Value, error) {
 	l, ok := v.(*LazyV)
 	if !ok {
+		if s, isSym := v.(*SymV); isSym {
+			return specializeSym(f, s), nil
+		}
 		return v, nil
 	}
 	if l.real != nil {
@@ -667,9 +670,12 @@ func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 		return nil, f.unsupported("", "a tensor of an unsupported dtype (%s)", readableName(src))
 	}
 	m := metaFromInfo(info)
+	marked, static := t.dynamicMarks(o)
+	equalSizes := t.makeSymbolic(src, m, t.dynamicDims(src, m, marked, static))
 	tv := &TensorV{Meta: m, Class: t.api.TypeOf(o), Source: src, Obj: o}
 	tv.Node = t.graph.AddPlaceholder(placeholderName(src), m)
 	t.guards.Tensor(src, tv.Class, m, info.DeviceType)
+	equalSizes()
 	t.inputs = append(t.inputs, tv)
 	t.inputByObj[o] = tv
 	return tv, nil

@@ -25,10 +25,10 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 		return nil, internalError("bad BINARY_OP argument")
 	}
 	var err error
-	if a, err = t.realize(f, a); err != nil {
+	if a, err = t.realizeKeepSym(f, a); err != nil {
 		return nil, err
 	}
-	if b, err = t.realize(f, b); err != nil {
+	if b, err = t.realizeKeepSym(f, b); err != nil {
 		return nil, err
 	}
 	name := binaryOpNames[op]
@@ -36,6 +36,22 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 	base := name
 	if inplace {
 		base = name[1:]
+	}
+	if v, ok := symBinary(base, a, b); ok {
+		return v, nil
+	}
+	_, sa := a.(*SymV)
+	_, sb := b.(*SymV)
+	_, ta0 := a.(*TensorV)
+	_, tb0 := b.(*TensorV)
+	if (sa || sb) && !ta0 && !tb0 {
+		// int arithmetic whose result is not a polynomial: with the values of this call
+		if a, err = t.realize(f, a); err != nil {
+			return nil, err
+		}
+		if b, err = t.realize(f, b); err != nil {
+			return nil, err
+		}
 	}
 	_, ta := a.(*TensorV)
 	_, tb := b.(*TensorV)
@@ -462,6 +478,12 @@ func trimUnderscore(s string) string {
 }
 
 func (t *Tracer) unaryOp(f *frame, op Opcode, v Value) (Value, error) {
+	if s, ok := v.(*SymV); ok && op == UNARY_NEGATIVE {
+		return symValue(s.S.Neg()), nil
+	}
+	if s, ok := v.(*SymV); ok && op == UNARY_POSITIVE {
+		return s, nil
+	}
 	v, err := t.realize(f, v)
 	if err != nil {
 		return nil, err
@@ -483,6 +505,10 @@ func (t *Tracer) unaryOp(f *frame, op Opcode, v Value) (Value, error) {
 
 // truthy is bool(v) for values whose truth is known while tracing.
 func (t *Tracer) truthy(f *frame, v Value) (bool, error) {
+	if s, ok := v.(*SymV); ok {
+		r, _ := symCompare(f, "ne", s, intV(0))
+		return r.(*ConstV).I != 0, nil
+	}
 	v, err := t.realize(f, v)
 	if err != nil {
 		return false, err
@@ -630,11 +656,24 @@ func (t *Tracer) equal(f *frame, a, b Value) (bool, error) {
 
 func (t *Tracer) compare(f *frame, op string, a, b Value) (Value, error) {
 	var err error
-	if a, err = t.realize(f, a); err != nil {
+	if a, err = t.realizeKeepSym(f, a); err != nil {
 		return nil, err
 	}
-	if b, err = t.realize(f, b); err != nil {
+	if b, err = t.realizeKeepSym(f, b); err != nil {
 		return nil, err
+	}
+	if v, ok := symCompare(f, op, a, b); ok {
+		return v, nil
+	}
+	_, ta0 := a.(*TensorV)
+	_, tb0 := b.(*TensorV)
+	if !ta0 && !tb0 {
+		if a, err = t.realize(f, a); err != nil {
+			return nil, err
+		}
+		if b, err = t.realize(f, b); err != nil {
+			return nil, err
+		}
 	}
 	_, ta := a.(*TensorV)
 	_, tb := b.(*TensorV)
@@ -1170,7 +1209,7 @@ func (t *Tracer) length(f *frame, v Value) (int, error) {
 		if len(x.Meta.Shape) == 0 {
 			return 0, f.unsupported("", "len() of a 0-d tensor")
 		}
-		return int(x.Meta.Shape[0]), nil
+		return int(staticSize(f, x.Meta, 0)), nil
 	case *DequeV:
 		return len(x.Items), nil
 	case *ObjV:

@@ -8,6 +8,7 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
+	"ptgo/primtorch"
 )
 
 // Unsupported is why capture stopped: something the symbolic interpreter cannot put in a graph.
@@ -309,6 +310,13 @@ type Tracer struct {
 
 	gradEnabled bool
 	autocast    autocastTrace
+	// dynamic is the dynamic-shapes policy; shapes holds the trace's size symbols (nil until an
+	// input gets one), symByHint the symbol of each size (duck shaping), symSources where each
+	// symbol is read (symint.go).
+	dynamic    DynamicMode
+	shapes     *primtorch.ShapeEnv
+	symByHint  map[int64]primtorch.SymInt
+	symSources []symSource
 	// inputs are the graph's placeholders in order, with where they come from.
 	inputs []*TensorV
 	// inputByObj finds an input already read through another source (aliasing).

@@ -495,7 +495,7 @@ func (t *Tracer) realizeDeep(f *frame, vs []Value) error {
 }
 
 func (t *Tracer) realizeValue(f *frame, v Value) (Value, error) {
-	r, err := t.realize(f, v)
+	r, err := t.realizeKeepSym(f, v)
 	if err != nil {
 		return nil, err
 	}
@@ -545,6 +545,8 @@ func tensorsIn(args []Value, kw []kwArg) []*TensorV {
 // toArg converts a realized value to a graph argument.
 func (t *Tracer) toArg(f *frame, v Value) (fxgraph.Arg, error) {
 	switch x := v.(type) {
+	case *SymV:
+		return fxgraph.Const{V: x.S}, nil
 	case *TensorV:
 		return x.Node, nil
 	case *ConstV:
@@ -587,7 +589,7 @@ func (t *Tracer) toArg(f *frame, v Value) (fxgraph.Arg, error) {
 func (t *Tracer) toArgs(f *frame, vs []Value) ([]fxgraph.Arg, error) {
 	out := make([]fxgraph.Arg, len(vs))
 	for i, v := range vs {
-		r, err := t.realize(f, v)
+		r, err := t.realizeKeepSym(f, v)
 		if err != nil {
 			return nil, err
 		}
@@ -644,11 +646,13 @@ func (t *Tracer) metaArgs(f *frame, args []Value, kw []kwArg) ([]primtorch.Value
 }
 
 func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
-	v, err := t.realize(f, v)
+	v, err := t.realizeKeepSym(f, v)
 	if err != nil {
 		return nil, err
 	}
 	switch x := v.(type) {
+	case *SymV:
+		return x.S, nil
 	case *TensorV:
 		return x.Meta, nil
 	case *ConstV:
@@ -699,6 +703,9 @@ func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
 	case *SliceV:
 		s := primtorch.Slice{}
 		for i, p := range []Value{x.Start, x.Stop, x.Step} {
+			if sv, isSym := p.(*SymV); isSym {
+				p = specializeSym(f, sv) // slices of symbolic bounds: not yet
+			}
 			c, ok := p.(*ConstV)
 			if !ok || !(c.IsNone() || c.IsIntLike()) {
 				return nil, f.unsupported("", "a slice bound %s", p.Describe())
@@ -728,6 +735,14 @@ func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
 // metaFallback learns an op's output metadata by running it on torch's meta device.
 func (t *Tracer) metaFallback(f *frame, method bool, target string, args []Value, kw []kwArg) (primtorch.Value, error) {
 	api := t.api
+	// torch's meta kernels see the sizes of this call: the result holds for them only
+	why := target + " (no symbolic meta function) at " + f.shortWhere()
+	for _, v := range args {
+		specializeIn(v, why)
+	}
+	for _, k := range kw {
+		specializeIn(k.Val, why)
+	}
 	objs := make([]py.Obj, len(args))
 	for i, a := range args {
 		o, err := t.metaObj(f, a)
@@ -889,7 +904,7 @@ func (t *Tracer) tensorAttr(f *frame, x *TensorV, name string) (Value, error) {
 	m := x.Meta
 	switch name {
 	case "shape":
-		return sizeTuple(m.Shape), nil
+		return symSizeTuple(m.SymSizes()), nil
 	case "dtype":
 		return t.objValue(t.env.DTypeObj(m.DType), nil), nil
 	case "device":
@@ -936,6 +951,15 @@ func (t *Tracer) tensorAttr(f *frame, x *TensorV, name string) (Value, error) {
 	return &BoundV{Self: x, Name: name}, nil
 }
 
+// symSizeTuple is a torch.Size whose items may be dynamic sizes.
+func symSizeTuple(sizes []primtorch.SymInt) *TupleV {
+	items := make([]Value, len(sizes))
+	for i, s := range sizes {
+		items[i] = symValue(s)
+	}
+	return &TupleV{Items: items, Size: true}
+}
+
 func sizeTuple(shape []int64) *TupleV {
 	items := make([]Value, len(shape))
 	for i, s := range shape {
@@ -959,6 +983,9 @@ func (t *Tracer) deviceValue(f *frame, d primtorch.Device) (Value, error) {
 
 // dimArg normalizes a dim argument against rank n (negative dims count from the end).
 func dimArg(f *frame, v Value, n int) (int, error) {
+	if s, isSym := v.(*SymV); isSym {
+		v = specializeSym(f, s)
+	}
 	c, ok := v.(*ConstV)
 	if !ok || !c.IsIntLike() {
 		return 0, f.unsupported("", "dimension %s is not an int", v.Describe())
@@ -994,8 +1021,12 @@ func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, k
 		}
 		x, args = tv, args[1:]
 	}
-	if err := t.realizeAll(f, args); err != nil {
-		return nil, err
+	for i := range args {
+		r, err := t.realizeKeepSym(f, args[i])
+		if err != nil {
+			return nil, err
+		}
+		args[i] = r
 	}
 	m := x.Meta
 	kwv := func(key string) Value {
@@ -1008,9 +1039,9 @@ func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, k
 	}
 	switch name {
 	case "size", "stride":
-		vals := m.Shape
+		vals := m.SymSizes()
 		if name == "stride" {
-			vals = m.Strides
+			vals = m.SymStrides()
 		}
 		dim := kwv("dim")
 		if len(args) > 0 {
@@ -1018,9 +1049,9 @@ func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, k
 		}
 		if dim == nil || isNone(dim) {
 			if name == "size" {
-				return sizeTuple(vals), nil
+				return symSizeTuple(vals), nil
 			}
-			tup := sizeTuple(vals)
+			tup := symSizeTuple(vals)
 			tup.Size = false
 			return tup, nil
 		}
@@ -1028,11 +1059,11 @@ func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, k
 		if err != nil {
 			return nil, err
 		}
-		return intV(vals[d]), nil
+		return symValue(vals[d]), nil
 	case "dim", "ndimension":
 		return intV(int64(len(m.Shape))), nil
 	case "numel", "nelement":
-		return intV(m.Numel()), nil
+		return symValue(m.SymNumel()), nil
 	case "__len__":
 		return t.getAttrLen(f, x)
 	case "is_contiguous":
@@ -1043,11 +1074,11 @@ func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, k
 		if mf != nil {
 			if o, ok := mf.(*ObjV); ok {
 				if c, ok := t.objConst(o.Obj); ok && c != primtorch.MemoryFormat("contiguous_format") {
-					return boolV(isChannelsLast(m, string(c.(primtorch.MemoryFormat)))), nil
+					return boolV(isChannelsLast(f, m, string(c.(primtorch.MemoryFormat)))), nil
 				}
 			}
 		}
-		return boolV(m.IsContiguous()), nil
+		return boolV(denseInOrder(f, m, nil)), nil
 	case "is_floating_point":
 		return boolV(m.DType.IsFloatingPoint()), nil
 	case "is_complex":
@@ -1089,7 +1120,7 @@ func isNone(v Value) bool {
 	return ok && c.IsNone()
 }
 
-func isChannelsLast(m *primtorch.TensorMeta, format string) bool {
+func isChannelsLast(f *frame, m *primtorch.TensorMeta, format string) bool {
 	var order []int
 	switch {
 	case format == "channels_last" && len(m.Shape) == 4:
@@ -1099,17 +1130,52 @@ func isChannelsLast(m *primtorch.TensorMeta, format string) bool {
 	default:
 		return false
 	}
-	acc := int64(1)
+	return denseInOrder(f, m, order)
+}
+
+// denseInOrder is torch's contiguity test for the dim order (innermost first; nil: row-major):
+// the strides of dims of size > 1 are the running products of the sizes. With symbolic sizes
+// every comparison is decided at the hints and guarded.
+func denseInOrder(f *frame, m *primtorch.TensorMeta, order []int) bool {
+	if order == nil {
+		for d := m.Dim() - 1; d >= 0; d-- {
+			order = append(order, d)
+		}
+	}
+	sizes, strides := m.SymSizes(), m.SymStrides()
+	if m.Sym != nil {
+		if env := firstEnv(sizes, strides); env != nil {
+			env.Why = "is_contiguous() at " + f.shortWhere()
+			defer func() { env.Why = "" }()
+		}
+	}
+	for _, s := range sizes {
+		if k, ok := s.IsConst(); ok && k == 0 {
+			return true
+		}
+	}
+	acc := primtorch.SymConst(1)
 	for _, d := range order {
-		if m.Shape[d] == 1 {
+		if k, ok := sizes[d].IsConst(); ok && k == 1 {
 			continue
 		}
-		if m.Strides[d] != acc {
+		if !strides[d].EqualHint(acc) {
 			return false
 		}
-		acc *= m.Shape[d]
+		acc = acc.Mul(sizes[d])
 	}
 	return true
+}
+
+func firstEnv(lists ...[]primtorch.SymInt) *primtorch.ShapeEnv {
+	for _, l := range lists {
+		for _, s := range l {
+			if e := s.Env(); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
 }
 
 // torchTensor is torch.tensor(data, dtype=, device=, requires_grad=): of a tensor, a copy
@@ -1234,6 +1300,7 @@ func (t *Tracer) constMaskIndex(f *frame, x *TensorV, idx Value) (Value, error) 
 		return &ListV{Items: pos}, true, nil
 	}
 	shape := x.Meta.Shape
+	primtorch.SpecializeValue(x.Meta, "indexing with a constant mask at "+f.shortWhere())
 	check := func(l *ListV, dim int) error {
 		if dim >= len(shape) || int64(len(l.Items)) != shape[dim] {
 			size := "nothing"
@@ -1314,7 +1381,7 @@ func (t *Tracer) unbindTensor(f *frame, x *TensorV) ([]Value, error) {
 	if len(x.Meta.Shape) == 0 {
 		return nil, f.unsupported("", "iteration over a 0-d tensor")
 	}
-	n := x.Meta.Shape[0]
+	n := staticSize(f, x.Meta, 0)
 	if n > 4096 {
 		return nil, f.unsupported("", "iterating over %d rows of a tensor", n)
 	}

@@ -37,6 +37,14 @@ import (
 //	     | {"list": [ARG, ...]} | {"tuple": [ARG, ...]}
 //	     | {"slice": [ARG, ARG, ARG]}                     start, stop, step
 //	     | {"dict": [["key", ARG], ...]}                  dict with str keys, in order
+//	     | {"sym": {"c": 2, "terms": [[4, [0, 1]], ...]}} a size expression 2 + 4*s0*s1, evaluated
+//	                                                      at run time from "symbols"
+//
+//	A graph with size symbols (dynamic shapes) has "symbols": [SYM, ...] after "name", one per
+//	symbol s0, s1, ... in order: SYM = {"input": 0, "dim": 1, "hint": 8}, the placeholder (by
+//	position) and dim whose size the symbol is, or "input": -1 for a symbol the trace
+//	specialised (its value is always the hint). Tensor metas give the sizes at the hints. Only
+//	the encoder writes symbols: Go never reads a symbolic graph back from JSON.
 //
 //	META = null                                           none (the output node)
 //	     | {"tensor": {"dtype": "float32", "shape": [4, 8], "stride": [8, 1],
@@ -78,6 +86,19 @@ func EncodeJSON(g *Graph) ([]byte, error) {
 	buf.WriteString(`{"version": 1, "name": `)
 	if err := e.write(&buf, g.Name); err != nil {
 		return nil, err
+	}
+	if g.Shapes != nil && g.Shapes.NumSymbols() > 0 {
+		buf.WriteString(`, "symbols": [`)
+		for id, b := range SymbolBindings(g) {
+			if id > 0 {
+				buf.WriteString(", ")
+			}
+			if b.Input < 0 && !g.Shapes.IsSpecialized(id) {
+				return nil, fmt.Errorf("fxgraph: cannot encode graph %s as JSON: size symbol s%d has no graph input that carries it", g.Name, id)
+			}
+			fmt.Fprintf(&buf, `{"input": %d, "dim": %d, "hint": %d}`, b.Input, b.Dim, g.Shapes.HintOf(id))
+		}
+		buf.WriteString(`]`)
 	}
 	buf.WriteString(`, "nodes": [`)
 	for i, n := range g.Nodes {
@@ -211,6 +232,13 @@ func constJSON(v any) (any, error) {
 		return map[string]any{"memory_format": string(v)}, nil
 	case primtorch.Layout:
 		return map[string]any{"layout": string(v)}, nil
+	case primtorch.SymInt:
+		c, terms := v.Terms()
+		ts := make([][]any, len(terms))
+		for i, t := range terms {
+			ts[i] = []any{t.Coef, t.Syms}
+		}
+		return map[string]any{"sym": map[string]any{"c": c, "terms": ts}}, nil
 	}
 	return v, nil // nil, bool, int64, string
 }
@@ -245,7 +273,7 @@ func metaJSON(m any) (any, error) {
 			elems[i] = v
 		}
 		return map[string]any{"tuple": elems}, nil
-	case bool, int64, float64, complex128:
+	case bool, int64, float64, complex128, primtorch.SymInt:
 		return constJSON(m)
 	}
 	return nil, fmt.Errorf("meta of Go type %T is not a tensor meta, tuple or scalar", m)

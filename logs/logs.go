@@ -31,11 +31,12 @@ const (
 	CompileTimes
 	Dynamo
 	Inductor
+	Dynamic
 	NumChannels
 )
 
 var names = [NumChannels]string{"graph_code", "graph", "graph_breaks", "guards", "recompiles", "bytecode",
-	"aot_graphs", "output_code", "fusion", "perf_hints", "compile_times", "dynamo", "inductor"}
+	"aot_graphs", "output_code", "fusion", "perf_hints", "compile_times", "dynamo", "inductor", "dynamic"}
 
 func (c Channel) String() string { return names[c] }
 

@@ -124,12 +124,54 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// NeedsStatic is the answer for a graph with symbolic sizes (dynamic shapes) that a stage
+// cannot compile symbolically: the caller captures the frame again with static shapes (one
+// compile per size, as before dynamic shapes), and says why on the dynamic log channel.
+type NeedsStatic struct{ Reason string }
+
+func (e *NeedsStatic) Error() string { return "needs static shapes: " + e.Reason }
+
+// symbolicStages says which compile paths take graphs with symbolic sizes; a graph whose symbols
+// reach any other path gets NeedsStatic.
+var symbolicStages = struct{ inference, autograd bool }{}
+
+// isSymbolic reports whether the graph has size symbols the trace did not specialise.
+func isSymbolic(g *fxgraph.Graph) bool {
+	if g.Shapes == nil {
+		return false
+	}
+	spec := g.Shapes.Specialized()
+	for _, n := range g.Nodes {
+		found := false
+		primtorch.VisitSymbols(n.Meta, func(s primtorch.SymInt) {
+			for _, id := range s.Symbols() {
+				if _, ok := spec[id]; !ok {
+					found = true
+				}
+			}
+		})
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
 // Compile runs the pipeline on one graph. It returns the compiled callable, or 0 with a nil
 // error when the graph runs with torch (the reason is on perf_hints and in Stats; for AOTEager
-// inference graphs nothing is logged: torch is the backend's plan for them).
+// inference graphs nothing is logged: torch is the backend's plan for them). A graph with
+// symbolic sizes that a stage cannot compile symbolically gets *NeedsStatic.
 func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 	if r.Graph == nil {
 		return 0, nil
+	}
+	if isSymbolic(r.Graph) {
+		switch {
+		case NeedsAutograd(r.Graph) && !symbolicStages.autograd:
+			return 0, &NeedsStatic{Reason: "the training path (aotautograd) does not take symbolic sizes yet"}
+		case !NeedsAutograd(r.Graph) && r.Backend == Inductor && !symbolicStages.inference:
+			return 0, &NeedsStatic{Reason: "the C backend does not take symbolic sizes yet"}
+		}
 	}
 	c := &compiler{h: h, cfg: cfg, r: r}
 	switch {

@@ -48,7 +48,7 @@ func pyTypeName(v Value) string {
 		return "Tensor"
 	case bool:
 		return "bool"
-	case int64, int:
+	case int64, int, SymInt:
 		return "int"
 	case float64:
 		return "float"
@@ -355,7 +355,8 @@ func bind(op *Op, sig *Schema, args []Value, kwargs []KV) (*Args, error) {
 			if prm.Type.Base == TTensor {
 				_, elemOK = args[k].(*TensorMeta)
 			} else {
-				elemOK = isIntValue(args[k])
+				_, sym := args[k].(SymInt)
+				elemOK = isIntValue(args[k]) || (sym && prm.Type.Base == TInt)
 			}
 			if !isSeq && elemOK && (len(args)-k > 1 || prm.Type.Len == 0) {
 				raw[j] = append([]Value(nil), args[k:]...)

@@ -910,3 +910,19 @@ func (m *TensorMeta) SymString() string {
 
 // VisitSymbols calls f with every symbolic SymInt in v (metas, lists, scalars).
 func VisitSymbols(v Value, f func(SymInt)) { symbolsIn(v, f) }
+
+// SymTermView is one term of a SymInt: Coef·Π Syms.
+type SymTermView struct {
+	Coef int64
+	Syms []int
+}
+
+// Terms returns s's constant and its terms (for code that evaluates SymInts elsewhere: guards
+// in C, the runtime).
+func (s SymInt) Terms() (int64, []SymTermView) {
+	out := make([]SymTermView, len(s.terms))
+	for i, t := range s.terms {
+		out[i] = SymTermView{Coef: t.coef, Syms: append([]int(nil), t.syms...)}
+	}
+	return s.c, out
+}

@@ -27,6 +27,8 @@ type frameResult struct {
 	code    py.Obj
 	guards  []bytecode.Guard
 	nregs   int
+	// retryStatic: the backend refused the graph's symbolic sizes; capture again, static
+	retryStatic bool
 }
 
 const (
@@ -42,9 +44,10 @@ type ctxInfo struct {
 	obj         py.Obj
 	fullgraph   bool
 	backendName string
-	inductor    bool   // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
-	aotEager    bool   // the backend is "aot_eager": ptgo's autograd, graphs run by torch
-	freezing    int    // options={"freezing": ...}: 0 False, 1 True, 2 not given (freeze where safe)
+	inductor    bool // the backend is ptgo's own C backend: compile in Go, no torch.fx round trip
+	aotEager    bool // the backend is "aot_eager": ptgo's autograd, graphs run by torch
+	freezing    int  // options={"freezing": ...}: 0 False, 1 True, 2 not given (freeze where safe)
+	dynamic     bytecode.DynamicMode
 	root        py.Obj // the module ptgo.compile was given (0: a function, or it died)
 }
 
@@ -64,6 +67,18 @@ func readCtx(api py.API, ctx py.Obj) ctxInfo {
 	if v, err := api.GetAttr(ctx, "ptgo_aot_eager"); err == nil {
 		n, _ := api.Int(v)
 		ci.aotEager = n != 0
+	}
+	if v, err := api.GetAttr(ctx, "dynamic"); err == nil {
+		switch api.Kind(v) {
+		case py.KNone:
+			ci.dynamic = bytecode.DynamicAuto
+		case py.KBool:
+			if n, _ := api.Int(v); n != 0 {
+				ci.dynamic = bytecode.DynamicAll
+			} else {
+				ci.dynamic = bytecode.DynamicNever
+			}
+		}
 	}
 	if v, err := api.GetAttr(ctx, "freezing"); err == nil {
 		n, _ := api.Int(v)
@@ -106,17 +121,34 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 		panicNextCompile = false
 		panic("a panic requested by ptgo's tests (request panic_next_compile)")
 	}
-	env := bytecode.NewEnv(api)
 	ctx := readCtx(api, ctxObj)
+	res := compileFrameWith(api, ctx, fn, code, args, failedGuard, start)
+	if res.retryStatic {
+		ctx.dynamic = bytecode.DynamicStatic
+		res = compileFrameWith(api, ctx, fn, code, args, failedGuard, start)
+	}
+	return res
+}
+
+// compileFrameWith is compileFrame under a context; retryStatic says the backend refused the
+// graph's symbolic sizes and the frame should be captured again with static shapes (no record
+// of this attempt is kept).
+func compileFrameWith(api *capi.API, ctx ctxInfo, fn, code py.Obj, args []py.Obj, failedGuard string, start time.Time) (res *frameResult) {
+	env := bytecode.NewEnv(api)
 	qual, file, line := codeName(api, code)
 	if failedGuard != "" {
 		logs.Printf(logs.Recompiles, "Recompiling function %s in %s:%d\n    triggered by the guard failure: %s", qual, file, line, failedGuard)
 	}
-	req := &bytecode.FrameRequest{Func: fn, Code: code, Args: args, AllowBreaks: !ctx.fullgraph, Root: ctx.root,
+	req := &bytecode.FrameRequest{Func: fn, Code: code, Args: args, AllowBreaks: !ctx.fullgraph, Root: ctx.root, Dynamic: ctx.dynamic,
 		MaxSteps: configInt(api, "max_trace_instructions", 2_000_000), MaxDepth: configInt(api, "max_inline_depth", 64)}
 	cap, err := bytecode.CaptureFrame(env, req)
 	rec := &compileRecord{Function: qual, File: file, Line: line}
-	defer func() { rec.Seconds = time.Since(start).Seconds(); recordCompile(rec) }()
+	defer func() {
+		if res == nil || !res.retryStatic {
+			rec.Seconds = time.Since(start).Seconds()
+			recordCompile(rec)
+		}
+	}()
 	if err != nil {
 		var ue *bytecode.UserError
 		if errors.As(err, &ue) {
@@ -168,6 +200,13 @@ func compileFrame(api *capi.API, ctxObj, fn, code py.Obj, args []py.Obj, failedG
 		var err error
 		if ctx.inductor || ctx.aotEager {
 			if compiled, err = compileWithPipeline(api, ctx, cap, qual, file, line); err != nil {
+				var ns *pipeline.NeedsStatic
+				if errors.As(err, &ns) && req.Dynamic != bytecode.DynamicStatic {
+					// the backend cannot compile these symbolic sizes: the frame again, static
+					logs.Printf(logs.Dynamic, "%s (%s:%d): compiling with static shapes: %s", qual, short(file), line, ns.Reason)
+					bytecode.RefuseDynamic(cap.Code, ns.Reason)
+					return &frameResult{retryStatic: true}
+				}
 				return failure(api, cap, err.Error())
 			}
 		}
@@ -359,6 +398,7 @@ func handleRequest(method string, in []byte) ([]byte, error) {
 		compileLogMu.Lock()
 		compileLog = nil
 		compileLogMu.Unlock()
+		bytecode.ResetDynamicHistory()
 		return []byte("{}"), nil
 	case "set_logs":
 		var cfg map[string]string

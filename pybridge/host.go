@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"ptgo/bytecode"
@@ -135,6 +136,10 @@ func compileWithPipeline(api py.API, ctx ctxInfo, cap *bytecode.Capture, qual, f
 	obj, err := pipeline.Compile(&pyHost{api: api}, pipelineConfig(), req)
 	if err == nil {
 		return obj, nil
+	}
+	var ns *pipeline.NeedsStatic
+	if errors.As(err, &ns) {
+		return 0, err
 	}
 	pe, _ := err.(*pipeline.Error)
 	stage := pipeline.StageInductor

@@ -63,8 +63,14 @@ int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec
   if (t.dim() != ndim) return 0;
   auto sizes = t.sizes();
   auto strides = t.strides();
-  for (int64_t i = 0; i < ndim; i++)
-    if (sizes[i] != vec[i] || strides[i] != vec[ndim + i]) return 0;
+  // a size -1 is a dynamic dim (any size >= 2); a stride -1 is the row-major stride of the
+  // actual sizes (a dim left of a dynamic one)
+  int64_t row = 1;
+  for (int64_t i = ndim - 1; i >= 0; i--) {
+    if (vec[i] < 0 ? sizes[i] < 2 : sizes[i] != vec[i]) return 0;
+    if (strides[i] != (vec[ndim + i] < 0 ? row : vec[ndim + i])) return 0;
+    row *= sizes[i] > 1 ? sizes[i] : 1;
+  }
   return t.storage_offset() == vec[2 * ndim] ? 1 : 0;
 }
 

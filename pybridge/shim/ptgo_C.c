@@ -835,6 +835,53 @@ static void set_failure(cache_t *c, const char *desc) {
     c->last_failure = dupstr(desc);
 }
 
+/* The size of dim d of tensor t (a PTGO_G_SYM factor); -1 on failure (never a size). */
+static long long tensor_dim_size(PyObject *t, long long d) {
+    if (fast) {
+        ptgo_tensor_meta m;
+        if (fast->tensor_meta(t, &m) != 0 || d < 0 || d >= m.ndim) return -1;
+        return m.sizes[d];
+    }
+    PyObject *size = PyObject_CallMethodNoArgs(t, str_size);
+    if (size == NULL || !PyTuple_Check(size) || d < 0 || d >= PyTuple_GET_SIZE(size)) {
+        Py_XDECREF(size);
+        PyErr_Clear();
+        return -1;
+    }
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(size, d));
+    Py_DECREF(size);
+    return v;
+}
+
+/* Checks a PTGO_G_SYM guard (see ptgo_abi.h). */
+static int check_sym(PyObject **regs, const guard_t *g) {
+    const int64_t *v = g->vec;
+    int32_t n = g->nvec, k = 3;
+    if (n < 3) return 0;
+    long long acc = v[1];
+    for (int64_t t = 0; t < v[2]; t++) {
+        if (k + 2 > n) return 0;
+        long long p = v[k];
+        int64_t nf = v[k + 1];
+        k += 2;
+        for (int64_t j = 0; j < nf; j++) {
+            if (k + 2 > n) return 0;
+            long long s = tensor_dim_size(regs[v[k]], v[k + 1]);
+            if (s < 0) return 0;
+            p *= s;
+            k += 2;
+        }
+        acc += p;
+    }
+    switch (v[0]) {
+    case 0: return acc == 0;
+    case 1: return acc != 0;
+    case 2: return acc >= 0;
+    case 3: return acc > 0;
+    }
+    return 0;
+}
+
 /* Checks a tensor against a PTGO_G_TENSOR guard: i packs dtype | device_type<<8 |
  * (device_index+1)<<16 | requires_grad<<32; vec holds sizes, strides, then the storage offset. */
 static int check_tensor(PyObject *t, const guard_t *g) {
@@ -864,11 +911,18 @@ static int check_tensor(PyObject *t, const guard_t *g) {
     }
     if (!(size = PyObject_CallMethodNoArgs(t, str_size))) goto done;
     if (PyTuple_GET_SIZE(size) != ndim) goto done;
-    for (int d = 0; d < ndim; d++)
-        if (PyLong_AsLongLong(PyTuple_GET_ITEM(size, d)) != g->vec[d]) goto done;
     if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
-    for (int d = 0; d < ndim; d++)
-        if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride, d)) != g->vec[ndim + d]) goto done;
+    {
+        /* size -1: a dynamic dim (any size >= 2); stride -1: the row-major stride of the sizes */
+        long long row = 1;
+        for (int d = ndim - 1; d >= 0; d--) {
+            long long sz = PyLong_AsLongLong(PyTuple_GET_ITEM(size, d));
+            long long st = PyLong_AsLongLong(PyTuple_GET_ITEM(stride, d));
+            if (g->vec[d] < 0 ? sz < 2 : sz != g->vec[d]) goto done;
+            if (st != (g->vec[ndim + d] < 0 ? row : g->vec[ndim + d])) goto done;
+            row *= sz > 1 ? sz : 1;
+        }
+    }
     if (!(off = PyObject_CallMethodNoArgs(t, str_storage_offset))) goto done;
     if (PyLong_AsLongLong(off) != g->vec[2 * ndim]) goto done;
     ok = 1;
@@ -1039,6 +1093,9 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
         }
         case PTGO_G_TENSOR:
             ok = check_tensor(regs[g->src], g);
+            break;
+        case PTGO_G_SYM:
+            ok = check_sym(regs, g);
             break;
         case PTGO_G_DICT_KEYS: {
             PyObject *d = regs[g->src];

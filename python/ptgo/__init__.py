@@ -11,10 +11,12 @@ from .backends import list_backends, register_backend
 from .eval_frame import OptimizedModule, compile, disable, is_compiling, reset
 from .exc import BackendCompilerFailed, PtgoError, Unsupported
 from .explain import explain
+from ._shapes import mark_dynamic, mark_static
 
 __version__ = "0.1.0"
 
 __all__ = [
     "compile", "reset", "disable", "is_compiling", "config", "set_logs", "list_backends",
     "register_backend", "OptimizedModule", "Unsupported", "BackendCompilerFailed", "PtgoError", "explain",
+    "mark_dynamic", "mark_static",
 ]

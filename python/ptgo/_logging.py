@@ -21,6 +21,7 @@ CHANNELS = {
     "compile_times": "time spent per compile stage",
     "dynamo": "capture (info level; +dynamo for debug detail)",
     "inductor": "code generation (info level; +inductor for debug detail)",
+    "dynamic": "which dimension became dynamic (symbolic) and why, and what was specialised",
 }
 
 _enabled = {}  # channel -> logging level

@@ -67,6 +67,8 @@ class _Context:
         self.ptgo_aot_eager = self.backend is _backends.aot_eager
         self.backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
         self.fullgraph = bool(fullgraph)
+        if dynamic is not None and not isinstance(dynamic, bool):
+            raise TypeError("ptgo.compile: dynamic must be None, True or False, got %r" % (dynamic,))
         self.dynamic = dynamic
         self.mode = mode
         self.options = dict(options or {})

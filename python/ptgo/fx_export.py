@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import json
+import operator
 import linecache
 import re
 import types
@@ -157,13 +158,59 @@ def _tag(v: dict) -> Tuple[str, Any]:
     return next(iter(v.items()))
 
 
-def _arg(v: Any, env: Dict[str, torch.fx.Node]) -> Any:
+class _Symbols:
+    """The size symbols of a graph with dynamic shapes: each symbol is a ``size`` call on the
+    placeholder that carries it (made once, after the placeholders), and each size expression an
+    ``operator`` chain over them (made once per expression)."""
+
+    def __init__(self, graph: torch.fx.Graph, symbols: Any):
+        self.graph, self.symbols = graph, symbols or []
+        self.nodes: Dict[int, Any] = {}
+        self.exprs: Dict[str, Any] = {}
+
+    def symbol(self, sid: int, env: Dict[str, torch.fx.Node]) -> Any:
+        if sid in self.nodes:
+            return self.nodes[sid]
+        s = self.symbols[sid]
+        if s["input"] < 0:
+            value = s["hint"]  # specialised by the trace (guarded equal to its hint)
+        else:
+            ph = [n for n in self.graph.nodes if n.op == "placeholder"][s["input"]]
+            if s["dim"] < 0:
+                value = ph
+            else:
+                value = self.graph.create_node("call_method", "size", (ph, s["dim"]), name=f"sym_size_s{sid}")
+        self.nodes[sid] = value
+        return value
+
+    def expr(self, x: Any, env: Dict[str, torch.fx.Node]) -> Any:
+        key = json.dumps(x, sort_keys=True)
+        if key in self.exprs:
+            return self.exprs[key]
+        total: Any = None
+        for coef, ids in x["terms"]:
+            term: Any = coef if coef != 1 else None
+            for sid in ids:
+                f = self.symbol(sid, env)
+                term = f if term is None else self.graph.create_node("call_function", operator.mul, (term, f))
+            total = term if total is None else self.graph.create_node("call_function", operator.add, (total, term))
+        if x["c"]:
+            total = self.graph.create_node("call_function", operator.add, (total, x["c"]))
+        self.exprs[key] = total
+        return total
+
+
+def _arg(v: Any, env: Dict[str, torch.fx.Node], syms: Optional[_Symbols] = None) -> Any:
     """An ARG of the schema as the Python value (or fx.Node) torch.fx expects."""
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if not isinstance(v, dict):
         raise ExportError(f"fx_export: unexpected argument {v!r}; lists are tagged {{\"list\": [...]}}")
     tag, x = _tag(v)
+    if tag == "sym":
+        if syms is None:
+            raise ExportError("fx_export: a size expression in a graph without symbols")
+        return syms.expr(x, env)
     if tag == "node":
         node = env.get(x)
         if node is None:
@@ -174,13 +221,13 @@ def _arg(v: Any, env: Dict[str, torch.fx.Node]) -> Any:
     if tag == "complex":
         return complex(float(x[0]), float(x[1]))
     if tag == "list":
-        return [_arg(e, env) for e in x]
+        return [_arg(e, env, syms) for e in x]
     if tag == "tuple":
-        return tuple(_arg(e, env) for e in x)
+        return tuple(_arg(e, env, syms) for e in x)
     if tag == "dict":
-        return {k: _arg(e, env) for k, e in x}
+        return {k: _arg(e, env, syms) for k, e in x}
     if tag == "slice":
-        return slice(*(_arg(e, env) for e in x))
+        return slice(*(_arg(e, env, syms) for e in x))
     if tag == "dtype":
         return _dtype(x)
     if tag == "device":
@@ -210,6 +257,8 @@ def _meta(v: Any) -> Any:
         }
     if tag == "tuple":
         return tuple(_meta(e) for e in x)
+    if tag == "sym":
+        return None
     if tag == "float":
         return float(x)
     if tag == "complex":
@@ -248,10 +297,11 @@ def graph_module_from_json(
     graph = torch.fx.Graph()
     env: Dict[str, torch.fx.Node] = {}
     attr_paths: Dict[str, None] = {}
+    syms = _Symbols(graph, data.get("symbols"))
     for n in data["nodes"]:
         op, name, target = n["op"], n["name"], n.get("target")
-        args = tuple(_arg(a, env) for a in n.get("args", ()))
-        kwargs = {k: _arg(v, env) for k, v in n.get("kwargs", ())}
+        args = tuple(_arg(a, env, syms) for a in n.get("args", ()))
+        kwargs = {k: _arg(v, env, syms) for k, v in n.get("kwargs", ())}
         if op == "placeholder":
             # The target is the argument's own name (``input``), the name may differ (``input_1``).
             node = graph.create_node("placeholder", target or name, name=name)

@@ -1,0 +1,416 @@
+package bytecode
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"ptgo/bytecode/py"
+	"ptgo/logs"
+	"ptgo/primtorch"
+)
+
+// Dynamic shapes in capture.
+//
+// A graph input's dimension is either static (guarded by its exact size, as before) or
+// symbolic: its size is a primtorch size symbol, the input's meta carries the symbolic layout,
+// and its guard accepts any size ≥ 2 there. Which dimensions are symbolic is the policy
+// (DynamicPolicy): torch.compile's — automatic (dynamic=None: a dimension whose size changed
+// between two compiles of the same code becomes symbolic), all (dynamic=True), none
+// (dynamic=False) — plus ptgo.mark_dynamic / mark_static (and torch._dynamo.mark_dynamic's
+// attribute) on the tensor.
+//
+// Sizes read in Python (x.shape, x.size(1), x.numel()) are SymV values. Arithmetic on them
+// stays symbolic where the result is a polynomial; comparisons decide at the hints and record a
+// guard; passed to a tensor op they reach its meta function as SymInts (the op's graph node gets
+// them as Const{SymInt}, evaluated at run time). Every other use realizes them: realize turns a
+// SymV into its int, guarding each symbol it mentions equal to its hint (specialisation), so a
+// path that does not know about symbols can never bake a size in unguarded.
+
+// SymV is a Python int that depends on size symbols.
+type SymV struct{ S primtorch.SymInt }
+
+func (s *SymV) Describe() string {
+	return fmt.Sprintf("int %s (a dynamic size, %d in this call)", s.S.String(), s.S.Hint())
+}
+
+// symValue is s as a bytecode value: an int constant when it has no symbols.
+func symValue(s primtorch.SymInt) Value {
+	if k, ok := s.IsConst(); ok {
+		return intV(k)
+	}
+	return &SymV{S: s}
+}
+
+// asSym returns v's SymInt when v is an int-like constant or a SymV.
+func asSym(v Value) (primtorch.SymInt, bool) {
+	switch x := v.(type) {
+	case *SymV:
+		return x.S, true
+	case *ConstV:
+		if x.IsIntLike() {
+			return primtorch.SymConst(x.I), true
+		}
+	}
+	return primtorch.SymInt{}, false
+}
+
+// specializeSym is what realize does to a SymV: its value now, guarded.
+func specializeSym(f *frame, s *SymV) Value {
+	why := "used as a plain int"
+	if f != nil {
+		why = "used as a plain int at " + f.shortWhere()
+	}
+	return intV(s.S.Specialize(why))
+}
+
+// symBinary folds int arithmetic with a SymV operand; ok is false when the result is not a
+// polynomial (the caller realizes the operands and computes with ints).
+func symBinary(op string, a, b Value) (Value, bool) {
+	x, okA := asSym(a)
+	y, okB := asSym(b)
+	_, symA := a.(*SymV)
+	_, symB := b.(*SymV)
+	if !okA || !okB || !(symA || symB) {
+		return nil, false
+	}
+	switch op {
+	case "add":
+		return symValue(x.Add(y)), true
+	case "sub":
+		return symValue(x.Sub(y)), true
+	case "mul":
+		return symValue(x.Mul(y)), true
+	case "floordiv":
+		if k, ok := y.IsConst(); ok && k > 0 {
+			if q, ok := x.FloorDivConst(k); ok {
+				return symValue(q), true
+			}
+		}
+		if q, ok := x.DivExact(y); ok {
+			// exact polynomial division: floor division agrees
+			return symValue(q), true
+		}
+	case "mod":
+		if k, ok := y.IsConst(); ok && k > 0 {
+			if r, ok := x.ModConst(k); ok {
+				return intV(r), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// symCompare decides a comparison with a SymV operand at the hints, guarding the outcome.
+func symCompare(f *frame, op string, a, b Value) (Value, bool) {
+	x, okA := asSym(a)
+	y, okB := asSym(b)
+	_, symA := a.(*SymV)
+	_, symB := b.(*SymV)
+	if !okA || !okB || !(symA || symB) {
+		return nil, false
+	}
+	env := x.Env()
+	if env == nil {
+		env = y.Env()
+	}
+	env.Why = f.shortWhere()
+	defer func() { env.Why = "" }()
+	switch op {
+	case "eq":
+		return boolV(x.EqualHint(y)), true
+	case "ne":
+		return boolV(!x.EqualHint(y)), true
+	case "ge":
+		return boolV(x.GeHint(y)), true
+	case "gt":
+		return boolV(x.GtHint(y)), true
+	case "le":
+		return boolV(y.GeHint(x)), true
+	case "lt":
+		return boolV(y.GtHint(x)), true
+	}
+	return nil, false
+}
+
+// DynamicMode is the dynamic= option of ptgo.compile.
+type DynamicMode int
+
+const (
+	DynamicAuto   DynamicMode = iota // None: automatic dynamic after a size changes
+	DynamicAll                       // True: every dimension (of size ≥ 2) symbolic from the start
+	DynamicNever                     // False: static shapes (mark_dynamic still applies)
+	DynamicStatic                    // a retry after the backend refused symbolic sizes: nothing symbolic
+)
+
+// dimHistory is what automatic dynamic remembers of one input of one code object: the sizes of
+// the last compile and the dimensions already made symbolic.
+type dimHistory struct {
+	sizes   []int64
+	dynamic map[int]bool
+}
+
+// maxDimHistory bounds the sources remembered per code object, maxCodeHistory the code objects.
+const (
+	maxDimHistory  = 256
+	maxCodeHistory = 4096
+)
+
+// dimHistories is automatic dynamic's memory across compiles, by code (file, first line,
+// qualified name) and input source. Compiles hold the GIL, which serialises access; the mutex
+// makes that independent of the caller.
+var dimHistories = struct {
+	sync.Mutex
+	byCode map[string]*codeDims
+}{byCode: map[string]*codeDims{}}
+
+// codeDims is automatic dynamic's memory of one code object.
+type codeDims struct {
+	inputs map[string]*dimHistory
+	// staticOnly is why the backend refused this code's symbolic graph ("" while it did not):
+	// later compiles capture it static directly instead of tracing twice.
+	staticOnly string
+}
+
+func codeHistory(c *Code) *codeDims {
+	key := fmt.Sprintf("%s:%d:%s", c.Filename, c.FirstLineNo, c.QualName)
+	dimHistories.Lock()
+	defer dimHistories.Unlock()
+	h := dimHistories.byCode[key]
+	if h == nil {
+		if len(dimHistories.byCode) >= maxCodeHistory {
+			dimHistories.byCode = map[string]*codeDims{}
+		}
+		h = &codeDims{inputs: map[string]*dimHistory{}}
+		dimHistories.byCode[key] = h
+	}
+	return h
+}
+
+// RefuseDynamic remembers that the backend could not compile code's graph with symbolic sizes,
+// so its later compiles are static from the start.
+func RefuseDynamic(c *Code, reason string) {
+	h := codeHistory(c)
+	dimHistories.Lock()
+	h.staticOnly = reason
+	dimHistories.Unlock()
+}
+
+// ResetDynamicHistory forgets what automatic dynamic learnt (ptgo.reset()).
+func ResetDynamicHistory() {
+	dimHistories.Lock()
+	dimHistories.byCode = map[string]*codeDims{}
+	dimHistories.Unlock()
+}
+
+// dynamicDims decides which dims of the input read from src are symbolic in this trace, and
+// updates the automatic-dynamic history. marked/static are the dims mark_dynamic/mark_static
+// named on the tensor.
+func (t *Tracer) dynamicDims(src Source, m *primtorch.TensorMeta, marked, static map[int]bool) map[int]bool {
+	mode := t.dynamic
+	out := map[int]bool{}
+	if mode == DynamicStatic || m.Dim() == 0 {
+		return out
+	}
+	cd := codeHistory(t.rootCode.code)
+	dimHistories.Lock()
+	defer dimHistories.Unlock()
+	key := src.Name()
+	h := cd.inputs[key]
+	if h == nil && len(cd.inputs) < maxDimHistory {
+		h = &dimHistory{dynamic: map[int]bool{}}
+		cd.inputs[key] = h
+	}
+	refused := cd.staticOnly != ""
+	for d, s := range m.Shape {
+		want := marked[d]
+		switch mode {
+		case DynamicAll:
+			want = true
+		case DynamicAuto:
+			if h != nil && (h.dynamic[d] || (len(h.sizes) == len(m.Shape) && h.sizes[d] != s)) {
+				if !h.dynamic[d] {
+					logs.Printf(logs.Dynamic, "%s: dimension %d of %s became dynamic: its size changed from %d to %d since the last compile",
+						t.rootCode.code.QualName, d, readableName(src), h.sizes[d], s)
+				}
+				want = true
+				h.dynamic[d] = true
+			}
+		}
+		if static[d] || refused {
+			want = false
+		}
+		if want && s >= 2 {
+			out[d] = true
+		}
+	}
+	if h != nil {
+		h.sizes = append([]int64(nil), m.Shape...)
+	}
+	if len(out) > 0 && !denseRowMajor(m) {
+		logs.Printf(logs.Dynamic, "%s: %s stays static: dynamic sizes need a contiguous input with storage offset 0 (strides %v, offset %d)",
+			t.rootCode.code.QualName, readableName(src), m.Strides, m.Offset)
+		return map[int]bool{}
+	}
+	return out
+}
+
+func denseRowMajor(m *primtorch.TensorMeta) bool {
+	if m.Offset != 0 {
+		return false
+	}
+	want := primtorch.ContiguousStrides(m.Shape)
+	for i := range want {
+		if m.Strides[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// makeSymbolic gives the input meta m symbols for dims dyn (one symbol per distinct size, as
+// torch's duck shaping does: equal sizes share a symbol, and the guard keeps them equal). The
+// returned function installs those equality guards; call it after the tensor's own guard (the
+// guard reads sizes of tensors already checked to be tensors).
+func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]bool) func() {
+	var equal []func()
+	if len(dyn) == 0 {
+		return func() {}
+	}
+	if t.shapes == nil {
+		t.shapes = primtorch.NewShapeEnv()
+		t.symByHint = map[int64]primtorch.SymInt{}
+		t.graph.Shapes = t.shapes
+	}
+	sizes := make([]primtorch.SymInt, m.Dim())
+	for d, s := range m.Shape {
+		if !dyn[d] {
+			sizes[d] = primtorch.SymConst(s)
+			continue
+		}
+		sym, ok := t.symByHint[s]
+		if !ok {
+			sym = t.shapes.NewSymbol(s, fmt.Sprintf("%s.size(%d)", src.Name(), d))
+			t.symByHint[s] = sym
+			id, _, _, _ := sym.Linear()
+			t.symSources = append(t.symSources, symSource{src: src, dim: d})
+			logs.Printf(logs.Dynamic, "%s: s%d = %s.size(%d) (%d in this call)", t.rootCode.code.QualName, id, readableName(src), d, s)
+		} else {
+			id, _, _, _ := sym.Linear()
+			first, d := t.symSources[id], d
+			equal = append(equal, func() { t.guards.SymEqualSizes(first.src, first.dim, src, d) })
+		}
+		sizes[d] = sym
+	}
+	m.SetSymLayout(sizes, primtorch.SymContiguousStrides(sizes), primtorch.SymConst(0))
+	return func() {
+		for _, f := range equal {
+			f()
+		}
+	}
+}
+
+// symSource is where symbol k's value is read: dim of the tensor at src.
+type symSource struct {
+	src Source
+	dim int
+}
+
+// installShapeGuards turns the guards the trace assumed about symbols into guard instructions.
+func (t *Tracer) installShapeGuards() {
+	if t.shapes == nil {
+		return
+	}
+	for _, g := range t.shapes.Guards() {
+		t.guards.Sym(g, t.symSources)
+	}
+}
+
+// dynamicMarks reads the dims mark_dynamic / mark_static (and torch._dynamo.mark_dynamic) put
+// on a tensor.
+func (t *Tracer) dynamicMarks(o py.Obj) (marked, static map[int]bool) {
+	read := func(attr string) map[int]bool {
+		v, err := t.api.GetAttr(o, attr)
+		if err != nil {
+			return nil
+		}
+		out := map[int]bool{}
+		lst, err := t.api.Call(t.env.Known("builtins.sorted"), []py.Obj{v}, nil)
+		if err != nil {
+			return nil
+		}
+		n, err := t.api.Len(lst)
+		if err != nil {
+			return nil
+		}
+		for i := 0; i < n; i++ {
+			e, err := t.api.Index(lst, i)
+			if err != nil {
+				continue
+			}
+			if d, err := t.api.Int(e); err == nil {
+				out[int(d)] = true
+			}
+		}
+		return out
+	}
+	marked = read("_ptgo_dynamic_dims")
+	for d := range read("_dynamo_dynamic_indices") {
+		if marked == nil {
+			marked = map[int]bool{}
+		}
+		marked[d] = true
+	}
+	return marked, read("_ptgo_static_dims")
+}
+
+// symDims describes the symbolic dims of m for messages: "dims 0, 1".
+func symDims(dyn map[int]bool) string {
+	var ds []int
+	for d := range dyn {
+		ds = append(ds, d)
+	}
+	sort.Ints(ds)
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprint(d)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// realizeKeepSym is realize for paths that handle SymV themselves.
+func (t *Tracer) realizeKeepSym(f *frame, v Value) (Value, error) {
+	if _, ok := v.(*SymV); ok {
+		return v, nil
+	}
+	return t.realize(f, v)
+}
+
+// staticSize is dim d's size as a plain int, specialising it when symbolic (len(x), iterating
+// over a tensor: the count of Python values depends on it).
+func staticSize(f *frame, m *primtorch.TensorMeta, d int) int64 {
+	if m.Sym == nil {
+		return m.Shape[d]
+	}
+	return m.Sym.Sizes[d].Specialize("a Python count from a size at " + f.shortWhere())
+}
+
+// specializeIn specialises every symbol a bytecode value mentions (tensor metas, SymVs,
+// containers).
+func specializeIn(v Value, why string) {
+	switch x := v.(type) {
+	case *TensorV:
+		primtorch.SpecializeValue(x.Meta, why)
+	case *SymV:
+		x.S.Specialize(why)
+	case *TupleV:
+		for _, it := range x.Items {
+			specializeIn(it, why)
+		}
+	case *ListV:
+		for _, it := range x.Items {
+			specializeIn(it, why)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+"""Dynamic shapes (issue 10): size symbols in capture, their guards, and the dynamic= policy.
+
+Every test compares with eager and counts the graphs ptgo compiled (its compile log), across a
+sweep of sizes: automatic dynamic compiles static first and one symbolic graph after the first
+size change; dynamic=True is symbolic from the start; dynamic=False compiles once per size.
+"""
+import json
+import logging
+import random
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import ptgo
+from ptgo import _C
+from conftest import assert_same
+
+
+def compiled_count():
+    log = (json.loads(_C.request("compile_log", "{}")) or []) if _C.go_loaded() else []
+    return sum(1 for r in log if r.get("compiled"))
+
+
+BACKENDS = ["eager", "aot_eager", "inductor"]
+
+
+def sweep(fn, make, sizes, **kw):
+    cf = ptgo.compile(fn, **kw)
+    for n in sizes:
+        args = make(n)
+        assert_same(cf(*args), fn(*args), "size %r" % (n,))
+    return compiled_count()
+
+
+def pointwise(x, y):
+    b = x.size(0)
+    z = x.reshape(b, -1) * 2 + y.reshape(b, -1).sum(1, keepdim=True)
+    return torch.relu(z) / x.shape[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_automatic_dynamic_batch(backend):
+    sizes = [3, 5, 8, 5, 11, 17, 2, 40, 64, 33]
+    n = sweep(pointwise, lambda b: (torch.randn(b, 4, 2), torch.randn(b, 8)), sizes, backend=backend)
+    assert n <= 2, "%d graphs for %d sizes" % (n, len(set(sizes)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dynamic_true_compiles_once(backend):
+    sizes = [3, 5, 8, 11, 17]
+    n = sweep(pointwise, lambda b: (torch.randn(b, 4, 2), torch.randn(b, 8)), sizes, backend=backend, dynamic=True)
+    assert n == 1
+
+
+def test_dynamic_false_compiles_per_size():
+    sizes = [3, 5, 8]
+    n = sweep(pointwise, lambda b: (torch.randn(b, 4, 2), torch.randn(b, 8)), sizes, backend="eager", dynamic=False)
+    assert n == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pointwise_many_2d_shapes(backend):
+    def f(x):
+        return torch.sigmoid(x) * x + 1.0
+
+    rng = random.Random(0)
+    shapes = [(rng.randint(2, 64), rng.randint(2, 64)) for _ in range(14)]
+    n = sweep(f, lambda s: (torch.randn(*s),), shapes, backend=backend)
+    assert n <= 2
+
+
+def test_size_one_is_specialised():
+    cf = ptgo.compile(pointwise, backend="eager", dynamic=True)
+    for b in [4, 1, 6, 1]:
+        args = (torch.randn(b, 4, 2), torch.randn(b, 8))
+        assert_same(cf(*args), pointwise(*args))
+    # one symbolic graph for sizes >= 2, one for size 1
+    assert compiled_count() == 2
+
+
+def test_branch_on_size_guards_the_branch():
+    def f(x):
+        if x.size(0) > 4:
+            return x * 2
+        return x - 1
+
+    cf = ptgo.compile(f, backend="eager", dynamic=True)
+    for b in [8, 3, 9, 2, 16]:
+        x = torch.randn(b, 3)
+        assert_same(cf(x), f(x))
+    assert compiled_count() == 2  # one graph per side of the branch
+
+
+def test_equal_sizes_share_a_symbol_and_are_guarded():
+    def f(x, y):
+        return x + y
+
+    cf = ptgo.compile(f, backend="eager", dynamic=True)
+    x, y = torch.randn(5), torch.randn(5)
+    assert_same(cf(x, y), f(x, y))
+    x, y = torch.randn(7), torch.randn(7)
+    assert_same(cf(x, y), f(x, y))
+    assert compiled_count() == 1
+    # sizes that differ fail the equality guard and get eager's error
+    with pytest.raises(RuntimeError) as theirs:
+        f(torch.randn(5), torch.randn(7))
+    with pytest.raises(RuntimeError) as ours:
+        cf(torch.randn(5), torch.randn(7))
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_mark_dynamic_and_mark_static():
+    def f(x):
+        return x.sum(0) * 3
+
+    cf = ptgo.compile(f, backend="eager")
+    x = torch.randn(6, 3)
+    ptgo.mark_dynamic(x, 0)
+    assert_same(cf(x), f(x))
+    x2 = torch.randn(9, 3)
+    ptgo.mark_dynamic(x2, 0)
+    assert_same(cf(x2), f(x2))
+    assert compiled_count() == 1
+
+    ptgo.reset()
+    cs = ptgo.compile(f, backend="eager", dynamic=True)
+    for b in [4, 5]:
+        x = torch.randn(b, 3)
+        ptgo.mark_static(x, 0)
+        assert_same(cs(x), f(x))
+    assert compiled_count() == 2
+
+
+def test_mark_dynamic_errors():
+    x = torch.randn(2, 3)
+    with pytest.raises(TypeError):
+        ptgo.mark_dynamic([1, 2], 0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        ptgo.mark_dynamic(x, 2)
+    with pytest.raises(TypeError):
+        ptgo.compile(lambda t: t, dynamic="yes")
+
+
+def test_guards_and_logs_name_the_symbol(caplog):
+    def f(x):
+        return x * 2
+
+    cf = ptgo.compile(f, backend="eager")
+    ptgo.set_logs("dynamic,guards")
+    try:
+        with caplog.at_level(logging.INFO, logger="ptgo"):
+            for b in [3, 5, 7]:
+                cf(torch.randn(b, 2))
+    finally:
+        ptgo.set_logs("")
+    text = caplog.text
+    assert "dimension 0 of x became dynamic: its size changed from 3 to 5" in text
+    assert "size=(s0, 2)" in text
+    assert compiled_count() == 2
+
+
+def test_python_count_from_a_size_specialises():
+    def f(x):
+        out = x
+        for _ in range(x.size(0)):
+            out = out + 1
+        return out
+
+    cf = ptgo.compile(f, backend="eager", dynamic=True)
+    for b in [2, 3, 2]:
+        x = torch.randn(b, 2)
+        assert_same(cf(x), f(x))
+    assert compiled_count() == 2  # a loop count depends on the size: one graph per count
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mlp_batch_sweep_inference(backend):
+    torch.manual_seed(0)
+    m = MLP().eval()
+    cm = ptgo.compile(m, backend=backend)
+    with torch.no_grad():
+        for b in [1, 7, 32, 100, 3, 1000, 64, 2]:
+            x = torch.randn(b, 16)
+            assert_same(cm(x), m(x), "batch %d" % b)
+    assert compiled_count() <= 3  # batch 1 (specialised), the first other size, the symbolic graph
