@@ -48,7 +48,7 @@ func pyTypeName(v Value) string {
 		return "Tensor"
 	case bool:
 		return "bool"
-	case int64, int:
+	case int64, int, SymInt:
 		return "int"
 	case float64:
 		return "float"

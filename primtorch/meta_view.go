@@ -416,10 +416,14 @@ func metaContiguous(a *Args) (Value, error) {
 
 // narrowMeta is slice(dim, start, start+length) without step.
 func narrowMeta(self *TensorMeta, d int, start, length int64) *TensorMeta {
-	c := self.Clone()
-	c.Shape[d] = length
-	c.Offset += start * self.Strides[d]
-	return c
+	return symNarrow(self, d, SymConst(start), SymConst(length))
+}
+
+// symNarrow is narrowMeta with symbolic bounds.
+func symNarrow(self *TensorMeta, d int, start, length SymInt) *TensorMeta {
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	sizes[d] = length
+	return withSym(self, sizes, strides, self.SymOffset().Add(start.Mul(strides[d])))
 }
 
 func metaNarrow(a *Args) (Value, error) {
