@@ -274,12 +274,12 @@ func mustBroadcast(a, b []int64) []int64 {
 
 // transposeMeta is t(): the last two dims swapped (a 1-d tensor is its own transpose).
 func transposeMeta(m *TensorMeta) *TensorMeta {
-	c := m.Clone()
-	if n := len(c.Shape); n >= 2 {
-		c.Shape[n-1], c.Shape[n-2] = c.Shape[n-2], c.Shape[n-1]
-		c.Strides[n-1], c.Strides[n-2] = c.Strides[n-2], c.Strides[n-1]
+	sizes, strides := m.SymSizes(), m.SymStrides()
+	if n := len(sizes); n >= 2 {
+		sizes[n-1], sizes[n-2] = sizes[n-2], sizes[n-1]
+		strides[n-1], strides[n-2] = strides[n-2], strides[n-1]
 	}
-	return c
+	return withSym(m, sizes, strides, m.SymOffset())
 }
 
 func metaBilinear(a *Args) (Value, error) {

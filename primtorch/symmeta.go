@@ -22,9 +22,7 @@ func symEq(a, b SymInt) bool {
 	switch {
 	case ca && cb:
 		return ka == kb
-	case ca && ka < 2 && b.provablyGe(SymConst(2)):
-		return false
-	case cb && kb < 2 && a.provablyGe(SymConst(2)):
+	case a.provablyGe(b.AddConst(1)) || b.provablyGe(a.AddConst(1)):
 		return false
 	case ca:
 		return b.EqualHint(a)
@@ -35,11 +33,24 @@ func symEq(a, b SymInt) bool {
 // symIs decides a == k.
 func symIs(a SymInt, k int64) bool { return symEq(a, SymConst(k)) }
 
-// symLt decides a < b; symLe, symGt, symGe likewise.
-func symLt(a, b SymInt) bool { return !a.GeHint(b) }
-func symLe(a, b SymInt) bool { return b.GeHint(a) }
-func symGt(a, b SymInt) bool { return a.GtHint(b) }
-func symGe(a, b SymInt) bool { return a.GeHint(b) }
+// symGe decides a >= b (no guard when it follows from sizes being at least 2).
+func symGe(a, b SymInt) bool {
+	if d, ok := a.Sub(b).IsConst(); ok {
+		return d >= 0
+	}
+	if a.provablyGe(b) {
+		return true
+	}
+	if b.provablyGe(a.AddConst(1)) {
+		return false
+	}
+	return a.GeHint(b)
+}
+
+// symLt decides a < b; symLe, symGt likewise.
+func symLt(a, b SymInt) bool { return !symGe(a, b) }
+func symLe(a, b SymInt) bool { return symGe(b, a) }
+func symGt(a, b SymInt) bool { return symGe(a, b.AddConst(1)) }
 
 // symMax is max(a, b) (decided, with a guard when symbolic).
 func symMax(a, b SymInt) SymInt {
@@ -461,3 +472,5 @@ func allSymbolic(defs ...*def) []*def {
 	}
 	return defs
 }
+
+func isBoolValue(v Value) bool { _, ok := v.(bool); return ok }
