@@ -202,11 +202,11 @@ func pointwise(ops []Value, p Promotion, dt DType, override bool) (*TensorMeta, 
 		vals = append(vals, v)
 		metas = append(metas, operandMeta(v))
 	}
-	shapes := make([][]int64, len(metas))
+	shapes := make([][]SymInt, len(metas))
 	for i, m := range metas {
-		shapes[i] = m.Shape
+		shapes[i] = m.SymSizes()
 	}
-	shape, err := BroadcastShapes(shapes...)
+	shape, err := SymBroadcastShapes(shapes...)
 	if err != nil {
 		return nil, err
 	}
@@ -224,5 +224,5 @@ func pointwise(ops []Value, p Promotion, dt DType, override bool) (*TensorMeta, 
 		}
 		dt = p.Apply(ResultType(vals...))
 	}
-	return &TensorMeta{DType: dt, Shape: shape, Strides: iterStrides(shape, metas), Device: dev}, nil
+	return (&TensorMeta{DType: dt, Device: dev}).SetSymLayout(shape, symIterStrides(shape, metas), SymConst(0)), nil
 }

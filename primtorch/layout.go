@@ -213,6 +213,4 @@ func LikeStrides(m *TensorMeta, mf MemoryFormat) []int64 {
 }
 
 // emptyLike returns the meta of empty_like(m, dtype) in memory format mf.
-func emptyLike(m *TensorMeta, dt DType, mf MemoryFormat) *TensorMeta {
-	return &TensorMeta{DType: dt, Shape: append([]int64(nil), m.Shape...), Strides: LikeStrides(m, mf), Device: m.Device}
-}
+func emptyLike(m *TensorMeta, dt DType, mf MemoryFormat) *TensorMeta { return symEmptyLike(m, dt, mf) }

@@ -2,14 +2,14 @@ package primtorch
 
 // toCopyStrides is the layout of _to_copy: preserve_format keeps the strides of a dense input and
 // otherwise uses its suggested memory format.
-func toCopyStrides(self *TensorMeta, mf MemoryFormat) []int64 {
+func toCopyStrides(self *TensorMeta, mf MemoryFormat) []SymInt {
 	if mf == "" || mf == PreserveFormat {
-		if self.IsNonOverlappingAndDense() {
-			return append([]int64(nil), self.Strides...)
+		if symDense(self) {
+			return self.SymStrides()
 		}
-		mf = self.SuggestMemoryFormat()
+		mf = symSuggestMemoryFormat(self)
 	}
-	return StridesFor(self.Shape, mf)
+	return symStridesFor(self.SymSizes(), mf)
 }
 
 // castTo is Tensor.to(dtype, device): the tensor itself when nothing changes, else a copy.
@@ -17,10 +17,10 @@ func castTo(self *TensorMeta, dt DType, dev Device, copy bool, mf MemoryFormat) 
 	if dev.Type == "" {
 		dev = deviceOf(self)
 	}
-	if dt == self.DType && dev == deviceOf(self) && !copy && (mf == "" || mf == PreserveFormat || self.SuggestMemoryFormat() == mf) {
+	if dt == self.DType && dev == deviceOf(self) && !copy && (mf == "" || mf == PreserveFormat || symSuggestMemoryFormat(self) == mf) {
 		return self.Clone()
 	}
-	return &TensorMeta{DType: dt, Shape: append([]int64{}, self.Shape...), Strides: toCopyStrides(self, mf), Device: dev}
+	return symTensor(dt, self.SymSizes(), toCopyStrides(self, mf), SymConst(0), dev)
 }
 
 func metaTo(a *Args) (Value, error) {
@@ -99,12 +99,12 @@ func metaClone(a *Args) (Value, error) {
 
 func metaCopy(a *Args) (Value, error) {
 	self, src := selfTensor(a), a.Tensor("src")
-	shape, err := broadcastPair(self.Shape, src.Shape)
+	shape, err := symBroadcastPair(self.SymSizes(), src.SymSizes())
 	if err != nil {
 		return nil, err
 	}
-	if !shapeEqual(shape, self.Shape) {
-		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(self.Shape), fmtShape(shape))
+	if !symShapeEq(shape, self.SymSizes()) {
+		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(self.Shape), symFmtShape(shape))
 	}
 	out := self.Clone()
 	out.RequiresGrad = self.RequiresGrad || (src.RequiresGrad && isFloatOrComplex(self.DType))

@@ -177,22 +177,22 @@ func metaConv(k int, transposed bool) metaFn {
 
 // unsqueezeMeta inserts a size-1 dim at d (the view torch's unsqueeze makes).
 func unsqueezeMeta(m *TensorMeta, d int) *TensorMeta {
-	c := m.Clone()
-	st := int64(1)
-	if d < len(m.Shape) {
-		st = m.Shape[d] * m.Strides[d]
+	sizes, strides := m.SymSizes(), m.SymStrides()
+	st := SymConst(1)
+	if d < len(sizes) {
+		st = sizes[d].Mul(strides[d])
 	}
-	c.Shape = append(append(append([]int64(nil), m.Shape[:d]...), 1), m.Shape[d:]...)
-	c.Strides = append(append(append([]int64(nil), m.Strides[:d]...), st), m.Strides[d:]...)
-	return c
+	sizes = append(append(append([]SymInt(nil), sizes[:d]...), SymConst(1)), sizes[d:]...)
+	strides = append(append(append([]SymInt(nil), strides[:d]...), st), strides[d:]...)
+	return withSym(m, sizes, strides, m.SymOffset())
 }
 
 // squeezeDimMeta removes dim d (which must have size 1).
 func squeezeDimMeta(m *TensorMeta, d int) *TensorMeta {
-	c := m.Clone()
-	c.Shape = append(append([]int64(nil), m.Shape[:d]...), m.Shape[d+1:]...)
-	c.Strides = append(append([]int64(nil), m.Strides[:d]...), m.Strides[d+1:]...)
-	return c
+	sizes, strides := m.SymSizes(), m.SymStrides()
+	sizes = append(sizes[:d:d], sizes[d+1:]...)
+	strides = append(strides[:d:d], strides[d+1:]...)
+	return withSym(m, sizes, strides, m.SymOffset())
 }
 
 // poolOutSize is torch's pooling_output_shape.

@@ -258,24 +258,24 @@ func advancedIndex(self *TensorMeta, indices []*TensorMeta) (*TensorMeta, error)
 			return nil, dataDependentf("indexing with a bool mask: the result's size is the number of true elements")
 		}
 	}
-	var shapes [][]int64
+	var shapes [][]SymInt
 	for _, t := range indices {
 		if t != nil {
-			shapes = append(shapes, t.Shape)
+			shapes = append(shapes, t.SymSizes())
 		}
 	}
-	bshape, err := BroadcastShapes(shapes...)
+	bshape, err := SymBroadcastShapes(shapes...)
 	if err != nil {
 		strs := make([]string, len(shapes))
 		for i, s := range shapes {
-			strs[i] = fmtShape(s)
+			strs[i] = symFmtShape(s)
 		}
 		return nil, indexErrorf("shape mismatch: indexing tensors could not be broadcast together with shapes %s", strings.Join(strs, ", "))
 	}
 	idx := make([]*TensorMeta, len(self.Shape))
 	for d, t := range indices {
 		if t != nil {
-			if idx[d], err = expandMeta(t, bshape); err != nil {
+			if idx[d], err = symExpand(t, bshape); err != nil {
 				return nil, err
 			}
 		}
@@ -321,38 +321,35 @@ func advancedIndex(self *TensorMeta, indices []*TensorMeta) (*TensorMeta, error)
 			after++
 		}
 	}
+	srcSizes, srcStrides := src.SymSizes(), src.SymStrides()
 	for d, t := range idx {
-		if t != nil && src.Shape[d] == 0 && numel(bshape) != 0 {
+		if t != nil && symIs(srcSizes[d], 0) && !symIs(symProd(bshape), 0) {
 			return nil, indexErrorf("index is out of bounds for dimension with size 0")
 		}
 	}
-	shape := append([]int64(nil), src.Shape[:before]...)
-	st := append([]int64(nil), src.Strides[:before]...)
+	shape := append([]SymInt(nil), srcSizes[:before]...)
+	st := append([]SymInt(nil), srcStrides[:before]...)
 	shape = append(shape, bshape...)
-	st = append(st, make([]int64, len(bshape))...)
-	shape = append(shape, src.Shape[before+indexed:]...)
-	st = append(st, src.Strides[before+indexed:]...)
-	restrided := view(src, shape, st, src.Offset)
+	st = append(st, make([]SymInt, len(bshape))...)
+	shape = append(shape, srcSizes[before+indexed:]...)
+	st = append(st, srcStrides[before+indexed:]...)
+	restrided := symViewOf(src, shape, st, src.SymOffset())
 	ops := []*TensorMeta{restrided}
 	for _, t := range idx {
 		if t == nil {
 			continue
 		}
-		rs := make([]int64, 0, before+len(t.Shape)+after)
-		for i := 0; i < before; i++ {
-			rs = append(rs, 1)
-		}
-		rs = append(rs, t.Shape...)
-		for i := 0; i < after; i++ {
-			rs = append(rs, 1)
-		}
-		r, err := reshapeAs(t, rs)
+		rs := make([]SymInt, 0, before+len(t.Shape)+after)
+		rs = append(rs, symOnes(before)...)
+		rs = append(rs, t.SymSizes()...)
+		rs = append(rs, symOnes(after)...)
+		r, err := symReshapeAs(t, rs)
 		if err != nil {
 			return nil, err
 		}
 		ops = append(ops, r)
 	}
-	return &TensorMeta{DType: self.DType, Shape: shape, Strides: iterStrides(shape, ops), Device: deviceOf(self)}, nil
+	return symTensor(self.DType, shape, symIterStrides(shape, ops), SymConst(0), deviceOf(self)), nil
 }
 
 func metaGetitem(a *Args) (Value, error) {
@@ -448,12 +445,13 @@ func metaGather(a *Args) (Value, error) {
 	if max(len(idx.Shape), 1) != max(len(self.Shape), 1) {
 		return nil, runtimeErrorf("Index tensor must have the same number of dimensions as input tensor")
 	}
-	for i := range idx.Shape {
-		if i != d && len(self.Shape) > 0 && idx.Shape[i] > self.Shape[i] {
+	is, ss := idx.SymSizes(), self.SymSizes()
+	for i := range is {
+		if i != d && len(ss) > 0 && symGt(is[i], ss[i]) {
 			return nil, runtimeErrorf("Size does not match at dimension %d expected index %s to be smaller than self %s apart from dimension %d", i, fmtShape(idx.Shape), fmtShape(self.Shape), d)
 		}
 	}
-	return newTensor(self.DType, idx.Shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, is, deviceOf(self)), nil
 }
 
 func metaScatter(a *Args) (Value, error) {
@@ -481,15 +479,16 @@ func metaScatter(a *Args) (Value, error) {
 	if src != nil && max(len(idx.Shape), 1) != max(len(src.Shape), 1) {
 		return nil, runtimeErrorf("Index tensor must have the same number of dimensions as src tensor")
 	}
-	for i := range idx.Shape {
-		if len(self.Shape) > 0 && i != d && idx.Shape[i] > self.Shape[i] {
+	is, ss := idx.SymSizes(), self.SymSizes()
+	for i := range is {
+		if len(ss) > 0 && i != d && symGt(is[i], ss[i]) {
 			return nil, runtimeErrorf("Expected index %s to be smaller than self %s apart from dimension %d and to be smaller size than src %s", fmtShape(idx.Shape), fmtShape(self.Shape), d, fmtShape(srcShape(src)))
 		}
-		if src != nil && len(src.Shape) > 0 && idx.Shape[i] > src.Shape[i] {
+		if src != nil && len(src.Shape) > 0 && symGt(is[i], src.SymSizes()[i]) {
 			return nil, runtimeErrorf("Expected index %s to be smaller than self %s apart from dimension %d and to be smaller size than src %s", fmtShape(idx.Shape), fmtShape(self.Shape), d, fmtShape(src.Shape))
 		}
 	}
-	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, ss, deviceOf(self)), nil
 }
 
 func srcShape(m *TensorMeta) []int64 {
@@ -511,12 +510,12 @@ func metaIndexSelect(a *Args) (Value, error) {
 	if idx.DType != Int64 && idx.DType != Int32 {
 		return nil, runtimeErrorf("index_select(): Expected dtype int32 or int64 for index")
 	}
-	shape := append([]int64(nil), self.Shape...)
+	shape := self.SymSizes()
 	if len(shape) == 0 {
 		return newTensor(self.DType, []int64{}, deviceOf(self)), nil
 	}
-	shape[d] = idx.Numel()
-	return newTensor(self.DType, shape, deviceOf(self)), nil
+	shape[d] = idx.SymNumel()
+	return symNewTensor(self.DType, shape, deviceOf(self)), nil
 }
 
 func metaIndexAdd(a *Args) (Value, error) {

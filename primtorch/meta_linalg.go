@@ -18,11 +18,12 @@ func checkMatrix(name string, m *TensorMeta) error {
 }
 
 // mmShape checks and returns the [n, m] result of [n, k] @ [k, m].
-func mmShape(x, y *TensorMeta) ([]int64, error) {
-	if x.Shape[1] != y.Shape[0] {
+func mmShape(x, y *TensorMeta) ([]SymInt, error) {
+	xs, ys := x.SymSizes(), y.SymSizes()
+	if !symEq(xs[1], ys[0]) {
 		return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", x.Shape[0], x.Shape[1], y.Shape[0], y.Shape[1])
 	}
-	return []int64{x.Shape[0], y.Shape[1]}, nil
+	return []SymInt{xs[0], ys[1]}, nil
 }
 
 func metaMm(a *Args) (Value, error) {
@@ -40,7 +41,7 @@ func metaMm(a *Args) (Value, error) {
 	if x.DType != y.DType {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
 	}
-	return newTensor(x.DType, shape, deviceOf(x)), nil
+	return symNewTensor(x.DType, shape, deviceOf(x)), nil
 }
 
 func metaBmm(a *Args) (Value, error) {
@@ -51,13 +52,14 @@ func metaBmm(a *Args) (Value, error) {
 	if len(y.Shape) != 3 {
 		return nil, runtimeErrorf("batch2 must be a 3D tensor")
 	}
-	if y.Shape[0] != x.Shape[0] || y.Shape[1] != x.Shape[2] {
+	xs, ys := x.SymSizes(), y.SymSizes()
+	if !symEq(ys[0], xs[0]) || !symEq(ys[1], xs[2]) {
 		return nil, runtimeErrorf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", x.Shape[0], x.Shape[2], y.Shape[0], y.Shape[1])
 	}
 	if x.DType != y.DType {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
 	}
-	return newTensor(x.DType, []int64{x.Shape[0], x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
+	return symNewTensor(x.DType, []SymInt{xs[0], xs[1], ys[2]}, deviceOf(x)), nil
 }
 
 func metaMv(a *Args) (Value, error) {
@@ -99,62 +101,63 @@ func metaOuter(a *Args) (Value, error) {
 }
 
 // matmulShape is torch.matmul's result shape; it reports errors as torch does.
-func matmulShape(x, y *TensorMeta) ([]int64, error) {
+func matmulShape(x, y *TensorMeta) ([]SymInt, error) {
 	dx, dy := len(x.Shape), len(y.Shape)
 	if dx == 0 || dy == 0 {
 		return nil, runtimeErrorf("both arguments to matmul need to be at least 1D, but they are %dD and %dD", dx, dy)
 	}
+	xs, ys := x.SymSizes(), y.SymSizes()
 	switch {
 	case dx == 1 && dy == 1:
-		if x.Shape[0] != y.Shape[0] {
+		if !symEq(xs[0], ys[0]) {
 			return nil, runtimeErrorf("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number of elements, but got %d and %d elements respectively", x.Shape[0], y.Shape[0], x.Shape[0], y.Shape[0])
 		}
-		return []int64{}, nil
+		return []SymInt{}, nil
 	case dx == 2 && dy == 1:
-		if x.Shape[1] != y.Shape[0] {
+		if !symEq(xs[1], ys[0]) {
 			return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", x.Shape[0], x.Shape[0], x.Shape[1], y.Shape[0])
 		}
-		return []int64{x.Shape[0]}, nil
+		return []SymInt{xs[0]}, nil
 	case dx == 1 && dy == 2:
-		if x.Shape[0] != y.Shape[0] {
+		if !symEq(xs[0], ys[0]) {
 			return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (1x%d and %dx%d)", x.Shape[0], y.Shape[0], y.Shape[1])
 		}
-		return []int64{y.Shape[1]}, nil
+		return []SymInt{ys[1]}, nil
 	case dx == 2 && dy == 2:
 		return mmShape(x, y)
 	case dx >= 3 && (dy == 1 || dy == 2):
-		k := x.Shape[dx-1]
+		k := xs[dx-1]
 		if dy == 1 {
-			if k != y.Shape[0] {
-				return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", numel(x.Shape[:dx-1]), numel(x.Shape[:dx-1]), k, y.Shape[0])
+			if !symEq(k, ys[0]) {
+				return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", numel(x.Shape[:dx-1]), numel(x.Shape[:dx-1]), k.Hint(), y.Shape[0])
 			}
-			return append([]int64(nil), x.Shape[:dx-1]...), nil
+			return append([]SymInt(nil), xs[:dx-1]...), nil
 		}
-		if k != y.Shape[0] {
-			return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", numel(x.Shape[:dx-1]), k, y.Shape[0], y.Shape[1])
+		if !symEq(k, ys[0]) {
+			return nil, runtimeErrorf("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", numel(x.Shape[:dx-1]), k.Hint(), y.Shape[0], y.Shape[1])
 		}
-		return append(append([]int64(nil), x.Shape[:dx-1]...), y.Shape[1]), nil
+		return append(append([]SymInt(nil), xs[:dx-1]...), ys[1]), nil
 	}
 	// Batched: broadcast batch dims.
-	var n, k1 int64
-	var bx []int64
+	var n, k1 SymInt
+	var bx []SymInt
 	if dx == 1 {
-		n, k1 = 1, x.Shape[0]
+		n, k1 = SymConst(1), xs[0]
 	} else {
-		n, k1 = x.Shape[dx-2], x.Shape[dx-1]
-		bx = x.Shape[:dx-2]
+		n, k1 = xs[dx-2], xs[dx-1]
+		bx = xs[:dx-2]
 	}
-	k2, m := y.Shape[dy-2], y.Shape[dy-1]
-	by := y.Shape[:dy-2]
-	batch, err := BroadcastShapes(bx, by)
+	k2, m := ys[dy-2], ys[dy-1]
+	by := ys[:dy-2]
+	batch, err := SymBroadcastShapes(bx, by)
 	if err != nil {
 		return nil, err
 	}
-	if k1 != k2 {
-		b := numel(batch)
-		return nil, runtimeErrorf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", b, k1, b, k2)
+	if !symEq(k1, k2) {
+		b := symProd(batch).Hint()
+		return nil, runtimeErrorf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", b, k1.Hint(), b, k2.Hint())
 	}
-	out := append([]int64(nil), batch...)
+	out := append([]SymInt(nil), batch...)
 	if dx > 1 {
 		out = append(out, n)
 	}
@@ -170,7 +173,7 @@ func metaMatmul(a *Args) (Value, error) {
 	if x.DType != y.DType {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
 	}
-	return newTensor(x.DType, shape, deviceOf(x)), nil
+	return symNewTensor(x.DType, shape, deviceOf(x)), nil
 }
 
 // metaAddmm is addmm/addmv/baddbmm/addbmm: the product's shape, self broadcast to it.
@@ -182,7 +185,7 @@ func metaAddmm(prod metaFn) metaFn {
 		}
 		m := r.(*TensorMeta)
 		self := selfTensor(a)
-		if _, err := expandMeta(self, m.Shape); err != nil {
+		if _, err := symExpand(self, m.SymSizes()); err != nil {
 			return nil, err
 		}
 		if self.DType != m.DType {
@@ -208,7 +211,7 @@ func addmmProduct(a *Args) (Value, error) {
 	if x.DType != y.DType {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
 	}
-	return newTensor(x.DType, shape, deviceOf(x)), nil
+	return symNewTensor(x.DType, shape, deviceOf(x)), nil
 }
 
 func addmvProduct(a *Args) (Value, error) {
@@ -230,13 +233,14 @@ func baddbmmProduct(a *Args) (Value, error) {
 	if len(y.Shape) != 3 {
 		return nil, runtimeErrorf("batch2 must be a 3D tensor")
 	}
-	if y.Shape[0] != x.Shape[0] || y.Shape[1] != x.Shape[2] {
+	xs, ys := x.SymSizes(), y.SymSizes()
+	if !symEq(ys[0], xs[0]) || !symEq(ys[1], xs[2]) {
 		return nil, runtimeErrorf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", x.Shape[0], x.Shape[2], y.Shape[0], y.Shape[1])
 	}
 	if a.Op.Schema.Name == "addbmm" {
-		return newTensor(x.DType, []int64{x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
+		return symNewTensor(x.DType, []SymInt{xs[1], ys[2]}, deviceOf(x)), nil
 	}
-	return newTensor(x.DType, []int64{x.Shape[0], x.Shape[1], y.Shape[2]}, deviceOf(x)), nil
+	return symNewTensor(x.DType, []SymInt{xs[0], xs[1], ys[2]}, deviceOf(x)), nil
 }
 
 func metaLinear(a *Args) (Value, error) {
@@ -256,11 +260,11 @@ func metaLinear(a *Args) (Value, error) {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(w.DType))
 	}
 	if b != nil {
-		if _, err := expandMeta(b, shape); err != nil {
+		if _, err := symExpand(b, shape); err != nil {
 			return nil, err
 		}
 	}
-	return newTensor(x.DType, shape, deviceOf(x)), nil
+	return symNewTensor(x.DType, shape, deviceOf(x)), nil
 }
 
 // mustBroadcast is BroadcastShapes of two shapes, or a when they do not broadcast.
@@ -274,12 +278,12 @@ func mustBroadcast(a, b []int64) []int64 {
 
 // transposeMeta is t(): the last two dims swapped (a 1-d tensor is its own transpose).
 func transposeMeta(m *TensorMeta) *TensorMeta {
-	c := m.Clone()
-	if n := len(c.Shape); n >= 2 {
-		c.Shape[n-1], c.Shape[n-2] = c.Shape[n-2], c.Shape[n-1]
-		c.Strides[n-1], c.Strides[n-2] = c.Strides[n-2], c.Strides[n-1]
+	sizes, strides := m.SymSizes(), m.SymStrides()
+	if n := len(sizes); n >= 2 {
+		sizes[n-1], sizes[n-2] = sizes[n-2], sizes[n-1]
+		strides[n-1], strides[n-2] = strides[n-2], strides[n-1]
 	}
-	return c
+	return withSym(m, sizes, strides, m.SymOffset())
 }
 
 func metaBilinear(a *Args) (Value, error) {

@@ -55,28 +55,34 @@ func metaGlu(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if self.Shape[d]%2 != 0 {
-		return nil, runtimeErrorf("Halving dimension must be even, but dimension %d is size %d", d, self.Shape[d])
+	shape := self.SymSizes()
+	half, ok := shape[d].FloorDivConst(2)
+	if r, exact := shape[d].ModConst(2); !ok || !exact || r != 0 {
+		// an odd or not provably even size: its value decides
+		n := shape[d].Specialize("glu halves dim " + itoa(d))
+		if n%2 != 0 {
+			return nil, runtimeErrorf("Halving dimension must be even, but dimension %d is size %d", d, n)
+		}
+		half = SymConst(n / 2)
 	}
-	shape := append([]int64(nil), self.Shape...)
-	shape[d] /= 2
-	return newTensor(self.DType, shape, deviceOf(self)), nil
+	shape[d] = half
+	return symNewTensor(self.DType, shape, deviceOf(self)), nil
 }
 
 // metaPrelu: torch 1.13 lays the result out by the input's suggest_memory_format, torch 2 as an
 // elementwise op does.
 func metaPrelu(a *Args) (Value, error) {
 	self, w := selfTensor(a), a.Tensor("weight")
-	if n := w.Numel(); n != 1 {
+	if n := w.SymNumel(); !symIs(n, 1) {
 		if len(self.Shape) < 2 && !(len(self.Shape) == 1 && len(w.Shape) == 1) {
 			return nil, runtimeErrorf("Not allow zero-dim input tensor.")
 		}
-		ch := int64(1)
+		ch := SymConst(1)
 		if len(self.Shape) >= 2 {
-			ch = self.Shape[1]
+			ch = self.SymSizes()[1]
 		}
-		if n != ch {
-			return nil, runtimeErrorf("Mismatch of parameter numbers and input channel size. Found parameter numbers = %d and channel size = %d.", n, ch)
+		if !symEq(n, ch) {
+			return nil, runtimeErrorf("Mismatch of parameter numbers and input channel size. Found parameter numbers = %d and channel size = %d.", n.Hint(), ch.Hint())
 		}
 	}
 	if behavior().PreluLikeElementwise {
@@ -87,8 +93,7 @@ func metaPrelu(a *Args) (Value, error) {
 		r.RequiresGrad = false
 		return r, nil
 	}
-	return &TensorMeta{DType: self.DType, Shape: self.Shape, Strides: StridesFor(self.Shape, self.SuggestMemoryFormat()),
-		Device: deviceOf(self)}, nil
+	return symTensor(self.DType, self.SymSizes(), symStridesFor(self.SymSizes(), symSuggestMemoryFormat(self)), SymConst(0), deviceOf(self)), nil
 }
 
 // metaAddSub checks alpha as add/sub do, then promotes.
@@ -150,7 +155,7 @@ func metaPow(a *Args) (Value, error) {
 	// A number base: torch.pow(number, tensor) writes a contiguous result; number ** tensor
 	// (Tensor.__rpow__) does under torch 2 only.
 	if _, base := a.Get("self").(*TensorMeta); !base && (!a.sigOf("operator.pow") || behavior().ScalarPowContiguous) {
-		m.Strides = ContiguousStrides(m.Shape)
+		m.SetSymLayout(m.SymSizes(), SymContiguousStrides(m.SymSizes()), SymConst(0))
 	}
 	return m, nil
 }
@@ -175,11 +180,11 @@ func metaMaskedFill(a *Args) (Value, error) {
 	if v, ok := a.Get("value").(*TensorMeta); ok && len(v.Shape) != 0 {
 		return nil, runtimeErrorf("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).", len(v.Shape))
 	}
-	shape, err := BroadcastShapes(mask.Shape, self.Shape)
+	shape, err := SymBroadcastShapes(mask.SymSizes(), self.SymSizes())
 	if err != nil {
 		return nil, err
 	}
-	return newTensor(self.DType, shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, shape, deviceOf(self)), nil
 }
 
 func metaAddcdiv(a *Args) (Value, error) {
@@ -251,8 +256,8 @@ func metaGluHalves(a *Args) (Value, error) {
 	}
 	self := selfTensor(a)
 	d, _ := wrapDim(a.Int("dim"), len(self.Shape))
-	h := r.(*TensorMeta).Shape[d]
-	return pointwise([]Value{narrowMeta(self, d, 0, h), narrowMeta(self, d, h, h)}, PromoteDefault, 0, false)
+	h := r.(*TensorMeta).SymSizes()[d]
+	return pointwise([]Value{symNarrow(self, d, SymConst(0), h), symNarrow(self, d, h, h)}, PromoteDefault, 0, false)
 }
 
 // metaRsub: rsub(self, other) computes other - alpha * self, so TensorIterator sees other first.
@@ -274,7 +279,7 @@ func metaContiguousOut(a *Args) (Value, error) {
 		return nil, err
 	}
 	m := r.(*TensorMeta)
-	m.Strides = ContiguousStrides(m.Shape)
+	m.SetSymLayout(m.SymSizes(), SymContiguousStrides(m.SymSizes()), SymConst(0))
 	return m, nil
 }
 

@@ -18,6 +18,11 @@ func checkScalarFor(v Value, dt DType, what string) error {
 	switch x := v.(type) {
 	case bool:
 		return nil
+	case SymInt:
+		if dt == Bool {
+			return primErrorf("%s: the size %s is not a bool; convert the bool operand first", what, x)
+		}
+		return nil
 	case int64:
 		if dt == Bool && x != 0 && x != 1 {
 			return primErrorf("%s: the number %d is not a bool; convert the bool operand first", what, x)
@@ -47,7 +52,7 @@ func elementwiseOperands(name string, ops []Value, c dtypeClass) (*TensorMeta, [
 			first = m
 			continue
 		}
-		if !shapeEqual(m.Shape, first.Shape) {
+		if !symShapeEq(m.SymSizes(), first.SymSizes()) {
 			return nil, nil, primErrorf("%s: operands of shapes %s and %s; prims do not broadcast, expand them with prims.expand first", name, fmtShape(first.Shape), fmtShape(m.Shape))
 		}
 		if m.DType != first.DType {
@@ -94,7 +99,7 @@ func metaPrimWhere(a *Args) (Value, error) {
 		if cm.DType != Bool {
 			return nil, primErrorf("prims::where: the condition is %s, not bool; compare it with prims.ne first", cm.DType)
 		}
-		if !shapeEqual(cm.Shape, first.Shape) {
+		if !symShapeEq(cm.SymSizes(), first.SymSizes()) {
 			return nil, primErrorf("prims::where: condition of shape %s, values of shape %s; expand them with prims.expand first", fmtShape(cm.Shape), fmtShape(first.Shape))
 		}
 		tensors = append([]Value{cm}, tensors...)
@@ -125,7 +130,7 @@ func metaPrimReduction(c dtypeClass, arg bool) metaFn {
 		if arg && len(dims) != 1 && len(self.Shape) > 0 {
 			return nil, primErrorf("%s reduces one dim, not %v; view the tensor as 1-d first to reduce all dims", a.Op.Name, dims)
 		}
-		shape, mask, err := reduceShape(self, dims, a.Bool("keepdim"))
+		shape, mask, err := symReduceShape(self, dims, a.Bool("keepdim"))
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +146,7 @@ func metaPrimReduction(c dtypeClass, arg bool) metaFn {
 				return nil, err
 			}
 		}
-		return newTensor(dt, shape, deviceOf(self)), nil
+		return symNewTensor(dt, shape, deviceOf(self)), nil
 	}
 }
 
@@ -153,24 +158,34 @@ func metaPrimScan(a *Args) (Value, error) {
 	if _, err := wrapDim(a.Int("dim"), len(self.Shape)); err != nil {
 		return nil, err
 	}
-	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, self.SymSizes(), deviceOf(self)), nil
 }
 
 func metaPrimView(a *Args) (Value, error) {
-	self, shape := selfTensor(a), a.Ints("shape")
-	if numel(shape) != self.Numel() || anyNegative(shape) {
-		return nil, primErrorf("prims::view: shape %s does not hold the %d elements of %s; give every size explicitly", fmtShape(shape), self.Numel(), fmtShape(self.Shape))
+	self, shape := selfTensor(a), a.SymInts("shape")
+	if symAnyNegative(shape) || !symEq(symProd(shape), self.SymNumel()) {
+		return nil, primErrorf("prims::view: shape %s does not hold the %d elements of %s; give every size explicitly", symFmtShape(shape), self.Numel(), fmtShape(self.Shape))
 	}
-	st, ok := computeStride(self.Shape, self.Strides, shape)
+	st, ok := symComputeStride(self.SymSizes(), self.SymStrides(), shape)
 	if !ok {
-		return nil, primErrorf("prims::view: %s with strides %s cannot be viewed as %s without a copy; clone it first", fmtShape(self.Shape), fmtShape(self.Strides), fmtShape(shape))
+		return nil, primErrorf("prims::view: %s with strides %s cannot be viewed as %s without a copy; clone it first", fmtShape(self.Shape), fmtShape(self.Strides), symFmtShape(shape))
 	}
-	return view(self, append([]int64{}, shape...), st, self.Offset), nil
+	return symViewOf(self, shape, st, self.SymOffset()), nil
 }
 
 func anyNegative(xs []int64) bool {
 	for _, x := range xs {
 		if x < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// symAnyNegative: a symbolic size is never negative, a constant may be.
+func symAnyNegative(xs []SymInt) bool {
+	for _, x := range xs {
+		if k, c := x.IsConst(); c && k < 0 {
 			return true
 		}
 	}
@@ -186,11 +201,11 @@ func metaPrimPermute(a *Args) (Value, error) {
 }
 
 func metaPrimExpand(a *Args) (Value, error) {
-	shape := a.Ints("shape")
-	if anyNegative(shape) {
-		return nil, primErrorf("prims::expand: shape %s; give every size explicitly (no -1)", fmtShape(shape))
+	shape := a.SymInts("shape")
+	if symAnyNegative(shape) {
+		return nil, primErrorf("prims::expand: shape %s; give every size explicitly (no -1)", symFmtShape(shape))
 	}
-	return expandMeta(selfTensor(a), shape)
+	return symExpand(selfTensor(a), shape)
 }
 
 func metaPrimSlice(a *Args) (Value, error) {
@@ -199,25 +214,32 @@ func metaPrimSlice(a *Args) (Value, error) {
 	if err != nil || len(self.Shape) == 0 {
 		return nil, primErrorf("prims::slice: dim %d is not a dim of %s", a.Int("dim"), fmtShape(self.Shape))
 	}
-	start, end, step := a.Int("start"), a.Int("end"), a.Int("step")
-	if start < 0 || end < start || end > self.Shape[d] || step < 1 {
-		return nil, primErrorf("prims::slice: start=%d end=%d step=%d for a dim of size %d; normalize them to 0 <= start <= end <= size, step >= 1", start, end, step, self.Shape[d])
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	start, end, step := a.SymInt("start"), a.SymInt("end"), a.SymInt("step")
+	if _, c := step.IsConst(); !c {
+		step = SymConst(step.Specialize("prims::slice step"))
 	}
-	c := self.Clone()
-	c.Offset += start * self.Strides[d]
-	c.Shape[d] = (end - start + step - 1) / step
-	c.Strides[d] *= step
-	return c, nil
+	k, _ := step.IsConst()
+	if symLt(start, SymConst(0)) || symLt(end, start) || symGt(end, sizes[d]) || k < 1 {
+		return nil, primErrorf("prims::slice: start=%d end=%d step=%d for a dim of size %d; normalize them to 0 <= start <= end <= size, step >= 1", start.Hint(), end.Hint(), k, self.Shape[d])
+	}
+	n, ok := end.Sub(start).AddConst(k - 1).FloorDivConst(k)
+	if !ok {
+		n = SymConst((end.Specialize("prims::slice bounds") - start.Specialize("prims::slice bounds") + k - 1) / k)
+	}
+	off := self.SymOffset().Add(start.Mul(strides[d]))
+	sizes[d], strides[d] = n, strides[d].MulConst(k)
+	return withSym(self, sizes, strides, off), nil
 }
 
 func metaPrimSelect(a *Args) (Value, error) {
-	self, index := selfTensor(a), a.Int("index")
+	self, index := selfTensor(a), a.SymInt("index")
 	if len(self.Shape) > 0 {
-		if d, err := wrapDim(a.Int("dim"), len(self.Shape)); err == nil && (index < 0 || index >= self.Shape[d]) {
-			return nil, primErrorf("prims::select: index %d for a dim of size %d; normalize it to 0 <= index < size", index, self.Shape[d])
+		if d, err := wrapDim(a.Int("dim"), len(self.Shape)); err == nil && (symLt(index, SymConst(0)) || symGe(index, self.SymSizes()[d])) {
+			return nil, primErrorf("prims::select: index %d for a dim of size %d; normalize it to 0 <= index < size", index.Hint(), self.Shape[d])
 		}
 	}
-	return selectMeta(self, a.Int("dim"), index)
+	return symSelect(self, a.Int("dim"), index)
 }
 
 func metaPrimSqueeze(a *Args) (Value, error) {
@@ -226,17 +248,18 @@ func metaPrimSqueeze(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var shape, st []int64
-	for i, s := range self.Shape {
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	shape, st := []SymInt{}, []SymInt{}
+	for i, s := range sizes {
 		if mask[i] {
-			if s != 1 {
-				return nil, primErrorf("prims::squeeze: dim %d has size %d, not 1", i, s)
+			if !symIs(s, 1) {
+				return nil, primErrorf("prims::squeeze: dim %d has size %d, not 1", i, s.Hint())
 			}
 			continue
 		}
-		shape, st = append(shape, s), append(st, self.Strides[i])
+		shape, st = append(shape, s), append(st, strides[i])
 	}
-	return view(self, shape, st, self.Offset), nil
+	return symViewOf(self, shape, st, self.SymOffset()), nil
 }
 
 func metaPrimUnsqueeze(a *Args) (Value, error) {
@@ -250,16 +273,16 @@ func metaPrimUnsqueeze(a *Args) (Value, error) {
 
 func metaPrimAsStrided(a *Args) (Value, error) {
 	self := selfTensor(a)
-	size, stride, off := a.Ints("size"), a.Ints("stride"), a.Int("offset")
-	if len(size) != len(stride) || anyNegative(size) || anyNegative(stride) || off < 0 {
-		return nil, primErrorf("prims::as_strided: size %s, stride %s, offset %d; give one non-negative stride per dim", fmtShape(size), fmtShape(stride), off)
+	size, stride, off := a.SymInts("size"), a.SymInts("stride"), a.SymInt("offset")
+	if len(size) != len(stride) || symAnyNegative(size) || symAnyNegative(stride) || symAnyNegative([]SymInt{off}) {
+		return nil, primErrorf("prims::as_strided: size %s, stride %s, offset %d; give one non-negative stride per dim", symFmtShape(size), symFmtShape(stride), off.Hint())
 	}
-	return view(self, append([]int64{}, size...), append([]int64{}, stride...), off), nil
+	return symViewOf(self, size, stride, off), nil
 }
 
 func metaPrimClone(a *Args) (Value, error) {
 	self := selfTensor(a)
-	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, self.SymSizes(), deviceOf(self)), nil
 }
 
 func metaPrimCat(a *Args) (Value, error) {
@@ -275,8 +298,9 @@ func metaPrimCat(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := append([]int64{}, first.Shape...)
-	shape[d] = 0
+	fs := first.SymSizes()
+	shape := append([]SymInt{}, fs...)
+	shape[d] = SymConst(0)
 	for i, t := range ts {
 		if t.DType != first.DType {
 			return nil, primErrorf("prims::cat: tensor %d is %s, tensor 0 is %s; convert them to one dtype first", i, t.DType, first.DType)
@@ -284,33 +308,34 @@ func metaPrimCat(a *Args) (Value, error) {
 		if len(t.Shape) != len(first.Shape) {
 			return nil, primErrorf("prims::cat: tensor %d has %d dims, tensor 0 has %d; drop empty tensors and reshape first", i, len(t.Shape), len(first.Shape))
 		}
-		for k, s := range t.Shape {
-			if k != d && s != first.Shape[k] {
+		tsz := t.SymSizes()
+		for k, s := range tsz {
+			if k != d && !symEq(s, fs[k]) {
 				return nil, primErrorf("prims::cat: tensor %d has shape %s, tensor 0 %s; only dim %d may differ", i, fmtShape(t.Shape), fmtShape(first.Shape), d)
 			}
 		}
-		shape[d] += t.Shape[d]
+		shape[d] = shape[d].Add(tsz[d])
 	}
-	return newTensor(first.DType, shape, deviceOf(first)), nil
+	return symNewTensor(first.DType, shape, deviceOf(first)), nil
 }
 
 func metaPrimPad(a *Args) (Value, error) {
-	self, pad := selfTensor(a), a.Ints("pad")
+	self, pad := selfTensor(a), a.SymInts("pad")
 	if len(pad)%2 != 0 || len(pad)/2 > len(self.Shape) {
 		return nil, primErrorf("prims::constant_pad_nd: %d pads for a %d-d tensor; give (before, after) pairs from the last dim", len(pad), len(self.Shape))
 	}
 	if err := checkScalarFor(a.Get("value"), self.DType, "prims::constant_pad_nd"); err != nil {
 		return nil, err
 	}
-	shape := append([]int64{}, self.Shape...)
+	shape := self.SymSizes()
 	for k := 0; k < len(pad)/2; k++ {
 		d := len(shape) - 1 - k
-		shape[d] += pad[2*k] + pad[2*k+1]
-		if shape[d] < 0 {
-			return nil, primErrorf("prims::constant_pad_nd: dim %d would have size %d", d, shape[d])
+		shape[d] = shape[d].Add(pad[2*k]).Add(pad[2*k+1])
+		if symLt(shape[d], SymConst(0)) {
+			return nil, primErrorf("prims::constant_pad_nd: dim %d would have size %d", d, shape[d].Hint())
 		}
 	}
-	return newTensor(self.DType, shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, shape, deviceOf(self)), nil
 }
 
 func metaPrimGather(a *Args) (Value, error) { return metaGather(a) }
@@ -339,7 +364,7 @@ func primIndexResult(self *TensorMeta, indices []*TensorMeta) (*TensorMeta, erro
 	if err != nil {
 		return nil, err
 	}
-	m.Strides = ContiguousStrides(m.Shape)
+	m.SetSymLayout(m.SymSizes(), SymContiguousStrides(m.SymSizes()), SymConst(0))
 	return m, nil
 }
 
@@ -353,7 +378,7 @@ func metaPrimScatter(a *Args) (Value, error) {
 		return nil, primErrorf("prims::scatter: the index must be a tensor")
 	}
 	if src, ok := a.Get("src").(*TensorMeta); ok {
-		if !shapeEqual(src.Shape, a.Tensor("index").Shape) {
+		if !symShapeEq(src.SymSizes(), a.Tensor("index").SymSizes()) {
 			return nil, primErrorf("prims::scatter: src of shape %s, index of shape %s; slice src to the index's shape first", fmtShape(src.Shape), fmtShape(a.Tensor("index").Shape))
 		}
 	} else if err := checkScalarFor(a.Get("src"), self.DType, "prims::scatter"); err != nil {
@@ -373,7 +398,7 @@ func metaPrimIndexPut(a *Args) (Value, error) {
 		if v.DType != self.DType {
 			return nil, primErrorf("prims::index_put: values are %s, self is %s; convert them first", v.DType, self.DType)
 		}
-		if _, err := expandMeta(v, r.Shape); err != nil {
+		if _, err := symExpand(v, r.SymSizes()); err != nil {
 			return nil, primErrorf("prims::index_put: values of shape %s do not broadcast to the indexed shape %s", fmtShape(v.Shape), fmtShape(r.Shape))
 		}
 	default:
@@ -381,25 +406,25 @@ func metaPrimIndexPut(a *Args) (Value, error) {
 			return nil, err
 		}
 	}
-	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, self.SymSizes(), deviceOf(self)), nil
 }
 
 func metaPrimFull(a *Args) (Value, error) {
-	shape := a.Ints("shape")
-	if anyNegative(shape) {
-		return nil, primErrorf("prims::full: negative size in %s", fmtShape(shape))
+	shape := a.SymInts("shape")
+	if symAnyNegative(shape) {
+		return nil, primErrorf("prims::full: negative size in %s", symFmtShape(shape))
 	}
 	dt, _ := a.DType("dtype")
 	if dt.IsComplex() {
 		return nil, unsupportedf("prims::full of a complex dtype")
 	}
-	return newTensor(dt, shape, CPU), nil
+	return symNewTensor(dt, shape, CPU), nil
 }
 
 func metaPrimIota(a *Args) (Value, error) {
-	n := a.Int("length")
-	if n < 0 {
-		return nil, primErrorf("prims::iota: negative length %d", n)
+	n := a.SymInt("length")
+	if k, c := n.IsConst(); c && k < 0 {
+		return nil, primErrorf("prims::iota: negative length %d", k)
 	}
 	dt, _ := a.DType("dtype")
 	if dt.IsComplex() || dt == Bool {
@@ -410,7 +435,7 @@ func metaPrimIota(a *Args) (Value, error) {
 			return nil, primErrorf("prims::iota: float %s for dtype %s", name, dt)
 		}
 	}
-	return newTensor(dt, []int64{n}, CPU), nil
+	return symNewTensor(dt, []SymInt{n}, CPU), nil
 }
 
 func metaPrimMm(a *Args) (Value, error) { return metaMm(a) }
@@ -425,7 +450,7 @@ func metaPrimAddmm(a *Args) (Value, error) {
 		return nil, err
 	}
 	m, bias := r.(*TensorMeta), selfTensor(a)
-	if _, err := expandMeta(bias, m.Shape); err != nil {
+	if _, err := symExpand(bias, m.SymSizes()); err != nil {
 		return nil, err
 	}
 	if bias.DType != m.DType {
@@ -435,6 +460,9 @@ func metaPrimAddmm(a *Args) (Value, error) {
 }
 
 func metaPrimConvolution(a *Args) (Value, error) {
+	if a.HasSymbols() { // convolution's meta is written for concrete sizes
+		a.specialize(a.Op.Name)
+	}
 	in, w := selfTensor(a), a.Tensor("weight")
 	k := len(w.Shape) - 2
 	if k < 1 || k > 3 || len(in.Shape) != k+2 {
@@ -461,7 +489,7 @@ func metaPrimFallback(a *Args) (Value, error) {
 func metaPrimCopy(a *Args) (Value, error) {
 	self := selfTensor(a)
 	src, ok := a.Get("src").(*TensorMeta)
-	if !ok || !shapeEqual(src.Shape, self.Shape) || src.DType != self.DType {
+	if !ok || !symShapeEq(src.SymSizes(), self.SymSizes()) || src.DType != self.DType {
 		return nil, primErrorf("prims::copy_: src %v does not match dst %s in shape and dtype; expand and convert it first", describeValue(a.Get("src")), self)
 	}
 	return self.Clone(), nil

@@ -2,6 +2,15 @@ package primtorch
 
 // reduceShape is the shape of a reduction of self over dims (nil or empty: all dims).
 func reduceShape(self *TensorMeta, dims []int64, keepdim bool) ([]int64, []bool, error) {
+	shape, mask, err := symReduceShape(self, dims, keepdim)
+	if err != nil {
+		return nil, nil, err
+	}
+	return hintsOf(shape), mask, nil
+}
+
+// symReduceShape is reduceShape with symbolic sizes.
+func symReduceShape(self *TensorMeta, dims []int64, keepdim bool) ([]SymInt, []bool, error) {
 	nd := len(self.Shape)
 	var mask []bool
 	if len(dims) == 0 {
@@ -15,25 +24,22 @@ func reduceShape(self *TensorMeta, dims []int64, keepdim bool) ([]int64, []bool,
 			return nil, nil, err
 		}
 	}
-	var shape []int64
-	for i, s := range self.Shape {
+	shape := []SymInt{}
+	for i, s := range self.SymSizes() {
 		switch {
 		case !mask[i]:
 			shape = append(shape, s)
 		case keepdim:
-			shape = append(shape, 1)
+			shape = append(shape, SymConst(1))
 		}
-	}
-	if shape == nil {
-		shape = []int64{}
 	}
 	return shape, mask, nil
 }
 
 // checkNonEmpty rejects reducing a zero-size dim for reductions without an identity.
 func checkNonEmpty(name string, self *TensorMeta, mask []bool) error {
-	for i, s := range self.Shape {
-		if mask[i] && s == 0 {
+	for i, s := range self.SymSizes() {
+		if mask[i] && symIs(s, 0) {
 			return indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", name, i)
 		}
 	}
@@ -62,11 +68,11 @@ func dimsArg(a *Args) []int64 {
 
 func metaSum(a *Args) (Value, error) {
 	self := selfTensor(a)
-	shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	shape, _, err := symReduceShape(self, dimsArg(a), a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
-	return newTensor(reductionDType(a, self), shape, deviceOf(self)), nil
+	return symNewTensor(reductionDType(a, self), shape, deviceOf(self)), nil
 }
 
 func metaMean(a *Args) (Value, error) {
@@ -78,11 +84,11 @@ func metaMean(a *Args) (Value, error) {
 			return nil, runtimeErrorf("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: %s", scalarTypeName(dt))
 		}
 	}
-	shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	shape, _, err := symReduceShape(self, dimsArg(a), a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
-	return newTensor(dt, shape, deviceOf(self)), nil
+	return symNewTensor(dt, shape, deviceOf(self)), nil
 }
 
 func metaProdDim(a *Args) (Value, error) {
@@ -91,49 +97,49 @@ func metaProdDim(a *Args) (Value, error) {
 	if d, ok := a.OptInt("dim"); ok {
 		dims = []int64{d}
 	}
-	shape, _, err := reduceShape(self, dims, a.Bool("keepdim"))
+	shape, _, err := symReduceShape(self, dims, a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
-	return newTensor(reductionDType(a, self), shape, deviceOf(self)), nil
+	return symNewTensor(reductionDType(a, self), shape, deviceOf(self)), nil
 }
 
 // metaAmax is amax/amin: self's dtype, no empty reductions.
 func metaAmax(a *Args) (Value, error) {
 	self := selfTensor(a)
-	shape, mask, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	shape, mask, err := symReduceShape(self, dimsArg(a), a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
 	if err := checkNonEmpty(a.Op.Schema.Name, self, mask); err != nil {
 		return nil, err
 	}
-	return newTensor(self.DType, shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, shape, deviceOf(self)), nil
 }
 
 // metaMaxAll is max()/min() over all elements.
 func metaMaxAll(a *Args) (Value, error) {
 	self := selfTensor(a)
-	if self.Numel() == 0 {
+	if symIs(self.SymNumel(), 0) {
 		return nil, runtimeErrorf("%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.", a.Op.Schema.Name)
 	}
-	return newTensor(self.DType, []int64{}, deviceOf(self)), nil
+	return symNewTensor(self.DType, []SymInt{}, deviceOf(self)), nil
 }
 
 // metaMaxDim is max.dim / min.dim: (values, indices).
 func metaMaxDim(a *Args) (Value, error) {
 	self := selfTensor(a)
-	shape, mask, err := reduceShape(self, []int64{a.Int("dim")}, a.Bool("keepdim"))
+	shape, mask, err := symReduceShape(self, []int64{a.Int("dim")}, a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
-	for i, s := range self.Shape {
-		if mask[i] && s == 0 {
+	for i, s := range self.SymSizes() {
+		if mask[i] && symIs(s, 0) {
 			return nil, indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", a.Op.Schema.Name, i)
 		}
 	}
 	dev := deviceOf(self)
-	return []Value{newTensor(self.DType, shape, dev), newTensor(Int64, shape, dev)}, nil
+	return []Value{symNewTensor(self.DType, shape, dev), symNewTensor(Int64, shape, dev)}, nil
 }
 
 func metaArgmax(a *Args) (Value, error) {
@@ -141,27 +147,25 @@ func metaArgmax(a *Args) (Value, error) {
 	dim, hasDim := a.OptInt("dim")
 	name := a.Op.Schema.Name
 	if !hasDim {
-		if self.Numel() == 0 {
+		if symIs(self.SymNumel(), 0) {
 			return nil, runtimeErrorf("%s(): Expected reduction dim to be specified for input.numel() == 0.", name)
 		}
-		shape := []int64{}
+		shape := []SymInt{}
 		if a.Bool("keepdim") {
-			for range self.Shape {
-				shape = append(shape, 1)
-			}
+			shape = symOnes(len(self.Shape))
 		}
-		return newTensor(Int64, shape, deviceOf(self)), nil
+		return symNewTensor(Int64, shape, deviceOf(self)), nil
 	}
-	shape, mask, err := reduceShape(self, []int64{dim}, a.Bool("keepdim"))
+	shape, mask, err := symReduceShape(self, []int64{dim}, a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
-	for i, s := range self.Shape {
-		if mask[i] && s == 0 {
+	for i, s := range self.SymSizes() {
+		if mask[i] && symIs(s, 0) {
 			return nil, indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", name, i)
 		}
 	}
-	return newTensor(Int64, shape, deviceOf(self)), nil
+	return symNewTensor(Int64, shape, deviceOf(self)), nil
 }
 
 // metaVar is var/std (and, with both, var_mean/std_mean): the reduction in self's real dtype.
@@ -171,13 +175,13 @@ func metaVar(both bool) metaFn {
 		if !isFloatOrComplex(self.DType) {
 			return nil, runtimeErrorf("std and var only support floating point and complex dtypes")
 		}
-		shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+		shape, _, err := symReduceShape(self, dimsArg(a), a.Bool("keepdim"))
 		if err != nil {
 			return nil, err
 		}
-		v := newTensor(toReal(self.DType), shape, deviceOf(self))
+		v := symNewTensor(toReal(self.DType), shape, deviceOf(self))
 		if both {
-			return []Value{v, newTensor(self.DType, shape, deviceOf(self))}, nil
+			return []Value{v, symNewTensor(self.DType, shape, deviceOf(self))}, nil
 		}
 		return v, nil
 	}
@@ -185,11 +189,11 @@ func metaVar(both bool) metaFn {
 
 func metaLogsumexp(a *Args) (Value, error) {
 	self := selfTensor(a)
-	shape, _, err := reduceShape(self, dimsArg(a), a.Bool("keepdim"))
+	shape, _, err := symReduceShape(self, dimsArg(a), a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
-	return newTensor(PromoteIntToFloat.Apply(self.DType), shape, deviceOf(self)), nil
+	return symNewTensor(PromoteIntToFloat.Apply(self.DType), shape, deviceOf(self)), nil
 }
 
 // metaAllAny is all/any: bool results (uint8 for uint8 inputs).
@@ -199,7 +203,7 @@ func metaAllAny(a *Args) (Value, error) {
 	if d, ok := a.OptInt("dim"); ok {
 		dims = []int64{d}
 	}
-	shape, _, err := reduceShape(self, dims, a.Bool("keepdim") && dims != nil)
+	shape, _, err := symReduceShape(self, dims, a.Bool("keepdim") && dims != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -207,16 +211,16 @@ func metaAllAny(a *Args) (Value, error) {
 	if self.DType == UInt8 {
 		dt = UInt8
 	}
-	return newTensor(dt, shape, deviceOf(self)), nil
+	return symNewTensor(dt, shape, deviceOf(self)), nil
 }
 
 func metaCountNonzero(a *Args) (Value, error) {
 	self := selfTensor(a)
-	shape, _, err := reduceShape(self, dimsArg(a), false)
+	shape, _, err := symReduceShape(self, dimsArg(a), false)
 	if err != nil {
 		return nil, err
 	}
-	return newTensor(Int64, shape, deviceOf(self)), nil
+	return symNewTensor(Int64, shape, deviceOf(self)), nil
 }
 
 // metaNorm is torch.norm / Tensor.norm: p a number, "fro", "nuc" or None. torch 2 runs every
@@ -278,11 +282,11 @@ func metaNorm(a *Args) (Value, error) {
 		}
 		dt = toReal(self.DType)
 	}
-	shape, _, err := reduceShape(self, dims, a.Bool("keepdim"))
+	shape, _, err := symReduceShape(self, dims, a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
-	return newTensor(dt, shape, deviceOf(self)), nil
+	return symNewTensor(dt, shape, deviceOf(self)), nil
 }
 
 // metaScan is cumsum/cumprod/logcumsumexp: same shape, sum-like dtype.
@@ -291,7 +295,7 @@ func metaScan(a *Args) (Value, error) {
 	if _, err := wrapDim(a.Int("dim"), len(self.Shape)); err != nil {
 		return nil, err
 	}
-	return newTensor(reductionDType(a, self), self.Shape, deviceOf(self)), nil
+	return symNewTensor(reductionDType(a, self), self.SymSizes(), deviceOf(self)), nil
 }
 
 // metaCummax is cummax/cummin: (values, indices).
@@ -301,7 +305,7 @@ func metaCummax(a *Args) (Value, error) {
 		return nil, err
 	}
 	dev := deviceOf(self)
-	return []Value{newTensor(self.DType, self.Shape, dev), newTensor(Int64, self.Shape, dev)}, nil
+	return []Value{symNewTensor(self.DType, self.SymSizes(), dev), symNewTensor(Int64, self.SymSizes(), dev)}, nil
 }
 
 // softmaxDim resolves F.softmax's implicit dim (dim=None): 0 for 0-, 1- and 3-d inputs, else 1.
@@ -325,5 +329,5 @@ func metaSoftmax(a *Args) (Value, error) {
 	if !ok {
 		dt = self.DType
 	}
-	return newTensor(dt, self.Shape, deviceOf(self)), nil
+	return symNewTensor(dt, self.SymSizes(), deviceOf(self)), nil
 }

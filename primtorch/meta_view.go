@@ -13,75 +13,110 @@ func view(m *TensorMeta, shape, strides []int64, offset int64) *TensorMeta {
 
 // inferSize resolves one -1 in shape for a tensor of n elements (torch's infer_size).
 func inferSize(shape []int64, n int64) ([]int64, error) {
-	out := append([]int64(nil), shape...)
-	newsize, infer := int64(1), -1
+	out, err := symInferSize(constSyms(shape), SymConst(n))
+	if err != nil {
+		return nil, err
+	}
+	return hintsOf(out), nil
+}
+
+// symInferSize is inferSize over symbolic sizes: the inferred size is n divided by the product
+// of the others when that is an exact polynomial division; otherwise both are specialised.
+func symInferSize(shape []SymInt, n SymInt) ([]SymInt, error) {
+	out := append([]SymInt(nil), shape...)
+	newsize, infer := SymConst(1), -1
 	for i, s := range shape {
+		k, c := s.IsConst()
 		switch {
-		case s == -1:
+		case c && k == -1:
 			if infer >= 0 {
 				return nil, runtimeErrorf("only one dimension can be inferred")
 			}
 			infer = i
-		case s >= 0:
-			newsize *= s
+		case !c || k >= 0:
+			newsize = newsize.Mul(s)
 		default:
-			return nil, runtimeErrorf("invalid shape dimension %d", s)
+			return nil, runtimeErrorf("invalid shape dimension %d", k)
 		}
 	}
-	if n == newsize || (infer >= 0 && newsize > 0 && n%newsize == 0) {
-		if infer >= 0 {
-			if newsize == 0 {
-				return nil, runtimeErrorf("cannot reshape tensor of 0 elements into shape %s because the unspecified dimension size -1 can be any value and is ambiguous", fmtShape(shape))
-			}
-			out[infer] = n / newsize
+	if infer < 0 {
+		if symEq(n, newsize) {
+			return out, nil
 		}
-		return out, nil
+		return nil, runtimeErrorf("shape '%s' is invalid for input of size %d", symFmtShape(shape), n.Hint())
 	}
-	return nil, runtimeErrorf("shape '%s' is invalid for input of size %d", fmtShape(shape), n)
+	if symIs(newsize, 0) {
+		if symIs(n, 0) {
+			return nil, runtimeErrorf("cannot reshape tensor of 0 elements into shape %s because the unspecified dimension size -1 can be any value and is ambiguous", symFmtShape(shape))
+		}
+		return nil, runtimeErrorf("shape '%s' is invalid for input of size %d", symFmtShape(shape), n.Hint())
+	}
+	q, ok := SymConst(1), true
+	if !n.Equal(newsize) {
+		q, ok = n.DivExact(newsize)
+	}
+	if !ok {
+		nn, ns := n.Specialize("view size inference"), newsize.Specialize("view size inference")
+		if nn%ns != 0 {
+			return nil, runtimeErrorf("shape '%s' is invalid for input of size %d", symFmtShape(shape), nn)
+		}
+		q = SymConst(nn / ns)
+	}
+	out[infer] = q
+	return out, nil
 }
 
 // computeStride is torch's computeStride: the strides viewing (oldShape, oldStride) as newShape
 // without copying, or ok=false when the view would need a copy.
 func computeStride(oldShape, oldStride, newShape []int64) ([]int64, bool) {
+	st, ok := symComputeStride(constSyms(oldShape), constSyms(oldStride), constSyms(newShape))
+	if !ok {
+		return nil, false
+	}
+	return hintsOf(st), true
+}
+
+// symComputeStride is computeStride over symbolic sizes and strides.
+func symComputeStride(oldShape, oldStride, newShape []SymInt) ([]SymInt, bool) {
 	if len(oldShape) == 0 {
-		st := make([]int64, len(newShape))
-		for i := range st {
-			st[i] = 1
-		}
-		return st, true
+		return symOnes(len(newShape)), true
 	}
-	n := numel(oldShape)
-	if n == 0 && shapeEqual(oldShape, newShape) {
-		return append([]int64(nil), oldStride...), true
+	n := symProd(oldShape)
+	if symIs(n, 0) && symShapeEq(oldShape, newShape) {
+		return append([]SymInt(nil), oldStride...), true
 	}
-	st := make([]int64, len(newShape))
-	if n == 0 {
+	st := make([]SymInt, len(newShape))
+	if symIs(n, 0) {
 		for d := len(newShape) - 1; d >= 0; d-- {
 			if d == len(newShape)-1 {
-				st[d] = 1
+				st[d] = SymConst(1)
 			} else {
-				st[d] = max(newShape[d+1], 1) * st[d+1]
+				next := newShape[d+1]
+				if symIs(next, 0) {
+					next = SymConst(1)
+				}
+				st[d] = next.Mul(st[d+1])
 			}
 		}
 		return st, true
 	}
 	vd := len(newShape) - 1
 	chunkBase := oldStride[len(oldStride)-1]
-	tensorNumel, viewNumel := int64(1), int64(1)
+	tensorNumel, viewNumel := SymConst(1), SymConst(1)
 	for td := len(oldShape) - 1; td >= 0; td-- {
-		tensorNumel *= oldShape[td]
-		if td == 0 || (oldShape[td-1] != 1 && oldStride[td-1] != tensorNumel*chunkBase) {
-			for vd >= 0 && (viewNumel < tensorNumel || newShape[vd] == 1) {
-				st[vd] = viewNumel * chunkBase
-				viewNumel *= newShape[vd]
+		tensorNumel = tensorNumel.Mul(oldShape[td])
+		if td == 0 || (!symIs(oldShape[td-1], 1) && !symEq(oldStride[td-1], tensorNumel.Mul(chunkBase))) {
+			for vd >= 0 && (symLt(viewNumel, tensorNumel) || symIs(newShape[vd], 1)) {
+				st[vd] = viewNumel.Mul(chunkBase)
+				viewNumel = viewNumel.Mul(newShape[vd])
 				vd--
 			}
-			if viewNumel != tensorNumel {
+			if !symEq(viewNumel, tensorNumel) {
 				return nil, false
 			}
 			if td > 0 {
 				chunkBase = oldStride[td-1]
-				tensorNumel, viewNumel = 1, 1
+				tensorNumel, viewNumel = SymConst(1), SymConst(1)
 			}
 		}
 	}
@@ -92,35 +127,47 @@ func computeStride(oldShape, oldStride, newShape []int64) ([]int64, bool) {
 }
 
 func viewAs(self *TensorMeta, size []int64) (*TensorMeta, error) {
-	shape, err := inferSize(size, self.Numel())
+	return symViewAs(self, constSyms(size))
+}
+
+func symViewAs(self *TensorMeta, size []SymInt) (*TensorMeta, error) {
+	shape, err := symInferSize(size, self.SymNumel())
 	if err != nil {
 		return nil, err
 	}
-	st, ok := computeStride(self.Shape, self.Strides, shape)
+	st, ok := symComputeStride(self.SymSizes(), self.SymStrides(), shape)
 	if !ok {
 		return nil, runtimeErrorf("view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
 	}
-	return view(self, shape, st, self.Offset), nil
+	return symViewOf(self, shape, st, self.SymOffset()), nil
 }
 
 func reshapeAs(self *TensorMeta, size []int64) (*TensorMeta, error) {
-	shape, err := inferSize(size, self.Numel())
+	return symReshapeAs(self, constSyms(size))
+}
+
+func symReshapeAs(self *TensorMeta, size []SymInt) (*TensorMeta, error) {
+	shape, err := symInferSize(size, self.SymNumel())
 	if err != nil {
 		return nil, err
 	}
-	if st, ok := computeStride(self.Shape, self.Strides, shape); ok {
-		return view(self, shape, st, self.Offset), nil
+	if st, ok := symComputeStride(self.SymSizes(), self.SymStrides(), shape); ok {
+		return symViewOf(self, shape, st, self.SymOffset()), nil
 	}
-	return newTensor(self.DType, shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, shape, deviceOf(self)), nil
 }
 
-func metaView(a *Args) (Value, error) { return viewAs(selfTensor(a), a.Ints("size")) }
+func metaView(a *Args) (Value, error) { return symViewAs(selfTensor(a), a.SymInts("size")) }
 
-func metaViewAs(a *Args) (Value, error) { return viewAs(selfTensor(a), a.Tensor("other").Shape) }
+func metaViewAs(a *Args) (Value, error) {
+	return symViewAs(selfTensor(a), a.Tensor("other").SymSizes())
+}
 
-func metaReshape(a *Args) (Value, error) { return reshapeAs(selfTensor(a), a.Ints("shape")) }
+func metaReshape(a *Args) (Value, error) { return symReshapeAs(selfTensor(a), a.SymInts("shape")) }
 
-func metaReshapeAs(a *Args) (Value, error) { return reshapeAs(selfTensor(a), a.Tensor("other").Shape) }
+func metaReshapeAs(a *Args) (Value, error) {
+	return symReshapeAs(selfTensor(a), a.Tensor("other").SymSizes())
+}
 
 func metaViewDType(a *Args) (Value, error) {
 	self := selfTensor(a)
@@ -190,10 +237,11 @@ func metaFlatten(a *Args) (Value, error) {
 	if start == end {
 		return self.Clone(), nil
 	}
-	shape := append([]int64(nil), self.Shape[:start]...)
-	shape = append(shape, numel(self.Shape[start:end+1]))
-	shape = append(shape, self.Shape[end+1:]...)
-	return reshapeAs(self, shape)
+	sizes := self.SymSizes()
+	shape := append([]SymInt(nil), sizes[:start]...)
+	shape = append(shape, symProd(sizes[start:end+1]))
+	shape = append(shape, sizes[end+1:]...)
+	return symReshapeAs(self, shape)
 }
 
 func metaUnflatten(a *Args) (Value, error) {
@@ -205,41 +253,43 @@ func metaUnflatten(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	sizes := a.Ints("sizes")
+	sizes := a.SymInts("sizes")
 	if len(sizes) == 0 {
 		return nil, runtimeErrorf("unflatten: sizes must be non-empty")
 	}
-	inferred, err := inferSize(sizes, self.Shape[d])
+	all := self.SymSizes()
+	inferred, err := symInferSize(sizes, all[d])
 	if err != nil {
-		return nil, runtimeErrorf("unflatten: Provided sizes %s don't multiply up to the size of dim %d (%d) in the input tensor", fmtShape(sizes), a.Int("dim"), self.Shape[d])
+		return nil, runtimeErrorf("unflatten: Provided sizes %s don't multiply up to the size of dim %d (%d) in the input tensor", symFmtShape(sizes), a.Int("dim"), self.Shape[d])
 	}
-	shape := append(append(append([]int64(nil), self.Shape[:d]...), inferred...), self.Shape[d+1:]...)
-	return viewAs(self, shape)
+	shape := append(append(append([]SymInt(nil), all[:d]...), inferred...), all[d+1:]...)
+	return symViewAs(self, shape)
 }
 
 func metaSqueeze(a *Args) (Value, error) {
 	self := selfTensor(a)
 	d, has := a.OptInt("dim")
-	var shape, st []int64
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	shape, st := []SymInt{}, []SymInt{}
 	if has {
 		w, err := wrapDim(d, len(self.Shape))
 		if err != nil {
 			return nil, err
 		}
-		for i := range self.Shape {
-			if i == w && self.Shape[i] == 1 {
+		for i := range sizes {
+			if i == w && symIs(sizes[i], 1) {
 				continue
 			}
-			shape, st = append(shape, self.Shape[i]), append(st, self.Strides[i])
+			shape, st = append(shape, sizes[i]), append(st, strides[i])
 		}
 	} else {
-		for i := range self.Shape {
-			if self.Shape[i] != 1 {
-				shape, st = append(shape, self.Shape[i]), append(st, self.Strides[i])
+		for i := range sizes {
+			if !symIs(sizes[i], 1) {
+				shape, st = append(shape, sizes[i]), append(st, strides[i])
 			}
 		}
 	}
-	return view(self, shape, st, self.Offset), nil
+	return symViewOf(self, shape, st, self.SymOffset()), nil
 }
 
 func metaUnsqueeze(a *Args) (Value, error) {
@@ -261,12 +311,12 @@ func metaTranspose(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := self.Clone()
-	if len(c.Shape) > 0 {
-		c.Shape[d0], c.Shape[d1] = c.Shape[d1], c.Shape[d0]
-		c.Strides[d0], c.Strides[d1] = c.Strides[d1], c.Strides[d0]
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	if len(sizes) > 0 {
+		sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+		strides[d0], strides[d1] = strides[d1], strides[d0]
 	}
-	return c, nil
+	return withSym(self, sizes, strides, self.SymOffset()), nil
 }
 
 func metaT(a *Args) (Value, error) {
@@ -282,7 +332,8 @@ func permuteMeta(self *TensorMeta, dims []int64) (*TensorMeta, error) {
 		return nil, runtimeErrorf("permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = %d is not equal to len(dims) = %d", len(self.Shape), len(dims))
 	}
 	seen := make([]bool, len(dims))
-	shape, st := make([]int64, len(dims)), make([]int64, len(dims))
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	shape, st := make([]SymInt, len(dims)), make([]SymInt, len(dims))
 	for i, d := range dims {
 		w, err := wrapDim(d, len(self.Shape))
 		if err != nil {
@@ -292,9 +343,9 @@ func permuteMeta(self *TensorMeta, dims []int64) (*TensorMeta, error) {
 			return nil, runtimeErrorf("permute(): duplicate dims are not allowed.")
 		}
 		seen[w] = true
-		shape[i], st[i] = self.Shape[w], self.Strides[w]
+		shape[i], st[i] = sizes[w], strides[w]
 	}
-	return view(self, shape, st, self.Offset), nil
+	return symViewOf(self, shape, st, self.SymOffset()), nil
 }
 
 func metaPermute(a *Args) (Value, error) { return permuteMeta(selfTensor(a), a.Ints("dims")) }
@@ -349,52 +400,60 @@ func metaMovedim(a *Args) (Value, error) {
 
 // expandMeta is torch's inferExpandGeometry.
 func expandMeta(self *TensorMeta, sizes []int64) (*TensorMeta, error) {
+	return symExpand(self, constSyms(sizes))
+}
+
+// symExpand is expandMeta with symbolic target sizes.
+func symExpand(self *TensorMeta, sizes []SymInt) (*TensorMeta, error) {
 	nd, td := len(sizes), len(self.Shape)
 	if nd < td {
 		return nil, runtimeErrorf("expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)",
-			scalarTypeName(self.DType), fmtShape(self.Shape), fmtShape(sizes), nd, td)
+			scalarTypeName(self.DType), fmtShape(self.Shape), symFmtShape(sizes), nd, td)
 	}
-	shape, st := make([]int64, nd), make([]int64, nd)
+	ssz, sst := self.SymSizes(), self.SymStrides()
+	shape, st := make([]SymInt, nd), make([]SymInt, nd)
 	for i := nd - 1; i >= 0; i-- {
 		off := nd - 1 - i
 		d := td - 1 - off
-		size, stride := int64(1), int64(1)
+		size, stride := SymConst(1), SymConst(1)
 		if d >= 0 {
-			size, stride = self.Shape[d], self.Strides[d]
+			size, stride = ssz[d], sst[d]
 		} else if i+1 < nd {
-			stride = shape[i+1] * st[i+1]
+			stride = shape[i+1].Mul(st[i+1])
 		}
 		target := sizes[i]
-		if target == -1 {
+		if k, c := target.IsConst(); c && k == -1 {
 			if d < 0 {
 				return nil, runtimeErrorf("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension %d", i)
 			}
 			target = size
 		}
-		if target < 0 {
-			return nil, runtimeErrorf("The expanded size of the tensor (%d) isn't allowed in a leading, non-existing dimension %d", target, i)
+		if k, c := target.IsConst(); c && k < 0 {
+			return nil, runtimeErrorf("The expanded size of the tensor (%d) isn't allowed in a leading, non-existing dimension %d", k, i)
 		}
-		if size != target {
-			if size != 1 {
-				return nil, runtimeErrorf("The expanded size of the tensor (%d) must match the existing size (%d) at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", target, size, i, fmtShape(sizes), fmtShape(self.Shape))
+		if !symEq(size, target) {
+			if !symIs(size, 1) {
+				return nil, runtimeErrorf("The expanded size of the tensor (%d) must match the existing size (%d) at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", target.Hint(), size.Hint(), i, symFmtShape(sizes), fmtShape(self.Shape))
 			}
-			size, stride = target, 0
+			size, stride = target, SymConst(0)
 		}
 		shape[i], st[i] = size, stride
 	}
-	return view(self, shape, st, self.Offset), nil
+	return symViewOf(self, shape, st, self.SymOffset()), nil
 }
 
-func metaExpand(a *Args) (Value, error) { return expandMeta(selfTensor(a), a.Ints("size")) }
+func metaExpand(a *Args) (Value, error) { return symExpand(selfTensor(a), a.SymInts("size")) }
 
-func metaExpandAs(a *Args) (Value, error) { return expandMeta(selfTensor(a), a.Tensor("other").Shape) }
+func metaExpandAs(a *Args) (Value, error) {
+	return symExpand(selfTensor(a), a.Tensor("other").SymSizes())
+}
 
 func metaContiguous(a *Args) (Value, error) {
 	self := selfTensor(a)
 	mf, _ := a.Get("memory_format").(MemoryFormat)
 	switch mf {
 	case ContiguousFormat, "":
-		if self.IsContiguous() {
+		if symContiguous(self) {
 			return self.Clone(), nil
 		}
 	case ChannelsLast, ChannelsLast3d:
@@ -405,21 +464,25 @@ func metaContiguous(a *Args) (Value, error) {
 		if len(self.Shape) != want {
 			return nil, runtimeErrorf("required rank %d tensor to use %s format", want, mf)
 		}
-		if isChannelsLastContiguous(self) {
+		if symIsChannelsLastContiguous(self.SymSizes(), self.SymStrides()) {
 			return self.Clone(), nil
 		}
 	case PreserveFormat:
 		return nil, runtimeErrorf("preserve memory format is unsupported by the contiguous operator")
 	}
-	return &TensorMeta{DType: self.DType, Shape: append([]int64(nil), self.Shape...), Strides: StridesFor(self.Shape, mf), Device: deviceOf(self)}, nil
+	return symTensor(self.DType, self.SymSizes(), symStridesFor(self.SymSizes(), mf), SymConst(0), deviceOf(self)), nil
 }
 
 // narrowMeta is slice(dim, start, start+length) without step.
 func narrowMeta(self *TensorMeta, d int, start, length int64) *TensorMeta {
-	c := self.Clone()
-	c.Shape[d] = length
-	c.Offset += start * self.Strides[d]
-	return c
+	return symNarrow(self, d, SymConst(start), SymConst(length))
+}
+
+// symNarrow is narrowMeta with symbolic bounds.
+func symNarrow(self *TensorMeta, d int, start, length SymInt) *TensorMeta {
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	sizes[d] = length
+	return withSym(self, sizes, strides, self.SymOffset().Add(start.Mul(strides[d])))
 }
 
 func metaNarrow(a *Args) (Value, error) {
@@ -431,26 +494,41 @@ func metaNarrow(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return checkedNarrow(self, d, a.Int("start"), a.Int("length"))
+	return symCheckedNarrow(self, d, a.SymInt("start"), a.SymInt("length"))
 }
 
 // checkedNarrow is torch's narrow(dim, start, length) with its argument checks.
 func checkedNarrow(self *TensorMeta, d int, start, length int64) (*TensorMeta, error) {
-	size := self.Shape[d]
-	if start != size { // start == size is valid (an empty narrow), but no valid dim
-		w, err := wrapDim(start, int(size))
-		if err != nil {
-			return nil, err
+	return symCheckedNarrow(self, d, SymConst(start), SymConst(length))
+}
+
+// symCheckedNarrow is checkedNarrow with symbolic sizes and bounds.
+func symCheckedNarrow(self *TensorMeta, d int, start, length SymInt) (*TensorMeta, error) {
+	size := self.SymSizes()[d]
+	if !symEq(start, size) { // start == size is valid (an empty narrow), but no valid dim
+		n := size // wrapDim's range: a size-0 dim takes -1 and 0
+		if symIs(n, 0) {
+			n = SymConst(1)
 		}
-		start = int64(w)
+		if symLt(start, n.Neg()) || symGe(start, n) {
+			return nil, indexErrorf("Dimension out of range (expected to be in range of [%d, %d], but got %d)", -n.Hint(), n.Hint()-1, start.Hint())
+		}
+		if symLt(start, SymConst(0)) {
+			start = start.Add(n)
+		}
 	}
-	if length < 0 || start > size-length {
-		return nil, runtimeErrorf("start (%d) + length (%d) exceeds dimension size (%d).", start, length, size)
+	if symLt(length, SymConst(0)) || symGt(start, size.Sub(length)) {
+		return nil, runtimeErrorf("start (%d) + length (%d) exceeds dimension size (%d).", start.Hint(), length.Hint(), size.Hint())
 	}
-	return narrowMeta(self, d, start, length), nil
+	return symNarrow(self, d, start, length), nil
 }
 
 func selectMeta(self *TensorMeta, dim, index int64) (*TensorMeta, error) {
+	return symSelect(self, dim, SymConst(index))
+}
+
+// symSelect is selectMeta with symbolic sizes and index.
+func symSelect(self *TensorMeta, dim int64, index SymInt) (*TensorMeta, error) {
 	if len(self.Shape) == 0 {
 		return nil, indexErrorf("select() cannot be applied to a 0-dim tensor.")
 	}
@@ -458,48 +536,73 @@ func selectMeta(self *TensorMeta, dim, index int64) (*TensorMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := self.Shape[d]
-	if index < -size || index >= size {
-		return nil, indexErrorf("select(): index %d out of range for tensor of size %s at dimension %d", index, fmtShape(self.Shape), dim)
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	size := sizes[d]
+	if symLt(index, size.Neg()) || symGe(index, size) {
+		return nil, indexErrorf("select(): index %d out of range for tensor of size %s at dimension %d", index.Hint(), fmtShape(self.Shape), dim)
 	}
-	if index < 0 {
-		index += size
+	if symLt(index, SymConst(0)) {
+		index = index.Add(size)
 	}
-	c := squeezeDimMeta(self, d)
-	c.Offset = self.Offset + index*self.Strides[d]
-	return c, nil
+	off := self.SymOffset().Add(index.Mul(strides[d]))
+	sizes = append(sizes[:d:d], sizes[d+1:]...)
+	strides = append(strides[:d:d], strides[d+1:]...)
+	return withSym(self, sizes, strides, off), nil
 }
 
 func metaSelect(a *Args) (Value, error) {
-	return selectMeta(selfTensor(a), a.Int("dim"), a.Int("index"))
+	return symSelect(selfTensor(a), a.Int("dim"), a.SymInt("index"))
 }
 
 // splitSizes splits a dim of size n into pieces of split (the last may be smaller).
 func splitSizes(n, split int64) ([]int64, error) {
-	if split < 0 {
-		return nil, runtimeErrorf("split expects split_size be non-negative, but got split_size=%d", split)
+	out, err := symSplitSizes(SymConst(n), SymConst(split))
+	if err != nil {
+		return nil, err
 	}
-	if split == 0 && n != 0 {
-		return nil, runtimeErrorf("split_size can only be 0 if dimension size is 0, but got dimension size of %d", n)
+	return hintsOf(out), nil
+}
+
+// symSplitSizes is splitSizes for a symbolic size: the number of pieces is decided at the hints
+// and guarded (split·(num-1) < n <= split·num), the last piece is symbolic.
+func symSplitSizes(n, split SymInt) ([]SymInt, error) {
+	if _, c := split.IsConst(); !c {
+		split = SymConst(split.Specialize("split size"))
+	}
+	sp, _ := split.IsConst()
+	if sp < 0 {
+		return nil, runtimeErrorf("split expects split_size be non-negative, but got split_size=%d", sp)
+	}
+	if sp == 0 && !symIs(n, 0) {
+		return nil, runtimeErrorf("split_size can only be 0 if dimension size is 0, but got dimension size of %d", n.Hint())
 	}
 	num := int64(1)
-	if split > 0 {
-		num = max((n+split-1)/split, 1)
+	if sp > 0 {
+		num = max((n.Hint()+sp-1)/sp, 1)
+		if _, c := n.IsConst(); !c {
+			// the piece count holds while split·(num-1) < n <= split·num
+			symGt(n, SymConst(sp*(num-1)))
+			symLe(n, SymConst(sp*num))
+		}
 	}
-	out := make([]int64, num)
+	out := make([]SymInt, num)
 	for i := range out {
 		out[i] = split
 	}
-	out[num-1] = split - (split*num - n)
+	out[num-1] = n.Sub(SymConst(sp * (num - 1)))
 	return out, nil
 }
 
 func splitWithSizes(self *TensorMeta, d int, sizes []int64) []Value {
+	return symSplitWithSizes(self, d, constSyms(sizes))
+}
+
+func symSplitWithSizes(self *TensorMeta, d int, sizes []SymInt) []Value {
 	out := make([]Value, len(sizes))
-	start := int64(0)
+	start := SymConst(0)
 	for i, s := range sizes {
-		out[i] = narrowMeta(self, d, start, s)
-		start += s
+		out[i] = symNarrow(self, d, start, s)
+		start = start.Add(s)
 	}
 	return out
 }
@@ -513,36 +616,36 @@ func metaSplit(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := self.Shape[d]
-	switch s := a.Get("split_size").(type) {
-	case int64:
-		sizes, err := splitSizes(n, s)
+	n := self.SymSizes()[d]
+	v := a.Get("split_size")
+	if s, ok := AsSymInt(v); ok && !isBoolValue(v) {
+		sizes, err := symSplitSizes(n, s)
 		if err != nil {
 			return nil, err
 		}
-		return splitWithSizes(self, d, sizes), nil
-	default:
-		elems, ok := sequence(s)
-		if !ok {
-			return nil, typeErrorf("split(): argument 'split_size' must be int or tuple of ints, not %s", pyTypeName(s))
-		}
-		sizes := make([]int64, len(elems))
-		sum := int64(0)
-		for i, e := range elems {
-			if !isIntValue(e) {
-				return nil, typeErrorf("split(): argument 'split_size' must be int or tuple of ints, not %s", pyTypeName(s))
-			}
-			sizes[i] = toInt64(e)
-			if sizes[i] < 0 {
-				return nil, runtimeErrorf("split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%s", fmtShape(sizes))
-			}
-			sum += sizes[i]
-		}
-		if sum != n {
-			return nil, runtimeErrorf("split_with_sizes expects split_sizes to sum exactly to %d (input tensor's size at dimension %d), but got split_sizes=%s", n, d, fmtShape(sizes))
-		}
-		return splitWithSizes(self, d, sizes), nil
+		return symSplitWithSizes(self, d, sizes), nil
 	}
+	elems, ok := sequence(v)
+	if !ok {
+		return nil, typeErrorf("split(): argument 'split_size' must be int or tuple of ints, not %s", pyTypeName(v))
+	}
+	sizes := make([]SymInt, len(elems))
+	sum := SymConst(0)
+	for i, e := range elems {
+		s, isInt := AsSymInt(e)
+		if !isInt || isBoolValue(e) {
+			return nil, typeErrorf("split(): argument 'split_size' must be int or tuple of ints, not %s", pyTypeName(v))
+		}
+		sizes[i] = s
+		if k, c := s.IsConst(); c && k < 0 {
+			return nil, runtimeErrorf("split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%s", symFmtShape(sizes))
+		}
+		sum = sum.Add(s)
+	}
+	if !symEq(sum, n) {
+		return nil, runtimeErrorf("split_with_sizes expects split_sizes to sum exactly to %d (input tensor's size at dimension %d), but got split_sizes=%s", n.Hint(), d, symFmtShape(sizes))
+	}
+	return symSplitWithSizes(self, d, sizes), nil
 }
 
 func metaChunk(a *Args) (Value, error) {
@@ -558,18 +661,26 @@ func metaChunk(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := self.Shape[d]
-	split := (n + chunks - 1) / chunks
-	if split == 0 && n == 0 {
-		sizes := make([]int64, chunks)
-		sizes[chunks-1] = split - (split*chunks - n)
-		return splitWithSizes(self, d, sizes), nil
+	n := self.SymSizes()[d]
+	// split = ceil(n / chunks): a polynomial when chunks divides n's coefficients, else n's
+	// value decides
+	split, ok := n.AddConst(chunks - 1).FloorDivConst(chunks)
+	if !ok {
+		n = SymConst(n.Specialize("chunk of a dim"))
+		split, _ = n.AddConst(chunks - 1).FloorDivConst(chunks)
 	}
-	sizes, err := splitSizes(n, split)
+	if symIs(split, 0) && symIs(n, 0) {
+		sizes := make([]SymInt, chunks)
+		for i := range sizes {
+			sizes[i] = SymConst(0)
+		}
+		return symSplitWithSizes(self, d, sizes), nil
+	}
+	sizes, err := symSplitSizes(n, split)
 	if err != nil {
 		return nil, err
 	}
-	return splitWithSizes(self, d, sizes), nil
+	return symSplitWithSizes(self, d, sizes), nil
 }
 
 func metaUnbind(a *Args) (Value, error) {
@@ -621,20 +732,20 @@ func metaUnfold(a *Args) (Value, error) {
 
 func metaAsStrided(a *Args) (Value, error) {
 	self := selfTensor(a)
-	size, stride := a.Ints("size"), a.Ints("stride")
+	size, stride := a.SymInts("size"), a.SymInts("stride")
 	if len(size) != len(stride) {
 		return nil, runtimeErrorf("mismatch in length of strides and shape")
 	}
 	for _, s := range stride {
-		if s < 0 {
-			return nil, runtimeErrorf("as_strided: Negative strides are not supported at the moment, got strides: %s", fmtShape(stride))
+		if k, c := s.IsConst(); c && k < 0 {
+			return nil, runtimeErrorf("as_strided: Negative strides are not supported at the moment, got strides: %s", symFmtShape(stride))
 		}
 	}
-	off := self.Offset
-	if o, ok := a.OptInt("storage_offset"); ok {
-		off = o
+	off := self.SymOffset()
+	if a.Get("storage_offset") != nil {
+		off = a.SymInt("storage_offset")
 	}
-	return view(self, append([]int64(nil), size...), append([]int64(nil), stride...), off), nil
+	return symViewOf(self, size, stride, off), nil
 }
 
 func metaDiagonal(a *Args) (Value, error) {
@@ -685,17 +796,17 @@ func metaDetach(a *Args) (Value, error) {
 
 func metaBroadcastTensors(a *Args) (Value, error) {
 	ts := a.Tensors("tensors")
-	shapes := make([][]int64, len(ts))
+	shapes := make([][]SymInt, len(ts))
 	for i, t := range ts {
-		shapes[i] = t.Shape
+		shapes[i] = t.SymSizes()
 	}
-	shape, err := BroadcastShapes(shapes...)
+	shape, err := SymBroadcastShapes(shapes...)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Value, len(ts))
 	for i, t := range ts {
-		if out[i], err = expandMeta(t, shape); err != nil {
+		if out[i], err = symExpand(t, shape); err != nil {
 			return nil, err
 		}
 	}

@@ -273,7 +273,7 @@ func (op *Op) MetaArgs(a *Args) (out Value, err error) {
 // meta of self after the write. With typeMetaNames the cast error names self's dtype as C++
 // does ("long int"), as clamp_'s check does.
 func writeInto(self, r *TensorMeta, typeMetaNames bool) (*TensorMeta, error) {
-	if !shapeEqual(self.Shape, r.Shape) {
+	if !symShapeEq(self.SymSizes(), r.SymSizes()) {
 		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(self.Shape), fmtShape(r.Shape))
 	}
 	if !CanCast(r.DType, self.DType) {
@@ -303,10 +303,8 @@ func writeOut(a *Args, r Value) (Value, error) {
 		return nil, runtimeErrorf("result type %s can't be cast to the desired output type %s", scalarTypeName(m.DType), scalarTypeName(a.Out.DType))
 	}
 	out := a.Out.Clone()
-	if !shapeEqual(out.Shape, m.Shape) {
-		out.Shape = append([]int64(nil), m.Shape...)
-		out.Strides = ContiguousStrides(m.Shape)
-		out.Offset = a.Out.Offset
+	if sizes := m.SymSizes(); !symShapeEq(out.SymSizes(), sizes) {
+		out.SetSymLayout(sizes, SymContiguousStrides(sizes), a.Out.SymOffset())
 	}
 	return out, nil
 }

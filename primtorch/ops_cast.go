@@ -6,7 +6,7 @@ func cast(id OpID, name string, dt DType) *def {
 }
 
 // Casts, copies and in-place fills.
-var castDefs = []*def{
+var castDefs = allSymbolic(
 	row(OpTo, KindPointwise, PromoteNone, "to.device(Tensor(a) self, Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)", "Tensor.to", metaTo).
 		alt("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)",
 			"to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) -> Tensor(a)").
@@ -26,7 +26,7 @@ var castDefs = []*def{
 	cast(OpBool, "bool", Bool).with(fNonDiff),
 	row(OpClone, KindPointwise, PromoteNone, "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "@clone", metaClone),
 	row(OpCopy, KindPointwise, PromoteNone, "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", "Tensor.copy_", metaCopy).with(fOwnGrad),
-	row(OpFill, KindPointwise, PromoteNone, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", "Tensor.fill_ torch.fill_", metaFill).with(fNumbers | fOwnGrad),
+	row(OpFill, KindPointwise, PromoteNone, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", "Tensor.fill_ torch.fill_", metaFill).with(fNumbers|fOwnGrad),
 	row(OpZero, KindPointwise, PromoteNone, "zero_(Tensor(a!) self) -> Tensor(a!)", "Tensor.zero_ torch.zero_", metaZero).with(fOwnGrad),
 	row(OpRequiresGrad, KindOther, PromoteNone, "requires_grad_(Tensor(a!) self, bool requires_grad=True) -> Tensor(a!)", "Tensor.requires_grad_", metaRequiresGrad).with(fOwnGrad),
-}
+)

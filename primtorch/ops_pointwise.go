@@ -26,7 +26,7 @@ var noTorchInplace = map[string]bool{
 }
 
 // Elementwise ops of one tensor.
-var unaryDefs = []*def{
+var unaryDefs = allSymbolic(
 	unary(OpAbs, OpAbsInplace, "abs", PromoteComplexToFloat, "operator.abs @absolute", metaPointwise),
 	unary(OpNeg, OpNegInplace, "neg", PromoteDefault, "operator.neg @negative", metaNeg),
 	row(OpPositive, KindView, PromoteNone, "positive(Tensor(a) self) -> Tensor(a)", "@positive operator.pos", metaPositive),
@@ -86,7 +86,7 @@ var unaryDefs = []*def{
 		with(fOut|fNumbers).inplace(OpClampMinInplace, "torch.clamp_min_ Tensor.clamp_min_"),
 	row(OpClampMax, KindPointwise, PromoteDefault, "clamp_max(Tensor self, Tensor max) -> Tensor", "@clamp_max", metaPointwise).
 		with(fOut|fNumbers).inplace(OpClampMaxInplace, "torch.clamp_max_ Tensor.clamp_max_"),
-}
+)
 
 // act is an activation row: "name(Tensor self<params>) -> Tensor" with an F-level signature
 // that adds inplace=False (when fsig is not empty) and an in-place variant reached by ipTargets.
@@ -102,7 +102,7 @@ func act(id, ip OpID, name, params, fsig, targets, ipTargets string, m metaFn) *
 }
 
 // Activation functions (torch.nn.functional).
-var activationDefs = []*def{
+var activationDefs = allSymbolic(
 	act(OpRelu, OpReluInplace, "relu", "", ", bool inplace=False", "@relu F.relu", "Tensor.relu_ torch.relu_ F.relu_", clampLike("Boolean inputs not supported for relu", metaPointwise)),
 	act(OpRelu6, noInplace, "relu6", "", ", bool inplace=False", "F.relu6 nn.relu6", "", clampLike("Bool inputs not supported for hardtanh", metaHardtanh)),
 	act(OpGelu, noInplace, "gelu", ", *, str approximate='none'", "", "F.gelu nn.gelu", "", metaGelu),
@@ -124,7 +124,7 @@ var activationDefs = []*def{
 	act(OpThreshold, OpThresholdInplace, "threshold", ", Scalar threshold, Scalar value", ", float threshold, float value, bool inplace=False", "torch.threshold F.threshold", "torch.threshold_ F.threshold_", metaPointwise),
 	row(OpGlu, KindComposite, PromoteNone, "glu(Tensor self, int dim=-1) -> Tensor", "F.glu nn.glu", metaGluHalves),
 	row(OpPrelu, KindPointwise, PromoteNone, "prelu(Tensor self, Tensor weight) -> Tensor", "@prelu F.prelu", metaPrelu),
-}
+)
 
 // bin is "name(Tensor self, Tensor other<params>) -> Tensor" taking Python numbers as operands.
 func bin(id, ip OpID, schemaName, params string, p Promotion, targets, ipTargets string, m metaFn) *def {
@@ -156,7 +156,7 @@ var numbersSelf = map[string]bool{
 }
 
 // Elementwise ops of two tensors.
-var binaryDefs = []*def{
+var binaryDefs = allSymbolic(
 	bin(OpAdd, OpAddInplace, "add.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@add operator.add", "Tensor.add_ operator.iadd", metaAddSub),
 	bin(OpSub, OpSubInplace, "sub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@sub @subtract operator.sub", "Tensor.sub_ Tensor.subtract_ operator.isub", metaAddSub),
 	bin(OpRsub, noInplace, "rsub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "torch.rsub", "", metaRsub),
@@ -194,12 +194,12 @@ var binaryDefs = []*def{
 	bin(OpBitwiseXor, OpBitwiseXorInplace, "bitwise_xor.Tensor", "", PromoteDefault, "@bitwise_xor operator.xor", "Tensor.bitwise_xor_ operator.ixor", metaIntegral("bitwise_xor_cpu")).with(fNonDiff),
 	bin(OpBitwiseLeftShift, OpBitwiseLeftShiftInplace, "bitwise_left_shift.Tensor", "", PromoteDefault, "@bitwise_left_shift operator.lshift", "Tensor.bitwise_left_shift_ operator.ilshift", metaIntegral("lshift_cpu")).with(fNonDiff),
 	bin(OpBitwiseRightShift, OpBitwiseRightShiftInplace, "bitwise_right_shift.Tensor", "", PromoteDefault, "@bitwise_right_shift operator.rshift", "Tensor.bitwise_right_shift_ operator.irshift", metaIntegral("rshift_cpu")).with(fNonDiff),
-}
+)
 
 // Elementwise ops of three tensors.
-var ternaryDefs = []*def{
-	row(OpWhere, KindPointwise, PromoteNoOpmath, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", "torch.where", metaWhere).with(fNumbers | fOut),
-	row(OpWhereCond, KindIndexing, PromoteNone, "where(Tensor condition) -> Tensor[]", "torch.where", nil).with(fDataDep | fNonDiff),
+var ternaryDefs = allSymbolic(
+	row(OpWhere, KindPointwise, PromoteNoOpmath, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", "torch.where", metaWhere).with(fNumbers|fOut),
+	row(OpWhereCond, KindIndexing, PromoteNone, "where(Tensor condition) -> Tensor[]", "torch.where", nil).with(fDataDep|fNonDiff),
 	// torch 2 takes a number as other (metaWhere checks the running torch)
 	row(OpWhereMethod, KindPointwise, PromoteNoOpmath, "where.method(Tensor self, Tensor condition, Tensor other) -> Tensor", "Tensor.where", metaWhere).with(fNumbers),
 	row(OpMaskedFill, KindPointwise, PromoteNone, "masked_fill(Tensor self, Tensor mask, Tensor value) -> Tensor", "@masked_fill", metaMaskedFill).
@@ -210,7 +210,7 @@ var ternaryDefs = []*def{
 		with(fOut).inplace(OpAddcmulInplace, "Tensor.addcmul_"),
 	row(OpAddcdiv, KindPointwise, PromoteDefault, "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", "@addcdiv", metaAddcdiv).
 		with(fOut).inplace(OpAddcdivInplace, "Tensor.addcdiv_"),
-}
+)
 
 func metaPositive(a *Args) (Value, error) {
 	self := selfTensor(a)

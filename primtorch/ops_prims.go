@@ -70,7 +70,7 @@ func primReduction(id OpID, name string, m metaFn) *def {
 }
 
 // primDefs are the core ops, grouped as in doc_prims.go.
-var primDefs = []*def{
+var primDefs = allSymbolic(
 	primUnary(OpPrimAbs, "abs", dcNum, false),
 	primUnary(OpPrimNeg, "neg", dcNum, false),
 	primUnary(OpPrimExp, "exp", dcFloat, false),
@@ -134,7 +134,7 @@ var primDefs = []*def{
 	primBinary(OpPrimLogicalOr, "logical_or", dcAny, true),
 	primBinary(OpPrimLogicalXor, "logical_xor", dcAny, true),
 
-	prim(OpPrimWhere, KindPointwise, "prims::where(Tensor condition, Tensor self, Tensor other) -> Tensor", metaPrimWhere).with(fNumbers | fNumbersSelf),
+	prim(OpPrimWhere, KindPointwise, "prims::where(Tensor condition, Tensor self, Tensor other) -> Tensor", metaPrimWhere).with(fNumbers|fNumbersSelf),
 	prim(OpPrimConvertElementType, KindPointwise, "prims::convert_element_type(Tensor self, ScalarType dtype) -> Tensor", metaPrimConvert),
 
 	primReduction(OpPrimSum, "sum", metaPrimReduction(dcAny, false)),
@@ -180,7 +180,7 @@ var primDefs = []*def{
 		notes("keyword arguments of the torch-level call are node kwargs, which Meta does not bind; the node's meta is the torch-level op's"),
 
 	prim(OpPrimCopy, KindOther, "prims::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", metaPrimCopy).with(fOwnGrad),
-}
+)
 
 // IsPrim reports whether op is a core op (target "prims.<name>").
 func (op *Op) IsPrim() bool { return op.Schema.Namespace == "prims" }

@@ -1,7 +1,7 @@
 package primtorch
 
 // Reductions, scans and softmax.
-var reductionDefs = []*def{
+var reductionDefs = allSymbolic(
 	row(OpSum, KindReduction, PromoteIntToLong, "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "@sum", metaSum).with(fOut),
 	row(OpNansum, KindReduction, PromoteIntToLong, "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "@nansum", metaSum).with(fOut),
 	row(OpMean, KindReduction, PromoteNone, "mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "@mean", metaMean).with(fOut),
@@ -14,8 +14,8 @@ var reductionDefs = []*def{
 	row(OpMin, KindReduction, PromoteNone, "min(Tensor self) -> Tensor", "@min", metaMaxAll),
 	row(OpMinDim, KindReduction, PromoteNone, "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", "@min", metaMaxDim),
 	row(OpMinOther, KindPointwise, PromoteDefault, "min.other(Tensor self, Tensor other) -> Tensor", "@min", metaPointwise),
-	row(OpArgmax, KindReduction, PromoteNone, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@argmax", metaArgmax).with(fNonDiff | fOut),
-	row(OpArgmin, KindReduction, PromoteNone, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@argmin", metaArgmax).with(fNonDiff | fOut),
+	row(OpArgmax, KindReduction, PromoteNone, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@argmax", metaArgmax).with(fNonDiff|fOut),
+	row(OpArgmin, KindReduction, PromoteNone, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@argmin", metaArgmax).with(fNonDiff|fOut),
 	row(OpVar, KindReduction, PromoteComplexToFloat, "var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor", "@var", metaVar(false)).
 		alt("var(Tensor self, bool unbiased=True) -> Tensor", "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor").with(fOut),
 	row(OpStd, KindReduction, PromoteComplexToFloat, "std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor", "@std", metaVar(false)).
@@ -27,8 +27,8 @@ var reductionDefs = []*def{
 	row(OpLogsumexp, KindReduction, PromoteIntToFloat, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", "@logsumexp torch.special.logsumexp", metaLogsumexp).with(fOut),
 	row(OpNorm, KindReduction, PromoteComplexToFloat, "norm(Tensor self, Any p='fro', int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "@norm", metaNorm).with(fOut),
 	row(OpVectorNorm, KindReduction, PromoteComplexToFloat, "linalg_vector_norm(Tensor x:self, Scalar ord:p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "torch.linalg.vector_norm", metaNorm).with(fOut),
-	row(OpAll, KindReduction, PromoteNone, "all.dim(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@all", metaAllAny).with(fNonDiff | fOut),
-	row(OpAny, KindReduction, PromoteNone, "any.dim(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@any", metaAllAny).with(fNonDiff | fOut),
+	row(OpAll, KindReduction, PromoteNone, "all.dim(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@all", metaAllAny).with(fNonDiff|fOut),
+	row(OpAny, KindReduction, PromoteNone, "any.dim(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "@any", metaAllAny).with(fNonDiff|fOut),
 	row(OpCountNonzero, KindReduction, PromoteNone, "count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", "@count_nonzero", metaCountNonzero).with(fNonDiff),
 	row(OpCumsum, KindOther, PromoteIntToLong, "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", "@cumsum", metaScan).
 		with(fOut).inplace(OpCumsumInplace, "Tensor.cumsum_"),
@@ -41,4 +41,4 @@ var reductionDefs = []*def{
 		py("F.softmax", "softmax(Tensor input:self, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor"),
 	row(OpLogSoftmax, KindComposite, PromoteNone, "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", "@log_softmax F.log_softmax torch.special.log_softmax", metaSoftmax).
 		py("F.log_softmax", "log_softmax(Tensor input:self, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor"),
-}
+)

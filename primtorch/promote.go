@@ -88,7 +88,7 @@ func scalarDType(v Value) (DType, bool) {
 	switch v.(type) {
 	case bool:
 		return Bool, true
-	case int64, int:
+	case int64, int, SymInt:
 		return Int64, true
 	case float64:
 		return DefaultFloat, true

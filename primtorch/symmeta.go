@@ -1,0 +1,476 @@
+package primtorch
+
+import (
+	"sort"
+	"strconv"
+)
+
+// Shape arithmetic for symbolic meta functions (rows with fSymbolic). A symbolic meta function
+// reads sizes, strides and offsets as SymInts (m.SymSizes(), m.SymStrides(), m.SymOffset(),
+// a.SymInt, a.SymInts) and decides every comparison with the helpers below: for constants they
+// are plain comparisons, so the static case is the all-constant case; for symbols they decide
+// at the hints and record the guard (sym.go), knowing that a size symbol is at least 2 (so
+// comparing s0 with 0 or 1 needs no guard).
+
+// symEq decides a == b.
+func symEq(a, b SymInt) bool {
+	if a.Equal(b) {
+		return true
+	}
+	ka, ca := a.IsConst()
+	kb, cb := b.IsConst()
+	switch {
+	case ca && cb:
+		return ka == kb
+	case a.provablyGe(b.AddConst(1)) || b.provablyGe(a.AddConst(1)):
+		return false
+	case ca:
+		return b.EqualHint(a)
+	}
+	return a.EqualHint(b)
+}
+
+// symIs decides a == k.
+func symIs(a SymInt, k int64) bool { return symEq(a, SymConst(k)) }
+
+// symGe decides a >= b (no guard when it follows from sizes being at least 2).
+func symGe(a, b SymInt) bool {
+	if d, ok := a.Sub(b).IsConst(); ok {
+		return d >= 0
+	}
+	if a.provablyGe(b) {
+		return true
+	}
+	if b.provablyGe(a.AddConst(1)) {
+		return false
+	}
+	return a.GeHint(b)
+}
+
+// symLt decides a < b; symLe, symGt likewise.
+func symLt(a, b SymInt) bool { return !symGe(a, b) }
+func symLe(a, b SymInt) bool { return symGe(b, a) }
+func symGt(a, b SymInt) bool { return symGe(a, b.AddConst(1)) }
+
+// symMax is max(a, b) (decided, with a guard when symbolic).
+func symMax(a, b SymInt) SymInt {
+	if symGe(a, b) {
+		return a
+	}
+	return b
+}
+
+// symMin is min(a, b).
+func symMin(a, b SymInt) SymInt {
+	if symLe(a, b) {
+		return a
+	}
+	return b
+}
+
+func symShapeEq(a, b []SymInt) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !symEq(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func symProd(xs []SymInt) SymInt {
+	n := SymConst(1)
+	for _, x := range xs {
+		n = n.Mul(x)
+	}
+	return n
+}
+
+func symOnes(n int) []SymInt {
+	out := make([]SymInt, n)
+	for i := range out {
+		out[i] = SymConst(1)
+	}
+	return out
+}
+
+// symFmtShape prints sizes at their hints, as torch's messages do.
+func symFmtShape(xs []SymInt) string { return fmtShape(hintsOf(xs)) }
+
+// symTensor is a new tensor of dtype dt on dev with the given layout.
+func symTensor(dt DType, sizes, strides []SymInt, offset SymInt, dev Device) *TensorMeta {
+	if dev.Type == "" {
+		dev = CPU
+	}
+	return (&TensorMeta{DType: dt, Device: dev}).SetSymLayout(sizes, strides, offset)
+}
+
+// symNewTensor is newTensor for symbolic sizes (contiguous).
+func symNewTensor(dt DType, sizes []SymInt, dev Device) *TensorMeta {
+	return symTensor(dt, sizes, SymContiguousStrides(sizes), SymConst(0), dev)
+}
+
+// symViewOf is view for symbolic layouts: dtype, device and grad of m kept.
+func symViewOf(m *TensorMeta, sizes, strides []SymInt, offset SymInt) *TensorMeta {
+	r := &TensorMeta{DType: m.DType, Device: m.Device, RequiresGrad: m.RequiresGrad}
+	return r.SetSymLayout(sizes, strides, offset)
+}
+
+// withSym returns a copy of m with the layout replaced.
+func withSym(m *TensorMeta, sizes, strides []SymInt, offset SymInt) *TensorMeta {
+	c := *m
+	c.Sym = nil
+	return c.SetSymLayout(sizes, strides, offset)
+}
+
+// symBroadcastPair is infer_size over symbolic sizes: equal sizes need no guard, a size 1
+// broadcasts (a size symbol is never 1), two different sizes are guarded equal.
+func symBroadcastPair(a, b []SymInt) ([]SymInt, error) {
+	n := max(len(a), len(b))
+	out := make([]SymInt, n)
+	for i := n - 1; i >= 0; i-- {
+		off := n - 1 - i
+		sa, sb := SymConst(1), SymConst(1)
+		if da := len(a) - 1 - off; da >= 0 {
+			sa = a[da]
+		}
+		if db := len(b) - 1 - off; db >= 0 {
+			sb = b[db]
+		}
+		switch {
+		case sa.Equal(sb):
+			out[i] = sa
+		case symIs(sa, 1):
+			out[i] = sb
+		case symIs(sb, 1):
+			out[i] = sa
+		case symEq(sa, sb):
+			out[i] = sa
+		default:
+			return nil, runtimeErrorf("The size of tensor a (%d) must match the size of tensor b (%d) at non-singleton dimension %d", sa.Hint(), sb.Hint(), i)
+		}
+	}
+	return out, nil
+}
+
+// SymBroadcastShapes is BroadcastShapes for symbolic sizes.
+func SymBroadcastShapes(shapes ...[]SymInt) ([]SymInt, error) {
+	var out []SymInt
+	for i, s := range shapes {
+		if i == 0 {
+			out = append([]SymInt{}, s...)
+			continue
+		}
+		var err error
+		if out, err = symBroadcastPair(out, s); err != nil {
+			return nil, err
+		}
+	}
+	if out == nil {
+		out = []SymInt{}
+	}
+	return out, nil
+}
+
+// symIsContiguous is IsContiguous over a symbolic layout.
+func symIsContiguous(sizes, strides []SymInt) bool {
+	if symIs(symProd(sizes), 0) {
+		return true
+	}
+	acc := SymConst(1)
+	for i := len(sizes) - 1; i >= 0; i-- {
+		if symIs(sizes[i], 1) {
+			continue
+		}
+		if !symEq(strides[i], acc) {
+			return false
+		}
+		acc = acc.Mul(sizes[i])
+	}
+	return true
+}
+
+func symContiguous(m *TensorMeta) bool { return symIsContiguous(m.SymSizes(), m.SymStrides()) }
+
+// symChannelsLastStrides is ChannelsLastStrides.
+func symChannelsLastStrides(shape []SymInt) []SymInt {
+	order := channelsLastOrder(len(shape))
+	st := make([]SymInt, len(shape))
+	acc := SymConst(1)
+	for _, d := range order {
+		st[d] = acc
+		acc = acc.Mul(shape[d])
+	}
+	return st
+}
+
+// symStridesFor is StridesFor.
+func symStridesFor(shape []SymInt, mf MemoryFormat) []SymInt {
+	if (mf == ChannelsLast && len(shape) == 4) || (mf == ChannelsLast3d && len(shape) == 5) {
+		return symChannelsLastStrides(shape)
+	}
+	return SymContiguousStrides(shape)
+}
+
+// symIsChannelsLastContiguous is isChannelsLastContiguous.
+func symIsChannelsLastContiguous(sizes, strides []SymInt) bool {
+	order := channelsLastOrder(len(sizes))
+	if order == nil {
+		return false
+	}
+	expected := SymConst(1)
+	for _, d := range order {
+		if !symIs(sizes[d], 1) {
+			if !symEq(strides[d], expected) {
+				return false
+			}
+			expected = expected.Mul(sizes[d])
+		}
+	}
+	return true
+}
+
+// symNonOverlappingAndDense is IsNonOverlappingAndDense.
+func symNonOverlappingAndDense(sizes, strides []SymInt) bool {
+	if symIsContiguous(sizes, strides) || symIsChannelsLastContiguous(sizes, strides) {
+		return true
+	}
+	n := len(sizes)
+	if n == 1 {
+		return symLt(sizes[0], SymConst(2)) || symIs(strides[0], 1)
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	small := make([]bool, n)
+	for i := range small {
+		small[i] = symLt(sizes[i], SymConst(2))
+	}
+	sort.SliceStable(perm, func(i, j int) bool {
+		a, b := perm[i], perm[j]
+		if small[a] {
+			return false
+		}
+		if small[b] {
+			return true
+		}
+		return symLt(strides[a], strides[b])
+	})
+	require := SymConst(1)
+	for _, d := range perm {
+		if small[d] {
+			return true
+		}
+		if !symEq(strides[d], require) {
+			return false
+		}
+		require = require.Mul(sizes[d])
+	}
+	return true
+}
+
+func symDense(m *TensorMeta) bool { return symNonOverlappingAndDense(m.SymSizes(), m.SymStrides()) }
+
+// symStridesLikeChannelsLast is stridesLikeChannelsLast.
+func symStridesLikeChannelsLast(shape, strides []SymInt) bool {
+	order := channelsLastOrder(len(shape))
+	if order == nil || symIs(strides[1], 0) {
+		return false
+	}
+	min := SymConst(0)
+	for _, d := range order {
+		if symIs(shape[d], 0) {
+			return false
+		}
+		if symLt(strides[d], min) {
+			return false
+		}
+		if d == 0 && symEq(min, strides[1]) {
+			return false
+		}
+		min = strides[d]
+		if symGt(shape[d], SymConst(1)) {
+			min = min.Mul(shape[d])
+		}
+	}
+	return true
+}
+
+// symSuggestMemoryFormat is SuggestMemoryFormat.
+func symSuggestMemoryFormat(m *TensorMeta) MemoryFormat {
+	if symStridesLikeChannelsLast(m.SymSizes(), m.SymStrides()) {
+		if len(m.Shape) == 4 {
+			return ChannelsLast
+		}
+		return ChannelsLast3d
+	}
+	return ContiguousFormat
+}
+
+// symSortDimsByStride is sortDimsByStride.
+func symSortDimsByStride(shape []SymInt, strides [][]SymInt) []int {
+	n := len(shape)
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = n - 1 - i
+	}
+	if n <= 1 {
+		return perm
+	}
+	shouldSwap := func(d0, d1 int) int {
+		for _, st := range strides {
+			s0, s1 := st[d0], st[d1]
+			if symIs(s0, 0) || symIs(s1, 0) {
+				continue
+			}
+			if symLt(s0, s1) {
+				return -1
+			}
+			if symGt(s0, s1) {
+				return 1
+			}
+			if symGt(shape[d0], shape[d1]) {
+				return 1
+			}
+		}
+		return 0
+	}
+	for i := 1; i < n; i++ {
+		d1 := i
+		for d0 := i - 1; d0 >= 0; d0-- {
+			c := shouldSwap(perm[d0], perm[d1])
+			if c > 0 {
+				perm[d0], perm[d1] = perm[d1], perm[d0]
+				d1 = d0
+			} else if c < 0 {
+				break
+			}
+		}
+	}
+	return perm
+}
+
+// symInferDenseStrides is inferDenseStrides.
+func symInferDenseStrides(shape, strides []SymInt) []SymInt {
+	perm := symSortDimsByStride(shape, [][]SymInt{strides})
+	out := make([]SymInt, len(shape))
+	acc := SymConst(1)
+	for _, d := range perm {
+		out[d] = acc
+		if symGt(shape[d], SymConst(1)) {
+			acc = acc.Mul(shape[d])
+		}
+	}
+	return out
+}
+
+// symLikeStrides is LikeStrides.
+func symLikeStrides(m *TensorMeta, mf MemoryFormat) []SymInt {
+	sizes, strides := m.SymSizes(), m.SymStrides()
+	switch mf {
+	case "", PreserveFormat:
+		if symNonOverlappingAndDense(sizes, strides) {
+			return strides
+		}
+		return symInferDenseStrides(sizes, strides)
+	}
+	return symStridesFor(sizes, mf)
+}
+
+// symEmptyLike is emptyLike.
+func symEmptyLike(m *TensorMeta, dt DType, mf MemoryFormat) *TensorMeta {
+	r := &TensorMeta{DType: dt, Device: m.Device}
+	return r.SetSymLayout(m.SymSizes(), symLikeStrides(m, mf), SymConst(0))
+}
+
+// symIterStrides is iterStrides.
+func symIterStrides(shape []SymInt, inputs []*TensorMeta) []SymInt {
+	if s, ok := symIterFastStrides(inputs); ok {
+		return s
+	}
+	n := len(shape)
+	strides := make([][]SymInt, 0, len(inputs))
+	for _, in := range inputs {
+		st := make([]SymInt, n)
+		for i := range st {
+			st[i] = SymConst(0)
+		}
+		sz, ss := in.SymSizes(), in.SymStrides()
+		off := n - len(sz)
+		for i := range sz {
+			if symIs(sz[i], 1) && !symIs(shape[off+i], 1) {
+				st[off+i] = SymConst(0)
+			} else {
+				st[off+i] = ss[i]
+			}
+		}
+		strides = append(strides, st)
+	}
+	perm := symSortDimsByStride(shape, strides)
+	inverted := true
+	for j, d := range perm {
+		if d != n-j-1 {
+			inverted = false
+			break
+		}
+	}
+	if inverted {
+		return SymContiguousStrides(shape)
+	}
+	out := make([]SymInt, n)
+	acc := SymConst(1)
+	for _, d := range perm {
+		out[d] = acc
+		acc = acc.Mul(shape[d])
+	}
+	return out
+}
+
+func symIterFastStrides(inputs []*TensorMeta) ([]SymInt, bool) {
+	if len(inputs) == 0 {
+		return nil, false
+	}
+	first := inputs[0]
+	fs := first.SymSizes()
+	for _, in := range inputs[1:] {
+		if !symShapeEq(in.SymSizes(), fs) {
+			return nil, false
+		}
+	}
+	contig, cl, dense := true, true, true
+	for _, in := range inputs {
+		sz, st := in.SymSizes(), in.SymStrides()
+		contig = contig && symIsContiguous(sz, st)
+		cl = cl && symIsChannelsLastContiguous(sz, st)
+		dense = dense && symNonOverlappingAndDense(sz, st)
+	}
+	switch {
+	case contig:
+		return SymContiguousStrides(fs), true
+	case cl:
+		return symChannelsLastStrides(fs), true
+	case dense:
+		for _, in := range inputs[1:] {
+			if !symShapeEq(in.SymStrides(), first.SymStrides()) {
+				return nil, false
+			}
+		}
+		return inputs[len(inputs)-1].SymStrides(), true
+	}
+	return nil, false
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// allSymbolic marks every row of a table whose meta functions all handle symbolic sizes.
+func allSymbolic(defs ...*def) []*def {
+	for _, d := range defs {
+		d.flags |= fSymbolic
+	}
+	return defs
+}
+
+func isBoolValue(v Value) bool { _, ok := v.(bool); return ok }
