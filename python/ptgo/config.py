@@ -17,6 +17,11 @@ cache_size_limit = 8
 #: each up to this limit (torch.compile's accumulated_cache_size_limit).
 accumulated_cache_size_limit = 256
 
+#: Treat ``dynamic=None`` (the default) as ``dynamic=True``: every dimension of size >= 2 symbolic
+#: from the first compile (torch's ``assume_static_by_default = False``). For testing that
+#: everything captured with static shapes works with symbolic ones (PTGO_DYNAMIC=1).
+assume_dynamic = os.environ.get("PTGO_DYNAMIC", "") not in ("", "0")
+
 #: When a backend fails, run the frame eagerly with a warning instead of raising
 #: ``ptgo.BackendCompilerFailed``.
 suppress_errors = os.environ.get("PTGO_SUPPRESS_ERRORS", "") not in ("", "0")

@@ -69,6 +69,8 @@ class _Context:
         self.fullgraph = bool(fullgraph)
         if dynamic is not None and not isinstance(dynamic, bool):
             raise TypeError("ptgo.compile: dynamic must be None, True or False, got %r" % (dynamic,))
+        if dynamic is None and config.assume_dynamic:
+            dynamic = True
         self.dynamic = dynamic
         self.mode = mode
         self.options = dict(options or {})
