@@ -99,6 +99,22 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 	if err != nil {
 		return nil, err
 	}
+	if g.Shapes != nil {
+		// The backward reads its size symbols from its inputs' sizes: save what carries them.
+		more, changed, err := jt.carrySymbols(bw, saved, sets)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			saved = more
+			if fw, bw, recomputed, err = jt.extract(saved, sets, opts.RecomputeReductions); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkSymbols(bw); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Check {
 		for _, x := range []*fxgraph.Graph{fw, bw} {
 			if err := decomp.Verify(x); err != nil {

@@ -150,6 +150,9 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 			out, err = nil, fmt.Errorf("aotautograd: ToTorch: %s", be.msg)
 		}
 	}()
+	if ids := usedSymbols(g); len(ids) > 0 {
+		return nil, unsupportedf("ToTorch: graph %s has symbolic sizes; aot_eager's torch graphs are static", g.Name)
+	}
 	t.g.Nodes = nil
 	for _, n := range g.Nodes {
 		t.cur = n
