@@ -106,6 +106,20 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 			return nil, err
 		}
 		if changed {
+			// The values saved only for their sizes count for save-all too.
+			inAll := map[*fxgraph.Node]bool{}
+			for _, n := range all {
+				inAll[n] = true
+			}
+			wasSaved := map[*fxgraph.Node]bool{}
+			for _, n := range saved {
+				wasSaved[n] = true
+			}
+			for _, n := range more {
+				if !wasSaved[n] && !inAll[n] {
+					all = append(all, n)
+				}
+			}
 			saved = more
 			if fw, bw, recomputed, err = jt.extract(saved, sets, opts.RecomputeReductions); err != nil {
 				return nil, err
