@@ -136,6 +136,12 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 			}
 		}
 	}
+	for _, n := range saved {
+		if n.TensorMeta() == nil {
+			// (an int input a recomputed node reads: the runtime saves tensors only)
+			return nil, unsupportedf("the backward of %s reads %s (%v), which is not a tensor", g.Name, n.Name, n.Meta)
+		}
+	}
 	s = &Graphs{Forward: fw, Backward: bw, NumOutputs: len(jt.outs), Tangents: jt.tangentOf, Joint: jt.g,
 		SavedBytes: savedBytes(saved), SaveAllBytes: savedBytes(all), GradDeps: jt.gradDeps()}
 	primal := map[*fxgraph.Node]int{}

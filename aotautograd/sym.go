@@ -365,3 +365,45 @@ func contiguousLike(m *primtorch.TensorMeta) *primtorch.TensorMeta {
 	}
 	return primtorch.NewSymContiguous(m.DType, m.SymSizes(), m.Device)
 }
+
+// atHints returns g with every size expression and symbolic meta replaced by its hint: the
+// static graph of a symbolic graph whose symbols are all specialised (usedSymbols is empty).
+func atHints(g *fxgraph.Graph) *fxgraph.Graph {
+	c := fxgraph.Clone(g)
+	c.Shapes = nil
+	const why = "a graph whose size symbols are all specialised (aotautograd)"
+	var arg func(a fxgraph.Arg) fxgraph.Arg
+	arg = func(a fxgraph.Arg) fxgraph.Arg {
+		switch v := a.(type) {
+		case fxgraph.Const:
+			if primtorch.HasSymbols(v.V) {
+				return fxgraph.Const{V: primtorch.SpecializeValue(v.V, why)}
+			}
+		case fxgraph.List:
+			out := fxgraph.List{Elems: make([]fxgraph.Arg, len(v.Elems))}
+			for i, e := range v.Elems {
+				out.Elems[i] = arg(e)
+			}
+			return out
+		case fxgraph.Tuple:
+			out := fxgraph.Tuple{Elems: make([]fxgraph.Arg, len(v.Elems))}
+			for i, e := range v.Elems {
+				out.Elems[i] = arg(e)
+			}
+			return out
+		}
+		return a
+	}
+	for _, n := range c.Nodes {
+		for i, a := range n.Args {
+			n.Args[i] = arg(a)
+		}
+		for i := range n.Kwargs {
+			n.Kwargs[i].Value = arg(n.Kwargs[i].Value)
+		}
+		if primtorch.HasSymbols(n.Meta) {
+			n.Meta = primtorch.SpecializeValue(n.Meta, why)
+		}
+	}
+	return c
+}
