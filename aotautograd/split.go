@@ -7,7 +7,6 @@ import (
 	"ptgo/fxgraph"
 	"ptgo/logs"
 	"ptgo/primtorch"
-	"ptgo/primtorch/decomp"
 )
 
 // Options tunes Split.
@@ -83,7 +82,7 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 		return nil, err
 	}
 	if opts.Check {
-		if err := decomp.Verify(jt.g); err != nil {
+		if err := verify(jt.g); err != nil {
 			return nil, fmt.Errorf("aotautograd: ptgo BUG: the joint graph of %s is invalid: %w", g.Name, err)
 		}
 	}
@@ -131,7 +130,7 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 	}
 	if opts.Check {
 		for _, x := range []*fxgraph.Graph{fw, bw} {
-			if err := decomp.Verify(x); err != nil {
+			if err := verify(x); err != nil {
 				return nil, fmt.Errorf("aotautograd: ptgo BUG: the %s graph of %s is invalid: %w", x.Name, g.Name, err)
 			}
 		}

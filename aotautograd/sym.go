@@ -6,6 +6,7 @@ import (
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
+	"ptgo/primtorch/decomp"
 )
 
 // Symbolic sizes (dynamic shapes) in the derivative formulas and the partition.
@@ -366,18 +367,19 @@ func contiguousLike(m *primtorch.TensorMeta) *primtorch.TensorMeta {
 	return primtorch.NewSymContiguous(m.DType, m.SymSizes(), m.Device)
 }
 
-// atHints returns g with every size expression and symbolic meta replaced by its hint: the
-// static graph of a symbolic graph whose symbols are all specialised (usedSymbols is empty).
+// atHints returns g with every size expression and symbolic meta replaced by its value at the
+// hints, recording no guard: the static graph a symbolic graph is at its trace's sizes (what
+// decomp.Verify checks with Options.Check, and what ToTorch gets for a graph whose symbols are
+// all specialised).
 func atHints(g *fxgraph.Graph) *fxgraph.Graph {
 	c := fxgraph.Clone(g)
 	c.Shapes = nil
-	const why = "a graph whose size symbols are all specialised (aotautograd)"
 	var arg func(a fxgraph.Arg) fxgraph.Arg
 	arg = func(a fxgraph.Arg) fxgraph.Arg {
 		switch v := a.(type) {
 		case fxgraph.Const:
-			if primtorch.HasSymbols(v.V) {
-				return fxgraph.Const{V: primtorch.SpecializeValue(v.V, why)}
+			if s, ok := v.V.(primtorch.SymInt); ok {
+				return fxgraph.Const{V: s.Hint()}
 			}
 		case fxgraph.List:
 			out := fxgraph.List{Elems: make([]fxgraph.Arg, len(v.Elems))}
@@ -394,6 +396,27 @@ func atHints(g *fxgraph.Graph) *fxgraph.Graph {
 		}
 		return a
 	}
+	var meta func(v any) any
+	meta = func(v any) any {
+		switch m := v.(type) {
+		case primtorch.SymInt:
+			return m.Hint()
+		case *primtorch.TensorMeta:
+			if m == nil || m.Sym == nil {
+				return m
+			}
+			out := m.Clone() // Shape, Strides and Offset hold the hints
+			out.Sym = nil
+			return out
+		case []any:
+			out := make([]any, len(m))
+			for i, e := range m {
+				out[i] = meta(e)
+			}
+			return out
+		}
+		return v
+	}
 	for _, n := range c.Nodes {
 		for i, a := range n.Args {
 			n.Args[i] = arg(a)
@@ -401,9 +424,17 @@ func atHints(g *fxgraph.Graph) *fxgraph.Graph {
 		for i := range n.Kwargs {
 			n.Kwargs[i].Value = arg(n.Kwargs[i].Value)
 		}
-		if primtorch.HasSymbols(n.Meta) {
-			n.Meta = primtorch.SpecializeValue(n.Meta, why)
-		}
+		n.Meta = meta(n.Meta)
 	}
 	return c
+}
+
+// verify is decomp.Verify; a symbolic graph is verified at its hints (Verify recomputes metas
+// with the registry's meta functions, which would specialise the symbols of ops that are not
+// symbolic: a check must not change what the graph means).
+func verify(g *fxgraph.Graph) error {
+	if g.Shapes != nil {
+		g = atHints(g)
+	}
+	return decomp.Verify(g)
 }

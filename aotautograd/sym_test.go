@@ -352,7 +352,7 @@ func TestSymbolicSplit(t *testing.T) {
 			g, err := fxgraph.Parse(tc.text)
 			require.NoError(t, err)
 			require.NotNil(t, g.Shapes)
-			s, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{})
+			s, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{Check: true})
 			require.NoError(t, err, "%s", g)
 			require.Empty(t, g.Shapes.Specialized(), "the split specialised symbols:\n%s", s.Backward)
 			checkSymStructure(t, g, s, tc.carried)
@@ -361,7 +361,7 @@ func TestSymbolicSplit(t *testing.T) {
 				checkSymSplit(t, g, s, vals)
 			}
 			for _, p := range []aotautograd.Partition{aotautograd.SaveAll} {
-				s2, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{Partition: p})
+				s2, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{Partition: p, Check: true})
 				require.NoError(t, err)
 				checkSymStructure(t, g, s2, nil)
 				for _, vals := range tc.at {
