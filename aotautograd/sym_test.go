@@ -162,6 +162,32 @@ var symCases = []struct {
   %exp             : f32[sym("s0 + 2"),3]!grad        = prims.exp(%constant_pad_nd)
   return (%select, %exp)
 `, at: [][]int64{{2}, {3}, {10}}, carried: []string{"x0"}},
+	{name: "two_symbols", text: `graph case[s0=8, s1=6](x0: f32[s0,s1]!grad, x1: f32[s1]!grad, x2: f32[s0,s1]!grad):
+  %expand  : f32[s0,s1]{0,1}!grad = prims.expand(%x1, [sym("s0"), sym("s1")])
+  %mul     : f32[s0,s1]!grad      = prims.mul(%x0, %expand)
+  %maximum : f32[s0,s1]!grad      = prims.maximum(%mul, %x2)
+  %total   : f32[]!grad           = prims.sum(%maximum, [], False)
+  return (%total,)
+`, at: [][]int64{{2, 3}, {5, 2}, {3, 7}}},
+	{name: "attention_bmm", text: `graph case[s0=6](x0: f32[2,s0,8]!grad):
+  %permute  : f32[2,8,s0]{sym("8*s0"),1,8}!grad = prims.permute(%x0, [0, 2, 1])
+  %bmm      : f32[2,s0,s0]!grad                = prims.bmm(%x0, %permute)
+  %amax     : f32[2,s0,1]!grad                 = prims.amax(%bmm, [2], True)
+  %expand   : f32[2,s0,s0]{s0,1,0}!grad        = prims.expand(%amax, [2, sym("s0"), sym("s0")])
+  %sub      : f32[2,s0,s0]!grad                = prims.sub(%bmm, %expand)
+  %exp      : f32[2,s0,s0]!grad                = prims.exp(%sub)
+  %sum_1    : f32[2,s0,1]!grad                 = prims.sum(%exp, [2], True)
+  %expand_1 : f32[2,s0,s0]{s0,1,0}!grad        = prims.expand(%sum_1, [2, sym("s0"), sym("s0")])
+  %div      : f32[2,s0,s0]!grad                = prims.div(%exp, %expand_1)
+  %bmm_1    : f32[2,s0,8]!grad                 = prims.bmm(%div, %x0)
+  return (%bmm_1,)
+`, at: [][]int64{{2}, {3}, {11}}},
+	{name: "index_ops", text: `graph case[s0=8](x0: f32[s0,4]!grad, x1: i64[3], x2: f32[3,4]!grad):
+  %index_select : f32[3,4]!grad  = prims.index_select(%x0, 0, %x1)
+  %index_put    : f32[s0,4]!grad = prims.index_put(%x0, [%x1], %x2, True)
+  %exp          : f32[s0,4]!grad = prims.exp(%index_put)
+  return (%index_select, %exp)
+`, at: [][]int64{{2}, {3}, {9}}},
 	{name: "cumsum_features", text: `graph case[s0=8](x0: f32[3,s0]!grad):
   %cumsum : f32[3,s0]!grad = prims.cumsum(%x0, 1)
   %mul    : f32[3,s0]!grad = prims.mul(%cumsum, %cumsum)
@@ -178,8 +204,8 @@ func requiresGrad(g *fxgraph.Graph) []bool {
 	return rg
 }
 
-// symInputs are deterministic inputs for g's placeholders: floats in [-1, 1], integers in
-// [0, 10) (class labels).
+// symInputs are deterministic inputs for g's placeholders: floats in [-1, 1], integers 0 and 1
+// (class labels, indices valid at every size).
 func symInputs(g *fxgraph.Graph) []*ref.Tensor {
 	var ins []*ref.Tensor
 	for k, p := range g.Placeholders() {
@@ -195,7 +221,7 @@ func symInputs(g *fxgraph.Graph) []*ref.Tensor {
 		}
 		v := make([]int64, n)
 		for i := range v {
-			v[i] = int64(i*7+k) % 10
+			v[i] = int64(i*7+k) % 2
 		}
 		ins = append(ins, ref.FromInts(m.DType, m.Shape, v))
 	}
@@ -472,4 +498,34 @@ func TestToTorchRefusesSymbolic(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, tg.String(), "s0")
 	require.Contains(t, tg.String(), "f32[8,16]")
+}
+
+// TestSymbolicSplitGuards: what a formula cannot do for every size it specialises or guards,
+// in the graph's ShapeEnv: as_strided's gradient needs the storage geometry concrete (s0 is
+// specialised, the split is right at the hint), cumprod's exact gradient holds for scans of at
+// most 256 elements (a guard, s0 stays symbolic).
+func TestSymbolicSplitGuards(t *testing.T) {
+	restore := aotautograd.SetMetaForTest(shimMeta)
+	defer restore()
+	g, err := fxgraph.Parse(`graph case[s0=8](x0: f32[s0,4]!grad):
+  %as_strided : f32[2,2]{1,2+1}!grad = prims.as_strided(%x0, [2, 2], [1, 2], 1)
+  %exp        : f32[2,2]!grad        = prims.exp(%as_strided)
+  return (%exp,)
+`)
+	require.NoError(t, err)
+	s, err := aotautograd.Split(g, []bool{true}, aotautograd.Options{Check: true})
+	require.NoError(t, err)
+	require.Contains(t, g.Shapes.Specialized()[0], "as_strided")
+	require.Contains(t, fmt.Sprint(g.Shapes.Guards()), "s0 == 8")
+	checkSymSplit(t, g, s, g.Shapes.Hints())
+
+	g, err = fxgraph.Parse(`graph case[s0=6](x0: f32[2,s0]!grad):
+  %cumprod : f32[2,s0]!grad = prims.cumprod(%x0, 1)
+  return (%cumprod,)
+`)
+	require.NoError(t, err)
+	_, err = aotautograd.Split(g, []bool{true}, aotautograd.Options{Check: true})
+	require.NoError(t, err)
+	require.Empty(t, g.Shapes.Specialized())
+	require.Contains(t, fmt.Sprint(g.Shapes.Guards()), "257 > s0")
 }

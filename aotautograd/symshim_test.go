@@ -227,6 +227,23 @@ func shimLayout(op *primtorch.Op, vals []primtorch.Value, m *primtorch.TensorMet
 		case primtorch.OpPrimIndexSelect:
 			sizes = in(0).SymSizes()
 			sizes[int(vals[1].(int64))] = in(2).SymNumel()
+		case primtorch.OpPrimIndex: // tensor indices on adjacent dims
+			xs := in(0).SymSizes()
+			idx := vals[1].([]primtorch.Value)
+			first, last := -1, -1
+			var ims []primtorch.Value
+			for d, v := range idx {
+				if im, ok := v.(*primtorch.TensorMeta); ok && im != nil {
+					if first < 0 {
+						first = d
+					} else if last != d-1 {
+						return nil, nil, zero, fmt.Errorf("shim: index with separated tensor indices")
+					}
+					last = d
+					ims = append(ims, im)
+				}
+			}
+			sizes = append(append(slices.Clone(xs[:first]), broadcastSym(ims)...), xs[last+1:]...)
 		case primtorch.OpPrimGather:
 			sizes = in(2).SymSizes()
 		case primtorch.OpPrimConstantPadNd:
