@@ -278,14 +278,6 @@ func (b *builder) reshape(x *fxgraph.Node, shape []primtorch.SymInt) *fxgraph.No
 	return b.emit("view", x, slices.Clone(shape))
 }
 
-func ints(xs []int64) []primtorch.Value {
-	out := make([]primtorch.Value, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}
-
 // permute permutes x's dims (x itself for the identity); a permute of a permute is one
 // permute of the first's input (the transpose of a transposed weight is the weight).
 func (b *builder) permute(x *fxgraph.Node, dims []int64) *fxgraph.Node {
