@@ -86,6 +86,16 @@ func toArg(x any) (fxgraph.Arg, primtorch.Value) {
 		return fxgraph.Const{V: nil}, nil
 	case bool, int64, float64, string, primtorch.DType:
 		return fxgraph.Const{V: v}, v
+	case primtorch.SymInt:
+		sv := primtorch.SymValue(v)
+		return fxgraph.Const{V: sv}, sv
+	case []primtorch.SymInt:
+		elems := make([]fxgraph.Arg, len(v))
+		vals := make([]primtorch.Value, len(v))
+		for i, e := range v {
+			elems[i], vals[i] = toArg(e)
+		}
+		return fxgraph.List{Elems: elems}, vals
 	case int:
 		return fxgraph.Const{V: int64(v)}, int64(v)
 	case []int64:
@@ -135,6 +145,12 @@ func toArg(x any) (fxgraph.Arg, primtorch.Value) {
 	return nil, nil
 }
 
+// metaOf computes an emitted call's meta: the registry's meta function (tests of symbolic
+// splits substitute symbolic metas for ops whose registry rows are not symbolic yet).
+var metaOf = func(op *primtorch.Op, vals []primtorch.Value) (primtorch.Value, error) {
+	return op.Meta(vals, nil)
+}
+
 // emit appends prims.<name>(args...) with its meta (requires_grad off: backward values are
 // computed without grad).
 func (b *builder) emit(name string, args ...any) *fxgraph.Node {
@@ -151,7 +167,7 @@ func (b *builder) emit(name string, args ...any) *fxgraph.Node {
 	if n := b.seen[callKey(target, fargs)]; n != nil {
 		return n
 	}
-	meta, err := op.Meta(vals, nil)
+	meta, err := metaOf(op, vals)
 	if err != nil {
 		bug("%s(%s): %v", target, describe(vals), err)
 	}
@@ -208,13 +224,13 @@ func (b *builder) div(x, y any) *fxgraph.Node        { return b.emit("div", x, y
 func (b *builder) where(c, x, y any) *fxgraph.Node   { return b.emit("where", c, x, y) }
 
 // full is a new tensor of shape and dtype dt filled with f.
-func (b *builder) full(shape []int64, f float64, dt primtorch.DType) *fxgraph.Node {
+func (b *builder) full(shape []primtorch.SymInt, f float64, dt primtorch.DType) *fxgraph.Node {
 	return b.emit("full", slices.Clone(shape), num(f, dt), dt)
 }
 
 // zerosLike is a zero tensor of m's shape and dtype.
 func (b *builder) zerosLike(m *primtorch.TensorMeta) *fxgraph.Node {
-	return b.full(m.Shape, 0, m.DType)
+	return b.full(m.SymSizes(), 0, m.DType)
 }
 
 // convert casts x to dt (x itself when it has that dtype).
@@ -226,35 +242,40 @@ func (b *builder) convert(x *fxgraph.Node, dt primtorch.DType) *fxgraph.Node {
 }
 
 // expand broadcasts x to shape (x itself when it has that shape).
-func (b *builder) expand(x *fxgraph.Node, shape []int64) *fxgraph.Node {
-	if slices.Equal(meta(x).Shape, shape) {
+func (b *builder) expand(x *fxgraph.Node, shape []primtorch.SymInt) *fxgraph.Node {
+	if sameSizes(symSizes(x), shape) {
 		return x
 	}
 	return b.emit("expand", x, slices.Clone(shape))
 }
 
 // reshape is torch's reshape: a view when x is viewable as shape, else a contiguous clone
-// viewed.
-func (b *builder) reshape(x *fxgraph.Node, shape []int64) *fxgraph.Node {
+// viewed. With symbolic sizes, x must be viewable at every size: a contiguous x is, otherwise
+// view's meta function decides when it is symbolic, and x is cloned when it is not.
+func (b *builder) reshape(x *fxgraph.Node, shape []primtorch.SymInt) *fxgraph.Node {
 	if shape == nil {
-		shape = []int64{}
+		shape = []primtorch.SymInt{}
 	}
 	m := meta(x)
-	if slices.Equal(m.Shape, shape) {
+	if sameSizes(m.SymSizes(), shape) {
 		return x
 	}
-	if _, err := primtorch.OpPrimView.Op().Meta([]primtorch.Value{m, ints(shape)}, nil); err != nil {
+	_, sv := toArg(shape)
+	view := primtorch.OpPrimView.Op()
+	switch {
+	case !primtorch.HasSymbols(m) && !primtorch.HasSymbols(sv):
+		if _, err := view.Meta([]primtorch.Value{m, sv}, nil); err != nil {
+			x = b.emit("clone", x)
+		}
+	case symContiguous(m):
+	case view.Symbolic:
+		if _, err := view.Meta([]primtorch.Value{m, sv}, nil); err != nil {
+			x = b.emit("clone", x)
+		}
+	default:
 		x = b.emit("clone", x)
 	}
 	return b.emit("view", x, slices.Clone(shape))
-}
-
-func ints(xs []int64) []primtorch.Value {
-	out := make([]primtorch.Value, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
 }
 
 // permute permutes x's dims (x itself for the identity); a permute of a permute is one
@@ -322,9 +343,9 @@ func (b *builder) sum(x *fxgraph.Node, dims []int64, keepdim bool) *fxgraph.Node
 
 // sumTo reduces g, of a shape shape broadcasts to, to shape: leading dims summed away, dims
 // where shape has size 1 summed keeping them (the gradient of a broadcast).
-func (b *builder) sumTo(g *fxgraph.Node, shape []int64) *fxgraph.Node {
-	gs := meta(g).Shape
-	if slices.Equal(gs, shape) {
+func (b *builder) sumTo(g *fxgraph.Node, shape []primtorch.SymInt) *fxgraph.Node {
+	gs := symSizes(g)
+	if sameSizes(gs, shape) {
 		return g
 	}
 	lead := len(gs) - len(shape)
@@ -333,7 +354,7 @@ func (b *builder) sumTo(g *fxgraph.Node, shape []int64) *fxgraph.Node {
 	}
 	var dims []int64
 	for i := range gs {
-		if i < lead || (shape[i-lead] == 1 && gs[i] != 1) {
+		if i < lead || (isOne(shape[i-lead]) && !isOne(gs[i])) {
 			dims = append(dims, int64(i))
 		}
 	}
@@ -342,17 +363,17 @@ func (b *builder) sumTo(g *fxgraph.Node, shape []int64) *fxgraph.Node {
 }
 
 // iota is [start, start+step, ...) of length n in int64.
-func (b *builder) iota(n, start, step int64) *fxgraph.Node {
+func (b *builder) iota(n, start primtorch.SymInt, step int64) *fxgraph.Node {
 	return b.emit("iota", n, start, step, primtorch.Int64)
 }
 
 // flip reverses x along dim (an index_select with a descending iota).
 func (b *builder) flip(x *fxgraph.Node, dim int) *fxgraph.Node {
-	n := meta(x).Shape[dim]
-	if n <= 1 {
+	n := symSizes(x)[dim]
+	if isZero(n) || isOne(n) {
 		return x
 	}
-	return b.emit("index_select", x, int64(dim), b.iota(n, n-1, -1))
+	return b.emit("index_select", x, int64(dim), b.iota(n, n.AddConst(-1), -1))
 }
 
 // normDims returns dims of a reduction over a rank-nd tensor, sorted and non-negative; []
@@ -375,7 +396,9 @@ func normDims(dims []int64, nd int) []int64 {
 	return out
 }
 
-// bytesOf is the size of a node's value in bytes (tensors; tuples sum their tensors).
+// bytesOf is the size of a node's value in bytes (tensors; tuples sum their tensors). With
+// symbolic sizes it is the size at the hints: the partition's capacities weigh the trace's
+// sizes (any cut is right at every size; only its cost is the hints').
 func bytesOf(v any) int64 {
 	switch m := v.(type) {
 	case *primtorch.TensorMeta:

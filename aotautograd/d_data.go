@@ -2,6 +2,7 @@ package aotautograd
 
 import (
 	"ptgo/fxgraph"
+	"ptgo/primtorch"
 )
 
 // Derivatives of copies and data movement: gathers become accumulating index_puts into zeros
@@ -14,8 +15,8 @@ func vjpClone(c *vjpCtx) {
 }
 
 // slice takes [start, end) along dim (x itself for the whole dim).
-func (b *builder) slice(x *fxgraph.Node, dim int, start, end int64) *fxgraph.Node {
-	if start == 0 && end == x.TensorMeta().Shape[dim] {
+func (b *builder) slice(x *fxgraph.Node, dim int, start, end primtorch.SymInt) *fxgraph.Node {
+	if k, ok := start.IsConst(); ok && k == 0 && end.Equal(symSizes(x)[dim]) {
 		return x
 	}
 	return b.emit("slice", x, int64(dim), start, end, int64(1))
@@ -28,17 +29,17 @@ func vjpCat(c *vjpCtx) {
 		bug("%s: cat of %T", c.n.Name, c.n.Args[0])
 	}
 	dim := normDim(c.intArg(1), c.outMeta().Dim())
-	off := int64(0)
+	off := primtorch.SymConst(0)
 	for _, e := range l.Elems {
 		t, ok := e.(*fxgraph.Node)
 		if !ok {
 			bug("%s: cat of a non-tensor", c.n.Name)
 		}
-		size := t.TensorMeta().Shape[dim]
+		size := symSizes(t)[dim]
 		if c.j.rg[t] {
-			c.give(t, c.slice(c.g, dim, off, off+size))
+			c.give(t, c.slice(c.g, dim, off, off.Add(size)))
 		}
-		off += size
+		off = off.Add(size)
 	}
 }
 
@@ -48,12 +49,13 @@ func vjpPad(c *vjpCtx) {
 	if !c.needs(0) {
 		return
 	}
-	pads := c.intsArg(1)
-	neg := make([]int64, len(pads))
+	pads := c.symsArg(1)
+	neg := make([]primtorch.SymInt, len(pads))
 	nonzero := false
 	for i, p := range pads {
-		neg[i] = -p
-		nonzero = nonzero || p != 0
+		neg[i] = p.Neg()
+		k, ok := p.IsConst()
+		nonzero = nonzero || !ok || k != 0
 	}
 	if !nonzero {
 		c.give(c.x(0), c.g)
@@ -69,7 +71,8 @@ func vjpGather(c *vjpCtx) {
 		return
 	}
 	x, index := c.x(0), c.x(2)
-	m, im := x.TensorMeta(), index.TensorMeta()
+	m := x.TensorMeta()
+	isz := symSizes(index)
 	if m.Dim() == 0 {
 		c.give(x, c.reshape(c.g, nil))
 		return
@@ -81,12 +84,12 @@ func vjpGather(c *vjpCtx) {
 			indices[d] = index
 			continue
 		}
-		one := make([]int64, m.Dim())
+		one := make([]primtorch.SymInt, m.Dim())
 		for k := range one {
-			one[k] = 1
+			one[k] = primtorch.SymConst(1)
 		}
-		one[d] = im.Shape[d]
-		indices[d] = c.expand(c.reshape(c.iota(im.Shape[d], 0, 1), one), im.Shape)
+		one[d] = isz[d]
+		indices[d] = c.expand(c.reshape(c.iota(isz[d], primtorch.SymConst(0), 1), one), isz)
 	}
 	c.give(x, c.emit("index_put", c.zerosLike(m), indices, c.g, true))
 }
@@ -103,7 +106,7 @@ func vjpIndexSelect(c *vjpCtx) {
 		return
 	}
 	if index.TensorMeta().Dim() == 0 {
-		index = c.reshape(index, []int64{1})
+		index = c.reshape(index, syms(1))
 	}
 	dim := normDim(c.intArg(1), m.Dim())
 	indices := make([]any, dim+1)
@@ -145,6 +148,6 @@ func vjpIndexPut(c *vjpCtx) {
 	}
 	if c.needs(2) {
 		v := c.x(2)
-		c.give(v, c.sumTo(c.emit("index", c.g, indices), v.TensorMeta().Shape))
+		c.give(v, c.sumTo(c.emit("index", c.g, indices), symSizes(v)))
 	}
 }

@@ -2,7 +2,6 @@ package aotautograd
 
 import (
 	"ptgo/fxgraph"
-	"ptgo/primtorch"
 )
 
 // Derivatives of externs: matrix products through matrix products of the transposes (still
@@ -42,10 +41,15 @@ func mmGradB(c *vjpCtx, a, b *fxgraph.Node) *fxgraph.Node {
 // columnMajor reports a 2-d tensor laid out column by column (and not also row by row).
 func columnMajor(n *fxgraph.Node) bool {
 	m := n.TensorMeta()
-	if m == nil || len(m.Shape) != 2 || m.Shape[0] <= 1 || m.Shape[1] <= 1 {
+	if m == nil || len(m.Shape) != 2 {
 		return false
 	}
-	return m.Strides[0] == 1 && m.Strides[1] == m.Shape[0]
+	sz, st := m.SymSizes(), m.SymStrides()
+	if isZero(sz[0]) || isOne(sz[0]) || isZero(sz[1]) || isOne(sz[1]) {
+		return false
+	}
+	k, ok := st[0].IsConst()
+	return ok && k == 1 && st[1].Equal(sz[0])
 }
 
 func vjpBmm(c *vjpCtx) {
@@ -62,7 +66,7 @@ func vjpBmm(c *vjpCtx) {
 func vjpAddmm(c *vjpCtx) {
 	bias, a, b := c.x(0), c.x(1), c.x(2)
 	if c.needs(0) {
-		c.give(bias, c.sumTo(c.g, bias.TensorMeta().Shape))
+		c.give(bias, c.sumTo(c.g, symSizes(bias)))
 	}
 	if c.needs(1) {
 		c.give(a, mmGradA(c, a, b))
@@ -91,13 +95,13 @@ func vjpConvolution(c *vjpCtx) {
 	}
 	var biasSizes fxgraph.Arg = fxgraph.Const{V: nil}
 	if bias != nil {
-		biasSizes, _ = toArg(append([]int64(nil), bias.TensorMeta().Shape...))
+		biasSizes, _ = toArg(symSizes(bias))
 	}
 	metas := make([]any, 3)
 	for i, t := range []*fxgraph.Node{x, w, bias} {
 		if mask[i] {
 			m := t.TensorMeta()
-			metas[i] = primtorch.NewContiguous(m.DType, m.Shape, m.Device)
+			metas[i] = contiguousLike(m)
 		}
 	}
 	maskArg, _ := toArg(mask)

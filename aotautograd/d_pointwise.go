@@ -200,7 +200,7 @@ func vjpFmod(c *vjpCtx) {
 //	self:     where(exponent == 0, 0, grad * exponent * self^(exponent - 1))
 //	exponent: where(self == 0 & exponent >= 0, 0, grad * result * log(self))
 func vjpPow(c *vjpCtx) {
-	a, e := c.in(0), c.in(1)
+	a, e := c.num(0), c.num(1)
 	if c.needs(0) {
 		x := c.x(0)
 		var grad *fxgraph.Node
@@ -278,7 +278,7 @@ func vjpMaxMin(isMax bool) vjpFn {
 
 // atan2: self: grad * other / (self^2 + other^2); other: grad * -self / (self^2 + other^2).
 func vjpAtan2(c *vjpCtx) {
-	a, b := c.in(0), c.in(1)
+	a, b := c.num(0), c.num(1)
 	sq := func(v any) any {
 		if f, ok := v.(float64); ok {
 			return f * f

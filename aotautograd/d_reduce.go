@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"ptgo/fxgraph"
+	"ptgo/primtorch"
 )
 
 // Derivatives of reductions (x, dims, keepdim) and scans (x, dim).
@@ -32,7 +33,7 @@ func vjpSum(c *vjpCtx) {
 		return
 	}
 	x, dims, keepdim := reduceArgs(c)
-	c.give(x, c.expand(restore(c.builder, c.g, dims, keepdim), x.TensorMeta().Shape))
+	c.give(x, c.expand(restore(c.builder, c.g, dims, keepdim), symSizes(x)))
 }
 
 // amax/amin: the gradient split evenly among the elements equal to the result (torch's
@@ -44,14 +45,14 @@ func vjpAmaxAmin(c *vjpCtx) {
 	x, dims, keepdim := reduceArgs(c)
 	m := x.TensorMeta()
 	c.exact(x)
-	y := c.expand(restore(c.builder, c.n, dims, keepdim), m.Shape)
+	y := c.expand(restore(c.builder, c.n, dims, keepdim), m.SymSizes())
 	mask := c.emit("eq", x, y)
 	count := c.sum(c.convert(mask, m.DType), dims, true)
 	if len(dims) == 0 { // a 0-d input: one element, the result itself
 		count = c.convert(mask, m.DType)
 	}
 	share := c.div(restore(c.builder, c.g, dims, keepdim), count)
-	c.give(x, c.where(mask, c.expand(share, m.Shape), 0.0))
+	c.give(x, c.where(mask, c.expand(share, m.SymSizes()), 0.0))
 }
 
 // prod: the gradient times the product of the other elements of each reduced group, computed
@@ -64,26 +65,28 @@ func vjpProd(c *vjpCtx) {
 	}
 	x, dims, keepdim := reduceArgs(c)
 	m := x.TensorMeta()
-	gk := c.expand(restore(c.builder, c.g, dims, keepdim), m.Shape)
-	if m.Numel() == 0 {
+	sizes := m.SymSizes()
+	gk := c.expand(restore(c.builder, c.g, dims, keepdim), sizes)
+	if numelIsZero(m) {
 		c.give(x, nil)
 		return
 	}
-	var perm, keepShape []int64
+	var perm []int64
+	var keepShape []primtorch.SymInt
 	reduced := map[int64]bool{}
-	k := int64(1)
+	k := primtorch.SymConst(1)
 	for _, d := range dims {
 		reduced[d] = true
-		k *= m.Shape[d]
+		k = k.Mul(sizes[d])
 	}
 	for d := range int64(m.Dim()) {
 		if !reduced[d] {
 			perm = append(perm, d)
-			keepShape = append(keepShape, m.Shape[d])
+			keepShape = append(keepShape, sizes[d])
 		}
 	}
 	perm = append(perm, dims...)
-	if k == 1 {
+	if isOne(k) {
 		c.give(x, gk)
 		return
 	}
@@ -91,15 +94,15 @@ func vjpProd(c *vjpCtx) {
 	xr := c.reshape(c.permute(x, perm), append(slices.Clone(keepShape), k))
 	pads := []int64{1, 0}
 	exclusive := func(v *fxgraph.Node) *fxgraph.Node {
-		head := c.emit("slice", v, int64(last), int64(0), k-1, int64(1))
+		head := c.emit("slice", v, int64(last), int64(0), k.AddConst(-1), int64(1))
 		return c.emit("cumprod", c.emit("constant_pad_nd", head, pads, 1.0), int64(last))
 	}
 	left := exclusive(xr)
 	right := c.flip(exclusive(c.flip(xr, last)), last)
 	others := c.mul(left, right)
-	permShape := make([]int64, len(perm))
+	permShape := make([]primtorch.SymInt, len(perm))
 	for i, d := range perm {
-		permShape[i] = m.Shape[d]
+		permShape[i] = sizes[d]
 	}
 	o := c.permute(c.reshape(others, permShape), invertPerm(perm))
 	c.give(x, c.mul(gk, o))
@@ -159,24 +162,25 @@ func vjpCumprod(c *vjpCtx) {
 		return
 	}
 	d := scanDim(c)
-	n := m.Shape[d]
+	n := m.SymSizes()[d]
 	switch {
-	case n == 0 || m.Numel() == 0:
+	case isZero(n) || numelIsZero(m):
 		c.give(x, nil)
 		return
-	case n == 1:
+	case isOne(n):
 		c.give(x, c.g)
 		return
-	case n > maxCumprodLen:
-		panic(abort{notDifferentiable(c.n, fmt.Sprintf("cumprod over %d elements (ptgo's exact gradient builds an n×n matrix per row; at most %d)", n, maxCumprodLen))})
+	case n.GtHint(primtorch.SymConst(maxCumprodLen)):
+		panic(abort{notDifferentiable(c.n, fmt.Sprintf("cumprod over %s elements (ptgo's exact gradient builds an n×n matrix per row; at most %d)", n, maxCumprodLen))})
 	}
 	xp, perm := moveLast(c.builder, x, d)
 	gp, _ := moveLast(c.builder, c.g, d)
-	rows := slices.Clone(xp.TensorMeta().Shape[:m.Dim()-1])
+	rows := slices.Clone(symSizes(xp)[:m.Dim()-1])
 	r := int64(len(rows))
 	square := append(slices.Clone(rows), n, n)
-	kIdx := c.expand(c.reshape(c.iota(n, 0, 1), []int64{n, 1}), []int64{n, n})
-	jIdx := c.expand(c.reshape(c.iota(n, 0, 1), []int64{1, n}), []int64{n, n})
+	zero := primtorch.SymConst(0)
+	kIdx := c.expand(c.reshape(c.iota(n, zero, 1), []primtorch.SymInt{n, primtorch.SymConst(1)}), []primtorch.SymInt{n, n})
+	jIdx := c.expand(c.reshape(c.iota(n, zero, 1), []primtorch.SymInt{primtorch.SymConst(1), n}), []primtorch.SymInt{n, n})
 	eye := c.expand(c.emit("eq", kIdx, jIdx), square)
 	upper := c.expand(c.emit("ge", jIdx, kIdx), square)
 	xs := c.expand(c.unsqueeze(xp, r), square)

@@ -14,7 +14,7 @@ import (
 func vjpView(c *vjpCtx) {
 	if c.needs(0) {
 		x := c.x(0)
-		c.give(x, c.reshape(c.g, x.TensorMeta().Shape))
+		c.give(x, c.reshape(c.g, symSizes(x)))
 	}
 }
 
@@ -36,14 +36,14 @@ func vjpPermute(c *vjpCtx) {
 func vjpExpand(c *vjpCtx) {
 	if c.needs(0) {
 		x := c.x(0)
-		c.give(x, c.sumTo(c.g, x.TensorMeta().Shape))
+		c.give(x, c.sumTo(c.g, symSizes(x)))
 	}
 }
 
 // padDim returns constant_pad_nd's pad list placing before/after around dim of a rank-nd
 // tensor (pairs from the last dim).
-func padDim(nd, dim int, before, after int64) []int64 {
-	pads := make([]int64, 2*(nd-dim))
+func padDim(nd, dim int, before, after primtorch.SymInt) []primtorch.SymInt {
+	pads := syms(make([]int64, 2*(nd-dim))...)
 	k := nd - 1 - dim
 	pads[2*k], pads[2*k+1] = before, after
 	return pads
@@ -65,18 +65,20 @@ func vjpSlice(c *vjpCtx) {
 	x := c.x(0)
 	m := x.TensorMeta()
 	dim := normDim(c.intArg(1), m.Dim())
-	start, end, step := c.intArg(2), c.intArg(3), c.intArg(4)
-	size := m.Shape[dim]
-	end = min(end, size)
+	start, end, step := c.symArg(2), c.symArg(3), c.intArg(4)
+	size := m.SymSizes()[dim]
+	if !end.Equal(size) && end.GeHint(size) { // prims.slice's end is at most the size
+		end = size
+	}
 	if step == 1 {
-		if start == 0 && end == size {
+		if k, ok := start.IsConst(); ok && k == 0 && end.Equal(size) {
 			c.give(x, c.g)
 			return
 		}
-		c.give(x, c.emit("constant_pad_nd", c.g, padDim(m.Dim(), dim, start, size-end), 0.0))
+		c.give(x, c.emit("constant_pad_nd", c.g, padDim(m.Dim(), dim, start, size.Sub(end)), 0.0))
 		return
 	}
-	n := c.g.TensorMeta().Shape[dim]
+	n := symSizes(c.g)[dim]
 	indices := make([]any, dim+1)
 	indices[dim] = c.iota(n, start, step)
 	c.give(x, c.emit("index_put", c.zerosLike(m), indices, c.g, false))
@@ -90,16 +92,17 @@ func vjpSelect(c *vjpCtx) {
 	x := c.x(0)
 	m := x.TensorMeta()
 	dim := normDim(c.intArg(1), m.Dim())
-	index := c.intArg(2)
-	if index < 0 {
-		index += m.Shape[dim]
+	size := m.SymSizes()[dim]
+	index := c.symArg(2)
+	if !index.GeHint(primtorch.SymConst(0)) {
+		index = index.Add(size)
 	}
 	u := c.unsqueeze(c.g, int64(dim))
-	if m.Shape[dim] == 1 {
+	if isOne(size) {
 		c.give(x, u)
 		return
 	}
-	c.give(x, c.emit("constant_pad_nd", u, padDim(m.Dim(), dim, index, m.Shape[dim]-index-1), 0.0))
+	c.give(x, c.emit("constant_pad_nd", u, padDim(m.Dim(), dim, index, size.Sub(index).AddConst(-1)), 0.0))
 }
 
 func vjpSqueeze(c *vjpCtx) {
@@ -130,7 +133,7 @@ func vjpUnsqueeze(c *vjpCtx) {
 // positions is an int64 tensor of shape holding the storage position of each element of the
 // geometry (shape, strides, offset), flattened to one dim.
 func (b *builder) positions(shape, strides []int64, offset int64) *fxgraph.Node {
-	acc := b.full(shape, float64(offset), primtorch.Int64)
+	acc := b.full(syms(shape...), float64(offset), primtorch.Int64)
 	for i, s := range shape {
 		if s <= 1 || strides[i] == 0 {
 			continue
@@ -140,14 +143,14 @@ func (b *builder) positions(shape, strides []int64, offset int64) *fxgraph.Node 
 			one[k] = 1
 		}
 		one[i] = s
-		t := b.expand(b.reshape(b.iota(s, 0, strides[i]), one), shape)
+		t := b.expand(b.reshape(b.iota(primtorch.SymConst(s), primtorch.SymConst(0), strides[i]), syms(one...)), syms(shape...))
 		acc = b.add(acc, t)
 	}
 	n := int64(1)
 	for _, s := range shape {
 		n *= s
 	}
-	return b.reshape(acc, []int64{n})
+	return b.reshape(acc, syms(n))
 }
 
 // mayOverlap reports whether two elements of a geometry can share a storage position
@@ -186,8 +189,16 @@ func vjpAsStrided(c *vjpCtx) {
 	}
 	x := c.x(0)
 	m := x.TensorMeta()
-	size, stride, offset := c.intsArg(1), c.intsArg(2), c.intArg(3)
-	if m.Numel() == 0 {
+	// The storage geometry needs concrete sizes: symbolic ones are specialised (guarded).
+	const why = "as_strided's gradient (aotautograd)"
+	size, stride, offset := hints(c.symsArg(1), why), hints(c.symsArg(2), why), c.symArg(3).Specialize(why)
+	shape, strides, off := hints(m.SymSizes(), why), hints(m.SymStrides(), why), m.SymOffset().Specialize(why)
+	numel := int64(1)
+	for _, s := range shape {
+		numel *= s
+	}
+	gNumel := symProduct(symSizes(c.g)).Specialize(why)
+	if numel == 0 {
 		c.give(x, nil)
 		return
 	}
@@ -201,17 +212,16 @@ func vjpAsStrided(c *vjpCtx) {
 		}
 		return e + 1
 	}
-	storage := max(end(size, stride, offset), end(m.Shape, m.Strides, m.Offset))
-	gm := c.g.TensorMeta()
+	storage := max(end(size, stride, offset), end(shape, strides, off))
 	out := c.positions(size, stride, offset)
-	in := c.positions(m.Shape, m.Strides, m.Offset)
-	flatG := c.reshape(c.g, []int64{gm.Numel()})
-	st := c.emit("index_put", c.full([]int64{storage}, 0, m.DType), []any{out}, flatG, true)
+	in := c.positions(shape, strides, off)
+	flatG := c.reshape(c.g, syms(gNumel))
+	st := c.emit("index_put", c.full(syms(storage), 0, m.DType), []any{out}, flatG, true)
 	gx := c.emit("index", st, []any{in})
-	if mayOverlap(m.Shape, m.Strides) {
-		ones := c.full([]int64{m.Numel()}, 1, m.DType)
-		count := c.emit("index_put", c.full([]int64{storage}, 0, m.DType), []any{in}, ones, true)
+	if mayOverlap(shape, strides) {
+		ones := c.full(syms(numel), 1, m.DType)
+		count := c.emit("index_put", c.full(syms(storage), 0, m.DType), []any{in}, ones, true)
 		gx = c.div(gx, c.emit("index", count, []any{in}))
 	}
-	c.give(x, c.reshape(gx, m.Shape))
+	c.give(x, c.reshape(gx, syms(shape...)))
 }

@@ -173,6 +173,16 @@ func (c *vjpCtx) in(i int) any {
 	return c.n.Args[i]
 }
 
+// num is argument i for formulas that compute with a number operand in Go (pow, atan2): a size
+// expression (a Python number that was x.size(0)) is specialised to its hint, as a float.
+func (c *vjpCtx) num(i int) any {
+	v := c.in(i)
+	if s, ok := v.(primtorch.SymInt); ok {
+		return float64(s.Specialize(c.n.Target + "'s gradient with a size as an operand (aotautograd)"))
+	}
+	return v
+}
+
 // x is tensor argument i (nil when it is a number).
 func (c *vjpCtx) x(i int) *fxgraph.Node {
 	n, _ := c.n.Args[i].(*fxgraph.Node)

@@ -82,6 +82,38 @@
 // training) of save-all's bytes. The decision (bytes saved against save-all, recomputed nodes)
 // and both graphs are logged on the aot_graphs channel, the joint graph at debug level.
 //
+// # Symbolic sizes (sym.go)
+//
+// A prims graph with size symbols (Graph.Shapes, symbolic TensorMeta.Sym: a ragged last batch,
+// a dynamic sequence length) splits into a forward and a backward that are right for every
+// value of the symbols. The formulas read sizes as SymInts (TensorMeta.SymSizes) and pass the
+// sizes they build — the shape a broadcast gradient is summed to, the expand back over a
+// reduction's dims, the view back to the input's shape, zeros of an input's shape, slice and
+// select paddings, cat's offsets, prod's and cumprod's reshapes and iotas — as size expressions
+// (Const{SymInt} through primtorch.SymValue; a static graph's constants stay int64, so static
+// graphs split exactly as before). A number operand that is a size (div(sum, s0): mean's 1/N)
+// stays a size expression in the backward (div(g, s0)). A decision that depends on a symbolic
+// size (is this dim 1, is the scan longer than 256) is taken at the hints and guarded
+// (SymInt.EqualHint/GeHint record the guard in the graph's ShapeEnv, as meta functions do);
+// as_strided's gradient and pow/atan2 with a size as an operand specialise the symbols they read
+// (SymInt.Specialize). reshape views only what is viewable at every size (a symbolically
+// contiguous tensor, or view's meta function when it is symbolic) and clones otherwise; a
+// gradient that is a view is returned as it is only when it is dense at every size. The metas of
+// the emitted nodes are the registry's: an op whose meta function is not symbolic specialises its
+// symbolic arguments (with guards), and the split is then right at the hints only, as the
+// guards say.
+//
+// Both graphs keep the ShapeEnv; saved values, tangents and gradients carry symbolic metas. The
+// backward's runtime gets each symbol's value from its inputs' sizes (fxgraph.SymbolBindings):
+// when no saved value or tangent has a symbol the backward uses as a size, Split saves one more
+// tensor that does — the first input with that size (no memory the caller does not hold
+// already), else the smallest forward tensor with it —, so the calling convention stays saved
+// tensors then tangents (no int inputs). A symbol no forward tensor has as a size (it reaches
+// the graph only through an int input, or only inside derived sizes) makes Split refuse
+// (ErrUnsupported). The partition weighs values by their bytes at the hints; any cut is right at
+// every size. ToTorch refuses graphs with unspecialised symbols (aot_eager's torch graphs are
+// static) and makes graphs whose symbols are all specialised static at the hints.
+//
 // # Invariants
 //
 //   - Forward and Backward are valid prims graphs (decomp.Verify, with Options.Check); node

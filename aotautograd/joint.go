@@ -81,7 +81,7 @@ func (j *jointBuilder) accumulate(x, grad *fxgraph.Node) {
 		return
 	}
 	xm, gm := x.TensorMeta(), grad.TensorMeta()
-	if xm == nil || gm == nil || xm.DType != gm.DType || !slices.Equal(xm.Shape, gm.Shape) {
+	if xm == nil || gm == nil || xm.DType != gm.DType || !agree(xm, gm) {
 		bug("the gradient of %s (%v) is %v", x.Name, x.Meta, grad.Meta)
 	}
 	j.grads[x] = append(j.grads[x], grad)
@@ -251,7 +251,7 @@ func buildJoint(g *fxgraph.Graph, requiresGrad []bool) (*joint, error) {
 			continue
 		}
 		m := n.TensorMeta()
-		t := jg.AddPlaceholder(fmt.Sprintf("tangents_%d", k+1), primtorch.NewContiguous(m.DType, m.Shape, m.Device))
+		t := jg.AddPlaceholder(fmt.Sprintf("tangents_%d", k+1), contiguousLike(m))
 		jt.tangents = append(jt.tangents, t)
 		jt.tangentOf = append(jt.tangentOf, k)
 		jb.accumulate(n, t)
@@ -266,7 +266,7 @@ func buildJoint(g *fxgraph.Graph, requiresGrad []bool) (*joint, error) {
 			switch {
 			case grad == nil && jb.touched[p]:
 				grad = jb.b.zerosLike(p.TensorMeta())
-			case grad != nil && isView(grad) && !grad.TensorMeta().IsNonOverlappingAndDense():
+			case grad != nil && isView(grad) && !symDense(grad.TensorMeta()):
 				grad = jb.b.emit("clone", grad) // no stride-0 or gapped gradients
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"ptgo/fxgraph"
 	"ptgo/logs"
 	"ptgo/primtorch"
-	"ptgo/primtorch/decomp"
 )
 
 // Options tunes Split.
@@ -83,7 +82,7 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 		return nil, err
 	}
 	if opts.Check {
-		if err := decomp.Verify(jt.g); err != nil {
+		if err := verify(jt.g); err != nil {
 			return nil, fmt.Errorf("aotautograd: ptgo BUG: the joint graph of %s is invalid: %w", g.Name, err)
 		}
 	}
@@ -99,11 +98,47 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 	if err != nil {
 		return nil, err
 	}
+	if g.Shapes != nil {
+		// The backward reads its size symbols from its inputs' sizes: save what carries them.
+		more, changed, err := jt.carrySymbols(bw, saved, sets)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			// The values saved only for their sizes count for save-all too.
+			inAll := map[*fxgraph.Node]bool{}
+			for _, n := range all {
+				inAll[n] = true
+			}
+			wasSaved := map[*fxgraph.Node]bool{}
+			for _, n := range saved {
+				wasSaved[n] = true
+			}
+			for _, n := range more {
+				if !wasSaved[n] && !inAll[n] {
+					all = append(all, n)
+				}
+			}
+			saved = more
+			if fw, bw, recomputed, err = jt.extract(saved, sets, opts.RecomputeReductions); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkSymbols(bw); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Check {
 		for _, x := range []*fxgraph.Graph{fw, bw} {
-			if err := decomp.Verify(x); err != nil {
+			if err := verify(x); err != nil {
 				return nil, fmt.Errorf("aotautograd: ptgo BUG: the %s graph of %s is invalid: %w", x.Name, g.Name, err)
 			}
+		}
+	}
+	for _, n := range saved {
+		if n.TensorMeta() == nil {
+			// (an int input a recomputed node reads: the runtime saves tensors only)
+			return nil, unsupportedf("the backward of %s reads %s (%v), which is not a tensor", g.Name, n.Name, n.Meta)
 		}
 	}
 	s = &Graphs{Forward: fw, Backward: bw, NumOutputs: len(jt.outs), Tangents: jt.tangentOf, Joint: jt.g,

@@ -140,6 +140,12 @@ type toTorch struct {
 // op's dtype). Views stay views (view becomes Tensor.reshape, a view whenever prims.view is
 // valid); prims.fallback becomes its torch-level call.
 func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
+	if g.Shapes != nil {
+		if ids := usedSymbols(g); len(ids) > 0 {
+			return nil, unsupportedf("ToTorch: graph %s has symbolic sizes; aot_eager's torch graphs are static", g.Name)
+		}
+		g = atHints(g)
+	}
 	t := &toTorch{g: fxgraph.Clone(g), env: map[*fxgraph.Node]fxgraph.Arg{}, named: map[*fxgraph.Node]bool{}}
 	defer func() {
 		if r := recover(); r != nil {

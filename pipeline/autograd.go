@@ -84,10 +84,14 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 			return 0, nil
 		}
 	} else {
-		if fwd, err = c.torchGraph(split.Forward); err != nil {
-			return 0, err
+		if fwd, err = c.torchGraph(split.Forward); err == nil {
+			bwd, err = c.torchGraph(split.Backward)
 		}
-		if bwd, err = c.torchGraph(split.Backward); err != nil {
+		if err != nil {
+			if isUnsupported(err) { // symbolic sizes: aot_eager's torch graphs are static
+				NoteFallback(r.Name, err.Error())
+				return 0, nil
+			}
 			return 0, err
 		}
 	}
