@@ -5,6 +5,7 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
+	"ptgo/primtorch"
 )
 
 // Transformed code for a captured frame. Without a graph break:
@@ -42,6 +43,7 @@ type codeGen struct {
 	memo    map[Value]int // mutable containers already rebuilt → temporary
 	derefs  []derefPatch
 	codeObj py.Obj
+	symSrc  []symSource
 }
 
 type derefPatch struct {
@@ -359,6 +361,8 @@ func (g *codeGen) rebuild(v Value) error {
 		}
 		g.emit(PRECALL, 2)
 		g.emit(CALL, 2)
+	case *SymV:
+		return g.rebuildSym(x.S)
 	case *RangeV, *SliceV, *SetV:
 		o, err := materialize(g, v)
 		if err != nil {
@@ -709,7 +713,7 @@ func TransformedCode(env *Env, codeObj py.Obj, cap *Capture, compiled py.Obj) (p
 	g := &codeGen{api: api, env: env, b: NewBuilder(c.FirstLineNo),
 		pos:    Position{Line: c.FirstLineNo, EndLine: c.FirstLineNo, Col: -1, EndCol: -1},
 		nameIx: map[string]int{}, ci: ci, outIdx: map[*TensorV]int{}, attrSrc: cap.AttrSources, memo: map[Value]int{},
-		codeObj: codeObj}
+		codeObj: codeObj, symSrc: cap.SymSources}
 	g.extra = []string{"__ptgo_out"}
 	for i, o := range cap.Outputs {
 		g.outIdx[o] = i
@@ -1126,3 +1130,37 @@ func (g *codeGen) emitOriginal(in Instr) error {
 	g.emit(in.Op, arg)
 	return nil
 }
+
+// rebuildSym computes a dynamic size in the transformed code: c + Σ coef·Π src.size(dim), from
+// the tensors each symbol is read from.
+func (g *codeGen) rebuildSym(s primtorch.SymInt) error {
+	c, terms := s.Terms()
+	g.loadConst(g.api.NewInt(c))
+	for _, t := range terms {
+		g.loadConst(g.api.NewInt(t.Coef))
+		for _, id := range t.Syms {
+			if id >= len(g.symSrc) {
+				return &Unsupported{Reason: "a dynamic size whose source is unknown is live where the compiled code hands over to Python", RootPC: -1}
+			}
+			src := g.symSrc[id]
+			if err := g.loadSource(src.src); err != nil {
+				return err
+			}
+			if src.dim >= 0 {
+				g.emit(LOAD_METHOD, g.nameIndex("size"))
+				g.loadConst(g.api.NewInt(int64(src.dim)))
+				g.emit(PRECALL, 1)
+				g.emit(CALL, 1)
+			}
+			g.emit(BINARY_OP, nbMultiply)
+		}
+		g.emit(BINARY_OP, nbAdd)
+	}
+	return nil
+}
+
+// BINARY_OP arguments (CPython's NB_ADD, NB_MULTIPLY).
+const (
+	nbAdd      = 0
+	nbMultiply = 5
+)

@@ -317,14 +317,24 @@ func (g *Guards) Sym(sg primtorch.SymGuard, sources []symSource) {
 // symbol).
 func (g *Guards) SymEqualSizes(a Source, da int, b Source, db int) {
 	vec := []int64{int64(primtorch.RelEq), 0, 2, 1, 1, int64(g.reg(a)), int64(da), -1, 1, int64(g.reg(b)), int64(db)}
-	g.check(Guard{Op: GSym, Vec: vec, Desc: fmt.Sprintf("%s.size(%d) == %s.size(%d)", a.Name(), da, b.Name(), db)})
+	name := func(s Source, d int) string {
+		if d < 0 {
+			return s.Name()
+		}
+		return fmt.Sprintf("%s.size(%d)", s.Name(), d)
+	}
+	g.check(Guard{Op: GSym, Vec: vec, Desc: fmt.Sprintf("%s == %s", name(a, da), name(b, db))})
 }
 
 // symNames prints a size expression with each symbol written as its source.
 func symNames(s primtorch.SymInt, sources []symSource) string {
 	text := s.String()
 	for id := len(sources) - 1; id >= 0; id-- {
-		text = strings.ReplaceAll(text, "s"+strconv.Itoa(id), fmt.Sprintf("%s.size(%d)", sources[id].src.Name(), sources[id].dim))
+		name := sources[id].src.Name()
+		if sources[id].dim >= 0 {
+			name = fmt.Sprintf("%s.size(%d)", name, sources[id].dim)
+		}
+		text = strings.ReplaceAll(text, "s"+strconv.Itoa(id), name)
 	}
 	return text
 }

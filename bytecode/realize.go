@@ -180,6 +180,11 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
+		if k == py.KInt && src != nil {
+			if sv := t.intInput(o, c, src); sv != nil {
+				return sv, nil
+			}
+		}
 		if src != nil {
 			g.Eq(src, o, api.Repr(o))
 		}

@@ -269,6 +269,71 @@ func denseRowMajor(m *primtorch.TensorMeta) bool {
 	return true
 }
 
+// intInput makes a Python int argument of the frame a size symbol when the policy says so (its
+// value changed since the last compile, or dynamic=True) and it is ≥ 2: the graph gets an int
+// placeholder, the guard checks type(n) is int and n >= 2. Otherwise nil (a constant, guarded
+// by value as before).
+func (t *Tracer) intInput(o py.Obj, c Value, src Source) *SymV {
+	cv, ok := c.(*ConstV)
+	if !ok || cv.big || t.dynamic == DynamicStatic || t.dynamic == DynamicNever {
+		return nil
+	}
+	if _, isArg := src.(*LocalSource); !isArg {
+		return nil
+	}
+	cd := codeHistory(t.rootCode.code)
+	dimHistories.Lock()
+	key := src.Name()
+	h := cd.inputs[key]
+	if h == nil && len(cd.inputs) < maxDimHistory {
+		h = &dimHistory{dynamic: map[int]bool{}}
+		cd.inputs[key] = h
+	}
+	want := t.dynamic == DynamicAll
+	if h != nil {
+		if len(h.sizes) == 1 && h.sizes[0] != cv.I && !h.dynamic[0] {
+			logs.Printf(logs.Dynamic, "%s: int argument %s became dynamic: it changed from %d to %d since the last compile",
+				t.rootCode.code.QualName, readableName(src), h.sizes[0], cv.I)
+			h.dynamic[0] = true
+		}
+		want = want || h.dynamic[0]
+		h.sizes = []int64{cv.I}
+	}
+	refused := cd.staticOnly != ""
+	dimHistories.Unlock()
+	if !want || refused || cv.I < 2 {
+		return nil
+	}
+	t.ensureShapes()
+	t.guards.Type(src, t.api.TypeOf(o), "int")
+	sym, shared := t.symByHint[cv.I]
+	if shared {
+		// duck shaping, as for sizes: an int equal to a size is that size (view(n, -1) of a
+		// tensor with n rows), guarded equal
+		id, _, _, _ := sym.Linear()
+		first := t.symSources[id]
+		t.guards.SymEqualSizes(first.src, first.dim, src, -1)
+	} else {
+		sym = t.shapes.NewSymbol(cv.I, src.Name())
+		t.symByHint[cv.I] = sym
+		t.symSources = append(t.symSources, symSource{src: src, dim: -1})
+		t.shapes.AddGuard(primtorch.SymGuard{Left: sym, Right: primtorch.SymConst(2), Rel: primtorch.RelGe, Why: "a dynamic int argument"})
+	}
+	id, _, _, _ := sym.Linear()
+	logs.Printf(logs.Dynamic, "%s: s%d = %s (an int argument, %d in this call)", t.rootCode.code.QualName, id, readableName(src), cv.I)
+	node := t.graph.AddPlaceholder(placeholderName(src), sym)
+	t.inputs = append(t.inputs, &TensorV{Node: node, Source: src, Obj: o, Meta: &primtorch.TensorMeta{}})
+	return &SymV{S: sym}
+}
+
+func (t *Tracer) ensureShapes() {
+	if t.shapes == nil {
+		t.shapes = primtorch.NewShapeEnv()
+		t.symByHint = map[int64]primtorch.SymInt{}
+		t.graph.Shapes = t.shapes
+	}
+}
+
 // makeSymbolic gives the input meta m symbols for dims dyn (one symbol per distinct size, as
 // torch's duck shaping does: equal sizes share a symbol, and the guard keeps them equal). The
 // returned function installs those equality guards; call it after the tensor's own guard (the
@@ -278,11 +343,7 @@ func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]b
 	if len(dyn) == 0 {
 		return func() {}
 	}
-	if t.shapes == nil {
-		t.shapes = primtorch.NewShapeEnv()
-		t.symByHint = map[int64]primtorch.SymInt{}
-		t.graph.Shapes = t.shapes
-	}
+	t.ensureShapes()
 	sizes := make([]primtorch.SymInt, m.Dim())
 	for d, s := range m.Shape {
 		if !dyn[d] {

@@ -80,3 +80,63 @@ func symbolMentioned(v any, id int) bool {
 	})
 	return found
 }
+
+// ResolveSpecialized rewrites g's metas and size constants with every specialised symbol
+// replaced by its hint (the trace guarded it equal), so what stays symbolic is what is.
+func ResolveSpecialized(g *Graph) {
+	if g.Shapes == nil || len(g.Shapes.Specialized()) == 0 {
+		return
+	}
+	for _, n := range g.Nodes {
+		switch m := n.Meta.(type) {
+		case *primtorch.TensorMeta:
+			if m != nil && m.Sym != nil {
+				n.Meta = primtorch.ResolveValue(m)
+			}
+		case []any:
+			out := make([]any, len(m))
+			for i, e := range m {
+				out[i] = primtorch.ResolveValue(e)
+			}
+			n.Meta = out
+		case primtorch.SymInt:
+			n.Meta = primtorch.ResolveValue(m)
+		}
+		for i, a := range n.Args {
+			n.Args[i] = resolveArg(a)
+		}
+		for i, kw := range n.Kwargs {
+			n.Kwargs[i].Value = resolveArg(kw.Value)
+		}
+	}
+}
+
+func resolveArg(a Arg) Arg {
+	switch x := a.(type) {
+	case Const:
+		if s, ok := x.V.(primtorch.SymInt); ok {
+			return Const{V: primtorch.SymValue(s.Resolve())}
+		}
+	case List:
+		out := make([]Arg, len(x.Elems))
+		for i, e := range x.Elems {
+			out[i] = resolveArg(e)
+		}
+		return List{Elems: out}
+	case Tuple:
+		out := make([]Arg, len(x.Elems))
+		for i, e := range x.Elems {
+			out[i] = resolveArg(e)
+		}
+		return Tuple{Elems: out}
+	case Slice:
+		return Slice{Start: resolveArg(x.Start), Stop: resolveArg(x.Stop), Step: resolveArg(x.Step)}
+	case Dict:
+		out := make([]DictEntry, len(x.Entries))
+		for i, e := range x.Entries {
+			out[i] = DictEntry{Key: e.Key, Value: resolveArg(e.Value)}
+		}
+		return Dict{Entries: out}
+	}
+	return a
+}

@@ -510,6 +510,10 @@ func (e *ShapeEnv) IsSpecialized(id int) bool {
 	return ok
 }
 
+// AddGuard records an assumption about symbols (a relation the trace relies on without having
+// decided it from a comparison, such as an int argument being ≥ 2).
+func (e *ShapeEnv) AddGuard(g SymGuard) { e.addGuard(g) }
+
 func (e *ShapeEnv) addGuard(g SymGuard) {
 	if _, ok := g.Left.Sub(g.Right).IsConst(); ok {
 		return
@@ -925,4 +929,70 @@ func (s SymInt) Terms() (int64, []SymTermView) {
 		out[i] = SymTermView{Coef: t.coef, Syms: append([]int(nil), t.syms...)}
 	}
 	return s.c, out
+}
+
+// Resolve replaces the symbols of s that the env specialised by their hints.
+func (s SymInt) Resolve() SymInt {
+	if s.env == nil {
+		return s
+	}
+	spec := s.env.Specialized()
+	if len(spec) == 0 {
+		return s
+	}
+	hints := s.env.Hints()
+	out := SymConst(s.c)
+	for _, t := range s.terms {
+		term := SymConst(t.coef)
+		for _, id := range t.syms {
+			if _, ok := spec[id]; ok {
+				term = term.MulConst(hints[id])
+			} else {
+				term = term.Mul(s.env.Symbol(id))
+			}
+		}
+		out = out.Add(term)
+	}
+	return out
+}
+
+// ResolveValue is Resolve over a Value: metas get their symbolic layout resolved (static again
+// when nothing symbolic is left), SymInts resolved (int64 when constant), containers element-wise.
+func ResolveValue(v Value) Value {
+	switch x := v.(type) {
+	case SymInt:
+		return SymValue(x.Resolve())
+	case *TensorMeta:
+		if x == nil || x.Sym == nil {
+			return x
+		}
+		c := x.Clone()
+		sizes, strides := make([]SymInt, len(x.Sym.Sizes)), make([]SymInt, len(x.Sym.Strides))
+		for i, s := range x.Sym.Sizes {
+			sizes[i] = s.Resolve()
+		}
+		for i, s := range x.Sym.Strides {
+			strides[i] = s.Resolve()
+		}
+		return c.SetSymLayout(sizes, strides, x.Sym.Offset.Resolve())
+	case []Value:
+		out := make([]Value, len(x))
+		for i, e := range x {
+			out[i] = ResolveValue(e)
+		}
+		return out
+	case Tuple:
+		out := make(Tuple, len(x))
+		for i, e := range x {
+			out[i] = ResolveValue(e)
+		}
+		return out
+	case []SymInt:
+		out := make([]SymInt, len(x))
+		for i, e := range x {
+			out[i] = e.Resolve()
+		}
+		return out
+	}
+	return v
 }

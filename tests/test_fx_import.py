@@ -74,7 +74,7 @@ class EntryBackend:
 def run_model(model, args, grad, backend="inductor", calls=2):
     """Compiled vs eager over `calls` calls (inputs shifted per call); grads too when grad."""
     ctx = torch.enable_grad() if grad else torch.no_grad()
-    compiled = ptgo.compile(model, backend=backend)
+    compiled = ptgo.compile(model, backend=backend, dynamic=False)  # FX import takes static graphs
     for call in range(calls):
         x = [a + 0.25 * call if a.is_floating_point() else a for a in args]
         xc = clone_args(x)
@@ -181,7 +181,7 @@ def test_round_trip_graph_text(name):
     m = make().eval()
     backend = EntryBackend()
     with torch.no_grad():
-        ptgo.compile(m, backend=backend)(*inputs())
+        ptgo.compile(m, backend=backend, dynamic=False)(*inputs())
     captured = [r["graph"] for r in json.loads(_C.request("compile_log", "{}")) if r.get("graph")]
     one_graph_capture(backend)
     assert len(captured) == len(backend.graphs) >= 1

@@ -1357,7 +1357,7 @@ def test_validation_default_change_recompiles(counter):
 
 
 def test_namedtuple_argument_shapes_recompile(counter):
-    cf = ptgo.compile(namedtuple_argument, fullgraph=True, backend=counter)
+    cf = ptgo.compile(namedtuple_argument, fullgraph=True, backend=counter, dynamic=False)
     for n in (3, 3, 5):
         p = Point(torch.randn(n), torch.randn(n))
         assert_same(cf(p), namedtuple_argument(p))

@@ -837,6 +837,15 @@ static void set_failure(cache_t *c, const char *desc) {
 
 /* The size of dim d of tensor t (a PTGO_G_SYM factor); -1 on failure (never a size). */
 static long long tensor_dim_size(PyObject *t, long long d) {
+    if (d < 0) { /* an int argument (its type is guarded exactly) */
+        if (!PyLong_CheckExact(t)) return -1;
+        long long v = PyLong_AsLongLong(t);
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        return v;
+    }
     if (fast) {
         ptgo_tensor_meta m;
         if (fast->tensor_meta(t, &m) != 0 || d < 0 || d >= m.ndim) return -1;
