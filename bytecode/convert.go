@@ -53,6 +53,9 @@ type Capture struct {
 	Break *Break
 	// Effects are the writes to outside objects the transformed code replays.
 	Effects *sideEffects
+	// SymSources says where each size symbol of Graph is read (symint.go): the transformed
+	// code computes a dynamic size that is live at its end from them.
+	SymSources []symSource
 	// GradEnabled is the grad mode the frame was entered with (guarded); the graph's
 	// torch._C._set_grad_enabled calls change it from there.
 	GradEnabled bool
@@ -138,6 +141,7 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 		t.maxDepth = 64
 	}
 	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources, Func: req.Func}
+	defer func() { cap.SymSources = t.symSources }()
 	defer t.installShapeGuards()
 	defer func() {
 		if r := recover(); r != nil {
