@@ -170,6 +170,8 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 		switch {
 		case NeedsAutograd(r.Graph) && r.Backend == Inductor && !symbolicStages.autograd:
 			return 0, &NeedsStatic{Reason: "the C backend's training path does not take symbolic sizes yet"}
+		case NeedsAutograd(r.Graph) && !decompKeepsSymbols():
+			return 0, &NeedsStatic{Reason: "ptgo's decompositions do not keep symbolic sizes yet (the training path decomposes)"}
 		case !NeedsAutograd(r.Graph) && r.Backend == Inductor && !symbolicStages.inference:
 			return 0, &NeedsStatic{Reason: "the C backend does not take symbolic sizes yet"}
 		}
