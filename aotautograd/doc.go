@@ -111,8 +111,13 @@
 // tensors then tangents (no int inputs). A symbol no forward tensor has as a size (it reaches
 // the graph only through an int input, or only inside derived sizes) makes Split refuse
 // (ErrUnsupported). The partition weighs values by their bytes at the hints; any cut is right at
-// every size. ToTorch refuses graphs with unspecialised symbols (aot_eager's torch graphs are
-// static) and makes graphs whose symbols are all specialised static at the hints.
+// every size. ToTorch keeps a symbolic graph symbolic (size expressions stay arguments; the
+// sizes and strides it writes itself are the metas' symbolic ones): fxgraph.EncodeJSON writes
+// the symbols' bindings and python/ptgo/fx_export.py reads each as a size() call on the
+// placeholder that carries it, so aot_eager's torch graphs run at every size
+// (TestToTorchSymbolic). A graph whose symbols are all specialised becomes static at the hints.
+// The guards a split records (in the ShapeEnv) guard the compiled code: the driver installs
+// them after the compile (bytecode.Capture.InstallCompileShapeGuards).
 //
 // # Invariants
 //

@@ -3,14 +3,13 @@ package aotautograd_test
 import (
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"ptgo/aotautograd"
 	"ptgo/fxgraph"
+	"ptgo/internal/testcases"
 	"ptgo/primtorch"
 	"ptgo/primtorch/decomp"
 	"ptgo/primtorch/ref"
@@ -423,29 +422,27 @@ func TestSymbolicSplitAtHintsIsStatic(t *testing.T) {
 	}
 }
 
-// TestSymbolicSplitRegistryMetas is TestSymbolicSplit with the registry's own meta functions:
-// it runs once the prims the formulas emit are symbolic in the registry, and until then skips,
-// naming the ops whose metas specialised the symbols.
+// TestSymbolicSplitRegistryMetas is TestSymbolicSplit with the registry's own meta functions
+// (what the pipeline uses): no symbol may be specialised, and the split, min-cut and save-all,
+// must be right at the hints and at the case's other sizes.
 func TestSymbolicSplitRegistryMetas(t *testing.T) {
 	for _, tc := range symCases {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := fxgraph.Parse(tc.text)
 			require.NoError(t, err)
-			s, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{})
+			s, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{Check: true})
 			require.NoError(t, err, "%s", g)
-			if sp := g.Shapes.Specialized(); len(sp) > 0 {
-				var why []string
-				for id, w := range sp {
-					why = append(why, fmt.Sprintf("s%d by %s", id, w))
-				}
-				sort.Strings(why)
-				// Specialised, the split is still right at the hints.
-				checkSymSplit(t, g, s, g.Shapes.Hints())
-				t.Skipf("meta functions that are not symbolic yet specialised %s", strings.Join(why, ", "))
-			}
+			require.Empty(t, g.Shapes.Specialized(), "the registry's metas specialised symbols:\n%s", s.Backward)
 			checkSymStructure(t, g, s, tc.carried)
 			for _, vals := range append([][]int64{g.Shapes.Hints()}, tc.at...) {
 				checkSymSplit(t, g, s, vals)
+			}
+			s2, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{Partition: aotautograd.SaveAll, Check: true})
+			require.NoError(t, err)
+			require.Empty(t, g.Shapes.Specialized())
+			checkSymStructure(t, g, s2, nil)
+			for _, vals := range tc.at {
+				checkSymSplit(t, g, s2, vals)
 			}
 		})
 	}
@@ -480,8 +477,69 @@ func TestSymbolicSplitCarriesSymbol(t *testing.T) {
 	require.ErrorContains(t, err, "size symbol s0")
 }
 
-// TestToTorchRefusesSymbolic: aot_eager's torch graphs are static.
-func TestToTorchRefusesSymbolic(t *testing.T) {
+// TestToTorchSymbolic is the aot_eager path with symbolic sizes: each symbolic case is split
+// once with the registry's metas, both graphs are converted with ToTorch, kept symbolic
+// (EncodeJSON writes the symbols' bindings; fx_export reads them as size() calls) and run with
+// torch (testdata/run_torch.py) at the hints and at the case's other sizes; outputs and
+// gradients must be those of the static split at those sizes (the reference interpreter).
+func TestToTorchSymbolic(t *testing.T) {
+	var payload []torchCase
+	type expect struct {
+		outs, grads []*ref.Tensor
+		fw, bw      string
+	}
+	var want []expect
+	for _, tc := range symCases {
+		g, err := fxgraph.Parse(tc.text)
+		require.NoError(t, err)
+		s, err := aotautograd.Split(g, requiresGrad(g), aotautograd.Options{Check: true})
+		require.NoError(t, err, tc.name)
+		var js [2]string
+		for k, x := range []*fxgraph.Graph{s.Forward, s.Backward} {
+			tg, err := aotautograd.ToTorch(x)
+			require.NoError(t, err, "%s\n%s", tc.name, x)
+			require.NotNil(t, tg.Shapes, "%s: ToTorch made the graph static", tc.name)
+			data, err := fxgraph.EncodeJSON(tg)
+			require.NoError(t, err, "%s\n%s", tc.name, tg)
+			require.Contains(t, string(data), `"symbols"`, tc.name)
+			js[k] = string(data)
+		}
+		for _, vals := range append([][]int64{g.Shapes.Hints()}, tc.at...) {
+			gs := instantiate(g, vals)
+			ss, err := aotautograd.Split(gs, requiresGrad(gs), aotautograd.Options{})
+			require.NoError(t, err)
+			ins := symInputs(gs)
+			metas := outputMetas(gs)
+			outs, grads := runSplit(t, ss, ss.Forward, ss.Backward, ins, metas)
+			c := torchCase{Name: fmt.Sprintf("%s%v", tc.name, vals), Forward: js[0], Backward: js[1],
+				Attrs: []testcases.Tensor{}, Tangents: []*testcases.Tensor{}, NumOutputs: s.NumOutputs}
+			for i, x := range ins {
+				c.Inputs = append(c.Inputs, recordTensor(fmt.Sprintf("x%d", i), x))
+			}
+			for _, k := range s.Tangents {
+				tt := recordTensor("t", tangentFor(metas[k]))
+				c.Tangents = append(c.Tangents, &tt)
+			}
+			payload = append(payload, c)
+			want = append(want, expect{outs, grads, js[0], js[1]})
+		}
+	}
+	for i, r := range runTorch(t, payload) {
+		w := want[i]
+		t.Run(r.Name, func(t *testing.T) {
+			require.Empty(t, r.Error, "torch could not run the symbolic graphs:\nforward:\n%s\nbackward:\n%s", w.fw, w.bw)
+			require.Len(t, r.Outputs, len(w.outs))
+			for k := range w.outs {
+				requireClose(t, w.outs[k], fromRecorded(t, r.Outputs[k]), fmt.Sprintf("output %d", k))
+			}
+			require.Len(t, r.Grads, len(w.grads))
+			for k := range w.grads {
+				requireClose(t, w.grads[k], fromRecorded(t, r.Grads[k]), fmt.Sprintf("gradient of input %d", k))
+			}
+		})
+	}
+
+	// A graph whose symbols are all specialised becomes the static graph at the hints.
 	var text string
 	for _, tc := range symCases {
 		if tc.name == "scale_sum" {
@@ -490,14 +548,49 @@ func TestToTorchRefusesSymbolic(t *testing.T) {
 	}
 	g, err := fxgraph.Parse(text)
 	require.NoError(t, err)
-	_, err = aotautograd.ToTorch(g)
-	require.ErrorIs(t, err, primtorch.ErrUnsupported)
-	// With its symbols specialised the graph is static at the hints.
 	g.Shapes.Specialize(0, "test")
 	tg, err := aotautograd.ToTorch(g)
 	require.NoError(t, err)
 	require.NotContains(t, tg.String(), "s0")
 	require.Contains(t, tg.String(), "f32[8,16]")
+}
+
+// recordTensor is a reference tensor as run_torch.py reads one (contiguous storage).
+func recordTensor(name string, x *ref.Tensor) testcases.Tensor {
+	m := x.Meta()
+	c := x.Contiguous()
+	out := testcases.Tensor{Name: name, DType: m.DType.String(), Shape: m.Shape, Strides: primtorch.ContiguousStrides(m.Shape), Raw: []any{}}
+	if m.DType.IsFloatingPoint() {
+		for _, v := range c.Floats() {
+			out.Raw = append(out.Raw, v)
+		}
+	} else {
+		for _, v := range c.Ints() {
+			out.Raw = append(out.Raw, v)
+		}
+	}
+	return out
+}
+
+// fromRecorded is a tensor run_torch.py wrote as a reference tensor (nil for None).
+func fromRecorded(t *testing.T, j *testcases.Tensor) *ref.Tensor {
+	if j == nil {
+		return nil
+	}
+	dt, err := testcases.ParseDType(j.DType)
+	require.NoError(t, err)
+	if dt.IsFloatingPoint() {
+		v := make([]float64, len(j.Values))
+		for i, e := range j.Values {
+			v[i] = testcases.Number(e)
+		}
+		return ref.FromFloats(dt, j.Shape, v)
+	}
+	v := make([]int64, len(j.Values))
+	for i, e := range j.Values {
+		v[i] = testcases.Int(e)
+	}
+	return ref.FromInts(dt, j.Shape, v)
 }
 
 // TestSymbolicSplitGuards: what a formula cannot do for every size it specialises or guards,

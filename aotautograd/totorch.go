@@ -139,12 +139,21 @@ type toTorch struct {
 // call is not enough: Python numbers torch does not accept become torch.scalar_tensor of the
 // op's dtype). Views stay views (view becomes Tensor.reshape, a view whenever prims.view is
 // valid); prims.fallback becomes its torch-level call.
+//
+// A graph with size symbols (Graph.Shapes) stays symbolic: size expressions stay constants of
+// the torch calls (fxgraph.EncodeJSON writes them with the symbols' bindings, fx_export makes
+// them size() calls on the placeholders that carry them), and the sizes and strides ToTorch
+// writes itself (restride, empty_strided, keepdim reshapes, iota ends) are the metas' symbolic
+// ones, so the GraphModule runs at every size the graph is valid for. Every unspecialised
+// symbol must be a dim of a placeholder (Split's backward gets one: carrySymbols). A graph
+// whose symbols are all specialised becomes the static graph at the hints.
 func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 	if g.Shapes != nil {
-		if ids := usedSymbols(g); len(ids) > 0 {
-			return nil, unsupportedf("ToTorch: graph %s has symbolic sizes; aot_eager's torch graphs are static", g.Name)
+		if len(usedSymbols(g)) == 0 {
+			g = atHints(g) // every symbol specialised: the static graph at the hints
+		} else if ids := unboundSymbols(g); len(ids) > 0 {
+			return nil, unsupportedf("ToTorch: graph %s uses size symbol s%d (%s), which none of its inputs carries as a size", g.Name, ids[0], g.Shapes.SourceOf(ids[0]))
 		}
-		g = atHints(g)
 	}
 	t := &toTorch{g: fxgraph.Clone(g), env: map[*fxgraph.Node]fxgraph.Arg{}, named: map[*fxgraph.Node]bool{}}
 	defer func() {
@@ -211,14 +220,13 @@ func (t *toTorch) restrideOutputs(orig, mapped fxgraph.Arg) fxgraph.Arg {
 		return out
 	case *fxgraph.Node:
 		meta := o.TensorMeta()
-		if meta == nil || o.Op != fxgraph.CallFunction || !meta.IsNonOverlappingAndDense() || meta.Offset != 0 || meta.IsContiguous() && isContiguousProducer(o) {
+		if meta == nil || o.Op != fxgraph.CallFunction || !symDense(meta) || !zeroOffset(meta) || symContiguous(meta) && isContiguousProducer(o) {
 			return mapped
 		}
 		if op := primtorch.Lookup(o.Target); op == nil || op.Alias != primtorch.AliasNone || o.Target == "prims.copy_" {
 			return mapped
 		}
-		strides, _ := toArg(slices.Clone(meta.Strides))
-		return t.emit("ptgo.restride", false, []fxgraph.Arg{mapped, strides}, nil, meta.Clone())
+		return t.emit("ptgo.restride", false, []fxgraph.Arg{mapped, stridesArg(meta)}, nil, meta.Clone())
 	}
 	return mapped
 }
@@ -231,6 +239,24 @@ func isContiguousProducer(n *fxgraph.Node) bool {
 		return true
 	}
 	return false
+}
+
+// shapeArg and stridesArg are a meta's sizes and strides as an argument list: size
+// expressions where the meta is symbolic.
+func shapeArg(m *primtorch.TensorMeta) fxgraph.Arg {
+	a, _ := toArg(m.SymSizes())
+	return a
+}
+
+// zeroOffset reports whether m's storage offset is 0 at every size.
+func zeroOffset(m *primtorch.TensorMeta) bool {
+	k, ok := m.SymOffset().IsConst()
+	return ok && k == 0
+}
+
+func stridesArg(m *primtorch.TensorMeta) fxgraph.Arg {
+	a, _ := toArg(m.SymStrides())
+	return a
 }
 
 func (t *toTorch) arg(a fxgraph.Arg) fxgraph.Arg {
@@ -388,8 +414,7 @@ func reduceDims(n *fxgraph.Node) ([]int64, bool) {
 
 // keepShape views a full reduction's 0-d result as the keepdim shape.
 func (t *toTorch) keepShape(r *fxgraph.Node, n *fxgraph.Node) fxgraph.Arg {
-	shape, _ := toArg(slices.Clone(n.TensorMeta().Shape))
-	return t.emit("reshape", true, []fxgraph.Arg{r, shape}, nil, n.Meta)
+	return t.emit("reshape", true, []fxgraph.Arg{r, shapeArg(n.TensorMeta())}, nil, n.Meta)
 }
 
 // torchSumLike: torch.sum(x, dims, keepdim, dtype=x's) (torch would sum integers into int64);
@@ -471,17 +496,10 @@ func torchSqueeze(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string
 // torchClone: a contiguous clone, or an empty tensor of the node's strides copied into.
 func torchClone(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
 	m := n.TensorMeta()
-	if m.IsContiguous() {
+	if symContiguous(m) {
 		return t.emit("torch.clone", false, args, []fxgraph.Kwarg{{Name: "memory_format", Value: fxgraph.Const{V: primtorch.MemoryFormat("contiguous_format")}}}, n.Meta)
 	}
-	shape, _ := toArg(slices.Clone(m.Shape))
-	strides, _ := toArg(slices.Clone(m.Strides))
-	kw := []fxgraph.Kwarg{{Name: "dtype", Value: fxgraph.Const{V: m.DType}}}
-	if m.Device != primtorch.CPU {
-		kw = append(kw, fxgraph.Kwarg{Name: "device", Value: fxgraph.Const{V: m.Device}})
-	}
-	e := t.emit("torch.empty_strided", false, []fxgraph.Arg{shape, strides}, kw, nil)
-	return t.emit("copy_", true, []fxgraph.Arg{e, args[0]}, nil, n.Meta)
+	return t.emit("copy_", true, []fxgraph.Arg{t.emptyLike(m), args[0]}, nil, n.Meta)
 }
 
 // torchIndexPut: aten's index_put (torch.index_put rejects None indices); a number value
@@ -502,7 +520,7 @@ func torchIndexPut(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target strin
 func torchIndex(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
 	args[1] = t.longIndices(n.Args[1], args[1])
 	r := t.emit(target, false, args, nil, n.Meta)
-	if m := n.TensorMeta(); m != nil && m.IsContiguous() {
+	if m := n.TensorMeta(); m != nil && symContiguous(m) {
 		return t.emit("contiguous", true, []fxgraph.Arg{r}, nil, m.Clone())
 	}
 	return r
@@ -510,9 +528,7 @@ func torchIndex(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) 
 
 // emptyLike is torch.empty_strided with meta's sizes, strides and dtype.
 func (t *toTorch) emptyLike(m *primtorch.TensorMeta) *fxgraph.Node {
-	shape, _ := toArg(slices.Clone(m.Shape))
-	strides, _ := toArg(slices.Clone(m.Strides))
-	return t.emit("torch.empty_strided", false, []fxgraph.Arg{shape, strides}, deviceKwargs(m), nil)
+	return t.emit("torch.empty_strided", false, []fxgraph.Arg{shapeArg(m), stridesArg(m)}, deviceKwargs(m), nil)
 }
 
 // longIndices converts the integer index tensors of a prims index list (orig, as the prims graph
@@ -547,7 +563,7 @@ func deviceKwargs(m *primtorch.TensorMeta) []fxgraph.Kwarg {
 // torchFull: torch.full, or empty_strided(...).fill_ when the meta has eager's layout of a
 // non-contiguous result (ones_like of a transposed tensor).
 func torchFull(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
-	if m := n.TensorMeta(); !m.IsContiguous() && m.IsNonOverlappingAndDense() && m.Offset == 0 {
+	if m := n.TensorMeta(); !symContiguous(m) && symDense(m) && zeroOffset(m) {
 		return t.emit("fill_", true, []fxgraph.Arg{t.emptyLike(m), args[1]}, nil, n.Meta)
 	}
 	return t.emit("torch.full", false, args[:2], deviceKwargs(n.TensorMeta()), n.Meta)
@@ -558,16 +574,35 @@ func torchFull(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) f
 // prims contract says.
 func torchIota(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
 	m := n.TensorMeta()
-	length := n.Args[0].(fxgraph.Const).V.(int64)
+	length, ok := asSym(n.Args[0].(fxgraph.Const).V)
+	if !ok {
+		bug("%s: iota length %v", n.Name, n.Args[0])
+	}
+	lengthArg, _ := toArg(length)
 	start, step := n.Args[1].(fxgraph.Const).V, n.Args[2].(fxgraph.Const).V
+	// an integer start or step may be a size expression (a reversed scan starts at s0 - 1)
+	number := func(v any) fxgraph.Arg {
+		if s, ok := v.(primtorch.SymInt); ok {
+			a, _ := toArg(s)
+			return a
+		}
+		return fxgraph.Const{V: toFloat(v)}
+	}
 	if !m.DType.IsFloatingPoint() {
-		s, st := start.(int64), step.(int64)
-		return t.emit("torch.arange", false, []fxgraph.Arg{fxgraph.Const{V: s}, fxgraph.Const{V: s + length*st}, fxgraph.Const{V: st}}, deviceKwargs(m), n.Meta)
+		s, ok1 := asSym(start)
+		st, ok2 := asSym(step)
+		if !ok1 || !ok2 {
+			bug("%s: integer iota of start %v, step %v", n.Name, start, step)
+		}
+		begin, _ := toArg(s)
+		stepArg, _ := toArg(st)
+		end, _ := toArg(length.Mul(st).Add(s))
+		return t.emit("torch.arange", false, []fxgraph.Arg{begin, end, stepArg}, deviceKwargs(m), n.Meta)
 	}
 	f64 := &primtorch.TensorMeta{DType: primtorch.Float64, Device: m.Device}
-	r := t.emit("torch.arange", false, []fxgraph.Arg{fxgraph.Const{V: length}}, deviceKwargs(f64), nil)
-	r = t.emit("torch.mul", false, []fxgraph.Arg{r, fxgraph.Const{V: toFloat(step)}}, nil, nil)
-	r = t.emit("torch.add", false, []fxgraph.Arg{r, fxgraph.Const{V: toFloat(start)}}, nil, nil)
+	r := t.emit("torch.arange", false, []fxgraph.Arg{lengthArg}, deviceKwargs(f64), nil)
+	r = t.emit("torch.mul", false, []fxgraph.Arg{r, number(step)}, nil, nil)
+	r = t.emit("torch.add", false, []fxgraph.Arg{r, number(start)}, nil, nil)
 	return t.emit("to", true, []fxgraph.Arg{r, fxgraph.Const{V: m.DType}}, nil, n.Meta)
 }
 

@@ -1159,7 +1159,7 @@ func (g *codeGen) rebuildSym(s primtorch.SymInt) error {
 	return nil
 }
 
-// BINARY_OP arguments (CPython's NB_ADD, NB_MULTIPLY).
+// BINARY_OP arguments (CPython's NB_ADD, NB_MULTIPLY; dis._nb_ops).
 const (
 	nbAdd      = 0
 	nbMultiply = 5

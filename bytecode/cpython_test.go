@@ -59,8 +59,6 @@ func linePos(line int) Position { return Position{Line: line, EndLine: line, Col
 
 // BINARY_OP arguments (dis._nb_ops).
 const (
-	nbAdd         = 0
-	nbMultiply    = 5
 	nbSubtract    = 10
 	nbTrueDivide  = 11
 	nbInplaceAdd  = 13

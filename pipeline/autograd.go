@@ -88,7 +88,7 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 			bwd, err = c.torchGraph(split.Backward)
 		}
 		if err != nil {
-			if isUnsupported(err) { // symbolic sizes: aot_eager's torch graphs are static
+			if isUnsupported(err) { // a size symbol no input of the graph carries
 				NoteFallback(r.Name, err.Error())
 				return 0, nil
 			}

@@ -131,8 +131,9 @@ type NeedsStatic struct{ Reason string }
 
 func (e *NeedsStatic) Error() string { return "needs static shapes: " + e.Reason }
 
-// symbolicStages says which compile paths take graphs with symbolic sizes; a graph whose symbols
-// reach any other path gets NeedsStatic.
+// symbolicStages says which C-backend compile paths take graphs with symbolic sizes; a graph
+// whose symbols reach any other path gets NeedsStatic. AOTEager's autograd path always takes
+// them (its torch graphs run at every size: aotautograd.ToTorch).
 var symbolicStages = struct{ inference, autograd bool }{}
 
 // isSymbolic reports whether the graph has size symbols the trace did not specialise.
@@ -167,8 +168,10 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 	}
 	if isSymbolic(r.Graph) {
 		switch {
-		case NeedsAutograd(r.Graph) && !symbolicStages.autograd:
-			return 0, &NeedsStatic{Reason: "the training path (aotautograd) does not take symbolic sizes yet"}
+		case NeedsAutograd(r.Graph) && r.Backend == Inductor && !symbolicStages.autograd:
+			return 0, &NeedsStatic{Reason: "the C backend's training path does not take symbolic sizes yet"}
+		case NeedsAutograd(r.Graph) && !decompKeepsSymbols():
+			return 0, &NeedsStatic{Reason: "ptgo's decompositions do not keep symbolic sizes yet (the training path decomposes)"}
 		case !NeedsAutograd(r.Graph) && r.Backend == Inductor && !symbolicStages.inference:
 			return 0, &NeedsStatic{Reason: "the C backend does not take symbolic sizes yet"}
 		}

@@ -212,6 +212,38 @@ func TestAutogradPath(t *testing.T) {
 	}
 }
 
+// TestSymbolicAutogradPath: a training graph with a symbolic batch goes to aot_eager's torch
+// graphs symbolic (both halves keep the ShapeEnv; the backward's placeholders carry s0) when
+// ptgo's decompositions keep symbols, and gets NeedsStatic otherwise and from the C backend.
+func TestSymbolicAutogradPath(t *testing.T) {
+	text := `graph f[s0=4](x: f32[s0,8]!grad):
+  %tanh : f32[s0,8]!grad = torch.tanh(%x)
+  %mul  : f32[s0,8]!grad = torch.mul(%tanh, %x)
+  %sum  : f32[]!grad     = torch.sum(%mul)
+  return (%sum,)
+`
+	var ns *NeedsStatic
+	_, err := Compile(&fakeHost{}, testConfig, &Request{Name: "f", Graph: parse(t, text), Backend: Inductor, GradEnabled: true})
+	require.ErrorAs(t, err, &ns)
+	h := &fakeHost{}
+	_, err = Compile(h, testConfig, &Request{Name: "f", Graph: parse(t, text), Backend: AOTEager, GradEnabled: true})
+	if !decompKeepsSymbols() {
+		require.ErrorAs(t, err, &ns)
+		require.Contains(t, ns.Reason, "decompositions")
+		return
+	}
+	require.NoError(t, err)
+	require.Len(t, h.autograd, 1)
+	require.Len(t, h.torch, 2)
+	for _, g := range h.torch {
+		require.NotNil(t, g.Shapes, "%s", g)
+		require.NoError(t, fxgraph.CheckSymbols(g))
+		js, err := fxgraph.EncodeJSON(g)
+		require.NoError(t, err)
+		require.Contains(t, string(js), `"symbols"`)
+	}
+}
+
 // TestSavedValueWritten: a graph with an in-place write asks torch whether eager's autograd
 // refuses it (Host.AutogradProbe), and runs with torch when it does; graphs without writes are
 // never probed.

@@ -209,6 +209,9 @@ func compileFrameWith(api *capi.API, ctx ctxInfo, fn, code py.Obj, args []py.Obj
 				}
 				return failure(api, cap, err.Error())
 			}
+			// what the compile assumed about the sizes (aotautograd's split) guards the result
+			cap.InstallCompileShapeGuards()
+			rec.Guards = cap.Guards.Checks()
 		}
 		if compiled == 0 {
 			compiled, err = compileGraph(api, ctx, cap)

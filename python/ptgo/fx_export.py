@@ -192,12 +192,17 @@ class _Symbols:
             term: Any = coef if coef != 1 else None
             for sid in ids:
                 f = self.symbol(sid, env)
-                term = f if term is None else self.graph.create_node("call_function", operator.mul, (term, f))
-            total = term if total is None else self.graph.create_node("call_function", operator.add, (total, term))
+                term = f if term is None else self._op(operator.mul, term, f)
+            total = term if total is None else self._op(operator.add, total, term)
         if x["c"]:
-            total = self.graph.create_node("call_function", operator.add, (total, x["c"]))
+            total = self._op(operator.add, total, x["c"])
         self.exprs[key] = total
         return total
+
+    def _op(self, fn: Any, a: Any, b: Any) -> Any:
+        # Named apart from the graph's own nodes: a later node named "add" must keep its name.
+        name = f"sym_{fn.__name__}_{len(self.graph.nodes)}"
+        return self.graph.create_node("call_function", fn, (a, b), name=name)
 
 
 def _arg(v: Any, env: Dict[str, torch.fx.Node], syms: Optional[_Symbols] = None) -> Any:
