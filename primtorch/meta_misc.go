@@ -5,12 +5,15 @@ import (
 )
 
 func metaPad(a *Args) (Value, error) {
-	in := selfTensor(a)
 	pad := a.Ints("pad")
 	mode := "constant"
 	if m, ok := a.Opt("mode"); ok {
 		mode = m.(string)
 	}
+	if mode != "constant" && a.HasSymbols() { // reflect/replicate/circular: written for concrete sizes
+		a.specialize(a.Op.Name)
+	}
+	in := selfTensor(a)
 	if len(pad)%2 != 0 {
 		return nil, runtimeErrorf("Padding length must be divisible by 2")
 	}
@@ -18,11 +21,13 @@ func metaPad(a *Args) (Value, error) {
 		return nil, runtimeErrorf("Padding length too large")
 	}
 	nd := len(in.Shape)
-	shape := append([]int64(nil), in.Shape...)
+	insz := in.SymSizes()
+	ssh := append([]SymInt(nil), insz...)
 	for i := 0; i < len(pad)/2; i++ {
 		d := nd - 1 - i
-		shape[d] = in.Shape[d] + pad[2*i] + pad[2*i+1]
+		ssh[d] = insz[d].AddConst(pad[2*i] + pad[2*i+1])
 	}
+	shape := hintsOf(ssh)
 	if mode == "constant" {
 		// torch first narrows for negative pads (dims in increasing order), then pads.
 		allNonPos := true
@@ -32,12 +37,12 @@ func metaPad(a *Args) (Value, error) {
 			l, r := pad[2*i], pad[2*i+1]
 			var err error
 			if l < 0 {
-				if v, err = checkedNarrow(v, d, -l, v.Shape[d]+l); err != nil {
+				if v, err = symCheckedNarrow(v, d, SymConst(-l), v.SymSizes()[d].AddConst(l)); err != nil {
 					return nil, err
 				}
 			}
 			if r < 0 {
-				if v, err = checkedNarrow(v, d, 0, v.Shape[d]+r); err != nil {
+				if v, err = symCheckedNarrow(v, d, SymConst(0), v.SymSizes()[d].AddConst(r)); err != nil {
 					return nil, err
 				}
 			}
@@ -45,14 +50,14 @@ func metaPad(a *Args) (Value, error) {
 		}
 		for i := 0; i < len(pad)/2; i++ {
 			d := nd - 1 - i
-			if shape[d] < 0 {
+			if symLt(ssh[d], SymConst(0)) {
 				return nil, runtimeErrorf("The input size %d, plus negative padding %d and %d resulted in a negative output size, which is invalid. Check dimension %d of your input.", in.Shape[d], pad[2*i], pad[2*i+1], d)
 			}
 		}
 		if allNonPos {
 			return emptyLike(v, in.DType, PreserveFormat), nil
 		}
-		return &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, in.SuggestMemoryFormat()), Device: deviceOf(in)}, nil
+		return symTensor(in.DType, ssh, symStridesFor(ssh, symSuggestMemoryFormat(in)), SymConst(0), deviceOf(in)), nil
 	}
 	if v, _ := a.Opt("value"); v != nil && scalarFloat(v) != 0 {
 		return nil, runtimeErrorf("Padding mode \"%s\" doesn't take in value argument", mode)

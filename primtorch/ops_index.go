@@ -3,7 +3,7 @@ package primtorch
 // Indexing: gathers and scatters by index, and the data-dependent ops.
 var indexDefs = []*def{
 	row(OpGetitem, KindIndexing, PromoteNone, "getitem(Tensor(a) self, Any index) -> Tensor(a)", "operator.getitem Tensor.__getitem__", metaGetitem).raises(getitemByTensor).
-		with(fMayAlias).notes("bool-mask and 0-dim tensor indices are data-dependent"),
+		with(fMayAlias).notes("bool-mask and 0-dim tensor indices are data-dependent").with(fSymbolic),
 	row(OpSetitem, KindIndexing, PromoteNone, "setitem(Tensor(a!) self, Any index, Any value) -> ()", "operator.setitem Tensor.__setitem__", metaSetitem).
 		notes("a bool-mask index with a multi-element value is data-dependent"),
 	row(OpGather, KindIndexing, PromoteNone, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", "@gather", metaGather).raises(indexedByTensor).with(fOut).with(fSymbolic),
@@ -17,7 +17,7 @@ var indexDefs = []*def{
 		inplace(OpIndexAddInplace, "Tensor.index_add_"),
 	row(OpTakeAlongDim, KindIndexing, PromoteNone, "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", "@take_along_dim", metaTakeAlongDim).raises(indexedByTensor),
 	row(OpEmbedding, KindIndexing, PromoteNone, "embedding(Tensor input:indices, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", "F.embedding", metaEmbedding).raises(indexedByTensor).
-		mutates(embeddingMutates),
+		mutates(embeddingMutates).with(fSymbolic),
 	row(OpOneHot, KindIndexing, PromoteNone, "one_hot(Tensor self, int num_classes=-1) -> Tensor", "F.one_hot nn.one_hot", metaOneHot).raises(indexedByTensor).with(fNonDiff).
 		notes("num_classes=-1 is data-dependent"),
 	row(OpNonzero, KindIndexing, PromoteNone, "nonzero(Tensor self, *, bool as_tuple=False) -> Tensor", "@nonzero", nil).with(fDataDep | fNonDiff),

@@ -2,8 +2,8 @@ package primtorch
 
 // Padding, resampling, sorting and composite helpers.
 var miscDefs = []*def{
-	row(OpPad, KindOther, PromoteNone, "pad(Tensor input:self, int[] pad, str mode='constant', float? value=None) -> Tensor", "F.pad nn.pad", metaPad),
-	row(OpConstantPadNd, KindOther, PromoteNone, "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor", "torch.constant_pad_nd", metaPad),
+	row(OpPad, KindOther, PromoteNone, "pad(Tensor input:self, int[] pad, str mode='constant', float? value=None) -> Tensor", "F.pad nn.pad", metaPad).with(fSymbolic),
+	row(OpConstantPadNd, KindOther, PromoteNone, "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor", "torch.constant_pad_nd", metaPad).with(fSymbolic),
 	row(OpInterpolate, KindOther, PromoteNone, "interpolate(Tensor input:self, Any size=None, Any scale_factor=None, str mode='nearest', bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False) -> Tensor",
 		"F.interpolate F.upsample", metaInterpolate),
 	row(OpPixelShuffle, KindOther, PromoteNone, "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", "torch.pixel_shuffle F.pixel_shuffle", metaPixelShuffle),
