@@ -434,7 +434,7 @@ func dMaskedFill(c *ctx) (any, error) {
 	d := c.d
 	x, mask, value := c.selfNode(), c.in("mask"), c.in("value")
 	dt := metaOf(x).DType
-	shape := c.outMeta().Shape
+	shape := c.outMeta().SymSizes()
 	v := d.prepare(dt, shape, []val{value, x})
 	return d.where(d.expand(mask, shape), v[0], v[1]), nil
 }
