@@ -547,6 +547,47 @@ func (a *Args) specialize(why string) {
 	}
 }
 
+// SpecializeInPlace is specialize for a caller that owns the argument metas (a decomposition's
+// fresh copies): every symbol they mention is guarded equal to its hint, symbolic ints become
+// int64, and the metas themselves become static in place, so maps keyed by them stay valid.
+func (a *Args) SpecializeInPlace(why string) {
+	for i, v := range a.vals {
+		a.vals[i] = specializeInPlace(v, why)
+	}
+	if a.Out != nil {
+		specializeInPlace(a.Out, why)
+	}
+}
+
+func specializeInPlace(v Value, why string) Value {
+	symbolsIn(v, func(s SymInt) { s.Specialize(why) })
+	switch x := v.(type) {
+	case *TensorMeta:
+		if x != nil {
+			x.Sym = nil
+		}
+		return x
+	case []*TensorMeta:
+		for _, e := range x {
+			if e != nil {
+				e.Sym = nil
+			}
+		}
+		return x
+	case []Value:
+		for i, e := range x {
+			x[i] = specializeInPlace(e, why)
+		}
+		return x
+	case Tuple:
+		for i, e := range x {
+			x[i] = specializeInPlace(e, why)
+		}
+		return x
+	}
+	return staticValue(v)
+}
+
 // Floats returns a float-list argument (nil for None).
 func (a *Args) Floats(name string) []float64 {
 	v, _ := a.Get(name).([]float64)

@@ -137,14 +137,14 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 			if _, err := primtorch.BroadcastShapes(vm.Shape, want.Shape); err != nil || len(vm.Shape) > len(want.Shape) {
 				return d.unsupportedf("writes a %s value into a %s tensor", vm, want)
 			}
-			v = d.expand(v, want.Shape).(*fxgraph.Node)
+			v = d.expand(v, want.SymSizes()).(*fxgraph.Node)
 		}
 	}
 	if vm := v.TensorMeta(); !equalInts(vm.Strides, want.Strides) && equalInts(vm.Shape, want.Shape) &&
 		want.Offset == 0 && want.IsNonOverlappingAndDense() {
 		// In-place ops keep the tensor's layout.
 		v = d.prim("clone", v)
-		v.TensorMeta().Strides = append([]int64{}, want.Strides...)
+		setStrides(v.TensorMeta(), want)
 	}
 	if s.base == nil {
 		s.cur = v
@@ -165,7 +165,7 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 		equalInts(om.Shape, nm.Shape) && om.Offset == 0 && om.IsNonOverlappingAndDense() {
 		// a write through a view keeps the base's layout too
 		nb = d.prim("clone", nb)
-		nb.TensorMeta().Strides = append([]int64{}, om.Strides...)
+		setStrides(nb.TensorMeta(), om)
 	}
 	b.cur = nb
 	b.version++

@@ -1,0 +1,134 @@
+package decomp
+
+import (
+	"reflect"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// Symbolic sizes (dynamic shapes). A graph whose metas have size symbols (g.Shapes) decomposes
+// into a prims graph with symbolic metas: the decompositions listed in symbolicDecompFns read
+// sizes as SymInts (sizesOf, m.SymSizes(), c.a.SymInt) and pass them to the builders, which emit
+// sym(...) constants. Any other decomposition reads concrete sizes: its call's arguments are
+// specialised first (each symbol they mention guarded equal to its hint, primtorch's
+// SpecializeInPlace), so the sizes it bakes into the graph hold whenever the guards do.
+// checkSymbolicResult catches a listed decomposition that baked a size in without a guard.
+
+// symbolicDecompFns are the decompositions that handle symbolic sizes (closures by the function
+// that makes them: every unaryPrim(...) row is symbolic).
+var symbolicDecompFns = []decompFn{
+	// elementwise
+	unaryPrim(""), binaryPrim(""), noDerivative(nil, nil), inplace, dPositive, dAsinh, dAcosh, dAtanh,
+	dFrac, dSignbit, dSquare, dRound, dWhere, dMaskedFill, dLerp, dRelu, dGelu, dSilu, dMish, dElu,
+	dSelu, dCelu, dLeakyRelu, dHardtanh, dHardsigmoid, dHardswish, dSoftplus, dLogSigmoid, dSoftsign,
+	dTanhshrink, dHardshrink, dSoftshrink, dThreshold, dGlu, dPrelu, dClamp, dAdd, dSub, dDiv, dRsub,
+	dPow, dXlogy, dLogaddexp, dFmaxFmin(""), dAddcdiv, dAddcmul, dIsInfSigned(0), dNanToNum, dLogit,
+	// casts, copies, factories
+	dTo, dClone, dCopy, dFill, dRequiresGrad, dFull, dArange, dEye,
+	// reductions
+	dSum, dNansum, dMean, dProd, dAmaxAmin(""), dMaxMinAll(""), dMaxMinDim("", ""), dArg(""), dVar,
+	dLogsumexp, dNorm, dAllAny(""), dCountNonzero, dScan(""), dSoftmax(false),
+	// views
+	dView, dReshape, dSqueeze, dUnsqueeze, dTranspose, dPermute, dMovedim, dExpand, dBroadcastTensors,
+	dContiguous, dNarrow, dSelect, dSplit, dAsStrided, dDetach,
+	// matrix products, normalization, attention
+	dMatmul, dMm, dBmm, dAddmm, dLinear, dOuter, dLayerNorm, dGroupNorm, dBatchNorm, dInstanceNorm, dDropout,
+	dScaledDotProductAttention,
+}
+
+var symbolicDecompSet = func() map[uintptr]bool {
+	s := map[uintptr]bool{}
+	for _, fn := range symbolicDecompFns {
+		s[reflect.ValueOf(fn).Pointer()] = true
+	}
+	return s
+}()
+
+// symbolicDecomp reports whether op's decomposition handles symbolic sizes.
+func symbolicDecomp(id primtorch.OpID) bool {
+	fn := decomps[id]
+	return fn != nil && symbolicDecompSet[reflect.ValueOf(fn).Pointer()]
+}
+
+// symbolicNode reports whether a torch-level call reads or returns symbolic sizes.
+func (d *decomposer) symbolicNode(n *fxgraph.Node) bool {
+	if primtorch.HasSymbols(n.Meta) {
+		return true
+	}
+	found := false
+	var walk func(a fxgraph.Arg)
+	walk = func(a fxgraph.Arg) {
+		switch a := a.(type) {
+		case *fxgraph.Node:
+			found = found || primtorch.HasSymbols(a.Meta)
+		case fxgraph.Const:
+			found = found || primtorch.HasSymbols(a.V)
+		case fxgraph.List:
+			for _, e := range a.Elems {
+				walk(e)
+			}
+		case fxgraph.Tuple:
+			for _, e := range a.Elems {
+				walk(e)
+			}
+		}
+	}
+	for _, a := range n.Args {
+		walk(a)
+	}
+	for _, kw := range n.Kwargs {
+		walk(kw.Value)
+	}
+	return found
+}
+
+// specializeCall makes a call's bound arguments and result meta static (with guards) for a
+// decomposition that reads concrete sizes.
+func (c *ctx) specializeCall() {
+	why := "decomposition of " + c.op.Name
+	c.a.SpecializeInPlace(why)
+	c.out = primtorch.SpecializeValue(c.out, why)
+}
+
+// checkSymbolicResult verifies that a symbolic decomposition's result has the torch-level
+// result's sizes as polynomials, up to symbols the decomposition (or the metas) specialised: a
+// size that differs otherwise was baked in from a hint without a guard, a ptgo bug.
+func (d *decomposer) checkSymbolicResult(c *ctx, res any) {
+	var check func(r any, want any)
+	check = func(r any, want any) {
+		wm, ok := want.(*primtorch.TensorMeta)
+		if !ok || wm == nil || wm.Sym == nil {
+			if ws, ok := want.([]any); ok {
+				if rs, ok := r.([]any); ok && len(rs) == len(ws) {
+					for i := range ws {
+						check(rs[i], ws[i])
+					}
+				}
+			}
+			return
+		}
+		var gm *primtorch.TensorMeta
+		switch x := r.(type) {
+		case *fxgraph.Node:
+			gm = x.TensorMeta()
+		case *tstate:
+			gm = d.read(x).TensorMeta()
+		}
+		if gm == nil || len(gm.Shape) != len(wm.Shape) {
+			return
+		}
+		got, exp := gm.SymSizes(), wm.SymSizes()
+		for i := range exp {
+			if got[i].Equal(exp[i]) {
+				continue
+			}
+			for _, id := range exp[i].Symbols() {
+				if !exp[i].Env().IsSpecialized(id) {
+					bug("%s gives size %s where torch gives %s: a size symbol was baked into the graph", c.op.Name, got[i], exp[i])
+				}
+			}
+		}
+	}
+	check(res, c.out)
+}
