@@ -474,3 +474,7 @@ func allSymbolic(defs ...*def) []*def {
 }
 
 func isBoolValue(v Value) bool { _, ok := v.(bool); return ok }
+
+// SymShapesEqual decides whether two size lists are equal, guarding the outcome of every
+// comparison that depends on symbols (equal polynomials need no guard).
+func SymShapesEqual(a, b []SymInt) bool { return symShapeEq(a, b) }

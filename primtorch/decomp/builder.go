@@ -339,7 +339,7 @@ func (d *decomposer) squeeze(x val, dims ...int) val {
 func (d *decomposer) slice(x val, dim int, from, to any, step int64) val {
 	start, end := toSym(from), toSym(to)
 	size := metaOf(x).SymSizes()[dim]
-	if k, c := start.IsConst(); c && k == 0 && end.Equal(size) && step == 1 {
+	if k, c := start.IsConst(); c && k == 0 && sameSyms([]sym{end}, []sym{size}) && step == 1 {
 		return x
 	}
 	return d.prim("slice", x, int64(dim), start, end, step)
@@ -417,13 +417,24 @@ func syms(xs ...int64) []sym {
 // sizesOf is a tensor operand's sizes.
 func sizesOf(x val) []sym { return metaOf(x).SymSizes() }
 
-// sameSyms reports whether two size lists are the same polynomials (no guard).
+// sameSyms reports whether two size lists are the same polynomials, a specialised symbol
+// counting as its value (no guard).
 func sameSyms(a, b []sym) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if !a[i].Equal(b[i]) {
+		if !a[i].Equal(b[i]) && !(a[i].Hint() == b[i].Hint() && specialized(a[i]) && specialized(b[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// specialized reports whether every symbol s mentions is specialised to its hint.
+func specialized(s sym) bool {
+	for _, id := range s.Symbols() {
+		if !s.Env().IsSpecialized(id) {
 			return false
 		}
 	}

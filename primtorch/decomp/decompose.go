@@ -3,7 +3,6 @@ package decomp
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
@@ -251,7 +250,7 @@ func (d *decomposer) emptyResult(c *ctx) val {
 		if !ok {
 			continue
 		}
-		if x.DType == m.DType && slices.Equal(x.Shape, m.Shape) {
+		if x.DType == m.DType && len(x.Shape) == len(m.Shape) && primtorch.SymShapesEqual(x.SymSizes(), m.SymSizes()) {
 			return d.prim("clone", c.in(p.Canon))
 		}
 		empty = empty || x.Numel() == 0

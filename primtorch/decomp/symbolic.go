@@ -2,6 +2,8 @@ package decomp
 
 import (
 	"reflect"
+	"runtime"
+	"strings"
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
@@ -37,18 +39,30 @@ var symbolicDecompFns = []decompFn{
 	dScaledDotProductAttention,
 }
 
-var symbolicDecompSet = func() map[uintptr]bool {
-	s := map[uintptr]bool{}
+var symbolicDecompSet = func() map[string]bool {
+	s := map[string]bool{}
 	for _, fn := range symbolicDecompFns {
-		s[reflect.ValueOf(fn).Pointer()] = true
+		s[decompName(fn)] = true
 	}
 	return s
 }()
 
+// decompName names a decomposition by the function that is or makes it ("dSum", "unaryPrim"):
+// closures are named after their maker (the compiler may copy a closure's code where its maker
+// is inlined, so code pointers do not identify them).
+func decompName(fn decompFn) string {
+	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	parts := strings.Split(name, ".")
+	for len(parts) > 1 && strings.HasPrefix(parts[len(parts)-1], "func") {
+		parts = parts[:len(parts)-1]
+	}
+	return parts[len(parts)-1]
+}
+
 // symbolicDecomp reports whether op's decomposition handles symbolic sizes.
 func symbolicDecomp(id primtorch.OpID) bool {
 	fn := decomps[id]
-	return fn != nil && symbolicDecompSet[reflect.ValueOf(fn).Pointer()]
+	return fn != nil && symbolicDecompSet[decompName(fn)]
 }
 
 // symbolicNode reports whether a torch-level call reads or returns symbolic sizes.

@@ -1,0 +1,362 @@
+package decomp_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"ptgo/fxgraph"
+	"ptgo/internal/testcases"
+	"ptgo/primtorch"
+	"ptgo/primtorch/decomp"
+)
+
+// The decomposition property test of dynamic shapes: every recorded case is rebuilt with its
+// dense inputs given symbolic sizes (one symbol per distinct size >= 2, dynamo's duck sizing;
+// parameters stay static), its torch-level metas computed symbolically by the registry, and
+// decomposed. The symbolic prims graph, evaluated at other values of the symbols that satisfy
+// every guard the trace and the decomposition recorded, must be the static decomposition of the
+// case at those sizes: the same nodes, the same constants (sym(...) evaluated) and the same
+// metas. So no decomposition bakes a hint into the graph without a guard, and every layout
+// decision it took at the hints is guarded.
+
+// symbolizeDense gives a dense meta symbolic sizes (sizes >= 2) and strides in its dim order.
+func symbolizeDense(m *primtorch.TensorMeta, env *primtorch.ShapeEnv, bySize map[int64]primtorch.SymInt) *primtorch.TensorMeta {
+	if !m.IsNonOverlappingAndDense() || m.Offset != 0 {
+		return m
+	}
+	n := len(m.Shape)
+	sizes := make([]primtorch.SymInt, n)
+	any := false
+	for i, s := range m.Shape {
+		if s < 2 {
+			sizes[i] = primtorch.SymConst(s)
+			continue
+		}
+		sym, ok := bySize[s]
+		if !ok {
+			sym = env.NewSymbol(s, fmt.Sprintf("size %d", s))
+			bySize[s] = sym
+		}
+		sizes[i], any = sym, true
+	}
+	if !any {
+		return m
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = n - 1 - i
+	}
+	sort.SliceStable(perm, func(i, j int) bool {
+		a, b := perm[i], perm[j]
+		if m.Shape[a] < 2 || m.Shape[b] < 2 {
+			return false
+		}
+		return m.Strides[a] < m.Strides[b]
+	})
+	strides := make([]primtorch.SymInt, n)
+	acc, hint := primtorch.SymConst(1), int64(1)
+	for _, d := range perm {
+		if m.Shape[d] < 2 {
+			strides[d] = primtorch.SymConst(m.Strides[d])
+			continue
+		}
+		if hint != m.Strides[d] {
+			return m
+		}
+		strides[d] = acc
+		acc, hint = acc.Mul(sizes[d]), hint*m.Shape[d]
+	}
+	c := m.Clone()
+	return c.SetSymLayout(sizes, strides, primtorch.SymConst(0))
+}
+
+func evalMetaAt(m *primtorch.TensorMeta, vals []int64) *primtorch.TensorMeta {
+	c := m.Clone()
+	if m.Sym == nil {
+		return c
+	}
+	c.Sym = nil
+	for i := range m.Shape {
+		c.Shape[i] = m.Sym.Sizes[i].Eval(vals)
+		c.Strides[i] = m.Sym.Strides[i].Eval(vals)
+	}
+	c.Offset = m.Sym.Offset.Eval(vals)
+	return c
+}
+
+func evalAt(v any, vals []int64) any {
+	switch x := v.(type) {
+	case primtorch.SymInt:
+		return x.Eval(vals)
+	case *primtorch.TensorMeta:
+		if x == nil {
+			return x
+		}
+		return evalMetaAt(x, vals)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = evalAt(e, vals)
+		}
+		return out
+	}
+	return v
+}
+
+func evalArg(a fxgraph.Arg, vals []int64, nodes map[*fxgraph.Node]*fxgraph.Node) fxgraph.Arg {
+	switch x := a.(type) {
+	case *fxgraph.Node:
+		return nodes[x]
+	case fxgraph.Const:
+		if s, ok := x.V.(primtorch.SymInt); ok {
+			return fxgraph.Const{V: s.Eval(vals)}
+		}
+		return x
+	case fxgraph.List:
+		out := fxgraph.List{}
+		for _, e := range x.Elems {
+			out.Elems = append(out.Elems, evalArg(e, vals, nodes))
+		}
+		return out
+	case fxgraph.Tuple:
+		out := fxgraph.Tuple{}
+		for _, e := range x.Elems {
+			out.Elems = append(out.Elems, evalArg(e, vals, nodes))
+		}
+		return out
+	}
+	return a
+}
+
+// rebuild re-adds g's calls over new placeholder metas (inputs maps each placeholder and
+// get_attr to its new meta), the registry computing every torch-level meta again.
+func rebuild(g *fxgraph.Graph, inputs func(n *fxgraph.Node) any, env *primtorch.ShapeEnv) (*fxgraph.Graph, error) {
+	ng := fxgraph.New(g.Name)
+	ng.Shapes = env
+	nodes := map[*fxgraph.Node]*fxgraph.Node{}
+	mapArg := func(a fxgraph.Arg) fxgraph.Arg { return fxgraph.MapArg(a, func(n *fxgraph.Node) fxgraph.Arg { return nodes[n] }) }
+	for _, n := range g.Nodes {
+		switch n.Op {
+		case fxgraph.Placeholder:
+			nodes[n] = ng.AddPlaceholder(n.Target, inputs(n))
+		case fxgraph.GetAttr:
+			nodes[n] = ng.AddGetAttr(n.Target, inputs(n))
+		case fxgraph.Output:
+			var res fxgraph.Arg
+			if len(n.Args) > 0 {
+				res = mapArg(n.Args[0])
+			}
+			ng.AddOutput(res)
+		default:
+			args := make([]fxgraph.Arg, len(n.Args))
+			for i, a := range n.Args {
+				args[i] = mapArg(a)
+			}
+			kwargs := make([]fxgraph.Kwarg, len(n.Kwargs))
+			for i, kw := range n.Kwargs {
+				kwargs[i] = fxgraph.Kwarg{Name: kw.Name, Value: mapArg(kw.Value)}
+			}
+			if n.Target == "operator.getitem" && len(args) == 2 {
+				if src, ok := args[0].(*fxgraph.Node); ok {
+					if tup, ok := src.Meta.([]any); ok {
+						k := args[1].(fxgraph.Const).V.(int64)
+						nodes[n] = ng.AddCall(n.Target, args, nil, tup[k])
+						nodes[n].Where = n.Where
+						continue
+					}
+				}
+			}
+			target := n.Target
+			if n.Op == fxgraph.CallMethod {
+				target = "Tensor." + target
+			}
+			nn, _, err := testcases.AddNode(ng, target, args, kwargs)
+			if err != nil {
+				return nil, err
+			}
+			nn.Where = n.Where
+			nodes[n] = nn
+		}
+	}
+	return ng, nil
+}
+
+// sameGraphAt compares the symbolic prims graph sg evaluated at vals with the static prims
+// graph pg: node by node, targets, arguments and metas.
+func sameGraphAt(sg, pg *fxgraph.Graph, vals []int64) string {
+	if len(sg.Nodes) != len(pg.Nodes) {
+		return fmt.Sprintf("%d nodes, the static decomposition has %d:\n%s\nstatic:\n%s", len(sg.Nodes), len(pg.Nodes), sg, pg)
+	}
+	idx := map[*fxgraph.Node]*fxgraph.Node{}
+	for i, n := range sg.Nodes {
+		p := pg.Nodes[i]
+		idx[n] = p
+		if n.Op != p.Op || n.Target != p.Target {
+			return fmt.Sprintf("node %d is %s %s, static %s %s", i, n.Op, n.Target, p.Op, p.Target)
+		}
+		got := evalAt(n.Meta, vals)
+		if a, b := metaText(got), metaText(p.Meta); a != b {
+			return fmt.Sprintf("node %s (%s): meta %s, static %s", n.Name, n.Target, a, b)
+		}
+		if len(n.Args) != len(p.Args) {
+			return fmt.Sprintf("node %s: %d args, static %d", n.Name, len(n.Args), len(p.Args))
+		}
+		for j := range n.Args {
+			a := evalArg(n.Args[j], vals, idx)
+			if argText(a) != argText(p.Args[j]) {
+				return fmt.Sprintf("node %s (%s) arg %d: %v, static %v", n.Name, n.Target, j, a, p.Args[j])
+			}
+		}
+	}
+	return ""
+}
+
+func argText(a fxgraph.Arg) string {
+	switch x := a.(type) {
+	case *fxgraph.Node:
+		return fmt.Sprintf("%%%p", x)
+	case fxgraph.Const:
+		switch v := x.V.(type) {
+		case int64: // a size divisor (sym(...) evaluated) divides as the float does
+			return fmt.Sprintf("number:%v", float64(v))
+		case float64:
+			return fmt.Sprintf("number:%v", v)
+		}
+		return fmt.Sprintf("%T:%v", x.V, x.V)
+	case fxgraph.List:
+		var parts []string
+		for _, e := range x.Elems {
+			parts = append(parts, argText(e))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case fxgraph.Tuple:
+		var parts []string
+		for _, e := range x.Elems {
+			parts = append(parts, argText(e))
+		}
+		return "(" + strings.Join(parts, ",") + ")"
+	}
+	return fmt.Sprintf("%T%v", a, a)
+}
+
+func metaText(v any) string {
+	switch x := v.(type) {
+	case *primtorch.TensorMeta:
+		return fmt.Sprintf("%s%v{%v+%d}", x.DType, x.Shape, x.Strides, x.Offset)
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, metaText(e))
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprint(v)
+}
+
+func TestSymbolicDecompositionProperty(t *testing.T) {
+	cases := loadCases(t)
+	checked, symbolic, ruledOut := 0, 0, 0
+	var allSpecialized []string
+	perOp := map[string]int{}
+	for i := range cases {
+		c := &cases[i]
+		g, _, err := c.Build()
+		if err != nil {
+			continue
+		}
+		static, err := decomp.Decompose(g, decomp.Options{})
+		if err != nil {
+			continue
+		}
+		env := primtorch.NewShapeEnv()
+		bySize := map[int64]primtorch.SymInt{}
+		sym, err := rebuild(g, func(n *fxgraph.Node) any {
+			m := n.TensorMeta()
+			if m == nil || n.Op == fxgraph.GetAttr {
+				return n.Meta
+			}
+			return symbolizeDense(m, env, bySize)
+		}, env)
+		if err != nil || env.NumSymbols() == 0 {
+			if err != nil {
+				t.Errorf("%s: the symbolic graph does not build: %v", c.name(), err)
+			}
+			continue
+		}
+		symbolic++
+		spg, err := decomp.Decompose(sym, decomp.Options{Check: true})
+		if err != nil {
+			t.Errorf("%s: the symbolic graph does not decompose: %v\n%s", c.name(), err, sym)
+			continue
+		}
+		require.Same(t, env, spg.Shapes, "the prims graph keeps the graph's symbols")
+		if len(env.Specialized()) == env.NumSymbols() {
+			allSpecialized = append(allSpecialized, c.name())
+		}
+		// at the hints, the symbolic prims graph is the static one
+		if d := sameGraphAt(spg, static, env.Hints()); d != "" {
+			t.Errorf("%s at the hints: %s", c.name(), d)
+			continue
+		}
+		guards := env.Guards()
+		for _, vals := range altSizes(env.Hints()) {
+			ok := true
+			for _, gd := range guards {
+				ok = ok && gd.Holds(vals)
+			}
+			if !ok {
+				ruledOut++
+				continue
+			}
+			cg, err := rebuild(g, func(n *fxgraph.Node) any {
+				if n.Op == fxgraph.GetAttr {
+					return n.Meta
+				}
+				for _, sn := range sym.Nodes {
+					if sn.Op == n.Op && sn.Target == n.Target {
+						return evalAt(sn.Meta, vals)
+					}
+				}
+				return n.Meta
+			}, nil)
+			if err != nil {
+				t.Errorf("%s at %v (guards %v): the static graph does not build: %v", c.name(), vals, guards, err)
+				break
+			}
+			cpg, err := decomp.Decompose(cg, decomp.Options{})
+			if err != nil {
+				t.Errorf("%s at %v (guards %v): the static graph does not decompose: %v", c.name(), vals, guards, err)
+				break
+			}
+			if d := sameGraphAt(spg, cpg, vals); d != "" {
+				t.Errorf("%s at %v (guards %v): %s", c.name(), vals, guards, d)
+				break
+			}
+			checked++
+			perOp[c.Op]++
+		}
+	}
+	t.Logf("%d symbolic cases, %d checks at other sizes, %d value sets ruled out by guards; %d ops checked", symbolic, checked, ruledOut, len(perOp))
+	t.Logf("%d cases with every symbol specialised: %s", len(allSpecialized), strings.Join(allSpecialized, " "))
+	require.Positive(t, checked)
+}
+
+func altSizes(hints []int64) [][]int64 {
+	var out [][]int64
+	for _, f := range []func(h int64, i int) int64{
+		func(h int64, i int) int64 { return h + 1 },
+		func(h int64, i int) int64 { return 2 * h },
+		func(h int64, i int) int64 { return h + 3 + int64(i) },
+	} {
+		v := make([]int64, len(hints))
+		for i, h := range hints {
+			v[i] = f(h, i)
+		}
+		out = append(out, v)
+	}
+	return out
+}
