@@ -662,3 +662,24 @@ func NormalizeSlice(s Slice, size int64) (start, end, step int64, err error) {
 	}
 	return start, end, step, nil
 }
+
+// SymNormalizeSlice is NormalizeSlice for a dim of symbolic size: bounds clamped as getitem
+// clamps them, each comparison with a symbol guarded.
+func SymNormalizeSlice(s Slice, size SymInt) (start, end SymInt, step int64, err error) {
+	one := []SymInt{SymConst(1)}
+	m, err := sliceMeta(symTensor(Float32, []SymInt{size}, one, SymConst(0), CPU), 0, s)
+	if err != nil {
+		return SymInt{}, SymInt{}, 0, err
+	}
+	step = 1
+	if s.Step != nil {
+		step = *s.Step
+	}
+	n := m.SymSizes()[0]
+	start = m.SymOffset()
+	end = symMin(start.Add(n.MulConst(step)), size)
+	if symIs(n, 0) {
+		end = start
+	}
+	return start, end, step, nil
+}

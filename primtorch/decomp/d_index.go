@@ -79,16 +79,16 @@ func (d *decomposer) applyIndex(c *ctx, x val, items []primtorch.IndexItem) (val
 	last := -1
 	dim := 0
 	for _, it := range items {
-		shape := metaOf(x).Shape
+		shape := sizesOf(x)
 		switch it.Kind {
 		case 'i':
-			i := it.Int
-			if i < 0 {
-				i += shape[dim]
+			i := primtorch.SymConst(it.Int)
+			if it.Int < 0 {
+				i = i.Add(shape[dim])
 			}
 			x = d.selectDim(x, dim, i)
 		case 's':
-			start, end, step, err := primtorch.NormalizeSlice(it.Slice, shape[dim])
+			start, end, step, err := primtorch.SymNormalizeSlice(it.Slice, shape[dim])
 			if err != nil {
 				return nil, d.unsupportedf("slice: %v", err)
 			}
@@ -248,10 +248,10 @@ func dGather(c *ctx) (any, error) {
 }
 
 // sliceTo narrows x to shape (each dim from 0).
-func (d *decomposer) sliceTo(x val, shape []int64) val {
-	for k, s := range shape {
-		if metaOf(x).Shape[k] != s {
-			x = d.slice(x, k, 0, s, 1)
+func (d *decomposer) sliceTo(x val, sizes any) val {
+	for k, s := range toSyms(sizes) {
+		if !sameSyms(sizesOf(x)[k:k+1], []sym{s}) {
+			x = d.slice(x, k, int64(0), s, 1)
 		}
 	}
 	return x
@@ -268,7 +268,7 @@ func dScatter(c *ctx) (any, error) {
 	dt := metaOf(x).DType
 	src := c.in("src")
 	if metaOf(src) != nil {
-		src = d.sliceTo(src, metaOf(index).Shape)
+		src = d.sliceTo(src, sizesOf(index))
 	} else {
 		src = scalarAs(src, dt)
 	}

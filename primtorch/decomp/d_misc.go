@@ -20,6 +20,9 @@ func dPad(c *ctx) (any, error) {
 		mode = c.str("mode")
 	}
 	dt := metaOf(x).DType
+	if mode != "constant" {
+		c.specializeCall() // the reflect/replicate/circular positions read concrete sizes
+	}
 	if mode == "constant" {
 		var v any = int64(0)
 		if c.op.ID == primtorch.OpPad {

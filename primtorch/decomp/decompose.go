@@ -210,7 +210,7 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 		return d.fallback(n, c.op, c)
 	}
 	symbolic := c.a.HasSymbols() || primtorch.HasSymbols(c.out)
-	if symbolic && !symbolicDecomp(c.op.ID) {
+	if symbolic && !symbolicDecomp(c.op) {
 		c.specializeCall()
 		symbolic = false
 	}

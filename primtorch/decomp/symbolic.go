@@ -21,8 +21,8 @@ import (
 // that makes them: every unaryPrim(...) row is symbolic).
 var symbolicDecompFns = []decompFn{
 	// elementwise
-	unaryPrim(""), binaryPrim(""), noDerivative(nil, nil), inplace, dPositive, dAsinh, dAcosh, dAtanh,
-	dFrac, dSignbit, dSquare, dRound, dWhere, dMaskedFill, dLerp, dRelu, dGelu, dSilu, dMish, dElu,
+	unaryPrim(""), binaryPrim(""), noDerivative(nil, nil), dPositive, dAsinh, dAcosh, dAtanh,
+	dFrac, dSignbit, dSquare, dRelu6, dRound, dWhere, dMaskedFill, dLerp, dRelu, dGelu, dSilu, dMish, dElu,
 	dSelu, dCelu, dLeakyRelu, dHardtanh, dHardsigmoid, dHardswish, dSoftplus, dLogSigmoid, dSoftsign,
 	dTanhshrink, dHardshrink, dSoftshrink, dThreshold, dGlu, dPrelu, dClamp, dAdd, dSub, dDiv, dRsub,
 	dPow, dXlogy, dLogaddexp, dFmaxFmin(""), dAddcdiv, dAddcmul, dIsInfSigned(0), dNanToNum, dLogit,
@@ -37,6 +37,10 @@ var symbolicDecompFns = []decompFn{
 	// matrix products, normalization, attention
 	dMatmul, dMm, dBmm, dAddmm, dLinear, dOuter, dLayerNorm, dGroupNorm, dBatchNorm, dInstanceNorm, dDropout,
 	dScaledDotProductAttention,
+	// joins
+	dCat, dStack, dHVStack, dRepeat, dTri(false),
+	// indexing, padding
+	dGetitem, dGather, dIndexSelect, dEmbedding, dScatter, dPad,
 }
 
 var symbolicDecompSet = func() map[string]bool {
@@ -59,10 +63,18 @@ func decompName(fn decompFn) string {
 	return parts[len(parts)-1]
 }
 
-// symbolicDecomp reports whether op's decomposition handles symbolic sizes.
-func symbolicDecomp(id primtorch.OpID) bool {
-	fn := decomps[id]
-	return fn != nil && symbolicDecompSet[decompName(fn)]
+// symbolicDecomp reports whether op's decomposition handles symbolic sizes (an in-place op's:
+// its functional op's).
+func symbolicDecomp(op *primtorch.Op) bool {
+	fn := decomps[op.ID]
+	if fn == nil {
+		return false
+	}
+	name := decompName(fn)
+	if name == "inplace" && op.Functional != nil {
+		return symbolicDecomp(op.Functional)
+	}
+	return symbolicDecompSet[name]
 }
 
 // symbolicNode reports whether a torch-level call reads or returns symbolic sizes.

@@ -138,7 +138,9 @@ func rebuild(g *fxgraph.Graph, inputs func(n *fxgraph.Node) any, env *primtorch.
 	ng := fxgraph.New(g.Name)
 	ng.Shapes = env
 	nodes := map[*fxgraph.Node]*fxgraph.Node{}
-	mapArg := func(a fxgraph.Arg) fxgraph.Arg { return fxgraph.MapArg(a, func(n *fxgraph.Node) fxgraph.Arg { return nodes[n] }) }
+	mapArg := func(a fxgraph.Arg) fxgraph.Arg {
+		return fxgraph.MapArg(a, func(n *fxgraph.Node) fxgraph.Arg { return nodes[n] })
+	}
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case fxgraph.Placeholder:
