@@ -355,7 +355,8 @@ func bind(op *Op, sig *Schema, args []Value, kwargs []KV) (*Args, error) {
 			if prm.Type.Base == TTensor {
 				_, elemOK = args[k].(*TensorMeta)
 			} else {
-				elemOK = isIntValue(args[k])
+				_, isSym := args[k].(SymInt)
+				elemOK = isIntValue(args[k]) || isSym && prm.Type.Base == TInt
 			}
 			if !isSeq && elemOK && (len(args)-k > 1 || prm.Type.Len == 0) {
 				raw[j] = append([]Value(nil), args[k:]...)

@@ -26,6 +26,11 @@ func symEq(a, b SymInt) bool {
 		return false
 	case ca:
 		return b.EqualHint(a)
+	case cb:
+		return a.EqualHint(b)
+	}
+	if a.Key() > b.Key() { // one guard for a == b and b == a
+		a, b = b, a
 	}
 	return a.EqualHint(b)
 }

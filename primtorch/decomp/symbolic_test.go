@@ -362,3 +362,75 @@ func altSizes(hints []int64) [][]int64 {
 	}
 	return out
 }
+
+func symIn(b *tg, name string, env *primtorch.ShapeEnv, sizes ...any) *fxgraph.Node {
+	ss := make([]primtorch.SymInt, len(sizes))
+	for i, s := range sizes {
+		switch x := s.(type) {
+		case primtorch.SymInt:
+			ss[i] = x
+		case int:
+			ss[i] = primtorch.SymConst(int64(x))
+		}
+	}
+	return b.in(name, primtorch.NewSymContiguous(primtorch.Float32, ss, primtorch.CPU))
+}
+
+// TestSymbolicDecompositions pins what symbolic graphs decompose to: sizes stay symbols (mean
+// divides by sym("s0")), nothing is guarded or specialised, and the text parses back.
+func TestSymbolicDecompositions(t *testing.T) {
+	env := primtorch.NewShapeEnv()
+	s0 := env.NewSymbol(8, "L['x'].size(0)")
+	b := newTG(t)
+	b.g.Shapes = env
+	x := symIn(b, "x", env, s0, 4, 16)
+	w := b.in("w", f32(32, 64))
+	v := b.call("Tensor.view", x, -1, 64)
+	y := b.call("torch.nn.functional.linear", v, w)
+	m0 := b.call("torch.mean", y, 0)
+	sm := b.call("torch.softmax", y, -1)
+	vr := b.call("torch.var", y, 0)
+	ln := b.call("torch.nn.functional.layer_norm", y, []any{32})
+	g := b.out(m0, sm, vr, ln)
+	require.Empty(t, env.Guards())
+	pg := decompose(t, g)
+	text := pg.String()
+	require.Empty(t, env.Guards(), "the decompositions guard nothing:\n%s", text)
+	require.Empty(t, env.Specialized())
+	require.Contains(t, text, `prims.view(%x, [sym("s0"), 64])`)
+	require.Contains(t, text, `sym("s0"))`, "mean and var divide by the symbolic count")
+	require.Contains(t, text, `sym("s0 - 1")`, "var's unbiased divisor")
+	require.Contains(t, text, `prims.div(%sum_`, "layer_norm's divisor is the constant 32")
+	require.NotContains(t, text, "8.0", "no hint of s0 is baked in")
+	for _, o := range pg.OutputNode().Inputs() {
+		require.NotNil(t, o.TensorMeta())
+	}
+	require.Equal(t, "f32[32]", pg.OutputNode().Inputs()[0].TensorMeta().SymString())
+	require.Equal(t, "f32[s0,32]", pg.OutputNode().Inputs()[1].TensorMeta().SymString())
+	parsed, err := fxgraph.Parse(text)
+	require.NoError(t, err, "%s", text)
+	require.Empty(t, fxgraph.Diff(pg, parsed))
+	t.Log(text)
+}
+
+// TestSymbolicSpecializingDecomposition: a decomposition that reads concrete sizes specialises
+// the symbols its call mentions (with guards) rather than baking their hints in silently.
+func TestSymbolicSpecializingDecomposition(t *testing.T) {
+	env := primtorch.NewShapeEnv()
+	s0 := env.NewSymbol(6, "L['x'].size(0)")
+	b := newTG(t)
+	b.g.Shapes = env
+	x := symIn(b, "x", env, s0, 5)
+	r := b.call("torch.flip", x, []any{0})
+	g := b.out(r)
+	require.Empty(t, env.Specialized(), "flip's meta is symbolic")
+	pg := decompose(t, g)
+	require.True(t, env.IsSpecialized(0), "flip's decomposition specialises s0:\n%s", pg)
+	require.Equal(t, []string{"s0 == 6"}, func() []string {
+		var out []string
+		for _, gd := range env.Guards() {
+			out = append(out, gd.String())
+		}
+		return out
+	}())
+}
