@@ -5,7 +5,7 @@ var miscDefs = []*def{
 	row(OpPad, KindOther, PromoteNone, "pad(Tensor input:self, int[] pad, str mode='constant', float? value=None) -> Tensor", "F.pad nn.pad", metaPad).with(fSymbolic),
 	row(OpConstantPadNd, KindOther, PromoteNone, "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor", "torch.constant_pad_nd", metaPad).with(fSymbolic),
 	row(OpInterpolate, KindOther, PromoteNone, "interpolate(Tensor input:self, Any size=None, Any scale_factor=None, str mode='nearest', bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False) -> Tensor",
-		"F.interpolate F.upsample", metaInterpolate),
+		"F.interpolate F.upsample", batchSymbolic(metaInterpolate)).with(fSymbolic),
 	row(OpPixelShuffle, KindOther, PromoteNone, "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", "torch.pixel_shuffle F.pixel_shuffle", metaPixelShuffle),
 	row(OpPixelUnshuffle, KindOther, PromoteNone, "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", "torch.pixel_unshuffle F.pixel_unshuffle", metaPixelUnshuffle),
 	row(OpNormalize, KindComposite, PromoteNone, "normalize(Tensor input:self, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None) -> Tensor", "F.normalize", metaNormalize),

@@ -130,13 +130,34 @@ func TestSymViewsAndSlices(t *testing.T) {
 
 func ptr(x int64) *int64 { return &x }
 
-func TestSymNonSymbolicOpSpecializes(t *testing.T) {
+func TestSymConvBatch(t *testing.T) {
 	env := NewShapeEnv()
 	s0 := env.NewSymbol(8, "x.size(0)")
 	x := NewSymContiguous(Float32, []SymInt{s0, SymConst(3), SymConst(16), SymConst(16)}, CPU)
 	w := NewContiguous(Float32, []int64{4, 3, 3, 3}, CPU)
 	r, err := Lookup("torch.conv2d").Meta([]Value{x, w}, nil)
 	require.NoError(t, err)
-	require.Nil(t, r.(*TensorMeta).Sym, "conv2d's meta is not symbolic: its arguments were specialised")
+	require.Equal(t, "f32[s0,4,14,14]", r.(*TensorMeta).SymString(), "a symbolic batch stays symbolic")
+	require.Empty(t, env.Guards())
+	p, err := Lookup("torch.nn.functional.max_pool2d").Meta([]Value{r, int64(2)}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "f32[s0,4,7,7]", p.(*TensorMeta).SymString())
+
+	// a symbolic spatial size: convolution's meta reads concrete sizes, so it specialises
+	s1 := env.NewSymbol(16, "x.size(2)")
+	x = NewSymContiguous(Float32, []SymInt{s0, SymConst(3), s1, s1}, CPU)
+	r, err = Lookup("torch.conv2d").Meta([]Value{x, w}, nil)
+	require.NoError(t, err)
+	require.Nil(t, r.(*TensorMeta).Sym)
+	require.True(t, env.IsSpecialized(0) && env.IsSpecialized(1))
+}
+
+func TestSymNonSymbolicOpSpecializes(t *testing.T) {
+	env := NewShapeEnv()
+	s0 := env.NewSymbol(8, "x.size(0)")
+	r, err := Lookup("torch.roll").Meta([]Value{symF32(env, s0, 4), int64(1), int64(0)}, nil)
+	require.NoError(t, err)
+	require.Nil(t, r.(*TensorMeta).Sym, "roll's meta is not symbolic: its arguments were specialised")
 	require.True(t, env.IsSpecialized(0))
+	require.Equal(t, []string{"s0 == 8"}, guardStrings(env))
 }
