@@ -256,17 +256,17 @@ func dAdaptiveAvgPool(c *ctx) (any, error) {
 		nsp = 2
 	}
 	lead := len(m.Shape) - nsp
-	var shape []int64
+	var shape []sym
 	var dims []int
-	shape = append(shape, m.Shape[:lead]...)
+	shape = append(shape, m.SymSizes()[:lead]...) // (the batch may be symbolic; spatial sizes are not)
 	for i := 0; i < nsp; i++ {
 		in, o := m.Shape[lead+i], out[lead+i]
 		if o == 0 || in%o != 0 {
 			return nil, errFallback
 		}
-		shape = append(shape, o, in/o)
+		shape = append(shape, syms(o, in/o)...)
 		dims = append(dims, lead+2*i+1)
 	}
 	y := d.mean(d.reshape(x, shape), dims, false, m.DType)
-	return d.reshape(y, out), nil
+	return d.reshape(y, c.outMeta().SymSizes()), nil
 }

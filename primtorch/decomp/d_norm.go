@@ -282,7 +282,7 @@ func dMaxPool2d(c *ctx) (any, error) {
 	ho, wo := h/kernel[0], w/kernel[1]
 	var v val = x
 	v = d.slice(d.slice(v, nd-2, 0, ho*kernel[0], 1), nd-1, 0, wo*kernel[1], 1)
-	shape := append(append([]int64{}, m.Shape[:nd-2]...), ho, kernel[0], wo, kernel[1])
+	shape := append(append([]sym{}, m.SymSizes()[:nd-2]...), syms(ho, kernel[0], wo, kernel[1])...)
 	out := d.reduce("amax", d.reshape(v, shape), []int{nd - 1, nd + 1}, false)
 	if !equalInts(metaOf(out).Shape, c.outMeta().Shape) {
 		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(out).Shape, c.outMeta().Shape)

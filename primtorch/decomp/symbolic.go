@@ -41,6 +41,9 @@ var symbolicDecompFns = []decompFn{
 	dCat, dStack, dHVStack, dRepeat, dTri(false),
 	// indexing, padding
 	dGetitem, dGather, dIndexSelect, dEmbedding, dScatter, dPad,
+	// convolution and pooling (their metas keep a symbolic batch only, see primtorch's
+	// batchSymbolic: spatial sizes are concrete here)
+	dConv(0, false), dMaxPool2d, dAdaptiveAvgPool,
 }
 
 var symbolicDecompSet = func() map[string]bool {
