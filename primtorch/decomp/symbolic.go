@@ -44,6 +44,8 @@ var symbolicDecompFns = []decompFn{
 	// convolution and pooling (their metas keep a symbolic batch only, see primtorch's
 	// batchSymbolic: spatial sizes are concrete here)
 	dConv(0, false), dMaxPool2d, dAdaptiveAvgPool,
+	// losses
+	dPointwiseLoss, dBCE, dBCEWithLogits, dNllLoss, dCrossEntropy,
 }
 
 var symbolicDecompSet = func() map[string]bool {
