@@ -390,7 +390,7 @@ func metaSetitem(a *Args) (Value, error) {
 		return nil, nil
 	}
 	if len(adv) == 0 {
-		if _, err := expandMeta(stripLeadingOnes(vm), r.Shape); err != nil {
+		if _, err := symExpand(stripLeadingOnes(vm), r.SymSizes()); err != nil {
 			return nil, err
 		}
 		return nil, nil
@@ -402,7 +402,7 @@ func metaSetitem(a *Args) (Value, error) {
 		}
 		return nil, err
 	}
-	if _, err := BroadcastShapes(res.Shape, vm.Shape); err != nil || len(vm.Shape) > len(res.Shape) || !shapeEqual(mustBroadcast(res.Shape, vm.Shape), res.Shape) {
+	if b, err := SymBroadcastShapes(res.SymSizes(), vm.SymSizes()); err != nil || len(vm.Shape) > len(res.Shape) || !symShapeEq(b, res.SymSizes()) {
 		return nil, runtimeErrorf("shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s", fmtShape(vm.Shape), fmtShape(res.Shape))
 	}
 	return nil, nil
@@ -410,11 +410,12 @@ func metaSetitem(a *Args) (Value, error) {
 
 // stripLeadingOnes drops leading size-1 dims (setitem's slicePrefix1sSize).
 func stripLeadingOnes(m *TensorMeta) *TensorMeta {
+	sizes, strides := m.SymSizes(), m.SymStrides()
 	i := 0
-	for i < len(m.Shape) && m.Shape[i] == 1 {
+	for i < len(sizes) && symIs(sizes[i], 1) {
 		i++
 	}
-	return view(m, append([]int64(nil), m.Shape[i:]...), append([]int64(nil), m.Strides[i:]...), m.Offset)
+	return symViewOf(m, sizes[i:], strides[i:], m.SymOffset())
 }
 
 func isDataDependent(err error) bool {

@@ -236,11 +236,11 @@ func metaNormalize(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	ks := append([]int64(nil), in.Shape...)
+	ks := in.SymSizes()
 	if len(ks) > 0 {
-		ks[d] = 1
+		ks[d] = SymConst(1)
 	}
-	denom, err := expandMeta(newTensor(toReal(in.DType), ks, deviceOf(in)), in.Shape)
+	denom, err := symExpand(symNewTensor(toReal(in.DType), ks, deviceOf(in)), in.SymSizes())
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func metaCosineSimilarity(a *Args) (Value, error) {
 	if !dt.IsFloatingPoint() {
 		return nil, runtimeErrorf("expected common dtype to be floating point, yet common dtype is %s", scalarTypeName(dt))
 	}
-	shape, err := BroadcastShapes(x1.Shape, x2.Shape)
+	shape, err := SymBroadcastShapes(x1.SymSizes(), x2.SymSizes())
 	if err != nil {
 		return nil, err
 	}
@@ -261,13 +261,13 @@ func metaCosineSimilarity(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := append(append([]int64(nil), shape[:min(d, len(shape))]...), shape[min(d+1, len(shape)):]...)
-	return newTensor(dt, out, deviceOf(x1)), nil
+	out := append(append([]SymInt(nil), shape[:min(d, len(shape))]...), shape[min(d+1, len(shape)):]...)
+	return symNewTensor(dt, out, deviceOf(x1)), nil
 }
 
 func metaPairwiseDistance(a *Args) (Value, error) {
 	x1, x2 := a.Tensor("x1"), a.Tensor("x2")
-	shape, err := BroadcastShapes(x1.Shape, x2.Shape)
+	shape, err := SymBroadcastShapes(x1.SymSizes(), x2.SymSizes())
 	if err != nil {
 		return nil, err
 	}
@@ -278,11 +278,11 @@ func metaPairwiseDistance(a *Args) (Value, error) {
 	if len(shape) == 0 {
 		return newTensor(dt, []int64{}, deviceOf(x1)), nil
 	}
-	out := append([]int64(nil), shape[:len(shape)-1]...)
+	out := append([]SymInt(nil), shape[:len(shape)-1]...)
 	if a.Bool("keepdim") {
-		out = append(out, 1)
+		out = append(out, SymConst(1))
 	}
-	return newTensor(dt, out, deviceOf(x1)), nil
+	return symNewTensor(dt, out, deviceOf(x1)), nil
 }
 
 func metaTopk(a *Args) (Value, error) {
@@ -291,20 +291,20 @@ func metaTopk(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := a.Int("k")
-	size := int64(1)
+	k := a.SymInt("k")
+	size := SymConst(1)
 	if len(self.Shape) > 0 {
-		size = self.Shape[d]
+		size = self.SymSizes()[d]
 	}
-	if k < 0 || k > size {
+	if symLt(k, SymConst(0)) || symGt(k, size) {
 		return nil, runtimeErrorf("selected index k out of range")
 	}
-	shape := append([]int64(nil), self.Shape...)
+	shape := self.SymSizes()
 	if len(shape) > 0 {
 		shape[d] = k
 	}
 	dev := deviceOf(self)
-	return []Value{newTensor(self.DType, shape, dev), newTensor(Int64, shape, dev)}, nil
+	return []Value{symNewTensor(self.DType, shape, dev), symNewTensor(Int64, shape, dev)}, nil
 }
 
 // sortStrides: sort keeps a dense input's strides, else contiguous.
@@ -342,27 +342,27 @@ func metaKthvalue(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k, ok := a.Opt("k"); ok {
-		size := int64(1)
+	if _, ok := a.Opt("k"); ok {
+		size := SymConst(1)
 		if len(self.Shape) > 0 {
-			size = self.Shape[d]
+			size = self.SymSizes()[d]
 		}
-		if kk := k.(int64); kk < 1 || kk > size {
+		if kk := a.SymInt("k"); symLt(kk, SymConst(1)) || symGt(kk, size) {
 			return nil, indexErrorf("kthvalue(): selected number k out of range for dimension %d", d)
 		}
-	} else if len(self.Shape) > 0 && self.Shape[d] == 0 {
+	} else if len(self.Shape) > 0 && symIs(self.SymSizes()[d], 0) {
 		return nil, indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", a.Op.Schema.Name, d)
 	}
 	var dims []int64
 	if len(self.Shape) > 0 {
 		dims = []int64{int64(d)}
 	}
-	shape, _, err := reduceShape(self, dims, a.Bool("keepdim"))
+	shape, _, err := symReduceShape(self, dims, a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
 	dev := deviceOf(self)
-	return []Value{newTensor(self.DType, shape, dev), newTensor(Int64, shape, dev)}, nil
+	return []Value{symNewTensor(self.DType, shape, dev), symNewTensor(Int64, shape, dev)}, nil
 }
 
 func metaMedianAll(a *Args) (Value, error) {

@@ -5,7 +5,7 @@ var indexDefs = []*def{
 	row(OpGetitem, KindIndexing, PromoteNone, "getitem(Tensor(a) self, Any index) -> Tensor(a)", "operator.getitem Tensor.__getitem__", metaGetitem).raises(getitemByTensor).
 		with(fMayAlias).notes("bool-mask and 0-dim tensor indices are data-dependent").with(fSymbolic),
 	row(OpSetitem, KindIndexing, PromoteNone, "setitem(Tensor(a!) self, Any index, Any value) -> ()", "operator.setitem Tensor.__setitem__", metaSetitem).
-		notes("a bool-mask index with a multi-element value is data-dependent"),
+		notes("a bool-mask index with a multi-element value is data-dependent").with(fSymbolic),
 	row(OpGather, KindIndexing, PromoteNone, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", "@gather", metaGather).raises(indexedByTensor).with(fOut).with(fSymbolic),
 	row(OpScatter, KindIndexing, PromoteNone, "scatter.src(Tensor self, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", "@scatter", metaScatter).raises(indexedByTensor).with(fNoOverlap).
 		alt("scatter.value(Tensor self, int dim, Tensor index, Scalar value:src, *, str? reduce=None) -> Tensor").
