@@ -492,22 +492,44 @@ func (a *Args) Tensors(name string) []*TensorMeta {
 	return m
 }
 
-// Int returns an int argument (0 for None).
+// Int returns an int argument (0 for None). A symbolic size is read as its hint, specialised
+// (guarded equal to it): a meta function or decomposition that reads an int concretely never
+// sees a symbol (SymInt reads it symbolically).
 func (a *Args) Int(name string) int64 {
-	v, _ := a.Get(name).(int64)
-	return v
+	switch v := a.Get(name).(type) {
+	case int64:
+		return v
+	case SymInt:
+		return v.Specialize(a.Op.Name + " reads " + name + " as a concrete int")
+	}
+	return 0
 }
 
-// OptInt returns an optional int argument and whether it is set.
+// OptInt returns an optional int argument and whether it is set (a symbolic size as Int does).
 func (a *Args) OptInt(name string) (int64, bool) {
-	v, ok := a.Get(name).(int64)
-	return v, ok
+	switch v := a.Get(name).(type) {
+	case int64:
+		return v, true
+	case SymInt:
+		return v.Specialize(a.Op.Name + " reads " + name + " as a concrete int"), true
+	}
+	return 0, false
 }
 
-// Ints returns an int-list argument (nil for None).
+// Ints returns an int-list argument (nil for None); symbolic sizes in it are specialised (see
+// Int; SymInts reads them symbolically).
 func (a *Args) Ints(name string) []int64 {
-	v, _ := a.Get(name).([]int64)
-	return v
+	switch v := a.Get(name).(type) {
+	case []int64:
+		return v
+	case []SymInt:
+		out := make([]int64, len(v))
+		for i, s := range v {
+			out[i] = s.Specialize(a.Op.Name + " reads " + name + " as concrete ints")
+		}
+		return out
+	}
+	return nil
 }
 
 // SymInt returns an int argument that may be a symbolic size.

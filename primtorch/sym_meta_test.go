@@ -161,3 +161,19 @@ func TestSymNonSymbolicOpSpecializes(t *testing.T) {
 	require.True(t, env.IsSpecialized(0))
 	require.Equal(t, []string{"s0 == 8"}, guardStrings(env))
 }
+
+// An int a symbolic meta reads concretely (Args.Int/Ints) is specialised, never read as 0.
+func TestSymIntReadConcretelySpecializes(t *testing.T) {
+	env := NewShapeEnv()
+	s0 := env.NewSymbol(3, "n")
+	x := symF32(env, 4, 6)
+	r := meta(t, "Tensor.repeat", x, s0, int64(1))
+	require.Equal(t, []int64{12, 6}, r.Shape)
+	require.True(t, env.IsSpecialized(0))
+	env = NewShapeEnv()
+	s0 = env.NewSymbol(3, "n")
+	rs, err := Lookup("Tensor.chunk").Meta([]Value{symF32(env, 4, 6), s0, int64(1)}, nil)
+	require.NoError(t, err)
+	require.Len(t, rs, 3)
+	require.Equal(t, []string{"s0 == 3"}, guardStrings(env))
+}
