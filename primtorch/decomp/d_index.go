@@ -168,20 +168,23 @@ func (d *decomposer) indexWrite(c *ctx, x *fxgraph.Node, items []primtorch.Index
 			}
 		}
 	}
-	pos := d.positions(xm.Shape)
+	pos := d.positions(xm.SymSizes())
 	if mask < 0 {
 		rp, err := d.applyIndex(c, pos, items)
 		if err != nil {
 			return nil, err
 		}
-		rshape := metaOf(rp).Shape
+		rshape := sizesOf(rp)
 		var v val
 		if metaOf(value) == nil {
 			v = scalarAs(value, xm.DType)
 		} else {
 			v = d.convert(value, xm.DType)
-			vs := metaOf(v).Shape
-			for len(vs) > len(rshape) && vs[0] == 1 {
+			vs := sizesOf(v)
+			for len(vs) > len(rshape) {
+				if k, c := vs[0].IsConst(); !c || k != 1 {
+					break
+				}
 				vs = vs[1:]
 			}
 			v = d.expand(d.reshape(v, vs), rshape)
@@ -195,7 +198,7 @@ func (d *decomposer) indexWrite(c *ctx, x *fxgraph.Node, items []primtorch.Index
 	if metaOf(m).DType != primtorch.Bool {
 		m = asNode(d.bin("ne", m, int64(0)))
 	}
-	mshape := metaOf(m).Shape
+	mshape := sizesOf(m)
 	var plain []primtorch.IndexItem
 	plain = append(plain, items[:mask]...)
 	for range mshape {
@@ -225,10 +228,10 @@ func (d *decomposer) indexWrite(c *ctx, x *fxgraph.Node, items []primtorch.Index
 	if err != nil {
 		return nil, err
 	}
-	rshape := metaOf(rp).Shape
-	mview := make([]int64, len(rshape))
+	rshape := sizesOf(rp)
+	mview := make([]sym, len(rshape))
 	for i := range mview {
-		mview[i] = 1
+		mview[i] = primtorch.SymConst(1)
 	}
 	copy(mview[start:], mshape)
 	maskE := d.expand(d.view(m, mview), rshape)

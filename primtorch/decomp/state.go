@@ -247,32 +247,32 @@ func (d *decomposer) scatterBack(base *fxgraph.Node, chain []*fxgraph.Node, v *f
 	if len(bm.Shape) == 0 {
 		return d.reshape(v, nil), nil
 	}
-	pos := d.positions(bm.Shape)
+	pos := d.positions(bm.SymSizes())
 	return d.indexPutAt(base, d.replay(pos, chain), v, false), nil
 }
 
 // positions is an int64 tensor of shape holding each element's row-major position.
-func (d *decomposer) positions(shape []int64) *fxgraph.Node {
-	n := primtorch.NewContiguous(primtorch.Int64, shape, primtorch.CPU).Numel()
+func (d *decomposer) positions(shape []sym) *fxgraph.Node {
+	n := prodSyms(shape)
 	return d.view(d.prim("iota", n, int64(0), int64(1), primtorch.Int64), shape).(*fxgraph.Node)
 }
 
 // indexPutAt writes values into base at the row-major positions pos (an int64 tensor of
 // values' shape) with prims.index_put.
 func (d *decomposer) indexPutAt(base, pos *fxgraph.Node, values val, accumulate bool) *fxgraph.Node {
-	shape := base.TensorMeta().Shape
+	shape := base.TensorMeta().SymSizes()
 	idx := make([]any, len(shape))
-	stride := int64(1)
+	stride := primtorch.SymConst(1)
 	for k := len(shape) - 1; k >= 0; k-- {
 		var t val = pos
-		if stride != 1 {
-			t = d.prim("floordiv", t, stride)
+		if s, c := stride.IsConst(); !c || s != 1 {
+			t = d.prim("floordiv", t, symNumber(stride))
 		}
 		if k > 0 {
-			t = d.prim("remainder", t, shape[k])
+			t = d.prim("remainder", t, symNumber(shape[k]))
 		}
 		idx[k] = t
-		stride *= shape[k]
+		stride = stride.Mul(shape[k])
 	}
 	return d.prim("index_put", base, idx, values, accumulate)
 }

@@ -40,7 +40,7 @@ var symbolicDecompFns = []decompFn{
 	// joins
 	dCat, dStack, dHVStack, dRepeat, dTri(false),
 	// indexing, padding
-	dGetitem, dGather, dIndexSelect, dEmbedding, dScatter, dPad,
+	dGetitem, dSetitem, dGather, dIndexSelect, dEmbedding, dScatter, dPad,
 	// convolution and pooling (their metas keep a symbolic batch only, see primtorch's
 	// batchSymbolic: spatial sizes are concrete here)
 	dConv(0, false), dMaxPool2d, dAdaptiveAvgPool,
