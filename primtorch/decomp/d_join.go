@@ -127,11 +127,11 @@ func dRepeatInterleave(c *ctx) (any, error) {
 
 // reversed is index_select along dim with n-1, ..., 0.
 func (d *decomposer) reversed(x val, dim int) val {
-	n := metaOf(x).Shape[dim]
-	if n <= 1 {
+	n := sizesOf(x)[dim]
+	if k, c := n.IsConst(); c && k <= 1 {
 		return x
 	}
-	return d.prim("index_select", x, int64(dim), d.iota(n, n-1, int64(-1), primtorch.Int64))
+	return d.prim("index_select", x, int64(dim), d.iota(n, symNumber(n.AddConst(-1)), int64(-1), primtorch.Int64))
 }
 
 func dFlip(c *ctx) (any, error) {

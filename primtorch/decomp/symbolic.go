@@ -44,6 +44,7 @@ var symbolicDecompFns = []decompFn{
 	// convolution and pooling (their metas keep a symbolic batch only, see primtorch's
 	// batchSymbolic: spatial sizes are concrete here)
 	dConv(0, false), dMaxPool2d, dAdaptiveAvgPool,
+	dNormalize, dCosineSimilarity, dPairwiseDistance, dFlip,
 	// losses
 	dPointwiseLoss, dBCE, dBCEWithLogits, dNllLoss, dCrossEntropy,
 }
