@@ -12,6 +12,7 @@ import (
 	"ptgo/internal/testcases"
 	"ptgo/primtorch"
 	"ptgo/primtorch/decomp"
+	"ptgo/primtorch/ref"
 )
 
 // The decomposition property test of dynamic shapes: every recorded case is rebuilt with its
@@ -434,4 +435,41 @@ func TestSymbolicSpecializingDecomposition(t *testing.T) {
 		}
 		return out
 	}())
+}
+
+// TestSymbolicPrimsGraphRuns runs one symbolic prims graph with the reference interpreter at
+// sizes other than its hints: its results are the static decomposition's at those sizes.
+func TestSymbolicPrimsGraphRuns(t *testing.T) {
+	build := func(env *primtorch.ShapeEnv, n any) *fxgraph.Graph {
+		b := newTG(t)
+		b.g.Shapes = env
+		x := symIn(b, "x", env, n, 4, 16)
+		w := b.in("w", f32(32, 64))
+		y := b.call("torch.nn.functional.linear", b.call("Tensor.view", x, -1, 64), w)
+		return b.out(b.call("torch.mean", y, 0), b.call("torch.softmax", y, -1), b.call("torch.var", y, 0),
+			b.call("torch.nn.functional.layer_norm", y, []any{32}))
+	}
+	env := primtorch.NewShapeEnv()
+	spg := decompose(t, build(env, env.NewSymbol(8, "L['x'].size(0)")))
+	for _, n := range []int{2, 5, 11} {
+		static := decompose(t, build(nil, n))
+		xs := make([]float64, n*64)
+		for i := range xs {
+			xs[i] = float64((i*37)%101)/50 - 1
+		}
+		ws := make([]float64, 32*64)
+		for i := range ws {
+			ws[i] = float64((i*17)%89)/44 - 1
+		}
+		in := []*ref.Tensor{ref.FromFloats(primtorch.Float32, []int64{int64(n), 4, 16}, xs), ref.FromFloats(primtorch.Float32, []int64{32, 64}, ws)}
+		got, err := ref.Run(spg, in, nil)
+		require.NoError(t, err)
+		want, err := ref.Run(static, in, nil)
+		require.NoError(t, err)
+		require.Len(t, got, len(want))
+		for i := range want {
+			require.Equal(t, want[i].Shape, got[i].Shape, "output %d at s0=%d", i, n)
+			require.Equal(t, want[i].Floats(), got[i].Floats(), "output %d at s0=%d", i, n)
+		}
+	}
 }
