@@ -307,12 +307,11 @@ func metaTopk(a *Args) (Value, error) {
 	return []Value{symNewTensor(self.DType, shape, dev), symNewTensor(Int64, shape, dev)}, nil
 }
 
-// sortStrides: sort keeps a dense input's strides, else contiguous.
-func sortStrides(self *TensorMeta) []int64 {
-	if self.IsNonOverlappingAndDense() {
-		return append([]int64(nil), self.Strides...)
+func sortStrides(self *TensorMeta) []SymInt {
+	if symDense(self) {
+		return self.SymStrides()
 	}
-	return ContiguousStrides(self.Shape)
+	return SymContiguousStrides(self.SymSizes())
 }
 
 func metaSort(a *Args) (Value, error) {
@@ -320,8 +319,7 @@ func metaSort(a *Args) (Value, error) {
 	if _, err := wrapDim(a.Int("dim"), len(self.Shape)); err != nil {
 		return nil, err
 	}
-	st := sortStrides(self)
-	v := &TensorMeta{DType: self.DType, Shape: append([]int64{}, self.Shape...), Strides: st, Device: deviceOf(self)}
+	v := symTensor(self.DType, self.SymSizes(), sortStrides(self), SymConst(0), deviceOf(self))
 	i := v.Clone()
 	i.DType = Int64
 	return []Value{v, i}, nil

@@ -5,12 +5,12 @@ var linalgDefs = []*def{
 	row(OpMatmul, KindExtern, PromoteNone, "matmul(Tensor self, Tensor other) -> Tensor", "@matmul operator.matmul", metaMatmul).with(fOut).with(fSymbolic),
 	row(OpMm, KindExtern, PromoteNone, "mm(Tensor self, Tensor mat2) -> Tensor", "@mm", metaMm).with(fOut).with(fSymbolic),
 	row(OpBmm, KindExtern, PromoteNone, "bmm(Tensor self, Tensor mat2) -> Tensor", "@bmm", metaBmm).with(fOut).with(fSymbolic),
-	row(OpMv, KindExtern, PromoteNone, "mv(Tensor self, Tensor vec) -> Tensor", "@mv", metaMv).with(fOut),
-	row(OpDot, KindExtern, PromoteNone, "dot(Tensor self, Tensor tensor) -> Tensor", "@dot @inner", metaDot).with(fOut),
-	row(OpOuter, KindPointwise, PromoteDefault, "outer(Tensor self, Tensor vec2) -> Tensor", "@outer @ger", metaOuter).with(fOut),
+	row(OpMv, KindExtern, PromoteNone, "mv(Tensor self, Tensor vec) -> Tensor", "@mv", metaMv).with(fOut).with(fSymbolic),
+	row(OpDot, KindExtern, PromoteNone, "dot(Tensor self, Tensor tensor) -> Tensor", "@dot @inner", metaDot).with(fOut).with(fSymbolic),
+	row(OpOuter, KindPointwise, PromoteDefault, "outer(Tensor self, Tensor vec2) -> Tensor", "@outer @ger", metaOuter).with(fOut).with(fSymbolic),
 	row(OpAddmm, KindExtern, PromoteNone, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmm", metaAddmm(addmmProduct)).
 		with(fOut).inplace(OpAddmmInplace, "Tensor.addmm_").with(fSymbolic),
-	row(OpAddmv, KindExtern, PromoteNone, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmv", metaAddmm(addmvProduct)).with(fOut),
+	row(OpAddmv, KindExtern, PromoteNone, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmv", metaAddmm(addmvProduct)).with(fOut).with(fSymbolic),
 	row(OpBaddbmm, KindExtern, PromoteNone, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@baddbmm", metaAddmm(baddbmmProduct)).
 		with(fOut).inplace(OpBaddbmmInplace, "Tensor.baddbmm_").with(fSymbolic),
 	row(OpAddbmm, KindExtern, PromoteNone, "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addbmm", metaAddmm(baddbmmProduct)).with(fOut).with(fSymbolic),

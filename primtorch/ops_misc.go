@@ -13,9 +13,9 @@ var miscDefs = []*def{
 	row(OpPairwiseDistance, KindComposite, PromoteNone, "pairwise_distance(Tensor x1, Tensor x2, float p=2.0, float eps=1e-06, bool keepdim=False) -> Tensor", "torch.pairwise_distance F.pairwise_distance", metaPairwiseDistance).with(fSymbolic),
 	row(OpTopk, KindOther, PromoteNone, "topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", "@topk", metaTopk).with(fSymbolic),
 	row(OpSort, KindOther, PromoteNone, "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", "@sort", metaSort).
-		alt("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"),
+		alt("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)").with(fSymbolic),
 	row(OpArgsort, KindOther, PromoteNone, "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", "@argsort", metaArgsort).with(fNonDiff).
-		alt("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"),
+		alt("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor").with(fSymbolic),
 	row(OpKthvalue, KindOther, PromoteNone, "kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", "@kthvalue", metaKthvalue).with(fSymbolic),
 	row(OpMedian, KindReduction, PromoteNone, "median(Tensor self) -> Tensor", "@median", metaMedianAll).with(fSymbolic),
 	row(OpMedianDim, KindReduction, PromoteNone, "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", "@median", metaKthvalue).with(fSymbolic),
