@@ -277,7 +277,7 @@ func metaTensor(a *Args) (Value, error) {
 		switch v.(type) {
 		case bool:
 			k = 0
-		case int64, int:
+		case int64, int, SymInt: // (a size read from a tensor is a Python int)
 			k = 1
 		case float64:
 			k = 2

@@ -177,3 +177,20 @@ func TestSymIntReadConcretelySpecializes(t *testing.T) {
 	require.Len(t, rs, 3)
 	require.Equal(t, []string{"s0 == 3"}, guardStrings(env))
 }
+
+// A size as data: torch.tensor([x.size(0)]) and scalar_tensor(x.size(0)) keep the symbol in the
+// call (their metas do not depend on it).
+func TestSymSizeAsData(t *testing.T) {
+	env := NewShapeEnv()
+	s0 := env.NewSymbol(8, "x.size(0)")
+	r := meta(t, "torch.tensor", []Value{s0, int64(2)})
+	require.Equal(t, "i64[2]", r.String())
+	r = meta(t, "torch.scalar_tensor", s0)
+	require.Equal(t, "f32[]", r.String())
+	x := symF32(env, s0, 4)
+	r = meta(t, "torch.div", x, s0)
+	require.Equal(t, "f32[s0,4]", r.SymString())
+	r = meta(t, "torch.add", NewContiguous(Int32, []int64{3}, CPU), s0)
+	require.Equal(t, Int32, r.DType, "a size promotes as a Python int")
+	require.Empty(t, env.Guards())
+}
