@@ -355,8 +355,8 @@ func bind(op *Op, sig *Schema, args []Value, kwargs []KV) (*Args, error) {
 			if prm.Type.Base == TTensor {
 				_, elemOK = args[k].(*TensorMeta)
 			} else {
-				_, sym := args[k].(SymInt)
-				elemOK = isIntValue(args[k]) || (sym && prm.Type.Base == TInt)
+				_, isSym := args[k].(SymInt)
+				elemOK = isIntValue(args[k]) || isSym && prm.Type.Base == TInt
 			}
 			if !isSeq && elemOK && (len(args)-k > 1 || prm.Type.Len == 0) {
 				raw[j] = append([]Value(nil), args[k:]...)
@@ -492,22 +492,44 @@ func (a *Args) Tensors(name string) []*TensorMeta {
 	return m
 }
 
-// Int returns an int argument (0 for None).
+// Int returns an int argument (0 for None). A symbolic size is read as its hint, specialised
+// (guarded equal to it): a meta function or decomposition that reads an int concretely never
+// sees a symbol (SymInt reads it symbolically).
 func (a *Args) Int(name string) int64 {
-	v, _ := a.Get(name).(int64)
-	return v
+	switch v := a.Get(name).(type) {
+	case int64:
+		return v
+	case SymInt:
+		return v.Specialize(a.Op.Name + " reads " + name + " as a concrete int")
+	}
+	return 0
 }
 
-// OptInt returns an optional int argument and whether it is set.
+// OptInt returns an optional int argument and whether it is set (a symbolic size as Int does).
 func (a *Args) OptInt(name string) (int64, bool) {
-	v, ok := a.Get(name).(int64)
-	return v, ok
+	switch v := a.Get(name).(type) {
+	case int64:
+		return v, true
+	case SymInt:
+		return v.Specialize(a.Op.Name + " reads " + name + " as a concrete int"), true
+	}
+	return 0, false
 }
 
-// Ints returns an int-list argument (nil for None).
+// Ints returns an int-list argument (nil for None); symbolic sizes in it are specialised (see
+// Int; SymInts reads them symbolically).
 func (a *Args) Ints(name string) []int64 {
-	v, _ := a.Get(name).([]int64)
-	return v
+	switch v := a.Get(name).(type) {
+	case []int64:
+		return v
+	case []SymInt:
+		out := make([]int64, len(v))
+		for i, s := range v {
+			out[i] = s.Specialize(a.Op.Name + " reads " + name + " as concrete ints")
+		}
+		return out
+	}
+	return nil
 }
 
 // SymInt returns an int argument that may be a symbolic size.
@@ -546,6 +568,47 @@ func (a *Args) specialize(why string) {
 	if a.Out != nil && a.Out.Sym != nil {
 		a.Out = SpecializeValue(a.Out, why).(*TensorMeta)
 	}
+}
+
+// SpecializeInPlace is specialize for a caller that owns the argument metas (a decomposition's
+// fresh copies): every symbol they mention is guarded equal to its hint, symbolic ints become
+// int64, and the metas themselves become static in place, so maps keyed by them stay valid.
+func (a *Args) SpecializeInPlace(why string) {
+	for i, v := range a.vals {
+		a.vals[i] = specializeInPlace(v, why)
+	}
+	if a.Out != nil {
+		specializeInPlace(a.Out, why)
+	}
+}
+
+func specializeInPlace(v Value, why string) Value {
+	symbolsIn(v, func(s SymInt) { s.Specialize(why) })
+	switch x := v.(type) {
+	case *TensorMeta:
+		if x != nil {
+			x.Sym = nil
+		}
+		return x
+	case []*TensorMeta:
+		for _, e := range x {
+			if e != nil {
+				e.Sym = nil
+			}
+		}
+		return x
+	case []Value:
+		for i, e := range x {
+			x[i] = specializeInPlace(e, why)
+		}
+		return x
+	case Tuple:
+		for i, e := range x {
+			x[i] = specializeInPlace(e, why)
+		}
+		return x
+	}
+	return staticValue(v)
 }
 
 // Floats returns a float-list argument (nil for None).

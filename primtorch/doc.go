@@ -52,6 +52,17 @@
 //     testdata/gen_meta_cases.py with each torch as the oracle) replays thousands of calls per
 //     torch and TestMetaCoverage fails for any op without one (Op.Since: where the torch has it).
 //
+// # Symbolic sizes
+//
+// Sizes may be symbolic (sym.go: SymInt polynomials over size symbols, TensorMeta.Sym). The meta
+// function of a row with fSymbolic computes with SymInts (symmeta.go: SymBroadcastShapes, the
+// TensorIterator layout, view strides, -1 inference by exact division), deciding comparisons at
+// the hints and guarding them; the static case is the all-constant case, so static results are
+// unchanged. Every other meta gets its arguments specialised by the gate in Op.MetaArgs.
+// Convolution, pooling and interpolate keep a symbolic batch (batchSymbolic). The property test
+// (sym_prop_test.go) replays the golden calls with symbolic sizes and checks the result at other
+// sizes the guards allow against the static meta there.
+//
 // Known limits: torch's default dtype is assumed to be float32 (the capture stage guards on
 // it); complex32 and bcomplex32 are not ptgo dtypes (half/bfloat16 ⊕ complex is unsupported);
 // a torch between two tested versions gets the older version's behaviour rows; layouts that depend

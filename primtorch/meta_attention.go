@@ -16,20 +16,21 @@ func metaScaledDotProductAttention(a *Args) (Value, error) {
 	if nq < 2 || nk < 2 || nv < 2 {
 		return nil, runtimeErrorf("scaled_dot_product_attention: query, key and value need at least 2 dimensions")
 	}
-	if q.Shape[nq-1] != k.Shape[nk-1] {
+	qs, ks, vs := q.SymSizes(), k.SymSizes(), v.SymSizes()
+	if !symEq(qs[nq-1], ks[nk-1]) {
 		return nil, runtimeErrorf("scaled_dot_product_attention: query and key must have the same embedding size, got %d and %d", q.Shape[nq-1], k.Shape[nk-1])
 	}
-	if k.Shape[nk-2] != v.Shape[nv-2] {
+	if !symEq(ks[nk-2], vs[nv-2]) {
 		return nil, runtimeErrorf("scaled_dot_product_attention: key and value must have the same sequence length, got %d and %d", k.Shape[nk-2], v.Shape[nv-2])
 	}
 	if a.Bool("enable_gqa") {
 		return nil, unsupportedf("scaled_dot_product_attention with enable_gqa")
 	}
-	batch, err := BroadcastShapes(q.Shape[:nq-2], k.Shape[:nk-2], v.Shape[:nv-2])
+	batch, err := SymBroadcastShapes(qs[:nq-2], ks[:nk-2], vs[:nv-2])
 	if err != nil {
 		return nil, err
 	}
-	l, s := q.Shape[nq-2], k.Shape[nk-2]
+	l, s := qs[nq-2], ks[nk-2]
 	if m := a.Tensor("attn_mask"); m != nil {
 		if a.Bool("is_causal") {
 			return nil, runtimeErrorf("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
@@ -38,10 +39,10 @@ func metaScaledDotProductAttention(a *Args) (Value, error) {
 			return nil, runtimeErrorf("Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: %s and  query.dtype: %s instead.",
 				scalarTypeName(m.DType), scalarTypeName(q.DType))
 		}
-		if _, err := BroadcastShapes(m.Shape, append(append([]int64(nil), batch...), l, s)); err != nil {
+		if _, err := SymBroadcastShapes(m.SymSizes(), append(append([]SymInt(nil), batch...), l, s)); err != nil {
 			return nil, err
 		}
 	}
-	shape := append(append([]int64(nil), batch...), l, v.Shape[nv-1])
-	return newTensor(q.DType, shape, deviceOf(q)), nil
+	shape := append(append([]SymInt(nil), batch...), l, vs[nv-1])
+	return symNewTensor(q.DType, shape, deviceOf(q)), nil
 }

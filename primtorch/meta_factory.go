@@ -25,10 +25,10 @@ func factoryOptions(a *Args, def DType, defDev Device) (DType, Device, bool, err
 	return dt, dev, rg, nil
 }
 
-func checkSize(size []int64) error {
+func checkSize(size []SymInt) error {
 	for _, s := range size {
-		if s < 0 {
-			return runtimeErrorf("Trying to create tensor with negative dimension %d: %s", s, fmtShape(size))
+		if k, c := s.IsConst(); c && k < 0 {
+			return runtimeErrorf("Trying to create tensor with negative dimension %d: %s", k, symFmtShape(size))
 		}
 	}
 	return nil
@@ -36,7 +36,7 @@ func checkSize(size []int64) error {
 
 // metaFactory is zeros/ones/empty/rand/randn/full(size, ...): a new contiguous tensor.
 func metaFactory(a *Args) (Value, error) {
-	size := a.Ints("size")
+	size := a.SymInts("size")
 	if err := checkSize(size); err != nil {
 		return nil, err
 	}
@@ -65,7 +65,9 @@ func metaFactory(a *Args) (Value, error) {
 	if (mf == ChannelsLast && len(size) != 4) || (mf == ChannelsLast3d && len(size) != 5) {
 		return nil, runtimeErrorf("required rank %d tensor to use %s format", map[MemoryFormat]int{ChannelsLast: 4, ChannelsLast3d: 5}[mf], mf)
 	}
-	return &TensorMeta{DType: dt, Shape: append([]int64{}, size...), Strides: StridesFor(size, mf), Device: dev, RequiresGrad: rg}, nil
+	out := symTensor(dt, size, symStridesFor(size, mf), SymConst(0), dev)
+	out.RequiresGrad = rg
+	return out, nil
 }
 
 // metaLike is zeros_like/ones_like/empty_like/full_like/rand_like/randn_like/randint_like.
@@ -84,7 +86,7 @@ func metaLike(a *Args) (Value, error) {
 // metaNew is Tensor.new_zeros/new_ones/new_empty/new_full: dtype and device default to self's.
 func metaNew(a *Args) (Value, error) {
 	self := selfTensor(a)
-	size := a.Ints("size")
+	size := a.SymInts("size")
 	if err := checkSize(size); err != nil {
 		return nil, err
 	}
@@ -92,7 +94,9 @@ func metaNew(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TensorMeta{DType: dt, Shape: append([]int64{}, size...), Strides: ContiguousStrides(size), Device: dev, RequiresGrad: rg}, nil
+	out := symNewTensor(dt, size, dev)
+	out.RequiresGrad = rg
+	return out, nil
 }
 
 func scalarFloat(v Value) float64 {
@@ -118,6 +122,12 @@ func metaArange(a *Args) (Value, error) {
 	step, hasStep := a.Opt("step")
 	if !hasStep {
 		step = int64(1)
+	}
+	if HasSymbols([]Value{start, end, step}) {
+		if r, ok, err := symArange(a, start, end, step); ok || err != nil {
+			return r, err
+		}
+		start, end, step = SpecializeValue(start, "arange"), SpecializeValue(end, "arange"), SpecializeValue(step, "arange")
 	}
 	def := Int64
 	for _, v := range []Value{start, end, step} {
@@ -149,6 +159,32 @@ func metaArange(a *Args) (Value, error) {
 		n = math.Ceil((e - s) / st)
 	}
 	return &TensorMeta{DType: dt, Shape: []int64{int64(n)}, Strides: []int64{1}, Device: dev, RequiresGrad: rg}, nil
+}
+
+// symArange is arange over ints with a symbolic bound and a constant positive step: its length
+// ceil((end - start) / step) when that is a polynomial (ok=false otherwise).
+func symArange(a *Args, start, end, step Value) (Value, bool, error) {
+	s, ok1 := AsSymInt(start)
+	e, ok2 := AsSymInt(end)
+	st, ok3 := AsSymInt(step)
+	k, c := st.IsConst()
+	if !ok1 || !ok2 || !ok3 || isBoolValue(start) || isBoolValue(end) || isBoolValue(step) || !c || k <= 0 {
+		return nil, false, nil
+	}
+	n, ok := e.Sub(s).AddConst(k - 1).FloorDivConst(k)
+	if !ok {
+		return nil, false, nil
+	}
+	dt, dev, rg, err := factoryOptions(a, Int64, CPU)
+	if err != nil {
+		return nil, true, err
+	}
+	if symLt(e, s) {
+		return nil, true, runtimeErrorf("upper bound and larger bound inconsistent with step sign")
+	}
+	out := symNewTensor(dt, []SymInt{n}, dev)
+	out.RequiresGrad = rg
+	return out, true, nil
 }
 
 func metaLinspace(a *Args) (Value, error) {
@@ -195,7 +231,7 @@ func metaRandperm(a *Args) (Value, error) {
 }
 
 func metaEmptyStrided(a *Args) (Value, error) {
-	size, stride := a.Ints("size"), a.Ints("stride")
+	size, stride := a.SymInts("size"), a.SymInts("stride")
 	if err := checkSize(size); err != nil {
 		return nil, err
 	}
@@ -206,7 +242,9 @@ func metaEmptyStrided(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TensorMeta{DType: dt, Shape: append([]int64{}, size...), Strides: append([]int64{}, stride...), Device: dev, RequiresGrad: rg}, nil
+	out := symTensor(dt, size, stride, SymConst(0), dev)
+	out.RequiresGrad = rg
+	return out, nil
 }
 
 // metaTensor is torch.tensor(data): shape and dtype inferred from nested Python numbers.
@@ -239,7 +277,7 @@ func metaTensor(a *Args) (Value, error) {
 		switch v.(type) {
 		case bool:
 			k = 0
-		case int64, int:
+		case int64, int, SymInt: // (a size read from a tensor is a Python int)
 			k = 1
 		case float64:
 			k = 2

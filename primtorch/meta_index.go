@@ -1,7 +1,6 @@
 package primtorch
 
 import (
-	"math"
 	"strings"
 )
 
@@ -119,7 +118,8 @@ func parseIndex(index Value) ([]indexItem, error) {
 	return items, nil
 }
 
-// sliceMeta is at::slice(dim, start, stop, step) with Python's None defaults and clamping.
+// sliceMeta is at::slice(dim, start, stop, step) with Python's None defaults and clamping (a
+// symbolic size clamps with guards).
 func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
 	step := int64(1)
 	if s.Step != nil {
@@ -128,35 +128,38 @@ func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
 	if step <= 0 {
 		return nil, valueErrorf("step must be greater than zero")
 	}
-	size := self.Shape[d]
-	start, end := int64(0), int64(math.MaxInt64)
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	size := sizes[d]
+	start, end := SymConst(0), size
 	if s.Start != nil {
-		start = *s.Start
+		start = SymConst(*s.Start)
 	}
 	if s.Stop != nil {
-		end = *s.Stop
+		end = SymConst(*s.Stop)
 	}
-	if start < 0 {
-		start += size
+	if symLt(start, SymConst(0)) {
+		start = start.Add(size)
 	}
-	if end < 0 {
-		end += size
+	if symLt(end, SymConst(0)) {
+		end = end.Add(size)
 	}
-	if start < 0 {
-		start = 0
-	} else if start >= size {
+	if symLt(start, SymConst(0)) {
+		start = SymConst(0)
+	} else if symGe(start, size) {
 		start = size
 	}
-	if end < start {
+	if symLt(end, start) {
 		end = start
-	} else if end >= size {
+	} else if symGe(end, size) {
 		end = size
 	}
-	c := self.Clone()
-	c.Offset += start * self.Strides[d]
-	c.Shape[d] = (end - start + step - 1) / step
-	c.Strides[d] *= step
-	return c, nil
+	n, ok := end.Sub(start).AddConst(step - 1).FloorDivConst(step)
+	if !ok {
+		n = SymConst((end.Specialize("slice bounds") - start.Specialize("slice bounds") + step - 1) / step)
+	}
+	off := self.SymOffset().Add(start.Mul(strides[d]))
+	sizes[d], strides[d] = n, strides[d].MulConst(step)
+	return withSym(self, sizes, strides, off), nil
 }
 
 // applySlicing applies the basic part of an index (ints, slices, None, Ellipsis) as views and
@@ -197,7 +200,7 @@ func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMe
 	for _, it := range items {
 		switch it.kind {
 		case 'i':
-			if dim < len(r.Shape) && (it.i >= r.Shape[dim] || it.i < -r.Shape[dim]) {
+			if dim < len(r.Shape) && (symGe(SymConst(it.i), r.SymSizes()[dim]) || symLt(SymConst(it.i), r.SymSizes()[dim].Neg())) {
 				return nil, nil, indexErrorf("index %d is out of bounds for dimension %d with size %d", it.i, dim, r.Shape[dim])
 			}
 			if r, err = selectMeta(r, int64(dim), it.i); err != nil {
@@ -230,7 +233,7 @@ func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMe
 				return nil, nil, dataDependentf("indexing with a 0-dim integer tensor selects by its value")
 			case t.DType == Bool || t.DType == UInt8:
 				for k := range t.Shape {
-					if dim+k >= len(r.Shape) || t.Shape[k] != r.Shape[dim+k] {
+					if dim+k >= len(r.Shape) || !symEq(t.SymSizes()[k], r.SymSizes()[dim+k]) {
 						return nil, nil, indexErrorf("The shape of the mask %s at index %d does not match the shape of the indexed tensor %s at index %d", fmtShape(t.Shape), k, fmtShape(r.Shape), dim+k)
 					}
 				}
@@ -387,7 +390,7 @@ func metaSetitem(a *Args) (Value, error) {
 		return nil, nil
 	}
 	if len(adv) == 0 {
-		if _, err := expandMeta(stripLeadingOnes(vm), r.Shape); err != nil {
+		if _, err := symExpand(stripLeadingOnes(vm), r.SymSizes()); err != nil {
 			return nil, err
 		}
 		return nil, nil
@@ -399,7 +402,7 @@ func metaSetitem(a *Args) (Value, error) {
 		}
 		return nil, err
 	}
-	if _, err := BroadcastShapes(res.Shape, vm.Shape); err != nil || len(vm.Shape) > len(res.Shape) || !shapeEqual(mustBroadcast(res.Shape, vm.Shape), res.Shape) {
+	if b, err := SymBroadcastShapes(res.SymSizes(), vm.SymSizes()); err != nil || len(vm.Shape) > len(res.Shape) || !symShapeEq(b, res.SymSizes()) {
 		return nil, runtimeErrorf("shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s", fmtShape(vm.Shape), fmtShape(res.Shape))
 	}
 	return nil, nil
@@ -407,11 +410,12 @@ func metaSetitem(a *Args) (Value, error) {
 
 // stripLeadingOnes drops leading size-1 dims (setitem's slicePrefix1sSize).
 func stripLeadingOnes(m *TensorMeta) *TensorMeta {
+	sizes, strides := m.SymSizes(), m.SymStrides()
 	i := 0
-	for i < len(m.Shape) && m.Shape[i] == 1 {
+	for i < len(sizes) && symIs(sizes[i], 1) {
 		i++
 	}
-	return view(m, append([]int64(nil), m.Shape[i:]...), append([]int64(nil), m.Strides[i:]...), m.Offset)
+	return symViewOf(m, sizes[i:], strides[i:], m.SymOffset())
 }
 
 func isDataDependent(err error) bool {
@@ -547,16 +551,17 @@ func metaEmbedding(a *Args) (Value, error) {
 	if idx.DType != Int64 && idx.DType != Int32 {
 		return nil, runtimeErrorf("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.%sTensor instead (while checking arguments for embedding)", scalarTypeName(idx.DType))
 	}
+	ws := w.SymSizes()
 	if p, ok := a.OptInt("padding_idx"); ok {
-		if p > 0 && p >= w.Shape[0] {
+		if p > 0 && symGe(SymConst(p), ws[0]) {
 			return nil, valueErrorf("Padding_idx must be within num_embeddings")
 		}
-		if p < 0 && p < -w.Shape[0] {
+		if p < 0 && symLt(SymConst(p), ws[0].Neg()) {
 			return nil, valueErrorf("Padding_idx must be within num_embeddings")
 		}
 	}
-	shape := append(append([]int64(nil), idx.Shape...), w.Shape[1])
-	return newTensor(w.DType, shape, deviceOf(w)), nil
+	shape := append(idx.SymSizes(), ws[1])
+	return symNewTensor(w.DType, shape, deviceOf(w)), nil
 }
 
 // embeddingMutates: F.embedding with max_norm renormalises weight rows in place.
@@ -654,6 +659,27 @@ func NormalizeSlice(s Slice, size int64) (start, end, step int64, err error) {
 	start = m.Offset
 	end = min(start+m.Shape[0]*step, size)
 	if m.Shape[0] == 0 {
+		end = start
+	}
+	return start, end, step, nil
+}
+
+// SymNormalizeSlice is NormalizeSlice for a dim of symbolic size: bounds clamped as getitem
+// clamps them, each comparison with a symbol guarded.
+func SymNormalizeSlice(s Slice, size SymInt) (start, end SymInt, step int64, err error) {
+	one := []SymInt{SymConst(1)}
+	m, err := sliceMeta(symTensor(Float32, []SymInt{size}, one, SymConst(0), CPU), 0, s)
+	if err != nil {
+		return SymInt{}, SymInt{}, 0, err
+	}
+	step = 1
+	if s.Step != nil {
+		step = *s.Step
+	}
+	n := m.SymSizes()[0]
+	start = m.SymOffset()
+	end = symMin(start.Add(n.MulConst(step)), size)
+	if symIs(n, 0) {
 		end = start
 	}
 	return start, end, step, nil

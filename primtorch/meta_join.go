@@ -5,7 +5,7 @@ package primtorch
 func catMemoryFormat(ts []*TensorMeta) MemoryFormat {
 	var f MemoryFormat
 	for _, t := range ts {
-		g := t.SuggestMemoryFormat()
+		g := symSuggestMemoryFormat(t)
 		if f == "" {
 			f = g
 			continue
@@ -32,9 +32,10 @@ func catMeta(ts []*TensorMeta, dim int64, name string) (*TensorMeta, error) {
 	}
 	dt := ResultType(vals...)
 	// 1-d empty tensors are skipped (legacy behaviour).
+	empty1d := func(t *TensorMeta) bool { return len(t.Shape) == 1 && symIs(t.SymSizes()[0], 0) }
 	ref := -1
 	for i, t := range ts {
-		if !(len(t.Shape) == 1 && t.Shape[0] == 0) {
+		if !empty1d(t) {
 			ref = i
 			break
 		}
@@ -49,10 +50,11 @@ func catMeta(ts []*TensorMeta, dim int64, name string) (*TensorMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := append([]int64(nil), ts[ref].Shape...)
-	shape[d] = 0
+	rs := ts[ref].SymSizes()
+	shape := append([]SymInt(nil), rs...)
+	shape[d] = SymConst(0)
 	for i, t := range ts {
-		if len(t.Shape) == 1 && t.Shape[0] == 0 {
+		if empty1d(t) {
 			continue
 		}
 		if len(t.Shape) == 0 {
@@ -61,14 +63,15 @@ func catMeta(ts []*TensorMeta, dim int64, name string) (*TensorMeta, error) {
 		if len(t.Shape) != len(shape) {
 			return nil, runtimeErrorf("Tensors must have same number of dimensions: got %d and %d", len(shape), len(t.Shape))
 		}
+		tsz := t.SymSizes()
 		for j := range shape {
-			if j != d && t.Shape[j] != ts[ref].Shape[j] {
+			if j != d && !symEq(tsz[j], rs[j]) {
 				return nil, runtimeErrorf("Sizes of tensors must match except in dimension %d. Expected size %d but got size %d for tensor number %d in the list.", d, ts[ref].Shape[j], t.Shape[j], i)
 			}
 		}
-		shape[d] += t.Shape[d]
+		shape[d] = shape[d].Add(tsz[d])
 	}
-	return &TensorMeta{DType: dt, Shape: shape, Strides: StridesFor(shape, catMemoryFormat(ts)), Device: dev}, nil
+	return symTensor(dt, shape, symStridesFor(shape, catMemoryFormat(ts)), SymConst(0), dev), nil
 }
 
 func metaCat(a *Args) (Value, error) { return catMeta(a.Tensors("tensors"), a.Int("dim"), "cat") }
@@ -84,7 +87,7 @@ func metaStack(a *Args) (Value, error) {
 	}
 	un := make([]*TensorMeta, len(ts))
 	for i, t := range ts {
-		if !shapeEqual(t.Shape, ts[0].Shape) {
+		if !symShapeEq(t.SymSizes(), ts[0].SymSizes()) {
 			return nil, runtimeErrorf("stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d", fmtShape(ts[0].Shape), fmtShape(t.Shape), i)
 		}
 		un[i] = unsqueezeMeta(t, d)
@@ -95,8 +98,9 @@ func metaStack(a *Args) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		shape := append(append(append([]int64(nil), ts[0].Shape[:d]...), int64(len(ts))), ts[0].Shape[d:]...)
-		return viewAs(r, shape)
+		s0 := ts[0].SymSizes()
+		shape := append(append(append([]SymInt(nil), s0[:d]...), SymConst(int64(len(ts)))), s0[d:]...)
+		return symViewAs(r, shape)
 	}
 	return catMeta(un, int64(d), "stack")
 }
@@ -146,18 +150,19 @@ func repeatMeta(self *TensorMeta, reps []int64) (*TensorMeta, error) {
 		return nil, runtimeErrorf("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
 	}
 	pad := len(reps) - len(self.Shape)
-	shape := make([]int64, len(reps))
+	shape := make([]SymInt, len(reps))
+	sizes := self.SymSizes()
 	for i, r := range reps {
 		if r < 0 {
 			return nil, runtimeErrorf("Trying to create tensor with negative dimension %d: %s", r, fmtShape(reps))
 		}
-		s := int64(1)
+		s := SymConst(1)
 		if i >= pad {
-			s = self.Shape[i-pad]
+			s = sizes[i-pad]
 		}
-		shape[i] = s * r
+		shape[i] = s.MulConst(r)
 	}
-	return newTensor(self.DType, shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, shape, deviceOf(self)), nil
 }
 
 func metaRepeat(a *Args) (Value, error) { return repeatMeta(selfTensor(a), a.Ints("repeats")) }
@@ -240,7 +245,7 @@ func metaTril(a *Args) (Value, error) {
 	if len(self.Shape) < 2 {
 		return nil, indexErrorf("Dimension out of range (expected to be in range of [%d, %d], but got -2)", -max(len(self.Shape), 1), max(len(self.Shape), 1)-1)
 	}
-	return newTensor(self.DType, self.Shape, deviceOf(self)), nil
+	return symNewTensor(self.DType, self.SymSizes(), deviceOf(self)), nil
 }
 
 func metaRepeatInterleave(a *Args) (Value, error) {

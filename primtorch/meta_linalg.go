@@ -67,13 +67,13 @@ func metaMv(a *Args) (Value, error) {
 	if len(x.Shape) != 2 || len(v.Shape) != 1 {
 		return nil, runtimeErrorf("vector + matrix @ vector expected, got 1, %d, %d", len(x.Shape), len(v.Shape))
 	}
-	if x.Shape[1] != v.Shape[0] {
+	if !symEq(x.SymSizes()[1], v.SymSizes()[0]) {
 		return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
 	}
 	if x.DType != v.DType {
 		return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(x.DType), scalarTypeName(v.DType))
 	}
-	return newTensor(x.DType, []int64{x.Shape[0]}, deviceOf(x)), nil
+	return symNewTensor(x.DType, x.SymSizes()[:1], deviceOf(x)), nil
 }
 
 func metaDot(a *Args) (Value, error) {
@@ -84,7 +84,7 @@ func metaDot(a *Args) (Value, error) {
 	if x.DType != y.DType {
 		return nil, runtimeErrorf("dot : expected both vectors to have same dtype, but found %s and %s", scalarTypeName(x.DType), scalarTypeName(y.DType))
 	}
-	if x.Shape[0] != y.Shape[0] {
+	if !symEq(x.SymSizes()[0], y.SymSizes()[0]) {
 		return nil, runtimeErrorf("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number of elements, but got %d and %d elements respectively", x.Shape[0], y.Shape[0], x.Shape[0], y.Shape[0])
 	}
 	return newTensor(x.DType, []int64{}, deviceOf(x)), nil
@@ -95,8 +95,9 @@ func metaOuter(a *Args) (Value, error) {
 	if len(x.Shape) != 1 || len(y.Shape) != 1 {
 		return nil, runtimeErrorf("outer: Expected 1-D argument self, but got %d-D", len(x.Shape))
 	}
+	xs := x.SymStrides()[0]
 	return pointwise([]Value{
-		&TensorMeta{DType: x.DType, Shape: []int64{x.Shape[0], 1}, Strides: []int64{x.Strides[0], x.Strides[0]}, Device: deviceOf(x)},
+		symTensor(x.DType, []SymInt{x.SymSizes()[0], SymConst(1)}, []SymInt{xs, xs}, SymConst(0), deviceOf(x)),
 		y}, PromoteDefault, 0, false)
 }
 
@@ -219,10 +220,10 @@ func addmvProduct(a *Args) (Value, error) {
 	if len(x.Shape) != 2 || len(v.Shape) != 1 {
 		return nil, runtimeErrorf("vector + matrix @ vector expected, got %d, %d, %d", len(selfTensor(a).Shape), len(x.Shape), len(v.Shape))
 	}
-	if x.Shape[1] != v.Shape[0] {
+	if !symEq(x.SymSizes()[1], v.SymSizes()[0]) {
 		return nil, runtimeErrorf("size mismatch, got %d, %dx%d,%d", x.Shape[0], x.Shape[0], x.Shape[1], v.Shape[0])
 	}
-	return newTensor(x.DType, []int64{x.Shape[0]}, deviceOf(x)), nil
+	return symNewTensor(x.DType, x.SymSizes()[:1], deviceOf(x)), nil
 }
 
 func baddbmmProduct(a *Args) (Value, error) {

@@ -51,15 +51,15 @@ func metaPointwiseLoss(a *Args) (Value, error) {
 	if a.Op.Schema.Name == "kl_div" {
 		return klDiv(a, in, tg, red)
 	}
-	shape, err := BroadcastShapes(in.Shape, tg.Shape)
+	shape, err := SymBroadcastShapes(in.SymSizes(), tg.SymSizes())
 	if err != nil {
 		return nil, err
 	}
-	ei, err := expandMeta(in, shape)
+	ei, err := symExpand(in, shape)
 	if err != nil {
 		return nil, err
 	}
-	et, err := expandMeta(tg, shape)
+	et, err := symExpand(tg, shape)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +80,11 @@ func metaBCE(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !shapeEqual(in.Shape, tg.Shape) {
+	if !symShapeEq(in.SymSizes(), tg.SymSizes()) {
 		return nil, valueErrorf("Using a target size (torch.Size(%s)) that is different to the input size (torch.Size(%s)) is deprecated. Please ensure they have the same size.", fmtShape(tg.Shape), fmtShape(in.Shape))
 	}
 	if w := a.Tensor("weight"); w != nil {
-		if _, err := BroadcastShapes(tg.Shape, w.Shape); err != nil {
+		if _, err := SymBroadcastShapes(tg.SymSizes(), w.SymSizes()); err != nil {
 			return nil, err
 		}
 	}
@@ -97,7 +97,7 @@ func metaBCEWithLogits(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !shapeEqual(in.Shape, tg.Shape) {
+	if !symShapeEq(in.SymSizes(), tg.SymSizes()) {
 		return nil, valueErrorf("Target size (torch.Size(%s)) must be the same as input size (torch.Size(%s))", fmtShape(tg.Shape), fmtShape(in.Shape))
 	}
 	// The loss starts as (1 - target) and is updated in place; weight multiplies out of place.
@@ -115,14 +115,14 @@ func metaBCEWithLogits(a *Args) (Value, error) {
 			return nil, err
 		}
 	}
-	if !shapeEqual(r.Shape, in.Shape) {
+	if !symShapeEq(r.SymSizes(), in.SymSizes()) {
 		return nil, runtimeErrorf("output with shape %s doesn't match the broadcast shape %s", fmtShape(in.Shape), fmtShape(r.Shape))
 	}
 	return reduced(red, r), nil
 }
 
 // nllShapes checks input/target of nll_loss and returns the per-element loss shape.
-func nllShapes(in, tg *TensorMeta, w *TensorMeta) ([]int64, error) {
+func nllShapes(in, tg *TensorMeta, w *TensorMeta) ([]SymInt, error) {
 	if len(in.Shape) < 1 {
 		return nil, runtimeErrorf("input tensor should be 1D or 2D")
 	}
@@ -136,40 +136,41 @@ func nllShapes(in, tg *TensorMeta, w *TensorMeta) ([]int64, error) {
 	return shape, nil
 }
 
-func nllShapeOnly(in, tg *TensorMeta, w *TensorMeta) ([]int64, error) {
-	c := in.Shape[0]
-	if len(in.Shape) >= 2 {
-		c = in.Shape[1]
+func nllShapeOnly(in, tg *TensorMeta, w *TensorMeta) ([]SymInt, error) {
+	is, ts := in.SymSizes(), tg.SymSizes()
+	c := is[0]
+	if len(is) >= 2 {
+		c = is[1]
 	}
-	if w != nil && (w.Numel() != c) {
-		return nil, runtimeErrorf("weight tensor should be defined either for all %d classes or no classes but got weight tensor of shape: %s", c, fmtShape(w.Shape))
+	if w != nil && !symEq(w.SymNumel(), c) {
+		return nil, runtimeErrorf("weight tensor should be defined either for all %d classes or no classes but got weight tensor of shape: %s", c.Hint(), fmtShape(w.Shape))
 	}
-	switch len(in.Shape) {
+	switch len(is) {
 	case 1:
-		if len(tg.Shape) > 1 {
+		if len(ts) > 1 {
 			return nil, runtimeErrorf("0D or 1D target tensor expected, multi-target not supported")
 		}
-		if len(tg.Shape) == 1 && tg.Shape[0] != 1 {
+		if len(ts) == 1 && !symIs(ts[0], 1) {
 			return nil, valueErrorf("Expected input batch_size (1) to match target batch_size (%d).", tg.Shape[0])
 		}
-		return []int64{}, nil
+		return []SymInt{}, nil
 	case 2:
-		if len(tg.Shape) != 1 {
+		if len(ts) != 1 {
 			return nil, runtimeErrorf("0D or 1D target tensor expected, multi-target not supported")
 		}
-		if tg.Shape[0] != in.Shape[0] {
+		if !symEq(ts[0], is[0]) {
 			return nil, valueErrorf("Expected input batch_size (%d) to match target batch_size (%d).", in.Shape[0], tg.Shape[0])
 		}
-		return []int64{in.Shape[0]}, nil
+		return []SymInt{is[0]}, nil
 	}
-	want := append([]int64{in.Shape[0]}, in.Shape[2:]...)
-	if len(tg.Shape) != len(want) || tg.Shape[0] != in.Shape[0] {
-		if len(tg.Shape) >= 1 && tg.Shape[0] != in.Shape[0] {
+	want := append([]SymInt{is[0]}, is[2:]...)
+	if len(ts) != len(want) || !symEq(ts[0], is[0]) {
+		if len(ts) >= 1 && !symEq(ts[0], is[0]) {
 			return nil, valueErrorf("Expected input batch_size (%d) to match target batch_size (%d).", in.Shape[0], tg.Shape[0])
 		}
-		return nil, runtimeErrorf("only batches of spatial targets supported (%dD tensors) but got targets of dimension: %d", len(want), len(tg.Shape))
+		return nil, runtimeErrorf("only batches of spatial targets supported (%dD tensors) but got targets of dimension: %d", len(want), len(ts))
 	}
-	if !shapeEqual(tg.Shape, want) {
+	if !symShapeEq(ts, want) {
 		return nil, runtimeErrorf("size mismatch (got input: %s, target: %s)", fmtShape(in.Shape), fmtShape(tg.Shape))
 	}
 	return want, nil
@@ -185,7 +186,7 @@ func metaNllLoss(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reduced(red, newTensor(in.DType, shape, deviceOf(in))), nil
+	return reduced(red, symNewTensor(in.DType, shape, deviceOf(in))), nil
 }
 
 func metaCrossEntropy(a *Args) (Value, error) {
@@ -201,7 +202,7 @@ func metaCrossEntropy(a *Args) (Value, error) {
 	if len(in.Shape) == 0 {
 		return nil, indexErrorf("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
 	}
-	if shapeEqual(in.Shape, tg.Shape) {
+	if len(in.Shape) == len(tg.Shape) && symShapeEq(in.SymSizes(), tg.SymSizes()) {
 		// Class probabilities: torch assumes them when input and target shapes agree.
 		if !isFloatOrComplex(tg.DType) {
 			return nil, runtimeErrorf("Expected floating point type for target with class probabilities, got %s", scalarTypeName(tg.DType))
@@ -210,15 +211,15 @@ func metaCrossEntropy(a *Args) (Value, error) {
 			return nil, runtimeErrorf("expected scalar type %s but found %s", scalarTypeName(in.DType), scalarTypeName(tg.DType))
 		}
 		if w := a.Tensor("weight"); w != nil {
-			c := in.Shape[0]
+			c := in.SymSizes()[0]
 			if len(in.Shape) >= 2 {
-				c = in.Shape[1]
+				c = in.SymSizes()[1]
 			}
-			if w.Numel() != c {
-				return nil, runtimeErrorf("weight tensor should be defined either for all %d classes or no classes but got weight tensor of shape: %s", c, fmtShape(w.Shape))
+			if !symEq(w.SymNumel(), c) {
+				return nil, runtimeErrorf("weight tensor should be defined either for all %d classes or no classes but got weight tensor of shape: %s", c.Hint(), fmtShape(w.Shape))
 			}
 		}
-		return reduced(red, newTensor(in.DType, classIndexShape(in), deviceOf(in))), nil
+		return reduced(red, symNewTensor(in.DType, classIndexShape(in), deviceOf(in))), nil
 	}
 	if !isFloatOrComplex(in.DType) {
 		return nil, notImplementedFor("log_softmax_lastdim_kernel_impl", in.DType)
@@ -227,15 +228,16 @@ func metaCrossEntropy(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reduced(red, newTensor(in.DType, shape, deviceOf(in))), nil
+	return reduced(red, symNewTensor(in.DType, shape, deviceOf(in))), nil
 }
 
 // classIndexShape is the input shape without its class dim (dim 1, or dim 0 for 1-d input).
-func classIndexShape(in *TensorMeta) []int64 {
+func classIndexShape(in *TensorMeta) []SymInt {
 	if len(in.Shape) == 1 {
-		return []int64{}
+		return []SymInt{}
 	}
-	return append([]int64{in.Shape[0]}, in.Shape[2:]...)
+	is := in.SymSizes()
+	return append([]SymInt{is[0]}, is[2:]...)
 }
 
 // klDiv follows torch's kl_div: xlogy(target, target) - target * input, or with log_target

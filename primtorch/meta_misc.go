@@ -5,12 +5,15 @@ import (
 )
 
 func metaPad(a *Args) (Value, error) {
-	in := selfTensor(a)
 	pad := a.Ints("pad")
 	mode := "constant"
 	if m, ok := a.Opt("mode"); ok {
 		mode = m.(string)
 	}
+	if mode != "constant" && a.HasSymbols() { // reflect/replicate/circular: written for concrete sizes
+		a.specialize(a.Op.Name)
+	}
+	in := selfTensor(a)
 	if len(pad)%2 != 0 {
 		return nil, runtimeErrorf("Padding length must be divisible by 2")
 	}
@@ -18,11 +21,13 @@ func metaPad(a *Args) (Value, error) {
 		return nil, runtimeErrorf("Padding length too large")
 	}
 	nd := len(in.Shape)
-	shape := append([]int64(nil), in.Shape...)
+	insz := in.SymSizes()
+	ssh := append([]SymInt(nil), insz...)
 	for i := 0; i < len(pad)/2; i++ {
 		d := nd - 1 - i
-		shape[d] = in.Shape[d] + pad[2*i] + pad[2*i+1]
+		ssh[d] = insz[d].AddConst(pad[2*i] + pad[2*i+1])
 	}
+	shape := hintsOf(ssh)
 	if mode == "constant" {
 		// torch first narrows for negative pads (dims in increasing order), then pads.
 		allNonPos := true
@@ -32,12 +37,12 @@ func metaPad(a *Args) (Value, error) {
 			l, r := pad[2*i], pad[2*i+1]
 			var err error
 			if l < 0 {
-				if v, err = checkedNarrow(v, d, -l, v.Shape[d]+l); err != nil {
+				if v, err = symCheckedNarrow(v, d, SymConst(-l), v.SymSizes()[d].AddConst(l)); err != nil {
 					return nil, err
 				}
 			}
 			if r < 0 {
-				if v, err = checkedNarrow(v, d, 0, v.Shape[d]+r); err != nil {
+				if v, err = symCheckedNarrow(v, d, SymConst(0), v.SymSizes()[d].AddConst(r)); err != nil {
 					return nil, err
 				}
 			}
@@ -45,14 +50,14 @@ func metaPad(a *Args) (Value, error) {
 		}
 		for i := 0; i < len(pad)/2; i++ {
 			d := nd - 1 - i
-			if shape[d] < 0 {
+			if symLt(ssh[d], SymConst(0)) {
 				return nil, runtimeErrorf("The input size %d, plus negative padding %d and %d resulted in a negative output size, which is invalid. Check dimension %d of your input.", in.Shape[d], pad[2*i], pad[2*i+1], d)
 			}
 		}
 		if allNonPos {
 			return emptyLike(v, in.DType, PreserveFormat), nil
 		}
-		return &TensorMeta{DType: in.DType, Shape: shape, Strides: StridesFor(shape, in.SuggestMemoryFormat()), Device: deviceOf(in)}, nil
+		return symTensor(in.DType, ssh, symStridesFor(ssh, symSuggestMemoryFormat(in)), SymConst(0), deviceOf(in)), nil
 	}
 	if v, _ := a.Opt("value"); v != nil && scalarFloat(v) != 0 {
 		return nil, runtimeErrorf("Padding mode \"%s\" doesn't take in value argument", mode)
@@ -231,11 +236,11 @@ func metaNormalize(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	ks := append([]int64(nil), in.Shape...)
+	ks := in.SymSizes()
 	if len(ks) > 0 {
-		ks[d] = 1
+		ks[d] = SymConst(1)
 	}
-	denom, err := expandMeta(newTensor(toReal(in.DType), ks, deviceOf(in)), in.Shape)
+	denom, err := symExpand(symNewTensor(toReal(in.DType), ks, deviceOf(in)), in.SymSizes())
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +253,7 @@ func metaCosineSimilarity(a *Args) (Value, error) {
 	if !dt.IsFloatingPoint() {
 		return nil, runtimeErrorf("expected common dtype to be floating point, yet common dtype is %s", scalarTypeName(dt))
 	}
-	shape, err := BroadcastShapes(x1.Shape, x2.Shape)
+	shape, err := SymBroadcastShapes(x1.SymSizes(), x2.SymSizes())
 	if err != nil {
 		return nil, err
 	}
@@ -256,13 +261,13 @@ func metaCosineSimilarity(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := append(append([]int64(nil), shape[:min(d, len(shape))]...), shape[min(d+1, len(shape)):]...)
-	return newTensor(dt, out, deviceOf(x1)), nil
+	out := append(append([]SymInt(nil), shape[:min(d, len(shape))]...), shape[min(d+1, len(shape)):]...)
+	return symNewTensor(dt, out, deviceOf(x1)), nil
 }
 
 func metaPairwiseDistance(a *Args) (Value, error) {
 	x1, x2 := a.Tensor("x1"), a.Tensor("x2")
-	shape, err := BroadcastShapes(x1.Shape, x2.Shape)
+	shape, err := SymBroadcastShapes(x1.SymSizes(), x2.SymSizes())
 	if err != nil {
 		return nil, err
 	}
@@ -273,11 +278,11 @@ func metaPairwiseDistance(a *Args) (Value, error) {
 	if len(shape) == 0 {
 		return newTensor(dt, []int64{}, deviceOf(x1)), nil
 	}
-	out := append([]int64(nil), shape[:len(shape)-1]...)
+	out := append([]SymInt(nil), shape[:len(shape)-1]...)
 	if a.Bool("keepdim") {
-		out = append(out, 1)
+		out = append(out, SymConst(1))
 	}
-	return newTensor(dt, out, deviceOf(x1)), nil
+	return symNewTensor(dt, out, deviceOf(x1)), nil
 }
 
 func metaTopk(a *Args) (Value, error) {
@@ -286,28 +291,27 @@ func metaTopk(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := a.Int("k")
-	size := int64(1)
+	k := a.SymInt("k")
+	size := SymConst(1)
 	if len(self.Shape) > 0 {
-		size = self.Shape[d]
+		size = self.SymSizes()[d]
 	}
-	if k < 0 || k > size {
+	if symLt(k, SymConst(0)) || symGt(k, size) {
 		return nil, runtimeErrorf("selected index k out of range")
 	}
-	shape := append([]int64(nil), self.Shape...)
+	shape := self.SymSizes()
 	if len(shape) > 0 {
 		shape[d] = k
 	}
 	dev := deviceOf(self)
-	return []Value{newTensor(self.DType, shape, dev), newTensor(Int64, shape, dev)}, nil
+	return []Value{symNewTensor(self.DType, shape, dev), symNewTensor(Int64, shape, dev)}, nil
 }
 
-// sortStrides: sort keeps a dense input's strides, else contiguous.
-func sortStrides(self *TensorMeta) []int64 {
-	if self.IsNonOverlappingAndDense() {
-		return append([]int64(nil), self.Strides...)
+func sortStrides(self *TensorMeta) []SymInt {
+	if symDense(self) {
+		return self.SymStrides()
 	}
-	return ContiguousStrides(self.Shape)
+	return SymContiguousStrides(self.SymSizes())
 }
 
 func metaSort(a *Args) (Value, error) {
@@ -315,8 +319,7 @@ func metaSort(a *Args) (Value, error) {
 	if _, err := wrapDim(a.Int("dim"), len(self.Shape)); err != nil {
 		return nil, err
 	}
-	st := sortStrides(self)
-	v := &TensorMeta{DType: self.DType, Shape: append([]int64{}, self.Shape...), Strides: st, Device: deviceOf(self)}
+	v := symTensor(self.DType, self.SymSizes(), sortStrides(self), SymConst(0), deviceOf(self))
 	i := v.Clone()
 	i.DType = Int64
 	return []Value{v, i}, nil
@@ -337,27 +340,27 @@ func metaKthvalue(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k, ok := a.Opt("k"); ok {
-		size := int64(1)
+	if _, ok := a.Opt("k"); ok {
+		size := SymConst(1)
 		if len(self.Shape) > 0 {
-			size = self.Shape[d]
+			size = self.SymSizes()[d]
 		}
-		if kk := k.(int64); kk < 1 || kk > size {
+		if kk := a.SymInt("k"); symLt(kk, SymConst(1)) || symGt(kk, size) {
 			return nil, indexErrorf("kthvalue(): selected number k out of range for dimension %d", d)
 		}
-	} else if len(self.Shape) > 0 && self.Shape[d] == 0 {
+	} else if len(self.Shape) > 0 && symIs(self.SymSizes()[d], 0) {
 		return nil, indexErrorf("%s(): Expected reduction dim %d to have non-zero size.", a.Op.Schema.Name, d)
 	}
 	var dims []int64
 	if len(self.Shape) > 0 {
 		dims = []int64{int64(d)}
 	}
-	shape, _, err := reduceShape(self, dims, a.Bool("keepdim"))
+	shape, _, err := symReduceShape(self, dims, a.Bool("keepdim"))
 	if err != nil {
 		return nil, err
 	}
 	dev := deviceOf(self)
-	return []Value{newTensor(self.DType, shape, dev), newTensor(Int64, shape, dev)}, nil
+	return []Value{symNewTensor(self.DType, shape, dev), symNewTensor(Int64, shape, dev)}, nil
 }
 
 func metaMedianAll(a *Args) (Value, error) {

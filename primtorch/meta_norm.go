@@ -2,12 +2,13 @@ package primtorch
 
 func metaLayerNorm(a *Args) (Value, error) {
 	in := selfTensor(a)
-	ns := a.Ints("normalized_shape")
+	sns := a.SymInts("normalized_shape")
+	ns := hintsOf(sns)
 	if len(ns) == 0 {
 		return nil, runtimeErrorf("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = %s", fmtShape(ns))
 	}
 	for _, name := range []string{"weight", "bias"} {
-		if w := a.Tensor(name); w != nil && !shapeEqual(w.Shape, ns) {
+		if w := a.Tensor(name); w != nil && !symShapeEq(w.SymSizes(), sns) {
 			return nil, runtimeErrorf("Expected %s to be of same shape as normalized_shape, but got %s of shape %s and normalized_shape = %s", name, name, fmtShape(w.Shape), fmtShape(ns))
 		}
 	}
@@ -16,13 +17,14 @@ func metaLayerNorm(a *Args) (Value, error) {
 	}
 	nd := len(in.Shape)
 	ok := nd >= len(ns)
+	isz := in.SymSizes()
 	for i := 0; ok && i < len(ns); i++ {
-		ok = in.Shape[nd-len(ns)+i] == ns[i]
+		ok = symEq(isz[nd-len(ns)+i], sns[i])
 	}
 	if !ok {
 		return nil, runtimeErrorf("Given normalized_shape=%s, expected input with shape [*, %s], but got input of size%s", fmtShape(ns), fmtShape(ns)[1:len(fmtShape(ns))-1], fmtShape(in.Shape))
 	}
-	return newTensor(in.DType, in.Shape, deviceOf(in)), nil
+	return symNewTensor(in.DType, isz, deviceOf(in)), nil
 }
 
 func metaGroupNorm(a *Args) (Value, error) {
@@ -30,19 +32,24 @@ func metaGroupNorm(a *Args) (Value, error) {
 	if len(in.Shape) < 2 {
 		return nil, indexErrorf("Dimension out of range (expected to be in range of [%d, %d], but got 1)", -max(len(in.Shape), 1), max(len(in.Shape), 1)-1)
 	}
-	g, c := a.Int("num_groups"), in.Shape[1]
-	if g <= 0 || c%g != 0 {
+	g, c := a.Int("num_groups"), in.SymSizes()[1]
+	if g > 0 {
+		if r, ok := c.ModConst(g); !ok || r != 0 {
+			c = SymConst(c.Specialize("group_norm channels")) // divisibility by num_groups decides
+		}
+	}
+	if r, _ := c.ModConst(g); g <= 0 || r != 0 {
 		return nil, runtimeErrorf("Expected number of channels in input to be divisible by num_groups, but got input of shape %s and num_groups=%d", fmtShape(in.Shape), g)
 	}
 	for _, name := range []string{"weight", "bias"} {
-		if w := a.Tensor(name); w != nil && (len(w.Shape) != 1 || w.Shape[0] != c) {
+		if w := a.Tensor(name); w != nil && (len(w.Shape) != 1 || !symEq(w.SymSizes()[0], c)) {
 			return nil, runtimeErrorf("Expected %s to be a vector of size equal to the number of channels in input, but got %s of shape %s and input of shape %s", name, name, fmtShape(w.Shape), fmtShape(in.Shape))
 		}
 	}
 	if err := normParamDTypes(a, in); err != nil {
 		return nil, err
 	}
-	return emptyLike(in, in.DType, in.SuggestMemoryFormat()), nil
+	return emptyLike(in, in.DType, symSuggestMemoryFormat(in)), nil
 }
 
 // normParamDTypes checks layer_norm's and group_norm's weight and bias dtypes: the input's, or
@@ -72,10 +79,10 @@ func normParamDTypes(a *Args, in *TensorMeta) error {
 }
 
 // channelStat checks a per-channel tensor (running_mean, weight, ...) of batch_norm.
-func channelStat(a *Args, name string, c int64) error {
+func channelStat(a *Args, name string, c SymInt) error {
 	t := a.Tensor(name)
-	if t != nil && t.Numel() != c {
-		return runtimeErrorf("%s should contain %d elements not %d", name, c, t.Numel())
+	if t != nil && !symEq(t.SymNumel(), c) {
+		return runtimeErrorf("%s should contain %d elements not %d", name, c.Hint(), t.Numel())
 	}
 	return nil
 }
@@ -86,16 +93,14 @@ func metaBatchNorm(a *Args) (Value, error) {
 		return nil, valueErrorf("Expected 2D or more input (got %dD input)", len(in.Shape))
 	}
 	training := a.Bool("training")
+	isz := in.SymSizes()
 	if training {
-		size := in.Shape[0]
-		for _, s := range in.Shape[2:] {
-			size *= s
-		}
-		if size == 1 {
+		size := isz[0].Mul(symProd(isz[2:]))
+		if symIs(size, 1) {
 			return nil, valueErrorf("Expected more than 1 value per channel when training, got input size torch.Size(%s)", fmtShape(in.Shape))
 		}
 	}
-	c := in.Shape[1]
+	c := isz[1]
 	for _, name := range []string{"running_mean", "running_var", "weight", "bias"} {
 		if err := channelStat(a, name, c); err != nil {
 			return nil, err
@@ -104,7 +109,7 @@ func metaBatchNorm(a *Args) (Value, error) {
 	if !training && (a.Tensor("running_mean") == nil || a.Tensor("running_var") == nil) {
 		return nil, runtimeErrorf("running_mean must be defined in evaluation mode")
 	}
-	return emptyLike(in, in.DType, in.SuggestMemoryFormat()), nil
+	return emptyLike(in, in.DType, symSuggestMemoryFormat(in)), nil
 }
 
 // batchNormMutates: in training, batch_norm updates the running stats it is given.
@@ -126,22 +131,19 @@ func metaInstanceNorm(a *Args) (Value, error) {
 	if len(in.Shape) < 2 {
 		return nil, valueErrorf("Expected 2D or more input (got %dD input)", len(in.Shape))
 	}
+	isz := in.SymSizes()
 	if a.Bool("use_input_stats") {
-		size := int64(1)
-		for _, s := range in.Shape[2:] {
-			size *= s
-		}
-		if size == 1 {
+		if symIs(symProd(isz[2:]), 1) {
 			return nil, valueErrorf("Expected more than 1 spatial element when training, got input size torch.Size(%s)", fmtShape(in.Shape))
 		}
 	}
-	c := in.Shape[1]
+	c := isz[1]
 	for _, name := range []string{"running_mean", "running_var", "weight", "bias"} {
 		if err := channelStat(a, name, c); err != nil {
 			return nil, err
 		}
 	}
-	return newTensor(in.DType, in.Shape, deviceOf(in)), nil
+	return symNewTensor(in.DType, isz, deviceOf(in)), nil
 }
 
 // metaDropout: the input itself unless training with p > 0, else input * noise (TensorIterator
@@ -159,7 +161,7 @@ func metaDropout(a *Args) (Value, error) {
 			return nil, err
 		}
 	}
-	if !a.Bool("train") || p == 0 || in.Numel() == 0 {
+	if !a.Bool("train") || p == 0 || symIs(in.SymNumel(), 0) {
 		return in.Clone(), nil
 	}
 	if feature && len(in.Shape) < 2 {
@@ -168,13 +170,11 @@ func metaDropout(a *Args) (Value, error) {
 	if p == 1 {
 		return pointwise([]Value{in, &TensorMeta{DType: in.DType, Shape: []int64{}, Strides: []int64{}, Device: deviceOf(in)}}, PromoteDefault, 0, false)
 	}
-	noise := newTensor(in.DType, in.Shape, deviceOf(in))
+	isz := in.SymSizes()
+	noise := symNewTensor(in.DType, isz, deviceOf(in))
 	if feature {
-		ns := append([]int64{in.Shape[0], in.Shape[1]}, make([]int64, len(in.Shape)-2)...)
-		for i := 2; i < len(ns); i++ {
-			ns[i] = 1
-		}
-		noise = newTensor(in.DType, ns, deviceOf(in))
+		ns := append([]SymInt{isz[0], isz[1]}, symOnes(len(isz)-2)...)
+		noise = symNewTensor(in.DType, ns, deviceOf(in))
 	}
 	return pointwise([]Value{in, noise}, PromoteDefault, 0, false)
 }

@@ -460,15 +460,12 @@ func metaPrimAddmm(a *Args) (Value, error) {
 }
 
 func metaPrimConvolution(a *Args) (Value, error) {
-	if a.HasSymbols() { // convolution's meta is written for concrete sizes
-		a.specialize(a.Op.Name)
-	}
 	in, w := selfTensor(a), a.Tensor("weight")
 	k := len(w.Shape) - 2
 	if k < 1 || k > 3 || len(in.Shape) != k+2 {
 		return nil, primErrorf("prims::convolution: input %s and weight %s; give a batched input with 1 to 3 spatial dims", fmtShape(in.Shape), fmtShape(w.Shape))
 	}
-	return metaConv(k, a.Bool("transposed"))(a)
+	return batchSymbolic(metaConv(k, a.Bool("transposed")))(a)
 }
 
 // metaPrimFallback is the meta of the torch-level call prims::fallback stands for (positional

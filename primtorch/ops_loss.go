@@ -3,7 +3,7 @@ package primtorch
 const legacyReduction = "bool? size_average=None, bool? reduce=None, str reduction='mean'"
 
 // Loss functions (torch.nn.functional).
-var lossDefs = []*def{
+var lossDefs = allSymbolic(
 	row(OpMseLoss, KindComposite, PromoteNone, "mse_loss(Tensor input:self, Tensor target, "+legacyReduction+") -> Tensor", "F.mse_loss", metaPointwiseLoss),
 	row(OpL1Loss, KindComposite, PromoteNone, "l1_loss(Tensor input:self, Tensor target, "+legacyReduction+") -> Tensor", "F.l1_loss", metaPointwiseLoss),
 	row(OpSmoothL1Loss, KindComposite, PromoteNone, "smooth_l1_loss(Tensor input:self, Tensor target, "+legacyReduction+", float beta=1.0) -> Tensor", "F.smooth_l1_loss", metaPointwiseLoss),
@@ -17,4 +17,4 @@ var lossDefs = []*def{
 	row(OpCrossEntropy, KindComposite, PromoteNone,
 		"cross_entropy(Tensor input:self, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
 		"F.cross_entropy", metaCrossEntropy),
-}
+)

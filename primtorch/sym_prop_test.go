@@ -18,14 +18,14 @@ import (
 
 // symbolize returns a symbolic copy of a dense tensor (sizes >= 2 become the env's symbol for
 // that size; strides dense in the same dim order), or m itself when it is not dense.
-func symbolize(m *TensorMeta, env *ShapeEnv, bySize map[int64]SymInt) *TensorMeta {
+func symbolize(m *TensorMeta, env *ShapeEnv, bySize map[int64]SymInt, batchOnly bool) *TensorMeta {
 	if !m.IsNonOverlappingAndDense() || m.Sym != nil {
 		return m
 	}
 	sizes := make([]SymInt, len(m.Shape))
 	any := false
 	for i, s := range m.Shape {
-		if s < 2 {
+		if s < 2 || batchOnly && (i > 0 || len(m.Shape) < 3) {
 			sizes[i] = SymConst(s)
 			continue
 		}
@@ -121,23 +121,23 @@ func evalValue(v Value, vals []int64) Value {
 	return v
 }
 
-func symbolizeValue(v Value, env *ShapeEnv, bySize map[int64]SymInt) Value {
+func symbolizeValue(v Value, env *ShapeEnv, bySize map[int64]SymInt, batchOnly bool) Value {
 	switch x := v.(type) {
 	case *TensorMeta:
 		if x == nil {
 			return x
 		}
-		return symbolize(x, env, bySize)
+		return symbolize(x, env, bySize, batchOnly)
 	case []Value:
 		out := make([]Value, len(x))
 		for i, e := range x {
-			out[i] = symbolizeValue(e, env, bySize)
+			out[i] = symbolizeValue(e, env, bySize, batchOnly)
 		}
 		return out
 	case Tuple:
 		out := make(Tuple, len(x))
 		for i, e := range x {
-			out[i] = symbolizeValue(e, env, bySize)
+			out[i] = symbolizeValue(e, env, bySize, batchOnly)
 		}
 		return out
 	}
@@ -198,6 +198,15 @@ type symStats struct{ checked, cases, skipped int }
 
 // checkSymbolic replays one call symbolically; it returns what disagrees ("" when nothing).
 func checkSymbolic(op *Op, args []Value, kwargs []KV, st *symStats) string {
+	if msg := checkSymbolicMode(op, args, kwargs, st, false); msg != "" {
+		return msg
+	}
+	// only the batch (dim 0 of tensors of rank >= 3) symbolic: what convolution and pooling
+	// keep symbolic
+	return checkSymbolicMode(op, args, kwargs, st, true)
+}
+
+func checkSymbolicMode(op *Op, args []Value, kwargs []KV, st *symStats, batchOnly bool) string {
 	resolved, _, err := op.Resolve(args, kwargs)
 	if err != nil || !resolved.Symbolic {
 		return ""
@@ -206,11 +215,18 @@ func checkSymbolic(op *Op, args []Value, kwargs []KV, st *symStats) string {
 	bySize := map[int64]SymInt{}
 	sargs := make([]Value, len(args))
 	for i, a := range args {
-		sargs[i] = symbolizeValue(a, env, bySize)
+		if batchOnly && i > 0 { // only the first argument's batch: weights stay static
+			sargs[i] = a
+			continue
+		}
+		sargs[i] = symbolizeValue(a, env, bySize, batchOnly)
 	}
 	skw := make([]KV, len(kwargs))
 	for i, kv := range kwargs {
-		skw[i] = KV{kv.Name, symbolizeValue(kv.Value, env, bySize)}
+		skw[i] = KV{kv.Name, kv.Value}
+		if !batchOnly {
+			skw[i].Value = symbolizeValue(kv.Value, env, bySize, batchOnly)
+		}
 	}
 	if env.NumSymbols() == 0 {
 		return ""

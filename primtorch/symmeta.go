@@ -26,6 +26,11 @@ func symEq(a, b SymInt) bool {
 		return false
 	case ca:
 		return b.EqualHint(a)
+	case cb:
+		return a.EqualHint(b)
+	}
+	if a.Key() > b.Key() { // one guard for a == b and b == a
+		a, b = b, a
 	}
 	return a.EqualHint(b)
 }
@@ -474,3 +479,121 @@ func allSymbolic(defs ...*def) []*def {
 }
 
 func isBoolValue(v Value) bool { _, ok := v.(bool); return ok }
+
+// SymShapesEqual decides whether two size lists are equal, guarding the outcome of every
+// comparison that depends on symbols (equal polynomials need no guard).
+func SymShapesEqual(a, b []SymInt) bool { return symShapeEq(a, b) }
+
+// batchSymbolic lifts a meta function written for concrete sizes (convolution, pooling,
+// resampling) to calls whose only symbol is self's batch size (dim 0, with constant strides): it
+// runs at the batch's hint and at the hint plus one, and when the results differ only in their
+// batch size (layout decisions not depending on it), the result's batch size is the symbol.
+// Any other symbolic call is specialised, as the gate does for non-symbolic metas.
+func batchSymbolic(m metaFn) metaFn {
+	return func(a *Args) (Value, error) {
+		if !a.HasSymbols() {
+			return m(a)
+		}
+		i, n, ok := symbolicBatch(a)
+		if ok {
+			r, err := m(withArg(a, i, batchAt(a.vals[i].(*TensorMeta), n.Hint())))
+			if err != nil {
+				return nil, err
+			}
+			r2, err2 := m(withArg(a, i, batchAt(a.vals[i].(*TensorMeta), n.Hint()+1)))
+			if err2 == nil && batchOnly(r, r2, n.Hint()) {
+				return liftBatch(r, n), nil
+			}
+		}
+		a.specialize(a.Op.Name)
+		return m(a)
+	}
+}
+
+// symbolicBatch finds self's symbolic batch size when it is the call's only symbol.
+func symbolicBatch(a *Args) (int, SymInt, bool) {
+	canon := a.Op.Schema.Params[0].Canon
+	idx := -1
+	for i, p := range a.Sig.Params {
+		if p.Canon == canon {
+			idx = i
+		}
+	}
+	if idx < 0 || a.Out != nil && a.Out.Sym != nil {
+		return 0, SymInt{}, false
+	}
+	for i, v := range a.vals {
+		if i != idx && HasSymbols(v) {
+			return 0, SymInt{}, false
+		}
+	}
+	self, ok := a.vals[idx].(*TensorMeta)
+	if !ok || self == nil || self.Sym == nil || len(self.Shape) < 3 {
+		return 0, SymInt{}, false
+	}
+	if _, c := self.Sym.Offset.IsConst(); !c {
+		return 0, SymInt{}, false
+	}
+	for _, s := range append(append([]SymInt(nil), self.Sym.Sizes[1:]...), self.Sym.Strides...) {
+		if _, c := s.IsConst(); !c {
+			return 0, SymInt{}, false
+		}
+	}
+	n := self.Sym.Sizes[0]
+	if _, _, _, lin := n.Linear(); !lin {
+		return 0, SymInt{}, false
+	}
+	return idx, n, true
+}
+
+// batchAt is m static with batch size n.
+func batchAt(m *TensorMeta, n int64) *TensorMeta {
+	c := m.Clone()
+	c.Sym = nil
+	c.Shape[0] = n
+	return c
+}
+
+func withArg(a *Args, i int, v Value) *Args {
+	b := *a
+	b.vals = append([]Value(nil), a.vals...)
+	b.vals[i] = v
+	return &b
+}
+
+// batchOnly reports whether results r (batch n) and r2 (batch n+1) differ only in dim 0's size.
+func batchOnly(r, r2 Value, n int64) bool {
+	switch x := r.(type) {
+	case *TensorMeta:
+		y, ok := r2.(*TensorMeta)
+		return ok && x != nil && y != nil && x.DType == y.DType && len(x.Shape) > 0 && len(x.Shape) == len(y.Shape) &&
+			x.Shape[0] == n && y.Shape[0] == n+1 && shapeEqual(x.Shape[1:], y.Shape[1:]) &&
+			shapeEqual(x.Strides, y.Strides) && x.Offset == y.Offset
+	case []Value:
+		y, ok := r2.([]Value)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !batchOnly(x[i], y[i], n) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func liftBatch(r Value, n SymInt) Value {
+	switch x := r.(type) {
+	case *TensorMeta:
+		sizes := constSyms(x.Shape)
+		sizes[0] = n
+		return x.SetSymLayout(sizes, constSyms(x.Strides), SymConst(x.Offset))
+	case []Value:
+		for i := range x {
+			x[i] = liftBatch(x[i], n)
+		}
+	}
+	return r
+}

@@ -45,6 +45,8 @@ func (c *ctx) value(a fxgraph.Arg) (primtorch.Value, error) {
 				out[i] = m
 			}
 			return out, nil
+		case primtorch.SymInt:
+			return v, nil
 		case nil:
 			return nil, c.d.unsupportedf("argument %s is None (a call without a result)", a.Name)
 		}

@@ -53,6 +53,17 @@ func toArg(x any) (fxgraph.Arg, primtorch.Value) {
 		return fxgraph.Const{V: v}, v
 	case int:
 		return fxgraph.Const{V: int64(v)}, int64(v)
+	case primtorch.SymInt:
+		sv := primtorch.SymValue(v)
+		return fxgraph.Const{V: sv}, sv
+	case []primtorch.SymInt:
+		elems := make([]fxgraph.Arg, len(v))
+		vals := make([]primtorch.Value, len(v))
+		for i, e := range v {
+			vals[i] = primtorch.SymValue(e)
+			elems[i] = fxgraph.Const{V: vals[i]}
+		}
+		return fxgraph.List{Elems: elems}, vals
 	case []int64:
 		elems := make([]fxgraph.Arg, len(v))
 		vals := make([]primtorch.Value, len(v))
@@ -204,6 +215,14 @@ func scalarAs(v val, dt primtorch.DType) val {
 		f, i = x, int64(x)
 	case int:
 		f, i = float64(x), int64(x)
+	case primtorch.SymInt:
+		if k, c := x.IsConst(); c {
+			return scalarAs(k, dt)
+		}
+		if dt == primtorch.Bool {
+			bug("a size %s as a bool", x)
+		}
+		return x // a size: a Python int, which prims take for any numeric dtype
 	default:
 		bug("scalarAs of %T", v)
 	}
@@ -229,58 +248,56 @@ func (d *decomposer) convert(x val, dt primtorch.DType) val {
 }
 
 // expand broadcasts a tensor operand to shape (numbers stay numbers).
-func (d *decomposer) expand(x val, shape []int64) val {
+func (d *decomposer) expand(x val, sizes any) val {
+	shape := toSyms(sizes)
 	m := metaOf(x)
-	if m == nil || equalInts(m.Shape, shape) {
+	if m == nil || sameSyms(m.SymSizes(), shape) {
 		return x
 	}
-	return d.prim("expand", x, append([]int64{}, shape...))
+	return d.prim("expand", x, append([]sym{}, shape...))
 }
 
 // materialize returns x as a tensor of shape and dtype dt: numbers become prims.full.
-func (d *decomposer) materialize(x val, shape []int64, dt primtorch.DType) *fxgraph.Node {
+func (d *decomposer) materialize(x val, sizes any, dt primtorch.DType) *fxgraph.Node {
+	shape := toSyms(sizes)
 	if metaOf(x) == nil {
-		return d.prim("full", append([]int64{}, shape...), scalarAs(x, dt), dt)
+		return d.prim("full", append([]sym{}, shape...), scalarAs(x, dt), dt)
 	}
 	return asNode(d.expand(d.convert(x, dt), shape))
 }
 
 // view views a tensor as shape (a no-op when it has that shape).
-func (d *decomposer) view(x val, shape []int64) val {
-	if equalInts(metaOf(x).Shape, shape) {
+func (d *decomposer) view(x val, sizes any) val {
+	shape := toSyms(sizes)
+	if sameSyms(metaOf(x).SymSizes(), shape) {
 		return x
 	}
-	return d.prim("view", x, append([]int64{}, shape...))
+	return d.prim("view", x, append([]sym{}, shape...))
 }
 
 // viewable reports whether x can be viewed as shape without a copy.
-func viewable(x val, shape []int64) bool {
+func viewable(x val, sizes any) bool {
+	shape := toSyms(sizes)
 	m := metaOf(x)
-	_, err := primtorch.OpPrimView.Op().Meta([]primtorch.Value{m, toValues(shape)}, nil)
-	return err == nil
-}
-
-func toValues(xs []int64) []primtorch.Value {
-	out := make([]primtorch.Value, len(xs))
-	for i, x := range xs {
-		out[i] = x
+	vals := make([]primtorch.Value, len(shape))
+	for i, s := range shape {
+		vals[i] = primtorch.SymValue(s)
 	}
-	return out
+	_, err := primtorch.OpPrimView.Op().Meta([]primtorch.Value{m, vals}, nil)
+	return err == nil
 }
 
 // reshape is torch's reshape: a view when x is viewable as shape, else a contiguous clone
 // viewed.
-func (d *decomposer) reshape(x val, shape []int64) *fxgraph.Node {
-	if shape == nil {
-		shape = []int64{}
-	}
-	if equalInts(metaOf(x).Shape, shape) {
+func (d *decomposer) reshape(x val, sizes any) *fxgraph.Node {
+	shape := toSyms(sizes)
+	if sameSyms(metaOf(x).SymSizes(), shape) {
 		return asNode(x)
 	}
 	if !viewable(x, shape) {
 		x = d.prim("clone", x)
 	}
-	return d.prim("view", x, append([]int64{}, shape...))
+	return d.prim("view", x, append([]sym{}, shape...))
 }
 
 func (d *decomposer) permute(x val, dims []int64) val {
@@ -319,16 +336,17 @@ func (d *decomposer) squeeze(x val, dims ...int) val {
 }
 
 // slice takes [start, end) with step along dim (a no-op for the whole dim).
-func (d *decomposer) slice(x val, dim int, start, end, step int64) val {
-	size := metaOf(x).Shape[dim]
-	if start == 0 && end == size && step == 1 {
+func (d *decomposer) slice(x val, dim int, from, to any, step int64) val {
+	start, end := toSym(from), toSym(to)
+	size := metaOf(x).SymSizes()[dim]
+	if k, c := start.IsConst(); c && k == 0 && sameSyms([]sym{end}, []sym{size}) && step == 1 {
 		return x
 	}
 	return d.prim("slice", x, int64(dim), start, end, step)
 }
 
-func (d *decomposer) selectDim(x val, dim int, index int64) val {
-	return d.prim("select", x, int64(dim), index)
+func (d *decomposer) selectDim(x val, dim int, index any) val {
+	return d.prim("select", x, int64(dim), toSym(index))
 }
 
 // reduce applies a reduction prim over dims (sorted, non-negative).
@@ -344,12 +362,103 @@ func (d *decomposer) reduce(name string, x val, dims []int, keepdim bool) val {
 	return d.prim(name, x, ds, keepdim)
 }
 
-func (d *decomposer) full(shape []int64, v val, dt primtorch.DType) *fxgraph.Node {
-	return d.prim("full", append([]int64{}, shape...), scalarAs(v, dt), dt)
+func (d *decomposer) full(sizes any, v val, dt primtorch.DType) *fxgraph.Node {
+	return d.prim("full", toSyms(sizes), scalarAs(v, dt), dt)
 }
 
-func (d *decomposer) iota(n int64, start, step val, dt primtorch.DType) *fxgraph.Node {
-	return d.prim("iota", n, scalarAs(start, dt), scalarAs(step, dt), dt)
+func (d *decomposer) iota(length any, start, step val, dt primtorch.DType) *fxgraph.Node {
+	return d.prim("iota", toSym(length), scalarAs(start, dt), scalarAs(step, dt), dt)
+}
+
+// Symbolic sizes: a decomposition reads sizes as SymInts (m.SymSizes(), constants for a static
+// tensor) and passes them to the builders, which emit them as sym(...) constants, so a graph
+// with size symbols decomposes without baking their values in.
+
+type sym = primtorch.SymInt
+
+// toSyms reads a size list builders take: []SymInt, or []int64 (constant sizes: those of a call
+// whose arguments were specialised, or sizes that do not depend on the input's).
+func toSyms(v any) []sym {
+	switch x := v.(type) {
+	case []sym:
+		return append([]sym{}, x...)
+	case []int64:
+		return syms(x...)
+	case nil:
+		return []sym{}
+	}
+	bug("a size list of type %T", v)
+	return nil
+}
+
+// toSym reads one size a builder takes: a SymInt or an int64.
+func toSym(v any) sym {
+	switch x := v.(type) {
+	case sym:
+		return x
+	case int64:
+		return primtorch.SymConst(x)
+	case int:
+		return primtorch.SymConst(int64(x))
+	}
+	bug("a size of type %T", v)
+	return sym{}
+}
+
+// syms is a list of constant sizes.
+func syms(xs ...int64) []sym {
+	out := make([]sym, len(xs))
+	for i, x := range xs {
+		out[i] = primtorch.SymConst(x)
+	}
+	return out
+}
+
+// sizesOf is a tensor operand's sizes.
+func sizesOf(x val) []sym { return metaOf(x).SymSizes() }
+
+// sameSyms reports whether two size lists are the same polynomials, a specialised symbol
+// counting as its value (no guard).
+func sameSyms(a, b []sym) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) && !(a[i].Hint() == b[i].Hint() && specialized(a[i]) && specialized(b[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// specialized reports whether every symbol s mentions is specialised to its hint.
+func specialized(s sym) bool {
+	for _, id := range s.Symbols() {
+		if !s.Env().IsSpecialized(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// prodSyms is the product of sizes.
+func prodSyms(xs []sym) sym {
+	p := primtorch.SymConst(1)
+	for _, x := range xs {
+		p = p.Mul(x)
+	}
+	return p
+}
+
+// numelOf is a tensor operand's element count.
+func numelOf(x val) sym { return metaOf(x).SymNumel() }
+
+// symNumber is a size as a Python number operand: an int64 when constant, else the SymInt.
+func symNumber(s sym) val {
+	if k, c := s.IsConst(); c {
+		return k
+	}
+	return s
 }
 
 // allDims is [0, nd).

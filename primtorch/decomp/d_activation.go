@@ -177,8 +177,11 @@ func dGlu(c *ctx) (any, error) {
 	x := c.selfNode()
 	m := metaOf(x)
 	dim := wrap(c.int("dim"), len(m.Shape))
-	h := m.Shape[dim] / 2
-	a, b := d.slice(x, dim, 0, h, 1), d.slice(x, dim, h, 2*h, 1)
+	h, ok := m.SymSizes()[dim].FloorDivConst(2)
+	if !ok {
+		h = primtorch.SymConst(m.SymSizes()[dim].Specialize("glu halves") / 2)
+	}
+	a, b := d.slice(x, dim, primtorch.SymConst(0), h, 1), d.slice(x, dim, h, h.MulConst(2), 1)
 	return d.ew(primtorch.PromoteDefault, func(v []val) val { return d.mul(v[0], d.un("sigmoid", v[1])) }, a, b), nil
 }
 
@@ -188,13 +191,13 @@ func dPrelu(c *ctx) (any, error) {
 	x, w := c.selfNode(), c.in("weight")
 	xm, wm := metaOf(x), metaOf(asNode(w))
 	if wm.Numel() == 1 {
-		w = d.reshape(w, []int64{})
+		w = d.reshape(w, []sym{})
 	} else if len(xm.Shape) >= 2 {
-		shape := make([]int64, len(xm.Shape)-1)
+		shape := make([]sym, len(xm.Shape)-1)
 		for i := range shape {
-			shape[i] = 1
+			shape[i] = primtorch.SymConst(1)
 		}
-		shape[0] = wm.Numel()
+		shape[0] = wm.SymNumel()
 		w = d.reshape(w, shape)
 	}
 	return d.ewIn(opmath(xm.DType), xm.DType, func(v []val) val {

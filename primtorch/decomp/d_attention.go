@@ -25,22 +25,23 @@ func dScaledDotProductAttention(c *ctx) (any, error) {
 		return nil, errFallback
 	}
 	nq, nk, nv := len(qm.Shape), len(km.Shape), len(vm.Shape)
-	l, s, e, ev := qm.Shape[nq-2], km.Shape[nk-2], qm.Shape[nq-1], vm.Shape[nv-1]
-	batch, err := primtorch.BroadcastShapes(qm.Shape[:nq-2], km.Shape[:nk-2], vm.Shape[:nv-2])
+	qs, ks, vs := qm.SymSizes(), km.SymSizes(), vm.SymSizes()
+	l, s, e, ev := qs[nq-2], ks[nk-2], qs[nq-1], vs[nv-1]
+	batch, err := primtorch.SymBroadcastShapes(qs[:nq-2], ks[:nk-2], vs[:nv-2])
 	if err != nil {
 		return nil, errFallback
 	}
-	nb := prodInts(batch)
-	bshape := func(rows, cols int64) []int64 { return append(append([]int64{}, batch...), rows, cols) }
+	nb := prodSyms(batch)
+	bshape := func(rows, cols sym) []sym { return append(append([]sym{}, batch...), rows, cols) }
 	Q := d.batchMatrices(d.expand(q, bshape(l, e)), nb)
 	K := d.batchMatrices(d.expand(k, bshape(s, e)), nb)
 	V := d.batchMatrices(d.expand(v, bshape(s, ev)), nb)
-	scale := 1 / math.Sqrt(float64(e))
+	scale := 1 / math.Sqrt(float64(e.Specialize("the attention scale 1/sqrt(E)")))
 	if sc, ok := c.get("scale").(float64); ok {
 		scale = sc
 	}
 	scores := d.mul(d.prim("bmm", Q, d.transpose(K, 1, 2)), scale) // [nb, L, S]
-	full := []int64{nb, l, s}
+	full := []sym{nb, l, s}
 	var keep val // bool [nb, L, S]: which scores count
 	if m, _ := c.in("attn_mask").(*fxgraph.Node); m != nil {
 		mm := metaOf(m)
@@ -54,8 +55,9 @@ func dScaledDotProductAttention(c *ctx) (any, error) {
 			scores = d.add(scores, mask)
 		}
 	} else if c.bool("is_causal") {
-		row := d.expand(d.view(d.iota(l, int64(0), int64(1), primtorch.Int64), []int64{l, 1}), []int64{l, s})
-		col := d.expand(d.view(d.iota(s, int64(0), int64(1), primtorch.Int64), []int64{1, s}), []int64{l, s})
+		one := primtorch.SymConst(1)
+		row := d.expand(d.view(d.iota(l, int64(0), int64(1), primtorch.Int64), []sym{l, one}), []sym{l, s})
+		col := d.expand(d.view(d.iota(s, int64(0), int64(1), primtorch.Int64), []sym{one, s}), []sym{l, s})
 		keep = d.expand(d.bin("le", col, row), full)
 	}
 	if keep != nil {

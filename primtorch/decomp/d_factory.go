@@ -27,7 +27,7 @@ func dFull(c *ctx) (any, error) {
 	if _, isComplex := v.(complex128); isComplex {
 		return nil, errFallback
 	}
-	return c.d.full(out.Shape, v, out.DType), nil
+	return c.d.full(out.SymSizes(), v, out.DType), nil
 }
 
 // dArange is prims.iota (start + i*step, computed in float64 for floating dtypes as torch).
@@ -44,7 +44,7 @@ func dArange(c *ctx) (any, error) {
 			return nil, errFallback
 		}
 	}
-	return c.d.iota(out.Shape[0], start, step, out.DType), nil
+	return c.d.iota(out.SymSizes()[0], start, step, out.DType), nil
 }
 
 // dLinspace is linspace and logspace: start + i*step for the first half and end - (n-1-i)*step
@@ -60,14 +60,14 @@ func dLinspace(c *ctx) (any, error) {
 	dt := out.DType
 	cdt := opmath(dt)
 	if n <= 1 {
-		r := d.full(out.Shape, start, cdt)
+		r := d.full(out.SymSizes(), start, cdt)
 		return d.finishSpace(c, r, dt), nil
 	}
 	step := (end - start) / float64(n-1)
 	if cdt == primtorch.Float32 {
 		step = float64(float32(float32(end)-float32(start)) / float32(n-1))
 	}
-	i := d.iota(n, int64(0), int64(1), cdt)
+	i := d.iota(primtorch.SymConst(n), int64(0), int64(1), cdt)
 	lo := d.add(d.mul(i, step), start)
 	hi := d.sub(end, d.mul(d.sub(float64(n-1), i), step))
 	half := d.bin("lt", i, float64(n/2))
@@ -77,7 +77,7 @@ func dLinspace(c *ctx) (any, error) {
 func (d *decomposer) finishSpace(c *ctx, r *fxgraph.Node, dt primtorch.DType) val {
 	if c.op.ID == primtorch.OpLogspace {
 		base := c.float("base")
-		r = d.prim("pow", d.full(metaOf(r).Shape, base, metaOf(r).DType), r)
+		r = d.prim("pow", d.full(sizesOf(r), base, metaOf(r).DType), r)
 	}
 	return d.convert(r, dt)
 }
@@ -86,9 +86,10 @@ func (d *decomposer) finishSpace(c *ctx, r *fxgraph.Node, dt primtorch.DType) va
 func dEye(c *ctx) (any, error) {
 	d := c.d
 	out := c.outMeta()
-	n, m := out.Shape[0], out.Shape[1]
-	row := d.expand(d.view(d.iota(n, int64(0), int64(1), primtorch.Int64), []int64{n, 1}), out.Shape)
-	col := d.expand(d.view(d.iota(m, int64(0), int64(1), primtorch.Int64), []int64{1, m}), out.Shape)
+	os := out.SymSizes()
+	n, m, one := os[0], os[1], primtorch.SymConst(1)
+	row := d.expand(d.view(d.iota(n, int64(0), int64(1), primtorch.Int64), []sym{n, one}), os)
+	col := d.expand(d.view(d.iota(m, int64(0), int64(1), primtorch.Int64), []sym{one, m}), os)
 	return d.convert(d.bin("eq", row, col), out.DType), nil
 }
 
@@ -105,7 +106,7 @@ func dTo(c *ctx) (any, error) {
 	if v, ok := c.a.Opt("copy"); ok {
 		copyFlag, _ = v.(bool)
 	}
-	same := out.DType == m.DType && equalInts(out.Strides, m.Strides) && out.Offset == m.Offset
+	same := out.DType == m.DType && sameSyms(out.SymStrides(), m.SymStrides()) && out.SymOffset().Equal(m.SymOffset())
 	if same && !copyFlag {
 		return x, nil
 	}
@@ -122,7 +123,7 @@ func dCopy(c *ctx) (any, error) {
 	d := c.d
 	s := c.state("self")
 	m := metaOf(d.read(s))
-	src := d.materialize(c.in("src"), m.Shape, m.DType)
+	src := d.materialize(c.in("src"), m.SymSizes(), m.DType)
 	if err := d.write(s, src, false); err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func dFill(c *ctx) (any, error) {
 			v = d.reshape(v, nil)
 		}
 	}
-	nv := d.materialize(v, m.Shape, m.DType)
+	nv := d.materialize(v, m.SymSizes(), m.DType)
 	if err := d.write(s, nv, false); err != nil {
 		return nil, err
 	}

@@ -67,8 +67,8 @@ type fpArgs struct {
 // it has none (or declined) and n stays a fallback.
 func (d *decomposer) decomposeFastPath(n *fxgraph.Node) (ok bool, err error) {
 	fp, found := fastPathDecomps[n.Target]
-	if !found || n.Op != fxgraph.CallFunction {
-		return false, nil
+	if !found || n.Op != fxgraph.CallFunction || d.symbolicNode(n) {
+		return false, nil // (the fast paths read concrete sizes: a symbolic call stays a fallback)
 	}
 	a := &fpArgs{d: d, n: n, args: map[string]fxgraph.Arg{}, defs: fp.defaults}
 	if len(n.Args) > len(fp.params) {
@@ -279,7 +279,7 @@ func (d *decomposer) layerNorm(x, w, b *fxgraph.Node, eps float64) *fxgraph.Node
 	if b != nil {
 		bv = b
 	}
-	y = d.affine(y, wv, bv, m.Shape, cdt)
+	y = d.affine(y, wv, bv, m.SymSizes(), cdt)
 	return asNode(d.convert(y, m.DType))
 }
 

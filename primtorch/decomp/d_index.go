@@ -79,16 +79,16 @@ func (d *decomposer) applyIndex(c *ctx, x val, items []primtorch.IndexItem) (val
 	last := -1
 	dim := 0
 	for _, it := range items {
-		shape := metaOf(x).Shape
+		shape := sizesOf(x)
 		switch it.Kind {
 		case 'i':
-			i := it.Int
-			if i < 0 {
-				i += shape[dim]
+			i := primtorch.SymConst(it.Int)
+			if it.Int < 0 {
+				i = i.Add(shape[dim])
 			}
 			x = d.selectDim(x, dim, i)
 		case 's':
-			start, end, step, err := primtorch.NormalizeSlice(it.Slice, shape[dim])
+			start, end, step, err := primtorch.SymNormalizeSlice(it.Slice, shape[dim])
 			if err != nil {
 				return nil, d.unsupportedf("slice: %v", err)
 			}
@@ -168,20 +168,23 @@ func (d *decomposer) indexWrite(c *ctx, x *fxgraph.Node, items []primtorch.Index
 			}
 		}
 	}
-	pos := d.positions(xm.Shape)
+	pos := d.positions(xm.SymSizes())
 	if mask < 0 {
 		rp, err := d.applyIndex(c, pos, items)
 		if err != nil {
 			return nil, err
 		}
-		rshape := metaOf(rp).Shape
+		rshape := sizesOf(rp)
 		var v val
 		if metaOf(value) == nil {
 			v = scalarAs(value, xm.DType)
 		} else {
 			v = d.convert(value, xm.DType)
-			vs := metaOf(v).Shape
-			for len(vs) > len(rshape) && vs[0] == 1 {
+			vs := sizesOf(v)
+			for len(vs) > len(rshape) {
+				if k, c := vs[0].IsConst(); !c || k != 1 {
+					break
+				}
 				vs = vs[1:]
 			}
 			v = d.expand(d.reshape(v, vs), rshape)
@@ -195,7 +198,7 @@ func (d *decomposer) indexWrite(c *ctx, x *fxgraph.Node, items []primtorch.Index
 	if metaOf(m).DType != primtorch.Bool {
 		m = asNode(d.bin("ne", m, int64(0)))
 	}
-	mshape := metaOf(m).Shape
+	mshape := sizesOf(m)
 	var plain []primtorch.IndexItem
 	plain = append(plain, items[:mask]...)
 	for range mshape {
@@ -225,10 +228,10 @@ func (d *decomposer) indexWrite(c *ctx, x *fxgraph.Node, items []primtorch.Index
 	if err != nil {
 		return nil, err
 	}
-	rshape := metaOf(rp).Shape
-	mview := make([]int64, len(rshape))
+	rshape := sizesOf(rp)
+	mview := make([]sym, len(rshape))
 	for i := range mview {
-		mview[i] = 1
+		mview[i] = primtorch.SymConst(1)
 	}
 	copy(mview[start:], mshape)
 	maskE := d.expand(d.view(m, mview), rshape)
@@ -248,10 +251,10 @@ func dGather(c *ctx) (any, error) {
 }
 
 // sliceTo narrows x to shape (each dim from 0).
-func (d *decomposer) sliceTo(x val, shape []int64) val {
-	for k, s := range shape {
-		if metaOf(x).Shape[k] != s {
-			x = d.slice(x, k, 0, s, 1)
+func (d *decomposer) sliceTo(x val, sizes any) val {
+	for k, s := range toSyms(sizes) {
+		if !sameSyms(sizesOf(x)[k:k+1], []sym{s}) {
+			x = d.slice(x, k, int64(0), s, 1)
 		}
 	}
 	return x
@@ -268,7 +271,7 @@ func dScatter(c *ctx) (any, error) {
 	dt := metaOf(x).DType
 	src := c.in("src")
 	if metaOf(src) != nil {
-		src = d.sliceTo(src, metaOf(index).Shape)
+		src = d.sliceTo(src, sizesOf(index))
 	} else {
 		src = scalarAs(src, dt)
 	}

@@ -9,11 +9,11 @@ import (
 
 // catAll concatenates tensors along dim in dtype dt, skipping legacy empty 1-d tensors as torch
 // does; shape is the result's.
-func (d *decomposer) catAll(ts []*fxgraph.Node, dim int, dt primtorch.DType, shape []int64) *fxgraph.Node {
+func (d *decomposer) catAll(ts []*fxgraph.Node, dim int, dt primtorch.DType, shape []sym) *fxgraph.Node {
 	var parts []*fxgraph.Node
 	for _, t := range ts {
 		m := metaOf(t)
-		if len(m.Shape) == 1 && m.Shape[0] == 0 && len(shape) != 1 {
+		if len(m.Shape) == 1 && m.Shape[0] == 0 && len(shape) != 1 { // (a constant 0: symbols are >= 2)
 			continue
 		}
 		parts = append(parts, asNode(d.convert(t, dt)))
@@ -26,7 +26,7 @@ func (d *decomposer) catAll(ts []*fxgraph.Node, dim int, dt primtorch.DType, sha
 
 func dCat(c *ctx) (any, error) {
 	out := c.outMeta()
-	return c.d.catAll(c.tensors("tensors"), wrap(c.int("dim"), len(out.Shape)), out.DType, out.Shape), nil
+	return c.d.catAll(c.tensors("tensors"), wrap(c.int("dim"), len(out.Shape)), out.DType, out.SymSizes()), nil
 }
 
 func dStack(c *ctx) (any, error) {
@@ -38,7 +38,7 @@ func dStack(c *ctx) (any, error) {
 	for i, t := range ts {
 		parts[i] = asNode(d.unsqueeze(t, dim))
 	}
-	return d.catAll(parts, dim, out.DType, out.Shape), nil
+	return d.catAll(parts, dim, out.DType, out.SymSizes()), nil
 }
 
 // dHVStack is hstack (cat along dim 1, dim 0 for 1-d tensors) and vstack (cat along dim 0 of
@@ -50,14 +50,14 @@ func dHVStack(c *ctx) (any, error) {
 	parts := make([]*fxgraph.Node, len(ts))
 	v := c.op.ID == primtorch.OpVstack
 	for i, t := range ts {
-		shape := metaOf(t).Shape
+		shape := sizesOf(t)
 		switch {
 		case len(shape) == 0 && v:
 			parts[i] = d.reshape(t, []int64{1, 1})
 		case len(shape) == 0:
 			parts[i] = d.reshape(t, []int64{1})
 		case len(shape) == 1 && v:
-			parts[i] = d.reshape(t, []int64{1, shape[0]})
+			parts[i] = d.reshape(t, []sym{primtorch.SymConst(1), shape[0]})
 		default:
 			parts[i] = t
 		}
@@ -66,7 +66,7 @@ func dHVStack(c *ctx) (any, error) {
 	if !v && len(metaOf(parts[0]).Shape) > 1 {
 		dim = 1
 	}
-	return d.catAll(parts, dim, out.DType, out.Shape), nil
+	return d.catAll(parts, dim, out.DType, out.SymSizes()), nil
 }
 
 // dRepeat is repeat and tile: x viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1,
@@ -74,7 +74,7 @@ func dHVStack(c *ctx) (any, error) {
 func dRepeat(c *ctx) (any, error) {
 	d := c.d
 	x := c.selfNode()
-	shape := metaOf(x).Shape
+	shape := sizesOf(x)
 	var reps []int64
 	if c.op.ID == primtorch.OpTile {
 		reps = c.ints("dims")
@@ -84,19 +84,19 @@ func dRepeat(c *ctx) (any, error) {
 	} else {
 		reps = c.ints("repeats")
 	}
-	padded := make([]int64, len(reps))
+	padded := syms(make([]int64, len(reps))...)
 	for i := range padded {
-		padded[i] = 1
+		padded[i] = primtorch.SymConst(1)
 	}
 	copy(padded[len(reps)-len(shape):], shape)
-	inter := make([]int64, 0, 2*len(reps))
-	target := make([]int64, 0, 2*len(reps))
+	inter := make([]sym, 0, 2*len(reps))
+	target := make([]sym, 0, 2*len(reps))
 	for i, s := range padded {
-		inter = append(inter, 1, s)
-		target = append(target, reps[i], s)
+		inter = append(inter, primtorch.SymConst(1), s)
+		target = append(target, primtorch.SymConst(reps[i]), s)
 	}
 	e := d.expand(d.reshape(x, inter), target)
-	return d.reshape(d.prim("clone", e), c.outMeta().Shape), nil
+	return d.reshape(d.prim("clone", e), c.outMeta().SymSizes()), nil
 }
 
 // dRepeatInterleave with an int repeats: x[..., i, None] expanded r times along a new dim,
@@ -127,11 +127,11 @@ func dRepeatInterleave(c *ctx) (any, error) {
 
 // reversed is index_select along dim with n-1, ..., 0.
 func (d *decomposer) reversed(x val, dim int) val {
-	n := metaOf(x).Shape[dim]
-	if n <= 1 {
+	n := sizesOf(x)[dim]
+	if k, c := n.IsConst(); c && k <= 1 {
 		return x
 	}
-	return d.prim("index_select", x, int64(dim), d.iota(n, n-1, int64(-1), primtorch.Int64))
+	return d.prim("index_select", x, int64(dim), d.iota(n, symNumber(n.AddConst(-1)), int64(-1), primtorch.Int64))
 }
 
 func dFlip(c *ctx) (any, error) {
@@ -183,11 +183,11 @@ func dTri(lower bool) decompFn {
 	return func(c *ctx) (any, error) {
 		d := c.d
 		x := c.selfNode()
-		shape := metaOf(x).Shape
+		shape := sizesOf(x)
 		nd := len(shape)
-		rows, cols := shape[nd-2], shape[nd-1]
-		row := d.expand(d.view(d.iota(rows, int64(0), int64(1), primtorch.Int64), []int64{rows, 1}), []int64{rows, cols})
-		col := d.expand(d.view(d.iota(cols, int64(0), int64(1), primtorch.Int64), []int64{1, cols}), []int64{rows, cols})
+		rows, cols, one := shape[nd-2], shape[nd-1], primtorch.SymConst(1)
+		row := d.expand(d.view(d.iota(rows, int64(0), int64(1), primtorch.Int64), []sym{rows, one}), []sym{rows, cols})
+		col := d.expand(d.view(d.iota(cols, int64(0), int64(1), primtorch.Int64), []sym{one, cols}), []sym{rows, cols})
 		diff := d.sub(col, row)
 		k := c.int("diagonal")
 		var mask val

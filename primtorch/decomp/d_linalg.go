@@ -29,48 +29,49 @@ func prodInts(xs []int64) int64 {
 // rows when only the first operand has batch dims, else a bmm over the broadcast batch.
 func (d *decomposer) matmul(a, b *fxgraph.Node) *fxgraph.Node {
 	am, bm := metaOf(a), metaOf(b)
-	na, nb := len(am.Shape), len(bm.Shape)
-	k := am.Shape[na-1]
+	as0, bs0 := am.SymSizes(), bm.SymSizes()
+	na, nb := len(as0), len(bs0)
+	k, one := as0[na-1], primtorch.SymConst(1)
 	switch {
 	case na == 1 && nb == 1:
-		return d.reshape(d.prim("mm", d.view(a, []int64{1, k}), d.view(b, []int64{k, 1})), nil)
+		return d.reshape(d.prim("mm", d.view(a, []sym{one, k}), d.view(b, []sym{k, one})), nil)
 	case na == 2 && nb == 1:
-		return d.reshape(d.prim("mm", a, d.view(b, []int64{k, 1})), []int64{am.Shape[0]})
+		return d.reshape(d.prim("mm", a, d.view(b, []sym{k, one})), []sym{as0[0]})
 	case na == 1 && nb == 2:
-		return d.reshape(d.prim("mm", d.view(a, []int64{1, k}), b), []int64{bm.Shape[1]})
+		return d.reshape(d.prim("mm", d.view(a, []sym{one, k}), b), []sym{bs0[1]})
 	case na == 2 && nb == 2:
 		return d.prim("mm", a, b)
 	case na >= 3 && nb <= 2:
-		rows := prodInts(am.Shape[:na-1])
+		rows := prodSyms(as0[:na-1])
 		var b2 val = b
 		if nb == 1 {
-			b2 = d.view(b, []int64{k, 1})
+			b2 = d.view(b, []sym{k, one})
 		}
-		r := d.prim("mm", d.reshape(a, []int64{rows, k}), b2)
-		shape := append([]int64{}, am.Shape[:na-1]...)
+		r := d.prim("mm", d.reshape(a, []sym{rows, k}), b2)
+		shape := append([]sym{}, as0[:na-1]...)
 		if nb == 2 {
-			shape = append(shape, bm.Shape[1])
+			shape = append(shape, bs0[1])
 		}
 		return d.reshape(r, shape)
 	}
 	var a2, b2 val = a, b
 	if na == 1 {
-		a2 = d.view(a, []int64{1, k})
+		a2 = d.view(a, []sym{one, k})
 	}
 	if nb == 1 {
-		b2 = d.view(b, []int64{k, 1})
+		b2 = d.view(b, []sym{k, one})
 	}
-	as, bs := metaOf(a2).Shape, metaOf(b2).Shape
+	as, bs := sizesOf(a2), sizesOf(b2)
 	m, n := as[len(as)-2], bs[len(bs)-1]
-	batch, err := primtorch.BroadcastShapes(as[:len(as)-2], bs[:len(bs)-2])
+	batch, err := primtorch.SymBroadcastShapes(as[:len(as)-2], bs[:len(bs)-2])
 	if err != nil {
 		bug("matmul batch dims do not broadcast: %v", err)
 	}
-	nbatch := prodInts(batch)
-	A := d.batchMatrices(d.expand(a2, append(append([]int64{}, batch...), m, k)), nbatch)
-	B := d.batchMatrices(d.expand(b2, append(append([]int64{}, batch...), k, n)), nbatch)
+	nbatch := prodSyms(batch)
+	A := d.batchMatrices(d.expand(a2, append(append([]sym{}, batch...), m, k)), nbatch)
+	B := d.batchMatrices(d.expand(b2, append(append([]sym{}, batch...), k, n)), nbatch)
 	r := d.prim("bmm", A, B)
-	shape := append([]int64{}, batch...)
+	shape := append([]sym{}, batch...)
 	if na > 1 {
 		shape = append(shape, m)
 	}
@@ -80,27 +81,25 @@ func (d *decomposer) matmul(a, b *fxgraph.Node) *fxgraph.Node {
 	return d.reshape(r, shape)
 }
 
-// batchMatrices folds the batch dims of x [..., r, c] into one: [nbatch, r, c], a view when the
-// layout allows. Otherwise the copy keeps x's matrices in their own orientation: a transposed
-// one (k.transpose(-2, -1) in attention) is copied as [nbatch, c, r] row by row and viewed
-// transposed, which bmm takes as it is, instead of being transposed element by element.
-func (d *decomposer) batchMatrices(x val, nbatch int64) val {
+func (d *decomposer) batchMatrices(x val, nbatch sym) val {
 	m := metaOf(x)
 	nd := len(m.Shape)
-	r, c := m.Shape[nd-2], m.Shape[nd-1]
-	shape := []int64{nbatch, r, c}
-	if viewable(x, shape) || r <= 1 || c <= 1 || m.Strides[nd-2] != 1 || m.Strides[nd-1] < r {
+	ms := m.SymSizes()
+	r, c := ms[nd-2], ms[nd-1]
+	shape := []sym{nbatch, r, c}
+	if viewable(x, shape) || m.Shape[nd-2] <= 1 || m.Shape[nd-1] <= 1 || m.Strides[nd-2] != 1 || m.Strides[nd-1] < m.Shape[nd-2] {
 		return d.reshape(x, shape)
 	}
-	return d.transpose(d.reshape(d.transpose(x, nd-2, nd-1), []int64{nbatch, c, r}), 1, 2)
+	return d.transpose(d.reshape(d.transpose(x, nd-2, nd-1), []sym{nbatch, c, r}), 1, 2)
 }
 
 // dOuter is self[:, None] * vec2[None, :].
 func dOuter(c *ctx) (any, error) {
 	d := c.d
 	a, b := c.selfNode(), asNode(c.in("vec2"))
-	av := d.view(a, []int64{metaOf(a).Numel(), 1})
-	bv := d.view(b, []int64{1, metaOf(b).Numel()})
+	one := primtorch.SymConst(1)
+	av := d.view(a, []sym{numelOf(a), one})
+	bv := d.view(b, []sym{one, numelOf(b)})
 	return d.ew(primtorch.PromoteDefault, func(v []val) val { return d.mul(v[0], v[1]) }, av, bv), nil
 }
 
@@ -128,7 +127,7 @@ func dAddmm(c *ctx) (any, error) {
 	default:
 		bug("dAddmm of %s", c.op.Name)
 	}
-	shape := metaOf(p).Shape
+	shape := sizesOf(p)
 	dt := metaOf(p).DType
 	var r val = p
 	if !isOne(alpha) {
@@ -151,7 +150,7 @@ func dLinear(c *ctx) (any, error) {
 	x, w := c.selfNode(), asNode(c.in("weight"))
 	b := c.in("bias")
 	xm, wm := metaOf(x), metaOf(w)
-	out := c.outMeta().Shape
+	out := c.outMeta().SymSizes()
 	if len(wm.Shape) == 1 {
 		r := d.matmul(x, w)
 		if b != nil {
@@ -159,12 +158,10 @@ func dLinear(c *ctx) (any, error) {
 		}
 		return r, nil
 	}
-	k := wm.Shape[1]
-	rows := xm.Numel() / max(k, 1)
-	if k == 0 {
-		rows = prodInts(xm.Shape[:len(xm.Shape)-1])
-	}
-	x2 := d.reshape(x, []int64{rows, k})
+	xs := xm.SymSizes()
+	k := wm.SymSizes()[1]
+	rows := prodSyms(xs[:len(xs)-1])
+	x2 := d.reshape(x, []sym{rows, k})
 	wt := d.transpose(w, 0, 1)
 	var r *fxgraph.Node
 	if b != nil {
@@ -259,17 +256,17 @@ func dAdaptiveAvgPool(c *ctx) (any, error) {
 		nsp = 2
 	}
 	lead := len(m.Shape) - nsp
-	var shape []int64
+	var shape []sym
 	var dims []int
-	shape = append(shape, m.Shape[:lead]...)
+	shape = append(shape, m.SymSizes()[:lead]...) // (the batch may be symbolic; spatial sizes are not)
 	for i := 0; i < nsp; i++ {
 		in, o := m.Shape[lead+i], out[lead+i]
 		if o == 0 || in%o != 0 {
 			return nil, errFallback
 		}
-		shape = append(shape, o, in/o)
+		shape = append(shape, syms(o, in/o)...)
 		dims = append(dims, lead+2*i+1)
 	}
 	y := d.mean(d.reshape(x, shape), dims, false, m.DType)
-	return d.reshape(y, out), nil
+	return d.reshape(y, c.outMeta().SymSizes()), nil
 }

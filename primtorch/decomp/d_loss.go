@@ -37,7 +37,7 @@ func (d *decomposer) reduceLoss(l val, red string) val {
 	case "sum":
 		return d.reduce("sum", l, allDims(nd), false)
 	case "mean":
-		return d.div(d.reduce("sum", l, allDims(nd), false), float64(metaOf(l).Numel()))
+		return d.div(d.reduce("sum", l, allDims(nd), false), divisor(numelOf(l)))
 	}
 	return l
 }
@@ -82,8 +82,8 @@ func dPointwiseLoss(c *ctx) (any, error) {
 	if red == "batchmean" {
 		s := d.reduce("sum", l, allDims(len(metaOf(l).Shape)), false)
 		r = s
-		if shape := metaOf(l).Shape; len(shape) > 0 {
-			r = d.div(s, float64(shape[0]))
+		if shape := sizesOf(l); len(shape) > 0 {
+			r = d.div(s, divisor(shape[0]))
 		}
 	} else {
 		r = d.reduceLoss(l, red)
@@ -187,9 +187,9 @@ func dCrossEntropy(c *ctx) (any, error) {
 	if len(xm.Shape) == 1 {
 		cdim = 0
 	}
-	ncls := xm.Shape[cdim]
+	ncls := xm.SymSizes()[cdim]
 	xc := d.convert(x, cdt)
-	shape := metaOf(xc).Shape
+	shape := sizesOf(xc)
 	m := d.reduce("amax", xc, []int{cdim}, true)
 	shifted := d.sub(xc, d.expand(m, shape))
 	logp := d.sub(shifted, d.expand(d.un("log", d.reduce("sum", d.un("exp", shifted), []int{cdim}, true)), shape))
@@ -198,9 +198,9 @@ func dCrossEntropy(c *ctx) (any, error) {
 	target, weight := c.in("target"), c.in("weight")
 	var wview val
 	if weight != nil {
-		ws := make([]int64, len(shape))
+		ws := syms(make([]int64, len(shape))...)
 		for i := range ws {
-			ws[i] = 1
+			ws[i] = primtorch.SymConst(1)
 		}
 		ws[cdim] = ncls
 		wview = d.expand(d.view(d.convert(weight, cdt), ws), shape)
@@ -208,7 +208,7 @@ func dCrossEntropy(c *ctx) (any, error) {
 	if dtypeOf(target).IsFloatingPoint() {
 		t := d.convert(target, cdt)
 		if eps > 0 {
-			t = d.add(d.mul(t, 1-eps), eps/float64(ncls))
+			t = d.add(d.mul(t, 1-eps), eps/float64(ncls.Specialize("label smoothing over the classes")))
 		}
 		p := d.mul(logp, t)
 		if wview != nil {
@@ -220,7 +220,11 @@ func dCrossEntropy(c *ctx) (any, error) {
 		case "sum":
 			r = d.reduce("sum", l, allDims(len(metaOf(l).Shape)), false)
 		case "mean":
-			r = d.div(d.reduce("sum", l, allDims(len(metaOf(l).Shape)), false), float64(xm.Numel()/max(ncls, 1)))
+			n := prodSyms(classFree(xm.SymSizes(), cdim)) // numel / classes
+			if k, c := ncls.IsConst(); c && k == 0 {
+				n = primtorch.SymConst(0) // (no elements: 0 / max(0, 1))
+			}
+			r = d.div(d.reduce("sum", l, allDims(len(metaOf(l).Shape)), false), divisor(n))
 		}
 		return d.convert(r, out), nil
 	}
@@ -244,5 +248,10 @@ func dCrossEntropy(c *ctx) (any, error) {
 	case "mean": // over the total weight of the targets not ignored, as nll_loss
 		sr = d.div(d.reduce("sum", smooth, allDims(nd), false), d.reduce("sum", w, allDims(nd), false))
 	}
-	return d.convert(d.add(d.mul(r, 1-eps), d.mul(sr, eps/float64(ncls))), out), nil
+	return d.convert(d.add(d.mul(r, 1-eps), d.mul(sr, eps/float64(ncls.Specialize("label smoothing over the classes")))), out), nil
+}
+
+// classFree is sizes without the class dim.
+func classFree(sizes []sym, cdim int) []sym {
+	return append(append([]sym{}, sizes[:cdim]...), sizes[cdim+1:]...)
 }

@@ -20,6 +20,9 @@ func dPad(c *ctx) (any, error) {
 		mode = c.str("mode")
 	}
 	dt := metaOf(x).DType
+	if mode != "constant" {
+		c.specializeCall() // the reflect/replicate/circular positions read concrete sizes
+	}
 	if mode == "constant" {
 		var v any = int64(0)
 		if c.op.ID == primtorch.OpPad {
@@ -190,7 +193,7 @@ func dNormalize(c *ctx) (any, error) {
 	xc := d.convert(x, cdt)
 	dim := wrap(c.int("dim"), len(m.Shape))
 	n := d.bin("maximum", d.vectorNorm(xc, c.float("p"), []int{dim}, true), c.float("eps"))
-	return d.convert(d.div(xc, d.expand(n, m.Shape)), m.DType), nil
+	return d.convert(d.div(xc, d.expand(n, m.SymSizes())), m.DType), nil
 }
 
 // dCosineSimilarity is sum(x1/max(||x1||, eps) * x2/max(||x2||, eps)) over dim.
@@ -222,7 +225,7 @@ func dPairwiseDistance(c *ctx) (any, error) {
 		diff = d.reshape(diff, []int64{1})
 	}
 	r := d.vectorNorm(diff, c.float("p"), []int{len(metaOf(diff).Shape) - 1}, c.bool("keepdim"))
-	return d.reshape(d.convert(r, out.DType), out.Shape), nil
+	return d.reshape(d.convert(r, out.DType), out.SymSizes()), nil
 }
 
 // dDiff is the n-th forward difference along dim (logical_xor for bools), prepend and append

@@ -11,7 +11,7 @@ import (
 // var + eps) and dropout.
 
 // affine applies weight and bias (broadcast to shape, nil when absent) in dtype cdt.
-func (d *decomposer) affine(y val, w, b val, shape []int64, cdt primtorch.DType) val {
+func (d *decomposer) affine(y val, w, b val, shape []sym, cdt primtorch.DType) val {
 	if w != nil {
 		y = d.mul(y, d.expand(d.convert(w, cdt), shape))
 	}
@@ -24,11 +24,11 @@ func (d *decomposer) affine(y val, w, b val, shape []int64, cdt primtorch.DType)
 // normalize returns (x - mean) * rsqrt(var + eps) with mean and var over dims (kept), and the
 // mean and biased variance (kept dims).
 func (d *decomposer) normalize(xc val, dims []int, eps float64) (y, mean, variance val) {
-	shape := metaOf(xc).Shape
-	n := numelOver(shape, dims)
-	mean = d.div(d.reduce("sum", xc, dims, true), float64(n))
+	shape := sizesOf(xc)
+	n := divisor(symNumelOver(shape, dims))
+	mean = d.div(d.reduce("sum", xc, dims, true), n)
 	diff := d.sub(xc, d.expand(mean, shape))
-	variance = d.div(d.reduce("sum", d.mul(diff, diff), dims, true), float64(n))
+	variance = d.div(d.reduce("sum", d.mul(diff, diff), dims, true), n)
 	rstd := d.un("rsqrt", d.add(variance, eps))
 	return d.mul(diff, d.expand(rstd, shape)), mean, variance
 }
@@ -41,17 +41,17 @@ func dLayerNorm(c *ctx) (any, error) {
 	dims := allDims(len(m.Shape))[len(m.Shape)-k:]
 	cdt := opmath(m.DType)
 	y, _, _ := d.normalize(d.convert(x, cdt), dims, c.float("eps"))
-	y = d.affine(y, c.in("weight"), c.in("bias"), m.Shape, cdt)
+	y = d.affine(y, c.in("weight"), c.in("bias"), m.SymSizes(), cdt)
 	return d.convert(y, m.DType), nil
 }
 
 // channelShape is [C, 1, ..., 1] for broadcasting per-channel values over an [N, C, *] tensor.
-func channelShape(m *primtorch.TensorMeta) []int64 {
-	s := make([]int64, len(m.Shape)-1)
+func channelShape(m *primtorch.TensorMeta) []sym {
+	s := syms(make([]int64, len(m.Shape)-1)...)
 	for i := range s {
-		s[i] = 1
+		s[i] = primtorch.SymConst(1)
 	}
-	s[0] = m.Shape[1]
+	s[0] = m.SymSizes()[1]
 	return s
 }
 
@@ -68,12 +68,18 @@ func dGroupNorm(c *ctx) (any, error) {
 	x := c.selfNode()
 	m := metaOf(x)
 	g := c.int("num_groups")
-	n := m.Shape[0]
+	ms := m.SymSizes()
+	n := ms[0]
 	cdt := opmath(m.DType)
-	grouped := d.reshape(d.convert(x, cdt), []int64{n, g, m.Numel() / max(n*g, 1)})
+	// [N, G, C/G * spatial]: C/G is exact (group_norm's meta checked, or specialised, C)
+	cg, ok := ms[1].DivExact(primtorch.SymConst(g))
+	if !ok {
+		cg = primtorch.SymConst(ms[1].Specialize("group_norm groups") / g)
+	}
+	grouped := d.reshape(d.convert(x, cdt), []sym{n, primtorch.SymConst(g), cg.Mul(prodSyms(ms[2:]))})
 	y, _, _ := d.normalize(grouped, []int{2}, c.float("eps"))
-	out := d.reshape(y, m.Shape)
-	out = asNode(d.affine(out, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.Shape, cdt))
+	out := d.reshape(y, ms)
+	out = asNode(d.affine(out, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), ms, cdt))
 	return d.convert(out, m.DType), nil
 }
 
@@ -100,24 +106,26 @@ func dBatchNorm(c *ctx) (any, error) {
 		var mean, variance val
 		y, mean, variance = d.normalize(xc, dims, eps)
 		if training && rm != nil {
-			n := numelOver(m.Shape, dims)
+			// the unbiased factor n/(n-1) is a float of the element count: its value decides
+			n := symNumelOver(m.SymSizes(), dims).Specialize("batch_norm's running variance")
 			mom := c.float("momentum")
-			if err := d.updateRunning(c, "running_mean", d.view(mean, []int64{m.Shape[1]}), mom, 1); err != nil {
+			ch := []sym{m.SymSizes()[1]}
+			if err := d.updateRunning(c, "running_mean", d.view(mean, ch), mom, 1); err != nil {
 				return nil, err
 			}
 			if rv != nil {
 				unbias := float64(n) / float64(max(n-1, 1))
-				if err := d.updateRunning(c, "running_var", d.view(variance, []int64{m.Shape[1]}), mom, unbias); err != nil {
+				if err := d.updateRunning(c, "running_var", d.view(variance, ch), mom, unbias); err != nil {
 					return nil, err
 				}
 			}
 		}
 	} else {
-		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.Shape)
+		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.SymSizes())
 		rstd := d.un("rsqrt", d.add(d.perChannel(d.convert(rv, cdt), m), eps))
-		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.Shape))
+		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.SymSizes()))
 	}
-	y = d.affine(y, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.Shape, cdt)
+	y = d.affine(y, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.SymSizes(), cdt)
 	return d.convert(y, m.DType), nil
 }
 
@@ -154,13 +162,13 @@ func dInstanceNorm(c *ctx) (any, error) {
 		y, mean, variance = d.normalize(xc, dims, eps)
 		if rm != nil {
 			mom := c.float("momentum")
-			nc := []int64{m.Shape[0], m.Shape[1]}
+			nc := m.SymSizes()[:2]
 			bm := d.mean(d.view(mean, nc), []int{0}, false, cdt)
 			if err := d.updateRunning(c, "running_mean", bm, mom, 1); err != nil {
 				return nil, err
 			}
 			if rv != nil {
-				n := numelOver(m.Shape, dims)
+				n := symNumelOver(m.SymSizes(), dims).Specialize("instance_norm's running variance")
 				bv := d.mean(d.view(variance, nc), []int{0}, false, cdt)
 				if err := d.updateRunning(c, "running_var", bv, mom, float64(n)/float64(max(n-1, 1))); err != nil {
 					return nil, err
@@ -168,11 +176,11 @@ func dInstanceNorm(c *ctx) (any, error) {
 			}
 		}
 	} else {
-		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.Shape)
+		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.SymSizes())
 		rstd := d.un("rsqrt", d.add(d.perChannel(d.convert(rv, cdt), m), eps))
-		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.Shape))
+		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.SymSizes()))
 	}
-	y = d.affine(y, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.Shape, cdt)
+	y = d.affine(y, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.SymSizes(), cdt)
 	return d.convert(y, m.DType), nil
 }
 
@@ -274,7 +282,7 @@ func dMaxPool2d(c *ctx) (any, error) {
 	ho, wo := h/kernel[0], w/kernel[1]
 	var v val = x
 	v = d.slice(d.slice(v, nd-2, 0, ho*kernel[0], 1), nd-1, 0, wo*kernel[1], 1)
-	shape := append(append([]int64{}, m.Shape[:nd-2]...), ho, kernel[0], wo, kernel[1])
+	shape := append(append([]sym{}, m.SymSizes()[:nd-2]...), syms(ho, kernel[0], wo, kernel[1])...)
 	out := d.reduce("amax", d.reshape(v, shape), []int{nd - 1, nd + 1}, false)
 	if !equalInts(metaOf(out).Shape, c.outMeta().Shape) {
 		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(out).Shape, c.outMeta().Shape)

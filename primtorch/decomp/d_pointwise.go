@@ -93,7 +93,7 @@ func dSignbit(c *ctx) (any, error) {
 	x := c.selfNode()
 	switch dt := metaOf(x).DType; {
 	case dt == primtorch.Bool:
-		return d.full(metaOf(x).Shape, false, primtorch.Bool), nil
+		return d.full(sizesOf(x), false, primtorch.Bool), nil
 	case dt.IsFloatingPoint():
 		return d.bin("lt", d.bin("copysign", 1.0, x), 0.0), nil
 	}
@@ -132,7 +132,7 @@ func dIsInfSigned(sign float64) decompFn {
 		d := c.d
 		x := c.selfNode()
 		if !metaOf(x).DType.IsFloatingPoint() {
-			return d.full(metaOf(x).Shape, false, primtorch.Bool), nil
+			return d.full(sizesOf(x), false, primtorch.Bool), nil
 		}
 		return d.bin("eq", x, math.Inf(int(sign))), nil
 	}
@@ -184,7 +184,7 @@ func dLogit(c *ctx) (any, error) {
 			if in == primtorch.Float16 || in == primtorch.BFloat16 {
 				// the bounds in the input's precision, as torch's kernel has them (1 - 1e-6 is
 				// 1.0 in bfloat16, so logit(1.0) stays inf)
-				shape := metaOf(x).Shape
+				shape := sizesOf(x)
 				lo = d.convert(d.full(shape, eps, in), dtypeOf(x))
 				hi = d.convert(d.full(shape, 1-eps, in), dtypeOf(x))
 			}
@@ -241,7 +241,7 @@ func (d *decomposer) clampAt(x, b val, below bool) val {
 	if dt := dtypeOf(x); dt.IsFloatingPoint() {
 		var nan val = math.NaN()
 		if metaOf(b) == nil {
-			nan = d.full(metaOf(x).Shape, nan, dt) // (where takes at most one number)
+			nan = d.full(sizesOf(x), nan, dt) // (where takes at most one number)
 		}
 		other = d.where(d.bin(beyond, x, b), b, nan)
 	}
@@ -394,10 +394,10 @@ func dXlogy(c *ctx) (any, error) {
 		// a Python number operand becomes a tensor of the other's dtype and shape: log(y) of a
 		// number is computed in the computation dtype, as eager's kernel does
 		if metaOf(x) == nil {
-			x = d.full(metaOf(y).Shape, x, dtypeOf(y))
+			x = d.full(sizesOf(y), x, dtypeOf(y))
 		}
 		if metaOf(y) == nil {
-			y = d.full(metaOf(x).Shape, y, dtypeOf(x))
+			y = d.full(sizesOf(x), y, dtypeOf(x))
 		}
 		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
 		return d.where(d.un("isnan", y), math.NaN(), r)
@@ -434,7 +434,7 @@ func dMaskedFill(c *ctx) (any, error) {
 	d := c.d
 	x, mask, value := c.selfNode(), c.in("mask"), c.in("value")
 	dt := metaOf(x).DType
-	shape := c.outMeta().Shape
+	shape := c.outMeta().SymSizes()
 	v := d.prepare(dt, shape, []val{value, x})
 	return d.where(d.expand(mask, shape), v[0], v[1]), nil
 }

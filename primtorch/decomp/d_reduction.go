@@ -46,6 +46,24 @@ func numelOver(shape []int64, dims []int) int64 {
 	return n
 }
 
+// symNumelOver is numelOver for symbolic sizes.
+func symNumelOver(shape []sym, dims []int) sym {
+	n := primtorch.SymConst(1)
+	for _, k := range dims {
+		n = n.Mul(shape[k])
+	}
+	return n
+}
+
+// divisor is a count as the float a division by it takes: a float64 when constant, the size
+// itself (a Python int) when symbolic.
+func divisor(n sym) val {
+	if k, c := n.IsConst(); c {
+		return float64(k)
+	}
+	return n
+}
+
 // accDType is the dtype torch's sum-like reductions with result dtype out accumulate in.
 func accDType(out primtorch.DType) primtorch.DType { return opmath(out) }
 
@@ -75,9 +93,9 @@ func dNansum(c *ctx) (any, error) {
 
 // mean is the sum over dims divided by their element count, in opmath.
 func (d *decomposer) mean(x val, dims []int, keepdim bool, dt primtorch.DType) val {
-	n := numelOver(metaOf(x).Shape, dims)
+	n := symNumelOver(sizesOf(x), dims)
 	s := d.reduce("sum", d.convert(x, opmath(dt)), dims, keepdim)
-	return d.convert(d.div(s, float64(n)), dt)
+	return d.convert(d.div(s, divisor(n)), dt)
 }
 
 func dMean(c *ctx) (any, error) {
@@ -146,9 +164,9 @@ func dArg(name string) decompFn {
 		if k, ok := c.optInt("dim"); ok {
 			return d.prim(name, x, []int64{int64(wrap(k, len(m.Shape)))}, c.bool("keepdim")), nil
 		}
-		flat := d.reshape(x, []int64{m.Numel()})
+		flat := d.reshape(x, []sym{m.SymNumel()})
 		r := d.prim(name, flat, []int64{0}, false)
-		return d.view(r, c.outMeta().Shape), nil
+		return d.view(r, c.outMeta().SymSizes()), nil
 	}
 }
 
@@ -169,11 +187,17 @@ func (c *ctx) correction() float64 {
 func (d *decomposer) variance(x val, dims []int, keepdim bool, corr float64) (v, mean val) {
 	cdt := opmath(dtypeOf(x))
 	xc := d.convert(x, cdt)
-	n := numelOver(metaOf(x).Shape, dims)
-	mk := d.div(d.reduce("sum", xc, dims, true), float64(n))
-	diff := d.sub(xc, d.expand(mk, metaOf(xc).Shape))
+	n := symNumelOver(sizesOf(x), dims)
+	mk := d.div(d.reduce("sum", xc, dims, true), divisor(n))
+	diff := d.sub(xc, d.expand(mk, sizesOf(xc)))
 	ss := d.reduce("sum", d.mul(diff, diff), dims, keepdim)
-	v = d.div(ss, math.Max(0, float64(n)-corr))
+	if k, c := n.IsConst(); c {
+		v = d.div(ss, math.Max(0, float64(k)-corr))
+	} else if corr == math.Trunc(corr) && math.Abs(corr) < 2 {
+		v = d.div(ss, n.AddConst(-int64(corr))) // a size (>= 2) less 0, 1 (or plus 1) is positive
+	} else {
+		v = d.div(ss, math.Max(0, float64(n.Specialize("var's correction"))-corr))
+	}
 	mean = mk
 	if !keepdim {
 		mean = d.squeeze(mk, dims...)
@@ -218,7 +242,7 @@ func dLogsumexp(c *ctx) (any, error) {
 	xc := d.convert(x, opmath(out))
 	m := d.reduce("amax", xc, dims, true)
 	m = d.where(d.un("isinf", m), zero(m), m)
-	s := d.reduce("sum", d.un("exp", d.sub(xc, d.expand(m, metaOf(xc).Shape))), dims, keep)
+	s := d.reduce("sum", d.un("exp", d.sub(xc, d.expand(m, sizesOf(xc)))), dims, keep)
 	if !keep {
 		m = d.squeeze(m, dims...)
 	}
@@ -331,7 +355,7 @@ func dSoftmax(log bool) decompFn {
 			dims = nil
 		}
 		xc := d.convert(d.convert(x, out), opmath(out))
-		shape := metaOf(xc).Shape
+		shape := sizesOf(xc)
 		m := d.reduceKeep("amax", xc, dims)
 		shifted := d.sub(xc, d.expand(m, shape))
 		e := d.un("exp", shifted)

@@ -11,7 +11,7 @@ import (
 func dView(c *ctx) (any, error) {
 	d := c.d
 	x := c.selfNode()
-	shape := c.outMeta().Shape
+	shape := c.outMeta().SymSizes()
 	if !viewable(x, shape) {
 		return nil, d.unsupportedf("view of %s as %v, which this graph's layout of it does not allow", metaOf(x), shape)
 	}
@@ -20,7 +20,7 @@ func dView(c *ctx) (any, error) {
 
 // dReshape is reshape / reshape_as / flatten: a view when possible, else clone + view.
 func dReshape(c *ctx) (any, error) {
-	return c.d.reshape(c.selfNode(), c.outMeta().Shape), nil
+	return c.d.reshape(c.selfNode(), c.outMeta().SymSizes()), nil
 }
 
 func dSqueeze(c *ctx) (any, error) {
@@ -108,7 +108,7 @@ func dMovedim(c *ctx) (any, error) {
 
 // dExpand is expand / expand_as / broadcast_to.
 func dExpand(c *ctx) (any, error) {
-	return c.d.expand(c.selfNode(), c.outMeta().Shape), nil
+	return c.d.expand(c.selfNode(), c.outMeta().SymSizes()), nil
 }
 
 func dBroadcastTensors(c *ctx) (any, error) {
@@ -131,7 +131,7 @@ func dBroadcastTensors(c *ctx) (any, error) {
 func dContiguous(c *ctx) (any, error) {
 	x := c.selfNode()
 	m, want := metaOf(x), c.outMeta()
-	if equalInts(m.Strides, want.Strides) && m.Offset == want.Offset {
+	if sameSyms(m.SymStrides(), want.SymStrides()) && m.SymOffset().Equal(want.SymOffset()) {
 		return x, nil
 	}
 	return c.d.prim("clone", x), nil
@@ -139,22 +139,22 @@ func dContiguous(c *ctx) (any, error) {
 
 func dNarrow(c *ctx) (any, error) {
 	x := c.selfNode()
-	shape := metaOf(x).Shape
+	shape := sizesOf(x)
 	dim := wrap(c.int("dim"), len(shape))
-	start := c.int("start")
-	if start < 0 {
-		start += shape[dim]
+	start := c.a.SymInt("start")
+	if k, cst := start.IsConst(); cst && k < 0 {
+		start = start.Add(shape[dim])
 	}
-	return c.d.slice(x, dim, start, start+c.int("length"), 1), nil
+	return c.d.slice(x, dim, start, start.Add(c.a.SymInt("length")), 1), nil
 }
 
 func dSelect(c *ctx) (any, error) {
 	x := c.selfNode()
-	shape := metaOf(x).Shape
+	shape := sizesOf(x)
 	dim := wrap(c.int("dim"), len(shape))
-	i := c.int("index")
-	if i < 0 {
-		i += shape[dim]
+	i := c.a.SymInt("index")
+	if k, cst := i.IsConst(); cst && k < 0 {
+		i = i.Add(shape[dim])
 	}
 	return c.d.selectDim(x, dim, i), nil
 }
@@ -167,11 +167,11 @@ func dSplit(c *ctx) (any, error) {
 	dim := wrap(c.int("dim"), len(shape))
 	metas := c.outMetas()
 	out := make([]any, len(metas))
-	off := int64(0)
+	off := primtorch.SymConst(0)
 	for i, m := range metas {
-		n := m.Shape[dim]
-		out[i] = d.slice(x, dim, off, off+n, 1)
-		off += n
+		n := m.SymSizes()[dim]
+		out[i] = d.slice(x, dim, off, off.Add(n), 1)
+		off = off.Add(n)
 	}
 	return out, nil
 }
@@ -202,11 +202,11 @@ func dAsStridedLike(c *ctx) (any, error) {
 
 func dAsStrided(c *ctx) (any, error) {
 	x := c.selfNode()
-	off := metaOf(x).Offset
-	if o, ok := c.optInt("storage_offset"); ok {
-		off = o
+	off := metaOf(x).SymOffset()
+	if c.a.Get("storage_offset") != nil {
+		off = c.a.SymInt("storage_offset")
 	}
-	return c.d.prim("as_strided", x, c.ints("size"), c.ints("stride"), off), nil
+	return c.d.prim("as_strided", x, c.a.SymInts("size"), c.a.SymInts("stride"), off), nil
 }
 
 // dDetach is a view of its input (a new tensor that does not require grad).

@@ -3,7 +3,6 @@ package decomp
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
@@ -127,6 +126,10 @@ func (d *decomposer) run() error {
 		switch n.Op {
 		case fxgraph.Placeholder, fxgraph.GetAttr:
 			c := copies[n]
+			if s, ok := n.Meta.(primtorch.SymInt); ok && n.Op == fxgraph.Placeholder {
+				d.env[n] = s // a size input: its uses read the symbol
+				continue
+			}
 			if c.TensorMeta() == nil {
 				return d.unsupportedf("input %s is not a tensor (meta %v)", n.Name, n.Meta)
 			}
@@ -206,6 +209,11 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 	if fn == nil || d.opts.Fallback[c.op.ID] || c.outsideCore() {
 		return d.fallback(n, c.op, c)
 	}
+	symbolic := c.a.HasSymbols() || primtorch.HasSymbols(c.out)
+	if symbolic && !symbolicDecomp(c.op) {
+		c.specializeCall()
+		symbolic = false
+	}
 	var res any
 	if r := d.emptyResult(c); r != nil {
 		res = r
@@ -217,6 +225,9 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 	}
 	if err != nil {
 		return err
+	}
+	if symbolic {
+		d.checkSymbolicResult(c, res)
 	}
 	return d.bindResult(c, res)
 }
@@ -239,7 +250,7 @@ func (d *decomposer) emptyResult(c *ctx) val {
 		if !ok {
 			continue
 		}
-		if x.DType == m.DType && slices.Equal(x.Shape, m.Shape) {
+		if x.DType == m.DType && len(x.Shape) == len(m.Shape) && primtorch.SymShapesEqual(x.SymSizes(), m.SymSizes()) {
 			return d.prim("clone", c.in(p.Canon))
 		}
 		empty = empty || x.Numel() == 0
@@ -247,7 +258,7 @@ func (d *decomposer) emptyResult(c *ctx) val {
 	if d.rg || !empty {
 		return nil // (an argument's current value decides: a stale result meta never does)
 	}
-	return d.full(m.Shape, 0, m.DType)
+	return d.full(m.SymSizes(), 0, m.DType)
 }
 
 func resultRequiresGrad(m any) bool {
@@ -338,7 +349,7 @@ func (c *ctx) freshView(r *fxgraph.Node) *fxgraph.Node {
 	if !ok || c.d.read(c.stateOf(m)) != r {
 		return r
 	}
-	return c.d.prim("view", r, append([]int64{}, metaOf(r).Shape...))
+	return c.d.prim("view", r, sizesOf(r))
 }
 
 // fixLayout gives a freshly computed result the layout torch gives it (want's strides) when
@@ -355,7 +366,16 @@ func (d *decomposer) fixLayout(r *fxgraph.Node, want *primtorch.TensorMeta) {
 	if r.Target == "operator.getitem" || r.Target == "prims.fallback" || r.Target == "prims.copy_" || d.usedLater(r) {
 		return
 	}
-	m.Strides = append([]int64{}, want.Strides...)
+	setStrides(m, want)
+}
+
+// setStrides gives m want's strides (m has want's sizes), symbolic ones included.
+func setStrides(m, want *primtorch.TensorMeta) {
+	if m.Sym == nil && want.Sym == nil {
+		m.Strides = append([]int64{}, want.Strides...)
+		return
+	}
+	m.SetSymLayout(m.SymSizes(), want.SymStrides(), m.SymOffset())
 }
 
 // usedLater reports whether a node after r reads it (its meta was computed from r's layout).

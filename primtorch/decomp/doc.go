@@ -76,6 +76,17 @@
 // decomposition's value would be (a view of) an input without aliasing it in eager, Decompose
 // inserts a prims.clone.
 //
+// # Symbolic sizes (symbolic.go)
+//
+// A graph with size symbols (g.Shapes, symbolic metas) decomposes into a prims graph with
+// symbolic metas and the same g.Shapes: the decompositions listed in symbolicDecompFns read sizes
+// as SymInts and the builders emit them as sym(...) constants (a mean over a symbolic dim
+// divides by sym("s0")). Any other decomposition reads concrete sizes: its call is specialised
+// first (each symbol it mentions guarded equal to its hint), so no hint reaches the graph
+// without a guard; checkSymbolicResult catches a listed decomposition that would. The property
+// test (symbolic_test.go) checks, for every recorded case, that the symbolic prims graph
+// evaluated at other sizes allowed by the guards is the static decomposition at those sizes.
+//
 // # Invariants
 //
 //   - Every torch-level op has an entry in decomps or a reviewed reason in fallbackOps

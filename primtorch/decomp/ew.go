@@ -51,25 +51,22 @@ func ewDTypes(p primtorch.Promotion, xs ...val) ewTypes {
 }
 
 // broadcastShape is the broadcast shape of the tensor operands.
-func broadcastShape(xs ...val) []int64 {
-	var shapes [][]int64
+func broadcastShape(xs ...val) []sym {
+	var shapes [][]sym
 	for _, x := range xs {
 		if m := metaOf(x); m != nil {
-			shapes = append(shapes, m.Shape)
+			shapes = append(shapes, m.SymSizes())
 		}
 	}
-	s, err := primtorch.BroadcastShapes(shapes...)
+	s, err := primtorch.SymBroadcastShapes(shapes...)
 	if err != nil {
 		bug("operands do not broadcast: %v", err)
-	}
-	if s == nil {
-		s = []int64{}
 	}
 	return s
 }
 
 // prepare converts operands to dt and expands tensors to shape.
-func (d *decomposer) prepare(dt primtorch.DType, shape []int64, xs []val) []val {
+func (d *decomposer) prepare(dt primtorch.DType, shape []sym, xs []val) []val {
 	out := make([]val, len(xs))
 	for i, x := range xs {
 		if x == nil {
@@ -115,7 +112,7 @@ func (d *decomposer) div(x, y val) val { return d.bin("div", x, y) }
 func (d *decomposer) where(cond, x, y val) val {
 	if metaOf(x) == nil && metaOf(y) == nil {
 		m := metaOf(cond)
-		x = d.full(m.Shape, x, primtorch.ResultType(x, y))
+		x = d.full(m.SymSizes(), x, primtorch.ResultType(x, y))
 		y = scalarAs(y, metaOf(x).DType)
 	}
 	return d.prim("where", cond, x, y)

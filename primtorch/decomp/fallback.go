@@ -46,6 +46,9 @@ func (d *decomposer) fallback(n *fxgraph.Node, op *primtorch.Op, c *ctx) error {
 	var err error
 	mapped := func(a fxgraph.Arg, first bool) fxgraph.Arg {
 		return fxgraph.MapArg(a, func(m *fxgraph.Node) fxgraph.Arg {
+			if sv, ok := d.env[m].(primtorch.SymInt); ok {
+				return fxgraph.Const{V: sv}
+			}
 			s, ok := d.env[m].(*tstate)
 			if !ok {
 				err = d.unsupportedf("a fallback argument %s is not a tensor", m.Name)

@@ -137,14 +137,14 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 			if _, err := primtorch.BroadcastShapes(vm.Shape, want.Shape); err != nil || len(vm.Shape) > len(want.Shape) {
 				return d.unsupportedf("writes a %s value into a %s tensor", vm, want)
 			}
-			v = d.expand(v, want.Shape).(*fxgraph.Node)
+			v = d.expand(v, want.SymSizes()).(*fxgraph.Node)
 		}
 	}
 	if vm := v.TensorMeta(); !equalInts(vm.Strides, want.Strides) && equalInts(vm.Shape, want.Shape) &&
 		want.Offset == 0 && want.IsNonOverlappingAndDense() {
 		// In-place ops keep the tensor's layout.
 		v = d.prim("clone", v)
-		v.TensorMeta().Strides = append([]int64{}, want.Strides...)
+		setStrides(v.TensorMeta(), want)
 	}
 	if s.base == nil {
 		s.cur = v
@@ -165,7 +165,7 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 		equalInts(om.Shape, nm.Shape) && om.Offset == 0 && om.IsNonOverlappingAndDense() {
 		// a write through a view keeps the base's layout too
 		nb = d.prim("clone", nb)
-		nb.TensorMeta().Strides = append([]int64{}, om.Strides...)
+		setStrides(nb.TensorMeta(), om)
 	}
 	b.cur = nb
 	b.version++
@@ -247,32 +247,32 @@ func (d *decomposer) scatterBack(base *fxgraph.Node, chain []*fxgraph.Node, v *f
 	if len(bm.Shape) == 0 {
 		return d.reshape(v, nil), nil
 	}
-	pos := d.positions(bm.Shape)
+	pos := d.positions(bm.SymSizes())
 	return d.indexPutAt(base, d.replay(pos, chain), v, false), nil
 }
 
 // positions is an int64 tensor of shape holding each element's row-major position.
-func (d *decomposer) positions(shape []int64) *fxgraph.Node {
-	n := primtorch.NewContiguous(primtorch.Int64, shape, primtorch.CPU).Numel()
+func (d *decomposer) positions(shape []sym) *fxgraph.Node {
+	n := prodSyms(shape)
 	return d.view(d.prim("iota", n, int64(0), int64(1), primtorch.Int64), shape).(*fxgraph.Node)
 }
 
 // indexPutAt writes values into base at the row-major positions pos (an int64 tensor of
 // values' shape) with prims.index_put.
 func (d *decomposer) indexPutAt(base, pos *fxgraph.Node, values val, accumulate bool) *fxgraph.Node {
-	shape := base.TensorMeta().Shape
+	shape := base.TensorMeta().SymSizes()
 	idx := make([]any, len(shape))
-	stride := int64(1)
+	stride := primtorch.SymConst(1)
 	for k := len(shape) - 1; k >= 0; k-- {
 		var t val = pos
-		if stride != 1 {
-			t = d.prim("floordiv", t, stride)
+		if s, c := stride.IsConst(); !c || s != 1 {
+			t = d.prim("floordiv", t, symNumber(stride))
 		}
 		if k > 0 {
-			t = d.prim("remainder", t, shape[k])
+			t = d.prim("remainder", t, symNumber(shape[k]))
 		}
 		idx[k] = t
-		stride *= shape[k]
+		stride = stride.Mul(shape[k])
 	}
 	return d.prim("index_put", base, idx, values, accumulate)
 }

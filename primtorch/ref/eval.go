@@ -91,6 +91,9 @@ func (c *evalCtx) value(r *runner, a fxgraph.Arg) (primtorch.Value, error) {
 		c.tensors[m] = t
 		return m, nil
 	case fxgraph.Const:
+		if s, ok := a.V.(primtorch.SymInt); ok {
+			return s.Eval(r.syms), nil
+		}
 		return a.V, nil
 	case fxgraph.List:
 		out := make([]primtorch.Value, len(a.Elems))

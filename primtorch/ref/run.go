@@ -15,8 +15,20 @@ import (
 // tensor it names, as the compiled graph's epilogue would. Each node's result is checked
 // against its meta: dtype and shape always, strides and storage offset for views; results of
 // other ops are laid out as their meta says when that layout is dense, else contiguously.
+//
+// A graph with size symbols (g.Shapes) runs at the sizes of its inputs: each symbol takes the
+// size of the first input dim that carries it (fxgraph.SymbolBindings; a specialised symbol its
+// hint), and sym(...) constants and symbolic metas are evaluated there.
 func Run(g *fxgraph.Graph, inputs []*Tensor, attrs map[string]*Tensor) (out []*Tensor, err error) {
 	r := &runner{env: map[*fxgraph.Node]any{}}
+	if g.Shapes != nil && g.Shapes.NumSymbols() > 0 {
+		r.syms = g.Shapes.Hints()
+		for id, b := range fxgraph.SymbolBindings(g) {
+			if b.Input >= 0 && b.Dim >= 0 && b.Input < len(inputs) && inputs[b.Input] != nil && b.Dim < len(inputs[b.Input].Shape) {
+				r.syms[id] = inputs[b.Input].Shape[b.Dim]
+			}
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("ref: ptgo BUG: panic while evaluating %s: %v", r.where(), p)
@@ -30,7 +42,7 @@ func Run(g *fxgraph.Graph, inputs []*Tensor, attrs map[string]*Tensor) (out []*T
 			if k >= len(inputs) {
 				return nil, fmt.Errorf("ref: graph %s has more placeholders than the %d inputs given; pass one tensor per placeholder", g.Name, len(inputs))
 			}
-			if err := checkInput(n, inputs[k]); err != nil {
+			if err := checkInput(n, inputs[k], r.syms); err != nil {
 				return nil, err
 			}
 			r.env[n] = inputs[k]
@@ -40,7 +52,7 @@ func Run(g *fxgraph.Graph, inputs []*Tensor, attrs map[string]*Tensor) (out []*T
 			if !ok {
 				return nil, fmt.Errorf("ref: no tensor for get_attr[%s] (node %s); pass it in attrs", n.Target, n.Name)
 			}
-			if err := checkInput(n, t); err != nil {
+			if err := checkInput(n, t, r.syms); err != nil {
 				return nil, err
 			}
 			r.env[n] = t
@@ -65,7 +77,7 @@ func Run(g *fxgraph.Graph, inputs []*Tensor, attrs map[string]*Tensor) (out []*T
 }
 
 // checkInput checks an input tensor against its placeholder's meta (dtype and shape).
-func checkInput(n *fxgraph.Node, t *Tensor) error {
+func checkInput(n *fxgraph.Node, t *Tensor, syms []int64) error {
 	if t == nil {
 		return fmt.Errorf("ref: input for %s is nil", n.Name)
 	}
@@ -73,6 +85,7 @@ func checkInput(n *fxgraph.Node, t *Tensor) error {
 	if m == nil {
 		return fmt.Errorf("ref: %s has meta %v; ref runs tensor inputs only", n.Name, n.Meta)
 	}
+	m = evalMeta(m, syms)
 	if m.DType != t.DType || !equalInts(m.Shape, t.Shape) {
 		return fmt.Errorf("ref: input %s is %s but the graph expects %s", n.Name, t.Meta(), m)
 	}
@@ -80,8 +93,24 @@ func checkInput(n *fxgraph.Node, t *Tensor) error {
 }
 
 type runner struct {
-	env map[*fxgraph.Node]any
-	cur *fxgraph.Node
+	env  map[*fxgraph.Node]any
+	cur  *fxgraph.Node
+	syms []int64 // the size symbols' values (a symbolic graph)
+}
+
+// evalMeta is a symbolic meta at the symbols' values (a static meta itself).
+func evalMeta(m *primtorch.TensorMeta, syms []int64) *primtorch.TensorMeta {
+	if m == nil || m.Sym == nil {
+		return m
+	}
+	c := m.Clone()
+	c.Sym = nil
+	for i := range c.Shape {
+		c.Shape[i] = m.Sym.Sizes[i].Eval(syms)
+		c.Strides[i] = m.Sym.Strides[i].Eval(syms)
+	}
+	c.Offset = m.Sym.Offset.Eval(syms)
+	return c
 }
 
 func (r *runner) where() string {
@@ -182,7 +211,7 @@ func (r *runner) call(n *fxgraph.Node) (any, error) {
 		return nil, fmt.Errorf("ref: node %s: %w", n.Name, err)
 	}
 	c.meta, _ = meta.(*primtorch.TensorMeta)
-	if nm := n.TensorMeta(); nm != nil && c.meta != nil {
+	if nm := evalMeta(n.TensorMeta(), r.syms); nm != nil && c.meta != nil {
 		if nm.DType != c.meta.DType || !equalInts(nm.Shape, c.meta.Shape) {
 			return nil, fmt.Errorf("ref: node %s has meta %s but %s computes %s", n.Name, nm, n.Target, c.meta)
 		}
