@@ -1146,11 +1146,16 @@ func (g *codeGen) rebuildSym(s primtorch.SymInt) error {
 			if err := g.loadSource(src.src); err != nil {
 				return err
 			}
-			if src.dim >= 0 {
+			switch {
+			case src.dim >= 0:
 				g.emit(LOAD_METHOD, g.nameIndex("size"))
 				g.loadConst(g.api.NewInt(int64(src.dim)))
 				g.emit(PRECALL, 1)
 				g.emit(CALL, 1)
+			case src.dim == offsetDim:
+				g.emit(LOAD_METHOD, g.nameIndex("storage_offset"))
+				g.emit(PRECALL, 0)
+				g.emit(CALL, 0)
 			}
 			g.emit(BINARY_OP, nbMultiply)
 		}

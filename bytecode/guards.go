@@ -331,8 +331,11 @@ func symNames(s primtorch.SymInt, sources []symSource) string {
 	text := s.String()
 	for id := len(sources) - 1; id >= 0; id-- {
 		name := sources[id].src.Name()
-		if sources[id].dim >= 0 {
-			name = fmt.Sprintf("%s.size(%d)", name, sources[id].dim)
+		switch d := sources[id].dim; {
+		case d >= 0:
+			name = fmt.Sprintf("%s.size(%d)", name, d)
+		case d == offsetDim:
+			name += ".storage_offset()"
 		}
 		text = strings.ReplaceAll(text, "s"+strconv.Itoa(id), name)
 	}
@@ -363,10 +366,18 @@ func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType
 				vec[len(m.Shape)+i] = -1
 			}
 		}
+		if _, ok := m.Sym.Offset.IsConst(); !ok {
+			vec[2*len(m.Shape)] = -1
+		}
 	}
 	off := ""
 	if m.Offset != 0 {
 		off = fmt.Sprintf(", storage_offset=%d", m.Offset)
+	}
+	if m.Sym != nil {
+		if _, ok := m.Sym.Offset.IsConst(); !ok {
+			off = ", storage_offset=" + m.Sym.Offset.String()
+		}
 	}
 	desc := fmt.Sprintf("%s matches Tensor(dtype=%s, size=%s, stride=%s%s, device=%s, requires_grad=%s)",
 		s.Name(), m.DType.TorchName(), symTuple(m, m.Shape, false), symTuple(m, m.Strides, true), off, m.Device, pyBool(m.RequiresGrad))

@@ -148,8 +148,14 @@ const (
 // the last compile and the dimensions already made symbolic.
 type dimHistory struct {
 	sizes   []int64
-	dynamic map[int]bool
+	dynamic map[int]bool // by dim; offsetDim for the storage offset
+	offset  int64
+	seen    bool
 }
+
+// offsetDim is the pseudo-dim of a tensor's storage offset in dynamic-dims maps and symbol
+// sources (a batch sliced from a bigger tensor, data[i:i+16], has an offset that changes).
+const offsetDim = -2
 
 // maxDimHistory bounds the sources remembered per code object, maxCodeHistory the code objects.
 const (
@@ -245,21 +251,34 @@ func (t *Tracer) dynamicDims(src Source, m *primtorch.TensorMeta, marked, static
 			out[d] = true
 		}
 	}
+	// the storage offset: symbolic once it changed (or with dynamic=True) and while it is ≥ 2
+	wantOff := mode == DynamicAll
+	if h != nil && mode == DynamicAuto {
+		if h.dynamic[offsetDim] || (h.seen && h.offset != m.Offset) {
+			if !h.dynamic[offsetDim] {
+				logs.Printf(logs.Dynamic, "%s: the storage offset of %s became dynamic: it changed from %d to %d since the last compile",
+					t.rootCode.code.QualName, readableName(src), h.offset, m.Offset)
+			}
+			wantOff = true
+			h.dynamic[offsetDim] = true
+		}
+	}
+	if wantOff && m.Offset >= 2 && !refused {
+		out[offsetDim] = true
+	}
 	if h != nil {
 		h.sizes = append([]int64(nil), m.Shape...)
+		h.offset, h.seen = m.Offset, true
 	}
 	if len(out) > 0 && !denseRowMajor(m) {
-		logs.Printf(logs.Dynamic, "%s: %s stays static: dynamic sizes need a contiguous input with storage offset 0 (strides %v, offset %d)",
-			t.rootCode.code.QualName, readableName(src), m.Strides, m.Offset)
+		logs.Printf(logs.Dynamic, "%s: %s stays static: dynamic sizes need a row-major contiguous input (strides %v)",
+			t.rootCode.code.QualName, readableName(src), m.Strides)
 		return map[int]bool{}
 	}
 	return out
 }
 
 func denseRowMajor(m *primtorch.TensorMeta) bool {
-	if m.Offset != 0 {
-		return false
-	}
 	want := primtorch.ContiguousStrides(m.Shape)
 	for i := range want {
 		if m.Strides[i] != want[i] {
@@ -344,6 +363,14 @@ func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]b
 		return func() {}
 	}
 	t.ensureShapes()
+	offset := primtorch.SymConst(m.Offset)
+	if dyn[offsetDim] {
+		offset = t.shapes.NewSymbol(m.Offset, fmt.Sprintf("%s.storage_offset()", src.Name()))
+		id, _, _, _ := offset.Linear()
+		t.symSources = append(t.symSources, symSource{src: src, dim: offsetDim})
+		t.shapes.AddGuard(primtorch.SymGuard{Left: offset, Right: primtorch.SymConst(2), Rel: primtorch.RelGe, Why: "a dynamic storage offset"})
+		logs.Printf(logs.Dynamic, "%s: s%d = %s.storage_offset() (%d in this call)", t.rootCode.code.QualName, id, readableName(src), m.Offset)
+	}
 	sizes := make([]primtorch.SymInt, m.Dim())
 	for d, s := range m.Shape {
 		if !dyn[d] {
@@ -364,7 +391,7 @@ func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]b
 		}
 		sizes[d] = sym
 	}
-	m.SetSymLayout(sizes, primtorch.SymContiguousStrides(sizes), primtorch.SymConst(0))
+	m.SetSymLayout(sizes, primtorch.SymContiguousStrides(sizes), offset)
 	return func() {
 		for _, f := range equal {
 			f()

@@ -42,7 +42,8 @@ import (
 //
 //	A graph with size symbols (dynamic shapes) has "symbols": [SYM, ...] after "name", one per
 //	symbol s0, s1, ... in order: SYM = {"input": 0, "dim": 1, "hint": 8}, the placeholder (by
-//	position) and dim whose size the symbol is, or "input": -1 for a symbol the trace
+//	position) and dim whose size the symbol is ("dim": -1: the placeholder is an int; -2: the
+//	symbol is the tensor's storage offset), or "input": -1 for a symbol the trace
 //	specialised (its value is always the hint). Tensor metas give the sizes at the hints. Only
 //	the encoder writes symbols: Go never reads a symbolic graph back from JSON.
 //

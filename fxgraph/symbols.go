@@ -7,11 +7,15 @@ import (
 )
 
 // SymbolBinding says where the runtime reads a size symbol: dim Dim of placeholder Input's
-// tensor, or (Dim < 0) placeholder Input itself, an int argument.
+// tensor, or (Dim == -1) placeholder Input itself, an int argument, or (Dim == OffsetDim) the
+// storage offset of placeholder Input's tensor.
 type SymbolBinding struct {
 	Input int // index among the graph's placeholders
 	Dim   int
 }
+
+// OffsetDim is SymbolBinding.Dim for a symbol that is a tensor's storage offset.
+const OffsetDim = -2
 
 // SymbolBindings finds, for each of g.Shapes' symbols, the first placeholder that carries it
 // bare: a tensor dim whose size is exactly the symbol, or an int placeholder whose meta is the
@@ -37,6 +41,7 @@ func SymbolBindings(g *Graph) []SymbolBinding {
 				for d, s := range m.Sym.Sizes {
 					set(s, i, d)
 				}
+				set(m.Sym.Offset, i, OffsetDim)
 			}
 		case primtorch.SymInt:
 			set(m, i, -1)

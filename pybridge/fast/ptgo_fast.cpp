@@ -71,7 +71,8 @@ int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec
     if (strides[i] != (vec[ndim + i] < 0 ? row : vec[ndim + i])) return 0;
     row *= sizes[i] > 1 ? sizes[i] : 1;
   }
-  return t.storage_offset() == vec[2 * ndim] ? 1 : 0;
+  // an offset -1 is a dynamic storage offset (its symbol's guards check it)
+  return vec[2 * ndim] < 0 || t.storage_offset() == vec[2 * ndim] ? 1 : 0;
 }
 
 int tensor_meta(PyObject* obj, ptgo_tensor_meta* m) noexcept {

@@ -130,7 +130,8 @@ enum ptgo_guard_op {
     PTGO_G_LEN,          /* len(r[src]) == i (tuple, list, dict: their own storage) */
     PTGO_G_TENSOR,       /* tensor check: type obj, dtype/device/requires_grad in i, sizes+strides in vec
                           * (then the storage offset); a size -1 is any size >= 2 (a dynamic dim), a
-                          * stride -1 the row-major stride of the actual sizes */
+                          * stride -1 the row-major stride of the actual sizes, an offset -1 any
+                          * offset (a dynamic one, checked by its PTGO_G_SYM guard) */
     PTGO_G_DICT_KEYS,    /* r[src] is a dict whose keys equal the tuple obj, in order (its own storage) */
     PTGO_G_CALL_BOOL,    /* bool(obj()) == i: global state such as torch.is_grad_enabled */
     PTGO_G_NOT_ID,       /* r[src] is not obj */
@@ -141,7 +142,8 @@ enum ptgo_guard_op {
     PTGO_G_CALL,         /* r[dst] = obj() (global state such as torch.get_default_dtype()) */
     PTGO_G_SYM,          /* a relation of size symbols: vec = [rel (0 ==, 1 !=, 2 >=, 3 >), c, nterms,
                           * per term: coef, nfactors, per factor: register, dim]; the polynomial
-                          * c + sum(coef * prod(size of dim of r[register])) rel 0 */
+                          * c + sum(coef * prod(size of dim of r[register])) rel 0, where dim -1
+                          * is the int in the register and dim -2 the tensor's storage offset */
 };
 
 typedef struct {

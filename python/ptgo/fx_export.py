@@ -176,8 +176,10 @@ class _Symbols:
             value = s["hint"]  # specialised by the trace (guarded equal to its hint)
         else:
             ph = [n for n in self.graph.nodes if n.op == "placeholder"][s["input"]]
-            if s["dim"] < 0:
-                value = ph
+            if s["dim"] == -1:
+                value = ph  # an int input
+            elif s["dim"] == -2:
+                value = self.graph.create_node("call_method", "storage_offset", (ph,), name=f"sym_offset_s{sid}")
             else:
                 value = self.graph.create_node("call_method", "size", (ph, s["dim"]), name=f"sym_size_s{sid}")
         self.nodes[sid] = value
