@@ -692,7 +692,8 @@ func metaUnbind(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Value, self.Shape[d])
+	// the number of results is the dim's size: a symbolic one is specialised (only that one)
+	out := make([]Value, self.SymSizes()[d].Specialize("unbind over a dim"))
 	for i := range out {
 		m, err := selectMeta(self, int64(d), int64(i))
 		if err != nil {

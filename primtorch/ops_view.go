@@ -27,7 +27,7 @@ var viewDefs = []*def{
 		py("torch.split", "split(Tensor tensor:self, Any split_size_or_sections:split_size, int dim=0) -> Tensor[]").
 		py("@split_with_sizes", "split_with_sizes(Tensor self, Any split_sizes:split_size, int dim=0) -> Tensor[]").with(fSymbolic),
 	row(OpChunk, KindView, PromoteNone, "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", "@chunk", metaChunk).with(fSymbolic),
-	row(OpUnbind, KindView, PromoteNone, "unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", "@unbind", metaUnbind),
+	row(OpUnbind, KindView, PromoteNone, "unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", "@unbind", metaUnbind).with(fSymbolic),
 	row(OpUnfold, KindView, PromoteNone, "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", "Tensor.unfold", metaUnfold),
 	row(OpAsStrided, KindView, PromoteNone, "as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)", "@as_strided", metaAsStrided).with(fSymbolic),
 	row(OpDiagonal, KindView, PromoteNone, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", "@diagonal", metaDiagonal),
