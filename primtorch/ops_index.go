@@ -6,13 +6,13 @@ var indexDefs = []*def{
 		with(fMayAlias).notes("bool-mask and 0-dim tensor indices are data-dependent").with(fSymbolic),
 	row(OpSetitem, KindIndexing, PromoteNone, "setitem(Tensor(a!) self, Any index, Any value) -> ()", "operator.setitem Tensor.__setitem__", metaSetitem).
 		notes("a bool-mask index with a multi-element value is data-dependent").with(fSymbolic),
-	row(OpGather, KindIndexing, PromoteNone, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", "@gather", metaGather).raises(indexedByTensor).with(fOut).with(fSymbolic),
+	row(OpGather, KindIndexing, PromoteNone, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", "@gather", metaGather).raises(indexedByTensor).with(fOut | fSymbolic),
 	row(OpScatter, KindIndexing, PromoteNone, "scatter.src(Tensor self, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", "@scatter", metaScatter).raises(indexedByTensor).with(fNoOverlap).
 		alt("scatter.value(Tensor self, int dim, Tensor index, Scalar value:src, *, str? reduce=None) -> Tensor").
 		inplace(OpScatterInplace, "Tensor.scatter_").with(fSymbolic),
 	row(OpScatterAdd, KindIndexing, PromoteNone, "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", "@scatter_add", metaScatter).raises(indexedByTensor).with(fNoOverlap).
 		inplace(OpScatterAddInplace, "Tensor.scatter_add_").with(fSymbolic),
-	row(OpIndexSelect, KindIndexing, PromoteNone, "index_select(Tensor self, int dim, Tensor index) -> Tensor", "@index_select", metaIndexSelect).raises(indexedByTensor).with(fOut).with(fSymbolic),
+	row(OpIndexSelect, KindIndexing, PromoteNone, "index_select(Tensor self, int dim, Tensor index) -> Tensor", "@index_select", metaIndexSelect).raises(indexedByTensor).with(fOut | fSymbolic),
 	row(OpIndexAdd, KindIndexing, PromoteNone, "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", "@index_add", metaIndexAdd).raises(indexedByTensor).with(fNoOverlap).
 		inplace(OpIndexAddInplace, "Tensor.index_add_"),
 	row(OpTakeAlongDim, KindIndexing, PromoteNone, "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", "@take_along_dim", metaTakeAlongDim).raises(indexedByTensor),
