@@ -13,12 +13,12 @@ var factoryDefs = []*def{
 	row(OpRandn, KindFactory, PromoteNone, "randn(int[] size, *, Generator? generator=None, "+factoryKw+") -> Tensor", "torch.randn", metaFactory).with(fOut | fNonDiff | fRandom | fSymbolic),
 	row(OpRandint, KindFactory, PromoteNone, "randint.low(int low, int high, int[] size, *, Generator? generator=None, "+factoryKw+") -> Tensor", "torch.randint", metaFactory).
 		alt("randint(int high, int[] size, *, Generator? generator=None, " + factoryKw + ") -> Tensor").with(fOut | fNonDiff | fRandom | fSymbolic),
-	row(OpRandperm, KindFactory, PromoteNone, "randperm(int n, *, Generator? generator=None, "+factoryKw+") -> Tensor", "torch.randperm", metaRandperm).with(fOut | fNonDiff | fRandom),
+	row(OpRandperm, KindFactory, PromoteNone, "randperm(int n, *, Generator? generator=None, "+factoryKw+") -> Tensor", "torch.randperm", metaRandperm).with(fOut | fNonDiff | fRandom | fSymbolic),
 	row(OpArange, KindFactory, PromoteNone, "arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "+factoryKw+") -> Tensor", "torch.arange", metaArange).
 		alt("arange(Scalar end, *, " + factoryKw + ") -> Tensor").with(fOut | fNonDiff | fSymbolic),
-	row(OpLinspace, KindFactory, PromoteNone, "linspace(Scalar start, Scalar end, int steps, *, "+factoryKw+") -> Tensor", "torch.linspace", metaLinspace).with(fOut | fNonDiff),
-	row(OpLogspace, KindFactory, PromoteNone, "logspace(Scalar start, Scalar end, int steps, float base=10.0, *, "+factoryKw+") -> Tensor", "torch.logspace", metaLinspace).with(fOut | fNonDiff),
-	row(OpEye, KindFactory, PromoteNone, "eye(int n, int? m=None, *, "+factoryKw+") -> Tensor", "torch.eye", metaEye).with(fOut | fNonDiff),
+	row(OpLinspace, KindFactory, PromoteNone, "linspace(Scalar start, Scalar end, int steps, *, "+factoryKw+") -> Tensor", "torch.linspace", metaLinspace).with(fOut | fNonDiff | fSymbolic),
+	row(OpLogspace, KindFactory, PromoteNone, "logspace(Scalar start, Scalar end, int steps, float base=10.0, *, "+factoryKw+") -> Tensor", "torch.logspace", metaLinspace).with(fOut | fNonDiff | fSymbolic),
+	row(OpEye, KindFactory, PromoteNone, "eye(int n, int? m=None, *, "+factoryKw+") -> Tensor", "torch.eye", metaEye).with(fOut | fNonDiff | fSymbolic),
 	row(OpEmptyStrided, KindFactory, PromoteNone, "empty_strided(int[] size, int[] stride, *, "+factoryKw+") -> Tensor", "torch.empty_strided", metaEmptyStrided).with(fNonDiff | fSymbolic),
 	row(OpTensor, KindFactory, PromoteNone, "tensor(Any data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, bool pin_memory=False) -> Tensor", "torch.tensor", metaTensor).with(fNonDiff | fSymbolic),
 	row(OpScalarTensor, KindFactory, PromoteNone, "scalar_tensor(Scalar s, *, "+factoryKw+") -> Tensor", "torch.scalar_tensor", metaScalarTensor).with(fNonDiff | fSymbolic),
