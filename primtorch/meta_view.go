@@ -528,8 +528,8 @@ func metaSelect(a *Args) (Value, error) {
 }
 
 // symSplitSizes splits a dim of size n into pieces of split (the last may be smaller); for a
-// symbolic n the number of pieces is decided at the hints
-// and guarded (split·(num-1) < n <= split·num), the last piece is symbolic.
+// symbolic n the number of pieces is decided at the hints and guarded
+// (split·(num-1) < n <= split·num), the last piece is symbolic.
 func symSplitSizes(n, split SymInt) ([]SymInt, error) {
 	if _, c := split.IsConst(); !c {
 		split = SymConst(split.Specialize("split size"))
