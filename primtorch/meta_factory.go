@@ -188,46 +188,52 @@ func symArange(a *Args, start, end, step Value) (Value, bool, error) {
 }
 
 func metaLinspace(a *Args) (Value, error) {
-	steps := a.Int("steps")
-	if steps < 0 {
+	steps := a.SymInt("steps")
+	if k, c := steps.IsConst(); c && k < 0 {
 		return nil, runtimeErrorf("number of steps must be non-negative")
 	}
 	dt, dev, rg, err := factoryOptions(a, DefaultFloat, CPU)
 	if err != nil {
 		return nil, err
 	}
-	return &TensorMeta{DType: dt, Shape: []int64{steps}, Strides: []int64{1}, Device: dev, RequiresGrad: rg}, nil
+	out := symNewTensor(dt, []SymInt{steps}, dev)
+	out.RequiresGrad = rg
+	return out, nil
 }
 
 func metaEye(a *Args) (Value, error) {
-	n := a.Int("n")
-	m, ok := a.OptInt("m")
-	if !ok {
-		m = n
+	n := a.SymInt("n")
+	m := n
+	if a.Get("m") != nil {
+		m = a.SymInt("m")
 	}
-	if n < 0 {
-		return nil, runtimeErrorf("n must be greater or equal to 0, got %d", n)
+	if k, c := n.IsConst(); c && k < 0 {
+		return nil, runtimeErrorf("n must be greater or equal to 0, got %d", k)
 	}
-	if m < 0 {
-		return nil, runtimeErrorf("m must be greater or equal to 0, got %d", m)
+	if k, c := m.IsConst(); c && k < 0 {
+		return nil, runtimeErrorf("m must be greater or equal to 0, got %d", k)
 	}
 	dt, dev, rg, err := factoryOptions(a, DefaultFloat, CPU)
 	if err != nil {
 		return nil, err
 	}
-	return &TensorMeta{DType: dt, Shape: []int64{n, m}, Strides: ContiguousStrides([]int64{n, m}), Device: dev, RequiresGrad: rg}, nil
+	out := symNewTensor(dt, []SymInt{n, m}, dev)
+	out.RequiresGrad = rg
+	return out, nil
 }
 
 func metaRandperm(a *Args) (Value, error) {
-	n := a.Int("n")
-	if n < 0 {
-		return nil, runtimeErrorf("n must be non-negative, got%d", n)
+	n := a.SymInt("n")
+	if k, c := n.IsConst(); c && k < 0 {
+		return nil, runtimeErrorf("n must be non-negative, got%d", k)
 	}
 	dt, dev, rg, err := factoryOptions(a, Int64, CPU)
 	if err != nil {
 		return nil, err
 	}
-	return &TensorMeta{DType: dt, Shape: []int64{n}, Strides: []int64{1}, Device: dev, RequiresGrad: rg}, nil
+	out := symNewTensor(dt, []SymInt{n}, dev)
+	out.RequiresGrad = rg
+	return out, nil
 }
 
 func metaEmptyStrided(a *Args) (Value, error) {

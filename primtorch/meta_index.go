@@ -595,7 +595,7 @@ func metaTakeAlongDim(a *Args) (Value, error) {
 	}
 	d, has := a.OptInt("dim")
 	if !has {
-		return newTensor(self.DType, []int64{idx.Numel()}, deviceOf(self)), nil
+		return symNewTensor(self.DType, []SymInt{idx.SymNumel()}, deviceOf(self)), nil
 	}
 	if len(self.Shape) == 0 {
 		return nil, indexErrorf("Dimension specified as 0 but tensor has no dimensions")
@@ -607,15 +607,15 @@ func metaTakeAlongDim(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := append([]int64(nil), self.Shape...)
-	is := append([]int64(nil), idx.Shape...)
-	ss[w], is[w] = 1, 1
-	b, err := BroadcastShapes(ss, is)
+	ss, is := self.SymSizes(), idx.SymSizes()
+	iw := is[w]
+	ss[w], is[w] = SymConst(1), SymConst(1)
+	b, err := SymBroadcastShapes(ss, is)
 	if err != nil {
 		return nil, err
 	}
-	b[w] = idx.Shape[w]
-	return newTensor(self.DType, b, deviceOf(self)), nil
+	b[w] = iw
+	return symNewTensor(self.DType, b, deviceOf(self)), nil
 }
 
 // IndexItem is one element of a getitem/setitem index, as torch's indexing reads it.

@@ -268,15 +268,6 @@ func metaLinear(a *Args) (Value, error) {
 	return symNewTensor(x.DType, shape, deviceOf(x)), nil
 }
 
-// mustBroadcast is BroadcastShapes of two shapes, or a when they do not broadcast.
-func mustBroadcast(a, b []int64) []int64 {
-	s, err := BroadcastShapes(a, b)
-	if err != nil {
-		return a
-	}
-	return s
-}
-
 // transposeMeta is t(): the last two dims swapped (a 1-d tensor is its own transpose).
 func transposeMeta(m *TensorMeta) *TensorMeta {
 	sizes, strides := m.SymSizes(), m.SymStrides()

@@ -173,15 +173,6 @@ func metaPrimView(a *Args) (Value, error) {
 	return symViewOf(self, shape, st, self.SymOffset()), nil
 }
 
-func anyNegative(xs []int64) bool {
-	for _, x := range xs {
-		if x < 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // symAnyNegative: a symbolic size is never negative, a constant may be.
 func symAnyNegative(xs []SymInt) bool {
 	for _, x := range xs {

@@ -1,15 +1,6 @@
 package primtorch
 
-// reduceShape is the shape of a reduction of self over dims (nil or empty: all dims).
-func reduceShape(self *TensorMeta, dims []int64, keepdim bool) ([]int64, []bool, error) {
-	shape, mask, err := symReduceShape(self, dims, keepdim)
-	if err != nil {
-		return nil, nil, err
-	}
-	return hintsOf(shape), mask, nil
-}
-
-// symReduceShape is reduceShape with symbolic sizes.
+// symReduceShape is the shape of a reduction of self over dims (nil or empty: all dims).
 func symReduceShape(self *TensorMeta, dims []int64, keepdim bool) ([]SymInt, []bool, error) {
 	nd := len(self.Shape)
 	var mask []bool

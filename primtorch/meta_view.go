@@ -11,17 +11,9 @@ func view(m *TensorMeta, shape, strides []int64, offset int64) *TensorMeta {
 	return &TensorMeta{DType: m.DType, Shape: shape, Strides: strides, Offset: offset, Device: m.Device, RequiresGrad: m.RequiresGrad}
 }
 
-// inferSize resolves one -1 in shape for a tensor of n elements (torch's infer_size).
-func inferSize(shape []int64, n int64) ([]int64, error) {
-	out, err := symInferSize(constSyms(shape), SymConst(n))
-	if err != nil {
-		return nil, err
-	}
-	return hintsOf(out), nil
-}
-
-// symInferSize is inferSize over symbolic sizes: the inferred size is n divided by the product
-// of the others when that is an exact polynomial division; otherwise both are specialised.
+// symInferSize resolves one -1 in shape for a tensor of n elements (torch's infer_size): the
+// inferred size is n divided by the product of the others when that is an exact polynomial
+// division; otherwise both are specialised.
 func symInferSize(shape []SymInt, n SymInt) ([]SymInt, error) {
 	out := append([]SymInt(nil), shape...)
 	newsize, infer := SymConst(1), -1
@@ -66,17 +58,8 @@ func symInferSize(shape []SymInt, n SymInt) ([]SymInt, error) {
 	return out, nil
 }
 
-// computeStride is torch's computeStride: the strides viewing (oldShape, oldStride) as newShape
-// without copying, or ok=false when the view would need a copy.
-func computeStride(oldShape, oldStride, newShape []int64) ([]int64, bool) {
-	st, ok := symComputeStride(constSyms(oldShape), constSyms(oldStride), constSyms(newShape))
-	if !ok {
-		return nil, false
-	}
-	return hintsOf(st), true
-}
-
-// symComputeStride is computeStride over symbolic sizes and strides.
+// symComputeStride is torch's computeStride: the strides viewing (oldShape, oldStride) as
+// newShape without copying, or ok=false when the view would need a copy.
 func symComputeStride(oldShape, oldStride, newShape []SymInt) ([]SymInt, bool) {
 	if len(oldShape) == 0 {
 		return symOnes(len(newShape)), true
@@ -398,12 +381,7 @@ func metaMovedim(a *Args) (Value, error) {
 	return permuteMeta(self, order)
 }
 
-// expandMeta is torch's inferExpandGeometry.
-func expandMeta(self *TensorMeta, sizes []int64) (*TensorMeta, error) {
-	return symExpand(self, constSyms(sizes))
-}
-
-// symExpand is expandMeta with symbolic target sizes.
+// symExpand is torch's inferExpandGeometry.
 func symExpand(self *TensorMeta, sizes []SymInt) (*TensorMeta, error) {
 	nd, td := len(sizes), len(self.Shape)
 	if nd < td {
@@ -497,12 +475,7 @@ func metaNarrow(a *Args) (Value, error) {
 	return symCheckedNarrow(self, d, a.SymInt("start"), a.SymInt("length"))
 }
 
-// checkedNarrow is torch's narrow(dim, start, length) with its argument checks.
-func checkedNarrow(self *TensorMeta, d int, start, length int64) (*TensorMeta, error) {
-	return symCheckedNarrow(self, d, SymConst(start), SymConst(length))
-}
-
-// symCheckedNarrow is checkedNarrow with symbolic sizes and bounds.
+// symCheckedNarrow is torch's narrow(dim, start, length) with its argument checks.
 func symCheckedNarrow(self *TensorMeta, d int, start, length SymInt) (*TensorMeta, error) {
 	size := self.SymSizes()[d]
 	if !symEq(start, size) { // start == size is valid (an empty narrow), but no valid dim
@@ -554,17 +527,9 @@ func metaSelect(a *Args) (Value, error) {
 	return symSelect(selfTensor(a), a.Int("dim"), a.SymInt("index"))
 }
 
-// splitSizes splits a dim of size n into pieces of split (the last may be smaller).
-func splitSizes(n, split int64) ([]int64, error) {
-	out, err := symSplitSizes(SymConst(n), SymConst(split))
-	if err != nil {
-		return nil, err
-	}
-	return hintsOf(out), nil
-}
-
-// symSplitSizes is splitSizes for a symbolic size: the number of pieces is decided at the hints
-// and guarded (split·(num-1) < n <= split·num), the last piece is symbolic.
+// symSplitSizes splits a dim of size n into pieces of split (the last may be smaller); for a
+// symbolic n the number of pieces is decided at the hints and guarded
+// (split·(num-1) < n <= split·num), the last piece is symbolic.
 func symSplitSizes(n, split SymInt) ([]SymInt, error) {
 	if _, c := split.IsConst(); !c {
 		split = SymConst(split.Specialize("split size"))
@@ -591,10 +556,6 @@ func symSplitSizes(n, split SymInt) ([]SymInt, error) {
 	}
 	out[num-1] = n.Sub(SymConst(sp * (num - 1)))
 	return out, nil
-}
-
-func splitWithSizes(self *TensorMeta, d int, sizes []int64) []Value {
-	return symSplitWithSizes(self, d, constSyms(sizes))
 }
 
 func symSplitWithSizes(self *TensorMeta, d int, sizes []SymInt) []Value {
@@ -692,7 +653,8 @@ func metaUnbind(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Value, self.Shape[d])
+	// the number of results is the dim's size: a symbolic one is specialised (only that one)
+	out := make([]Value, self.SymSizes()[d].Specialize("unbind over a dim"))
 	for i := range out {
 		m, err := selectMeta(self, int64(d), int64(i))
 		if err != nil {

@@ -6,16 +6,16 @@ var indexDefs = []*def{
 		with(fMayAlias).notes("bool-mask and 0-dim tensor indices are data-dependent").with(fSymbolic),
 	row(OpSetitem, KindIndexing, PromoteNone, "setitem(Tensor(a!) self, Any index, Any value) -> ()", "operator.setitem Tensor.__setitem__", metaSetitem).
 		notes("a bool-mask index with a multi-element value is data-dependent").with(fSymbolic),
-	row(OpGather, KindIndexing, PromoteNone, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", "@gather", metaGather).raises(indexedByTensor).with(fOut).with(fSymbolic),
+	row(OpGather, KindIndexing, PromoteNone, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", "@gather", metaGather).raises(indexedByTensor).with(fOut | fSymbolic),
 	row(OpScatter, KindIndexing, PromoteNone, "scatter.src(Tensor self, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", "@scatter", metaScatter).raises(indexedByTensor).with(fNoOverlap).
 		alt("scatter.value(Tensor self, int dim, Tensor index, Scalar value:src, *, str? reduce=None) -> Tensor").
 		inplace(OpScatterInplace, "Tensor.scatter_").with(fSymbolic),
 	row(OpScatterAdd, KindIndexing, PromoteNone, "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", "@scatter_add", metaScatter).raises(indexedByTensor).with(fNoOverlap).
 		inplace(OpScatterAddInplace, "Tensor.scatter_add_").with(fSymbolic),
-	row(OpIndexSelect, KindIndexing, PromoteNone, "index_select(Tensor self, int dim, Tensor index) -> Tensor", "@index_select", metaIndexSelect).raises(indexedByTensor).with(fOut).with(fSymbolic),
+	row(OpIndexSelect, KindIndexing, PromoteNone, "index_select(Tensor self, int dim, Tensor index) -> Tensor", "@index_select", metaIndexSelect).raises(indexedByTensor).with(fOut | fSymbolic),
 	row(OpIndexAdd, KindIndexing, PromoteNone, "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", "@index_add", metaIndexAdd).raises(indexedByTensor).with(fNoOverlap).
 		inplace(OpIndexAddInplace, "Tensor.index_add_"),
-	row(OpTakeAlongDim, KindIndexing, PromoteNone, "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", "@take_along_dim", metaTakeAlongDim).raises(indexedByTensor),
+	row(OpTakeAlongDim, KindIndexing, PromoteNone, "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", "@take_along_dim", metaTakeAlongDim).raises(indexedByTensor).with(fSymbolic),
 	row(OpEmbedding, KindIndexing, PromoteNone, "embedding(Tensor input:indices, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", "F.embedding", metaEmbedding).raises(indexedByTensor).
 		mutates(embeddingMutates).with(fSymbolic),
 	row(OpOneHot, KindIndexing, PromoteNone, "one_hot(Tensor self, int num_classes=-1) -> Tensor", "F.one_hot nn.one_hot", metaOneHot).raises(indexedByTensor).with(fNonDiff).

@@ -2,18 +2,18 @@ package primtorch
 
 // Matrix products (external BLAS kernels).
 var linalgDefs = []*def{
-	row(OpMatmul, KindExtern, PromoteNone, "matmul(Tensor self, Tensor other) -> Tensor", "@matmul operator.matmul", metaMatmul).with(fOut).with(fSymbolic),
-	row(OpMm, KindExtern, PromoteNone, "mm(Tensor self, Tensor mat2) -> Tensor", "@mm", metaMm).with(fOut).with(fSymbolic),
-	row(OpBmm, KindExtern, PromoteNone, "bmm(Tensor self, Tensor mat2) -> Tensor", "@bmm", metaBmm).with(fOut).with(fSymbolic),
-	row(OpMv, KindExtern, PromoteNone, "mv(Tensor self, Tensor vec) -> Tensor", "@mv", metaMv).with(fOut).with(fSymbolic),
-	row(OpDot, KindExtern, PromoteNone, "dot(Tensor self, Tensor tensor) -> Tensor", "@dot @inner", metaDot).with(fOut).with(fSymbolic),
-	row(OpOuter, KindPointwise, PromoteDefault, "outer(Tensor self, Tensor vec2) -> Tensor", "@outer @ger", metaOuter).with(fOut).with(fSymbolic),
+	row(OpMatmul, KindExtern, PromoteNone, "matmul(Tensor self, Tensor other) -> Tensor", "@matmul operator.matmul", metaMatmul).with(fOut | fSymbolic),
+	row(OpMm, KindExtern, PromoteNone, "mm(Tensor self, Tensor mat2) -> Tensor", "@mm", metaMm).with(fOut | fSymbolic),
+	row(OpBmm, KindExtern, PromoteNone, "bmm(Tensor self, Tensor mat2) -> Tensor", "@bmm", metaBmm).with(fOut | fSymbolic),
+	row(OpMv, KindExtern, PromoteNone, "mv(Tensor self, Tensor vec) -> Tensor", "@mv", metaMv).with(fOut | fSymbolic),
+	row(OpDot, KindExtern, PromoteNone, "dot(Tensor self, Tensor tensor) -> Tensor", "@dot @inner", metaDot).with(fOut | fSymbolic),
+	row(OpOuter, KindPointwise, PromoteDefault, "outer(Tensor self, Tensor vec2) -> Tensor", "@outer @ger", metaOuter).with(fOut | fSymbolic),
 	row(OpAddmm, KindExtern, PromoteNone, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmm", metaAddmm(addmmProduct)).
 		with(fOut).inplace(OpAddmmInplace, "Tensor.addmm_").with(fSymbolic),
-	row(OpAddmv, KindExtern, PromoteNone, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmv", metaAddmm(addmvProduct)).with(fOut).with(fSymbolic),
+	row(OpAddmv, KindExtern, PromoteNone, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addmv", metaAddmm(addmvProduct)).with(fOut | fSymbolic),
 	row(OpBaddbmm, KindExtern, PromoteNone, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@baddbmm", metaAddmm(baddbmmProduct)).
 		with(fOut).inplace(OpBaddbmmInplace, "Tensor.baddbmm_").with(fSymbolic),
-	row(OpAddbmm, KindExtern, PromoteNone, "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addbmm", metaAddmm(baddbmmProduct)).with(fOut).with(fSymbolic),
+	row(OpAddbmm, KindExtern, PromoteNone, "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "@addbmm", metaAddmm(baddbmmProduct)).with(fOut | fSymbolic),
 	row(OpLinear, KindExtern, PromoteNone, "linear(Tensor input:self, Tensor weight, Tensor? bias=None) -> Tensor", "F.linear nn.linear", metaLinear).with(fSymbolic),
 	row(OpBilinear, KindExtern, PromoteNone, "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor", "torch.bilinear F.bilinear", metaBilinear),
 	row(OpEinsum, KindExtern, PromoteNone, "einsum(str equation, Tensor... operands) -> Tensor", "torch.einsum", metaEinsum).

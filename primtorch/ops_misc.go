@@ -20,5 +20,5 @@ var miscDefs = []*def{
 	row(OpMedian, KindReduction, PromoteNone, "median(Tensor self) -> Tensor", "@median", metaMedianAll).with(fSymbolic),
 	row(OpMedianDim, KindReduction, PromoteNone, "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", "@median", metaKthvalue).with(fSymbolic),
 	row(OpDiff, KindComposite, PromoteNone, "diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", "@diff", metaDiff),
-	row(OpTrace, KindReduction, PromoteNone, "trace(Tensor self) -> Tensor", "@trace", metaTrace),
+	row(OpTrace, KindReduction, PromoteNone, "trace(Tensor self) -> Tensor", "@trace", metaTrace).with(fSymbolic),
 }

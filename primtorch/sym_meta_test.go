@@ -194,3 +194,17 @@ func TestSymSizeAsData(t *testing.T) {
 	require.Equal(t, Int32, r.DType, "a size promotes as a Python int")
 	require.Empty(t, env.Guards())
 }
+
+func TestSymUnbindKeepsOtherDims(t *testing.T) {
+	env := NewShapeEnv()
+	s0 := env.NewSymbol(8, "x.size(1)")
+	r, err := Lookup("Tensor.unbind").Meta([]Value{symF32(env, 3, s0, 4)}, nil)
+	require.NoError(t, err)
+	require.Len(t, r, 3)
+	require.Equal(t, "f32[s0,4]{4,1+8*s0}", r.([]Value)[2].(*TensorMeta).SymString())
+	require.Empty(t, env.Guards())
+	// unbinding a symbolic dim fixes the number of results: that symbol is specialised
+	_, err = Lookup("Tensor.unbind").Meta([]Value{symF32(env, 3, s0, 4), int64(1)}, nil)
+	require.NoError(t, err)
+	require.True(t, env.IsSpecialized(0))
+}

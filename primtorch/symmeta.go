@@ -391,7 +391,12 @@ func symEmptyLike(m *TensorMeta, dt DType, mf MemoryFormat) *TensorMeta {
 	return r.SetSymLayout(m.SymSizes(), symLikeStrides(m, mf), SymConst(0))
 }
 
-// symIterStrides is iterStrides.
+// symIterStrides returns the strides TensorIterator gives the output of a pointwise op with
+// common shape shape over inputs (0-dim tensors and Python numbers included as 0-dim metas):
+//   - all inputs the same shape and all contiguous → contiguous; all channels-last →
+//     channels-last; all non-overlapping and dense with equal strides → those strides;
+//   - otherwise dims are sorted by the inputs' strides (broadcast dims ignored) and the output
+//     is dense in that order.
 func symIterStrides(shape []SymInt, inputs []*TensorMeta) []SymInt {
 	if s, ok := symIterFastStrides(inputs); ok {
 		return s
@@ -434,6 +439,8 @@ func symIterStrides(shape []SymInt, inputs []*TensorMeta) []SymInt {
 	return out
 }
 
+// symIterFastStrides is TensorIterator's fast set-up: it applies only when every input has the
+// same shape (0-dim inputs next to dimensioned ones rule it out).
 func symIterFastStrides(inputs []*TensorMeta) ([]SymInt, bool) {
 	if len(inputs) == 0 {
 		return nil, false

@@ -17,14 +17,6 @@ func dMatmul(c *ctx) (any, error) {
 	return c.d.matmul(c.selfNode(), asNode(c.in(c.op.Schema.Params[1].Canon))), nil
 }
 
-func prodInts(xs []int64) int64 {
-	p := int64(1)
-	for _, x := range xs {
-		p *= x
-	}
-	return p
-}
-
 // matmul is torch.matmul in every rank case: mm for 1-d and 2-d operands, an mm over folded
 // rows when only the first operand has batch dims, else a bmm over the broadcast batch.
 func (d *decomposer) matmul(a, b *fxgraph.Node) *fxgraph.Node {

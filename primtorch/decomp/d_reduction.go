@@ -37,16 +37,7 @@ func reduceDims(v any, nd int) []int {
 	return out
 }
 
-// numelOver is the number of elements of shape over dims.
-func numelOver(shape []int64, dims []int) int64 {
-	n := int64(1)
-	for _, k := range dims {
-		n *= shape[k]
-	}
-	return n
-}
-
-// symNumelOver is numelOver for symbolic sizes.
+// symNumelOver is the number of elements of shape over dims.
 func symNumelOver(shape []sym, dims []int) sym {
 	n := primtorch.SymConst(1)
 	for _, k := range dims {

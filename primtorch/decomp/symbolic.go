@@ -33,7 +33,7 @@ var symbolicDecompFns = []decompFn{
 	dLogsumexp, dNorm, dAllAny(""), dCountNonzero, dScan(""), dSoftmax(false),
 	// views
 	dView, dReshape, dSqueeze, dUnsqueeze, dTranspose, dPermute, dMovedim, dExpand, dBroadcastTensors,
-	dContiguous, dNarrow, dSelect, dSplit, dAsStrided, dDetach,
+	dContiguous, dNarrow, dSelect, dSplit, dUnbind, dAsStrided, dDetach,
 	// matrix products, normalization, attention
 	dMatmul, dMm, dBmm, dAddmm, dLinear, dOuter, dLayerNorm, dGroupNorm, dBatchNorm, dInstanceNorm, dDropout,
 	dScaledDotProductAttention,
