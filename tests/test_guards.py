@@ -58,11 +58,21 @@ def test_constants_recompile(value, other, counter):
 
 
 def test_int_constant_recompiles_once_per_value(counter):
-    cf = ptgo.compile(lambda x, n: x * n, backend=counter)
+    cf = ptgo.compile(lambda x, n: x * n, backend=counter, dynamic=False)
     x = torch.randn(3)
     for n in (1, 2, 1, 2, 3):
         assert_same(cf(x, n), x * n)
     assert counter.frame_count == 3
+
+
+def test_int_argument_becomes_symbolic_after_it_changes(counter):
+    # automatic dynamic: n == 1 compiles static; n changing to 2 makes it a size symbol (>= 2)
+    cf = ptgo.compile(lambda x, n: x * n, backend=counter)
+    x = torch.randn(3)
+    for n in (1, 2, 1, 2, 3, 7):
+        assert_same(cf(x, n), x * n)
+    assert counter.frame_count == 2
+    assert counter.example_inputs[-1][1] == 2
 
 
 def test_training_flag_recompiles(counter):
@@ -162,7 +172,7 @@ def test_grad_mode_guard(counter):
 
 def test_cache_size_limit_warns_and_runs_eagerly(counter, monkeypatch):
     monkeypatch.setattr(ptgo.config, "cache_size_limit", 3)
-    cf = ptgo.compile(lambda x, n: x + n, backend=counter)
+    cf = ptgo.compile(lambda x, n: x + n, backend=counter, dynamic=False)
     x = torch.zeros(1)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")

@@ -144,4 +144,6 @@ def test_view_at_another_storage_offset_is_not_served_the_old_graph(counter):
         want = torch.nn.functional.gelu(x) * 2 + 1
         assert_same(f(x), want)
         assert_same(g(x), want)
-    assert counter.frame_count == 4
+    # offsets 0 and 1 compile static; once the offset changed, offsets >= 2 share a graph
+    # whose storage offset is a size symbol (automatic dynamic)
+    assert counter.frame_count == 3
