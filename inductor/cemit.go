@@ -90,7 +90,7 @@ type parPlan struct {
 func (kg *kgen) work() int64 {
 	var w int64
 	for _, n := range kg.k.Nodes {
-		w += iterNumel(n.Buf.Def)
+		w += est(iterNumel(n.Buf.Def))
 	}
 	return w
 }
@@ -98,7 +98,7 @@ func (kg *kgen) work() int64 {
 func (kg *kgen) outerProduct(ids []int) int64 {
 	p := int64(1)
 	for _, id := range ids {
-		p *= kg.vars[id].size
+		p *= est(kg.vars[id].size)
 	}
 	return p
 }
@@ -128,7 +128,7 @@ func (kg *kgen) parallelPlan() parPlan {
 func chunkPrefix(kg *kgen, loops []int) int {
 	p := int64(1)
 	for i, id := range loops {
-		p *= kg.vars[id].size
+		p *= est(kg.vars[id].size)
 		if p >= ParallelMinChunks {
 			return i + 1
 		}
@@ -203,7 +203,7 @@ func (kg *kgen) loops(ids []int, pragmas []string, body func()) {
 			w.line(pragmas[k])
 		}
 		name := kg.vars[id].name
-		w.line(fmt.Sprintf("for (int64_t %s = 0; %s < %d; %s++) {", name, name, kg.vars[id].size, name))
+		w.line(fmt.Sprintf("for (int64_t %s = 0; %s < %s; %s++) {", name, name, sizeC(kg.vars[id].size), name))
 		w.in()
 	}
 	body()
@@ -236,7 +236,7 @@ func (kg *kgen) emitNode(n *knode, sc *scope, plan parPlan) {
 	pragmas := make([]string, len(n.inner))
 	last := len(n.inner) - 1
 	simd := kg.simdOKNode(n, n.inner[last])
-	if plan.inside && iterNumel(b.Def)/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8 {
+	if plan.inside && est(iterNumel(b.Def))/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8 {
 		if len(n.inner) == 1 && simd {
 			pragmas[0] = kg.pragma("parallel for simd", 0, "")
 			simd = false
@@ -413,7 +413,7 @@ func (kg *kgen) emitReduction(n *knode, r *Reduction, sc *scope, plan parPlan) {
 	acc, nan, idx := "acc_"+n.kn.Buf.Name, "nan_"+n.kn.Buf.Name, "idx_"+n.kn.Buf.Name
 	argLike := r.Kind == ReduceArgmax || r.Kind == ReduceArgmin
 	splittable := !argLike
-	inside := plan.inside && iterNumel(r)/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8
+	inside := plan.inside && est(iterNumel(r))/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8
 	body := func(outer *scope, parallelRed bool) {
 		w.line(fmt.Sprintf("%s %s = %s;", spec.acc, acc, spec.init))
 		if spec.nan {
@@ -495,7 +495,7 @@ func (kg *kgen) flatRed(n *knode) string {
 		} else {
 			parts = append(parts, strconv.FormatInt(stride, 10)+"*"+v.name)
 		}
-		stride *= v.size
+		stride *= staticSize(v.size, "argmax/argmin over several dims")
 	}
 	if len(parts) == 0 {
 		return "0"
@@ -756,23 +756,27 @@ func (kg *kgen) columnOK(n *knode) bool {
 			strided = true
 		}
 	}
-	return strided && kg.vars[j].size >= 8
+	return strided && est(kg.vars[j].size) >= 8
 }
 
 func (kg *kgen) emitColumnReduction(n *knode, spec reduceSpec, sc *scope, parallel bool) {
 	w := kg.w
 	name := n.kn.Buf.Name
 	j := kg.vars[n.inner[0]]
-	blk := min(int64(ColumnBlock), j.size)
+	blk := int64(ColumnBlock)
+	if k, ok := j.size.IsConst(); ok {
+		blk = min(blk, k)
+	}
+	jn := sizeC(j.size)
 	acc, nan := "acc_"+name, "nan_"+name
 	w.line("{")
 	w.in()
 	if parallel {
 		w.line(kg.pragma("parallel for", 0, ""))
 	}
-	w.line(fmt.Sprintf("for (int64_t jb = 0; jb < %d; jb += %d) {", j.size, blk))
+	w.line(fmt.Sprintf("for (int64_t jb = 0; jb < %s; jb += %d) {", jn, blk))
 	w.in()
-	w.line(fmt.Sprintf("const int64_t jend = jb + %d < %d ? jb + %d : %d;", blk, j.size, blk, j.size))
+	w.line(fmt.Sprintf("const int64_t jend = jb + %d < %s ? jb + %d : %s;", blk, jn, blk, jn))
 	w.line(fmt.Sprintf("%s %s[%d];", spec.acc, acc, blk))
 	if spec.nan {
 		w.line(fmt.Sprintf("int %s[%d];", nan, blk))

@@ -2,6 +2,7 @@ package inductor
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -200,7 +201,7 @@ static inline uint16_t ptgo_f2bf(float f) {
 
 // kvar is a loop variable of a kernel.
 type kvar struct {
-	size int64
+	size Sym
 	name string
 }
 
@@ -248,7 +249,7 @@ type kgen struct {
 	tmp    int
 }
 
-func (kg *kgen) newVar(size int64) int {
+func (kg *kgen) newVar(size Sym) int {
 	kg.vars = append(kg.vars, kvar{size: size})
 	return len(kg.vars) - 1
 }
@@ -256,7 +257,9 @@ func (kg *kgen) newVar(size int64) int {
 func (kg *kgen) bounds() Bounds {
 	b := make(Bounds, len(kg.vars))
 	for i, v := range kg.vars {
-		b[i] = v.size
+		if k, ok := v.size.IsConst(); ok {
+			b[i] = k
+		}
 	}
 	return b
 }
@@ -288,7 +291,7 @@ func (kg *kgen) setup() {
 			kg.outer = kg.outer[:0]
 			kg.vars = kg.vars[:0]
 			for d, s := range ranges {
-				if s == 1 {
+				if isOne(s) {
 					continue
 				}
 				id := kg.newVar(s)
@@ -312,7 +315,7 @@ func (kg *kgen) setup() {
 			}
 			if r, ok := kn.Buf.Def.(*Reduction); ok {
 				for k, s := range r.ReduceRanges {
-					if s != 1 {
+					if !isOne(s) {
 						id := kg.newVar(s)
 						n.red = append(n.red, id)
 						varOf[len(ranges)+k] = Var(id)
@@ -366,7 +369,7 @@ func (kg *kgen) planSummandReuse() {
 		for bi := ci - 1; bi >= 0; bi-- {
 			r := kg.nodes[bi]
 			red, ok := r.kn.Buf.Def.(*Reduction)
-			if !ok || r.keepInto != nil || len(r.inner) != 0 || len(r.red) != 1 || kg.vars[r.red[0]].size != kg.vars[j].size {
+			if !ok || r.keepInto != nil || len(r.inner) != 0 || len(r.red) != 1 || !kg.vars[r.red[0]].size.Equal(kg.vars[j].size) {
 				continue
 			}
 			if red.Kind == ReduceArgmax || red.Kind == ReduceArgmin || r.body.Kind != VOp || r.body.DType != dt || kg.columnOK(r) {
@@ -475,7 +478,11 @@ func (kg *kgen) mergeScope(loops []int, exprs func() []Expr) []int {
 	}
 }
 
-func mergeable(a, b int, sizeB int64, exprs []Expr) bool {
+func mergeable(a, b int, size Sym, exprs []Expr) bool {
+	sizeB, static := size.IsConst()
+	if !static {
+		return false // merged, the inner variable would be x % sizeB: a symbolic divisor
+	}
 	for _, e := range exprs {
 		if e.UsesVarNested(a) || e.UsesVarNested(b) {
 			return false
@@ -489,9 +496,9 @@ func mergeable(a, b int, sizeB int64, exprs []Expr) bool {
 
 // substMerge replaces variables a and b by one variable (a's id, size a·b).
 func (kg *kgen) substMerge(a, b int) {
-	sb := kg.vars[b].size
-	kg.vars[a].size *= sb
-	kg.vars[b].size = 1
+	sb := staticSize(kg.vars[b].size, "merging loops")
+	kg.vars[a].size = kg.vars[a].size.MulConst(sb)
+	kg.vars[b].size = symc(1)
 	bounds := kg.bounds()
 	f := func(k int) Expr {
 		switch k {
@@ -604,6 +611,9 @@ func (kg *kgen) header(kc *KernelCode) {
 		}
 	}
 	w.line("(void)ints;")
+	for _, id := range kg.symbolsUsed() {
+		w.line(fmt.Sprintf("const int64_t s%d = ints[%d];", id, id))
+	}
 	w.line("(void)floats;")
 	w.line("(void)nthreads;")
 	if kg.hasInd {
@@ -631,4 +641,29 @@ func (w *cwriter) String() string { return w.b.String() }
 func isScatter(b *Buffer) bool {
 	_, ok := b.Def.(*ScatterNode)
 	return ok
+}
+
+// symbolsUsed lists the size symbols the kernel's loop bounds use (ints[k] holds s<k> in a
+// symbolic program).
+func (kg *kgen) symbolsUsed() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, v := range kg.vars {
+		for _, id := range v.size.Symbols() {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// sizeC renders a size in C: a literal, or the polynomial over the kernel's symbol variables.
+func sizeC(s Sym) string {
+	if k, ok := s.IsConst(); ok {
+		return strconv.FormatInt(k, 10)
+	}
+	return "(" + s.String() + ")"
 }

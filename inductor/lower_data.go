@@ -42,23 +42,23 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		if t == nil {
 			return nil, lowerError(n, "cat input %d is not a tensor", i)
 		}
-		if len(t.sizes) == 1 && t.sizes[0] == 0 && len(m.Shape) != 1 {
+		if len(t.sizes) == 1 && isConstSize(t.sizes[0], 0) && len(m.Shape) != 1 {
 			continue // torch skips legacy empty 1-d inputs
 		}
 		if len(t.sizes) != len(m.Shape) {
 			return nil, lowerError(n, "cat input %d has %d dims, the result %d", i, len(t.sizes), len(m.Shape))
 		}
-		if t.sizes[dim] == 0 {
+		if isConstSize(t.sizes[dim], 0) {
 			continue
 		}
 		parts = append(parts, part{t, off})
-		off += t.sizes[dim]
+		off += staticSize(t.sizes[dim], "cat")
 	}
 	if off != m.Shape[dim] {
 		return nil, lowerError(n, "inputs add up to %d along dim %d, the meta says %d", off, dim, m.Shape[dim])
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	var v *Value
 	for i := len(parts) - 1; i >= 0; i-- {
 		p := parts[i]
@@ -69,7 +69,7 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			v = load
 			continue
 		}
-		end := p.offset + p.t.sizes[dim]
+		end := p.offset + staticSize(p.t.sizes[dim], "cat")
 		cond := l.g.vals.Op("lt", l.g.vals.Index(primtorch.Int64, idx[dim]), l.g.vals.ConstI(primtorch.Int64, end))
 		v = l.g.vals.Masked(cond, load, v)
 	}
@@ -97,8 +97,8 @@ func lowerConstantPad(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			value = s
 		}
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	at := append([]Expr(nil), idx...)
 	var cond *Value
 	vals := l.g.vals
@@ -112,8 +112,8 @@ func lowerConstantPad(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			c := vals.Op("ge", iv, vals.ConstI(primtorch.Int64, 0))
 			cond = and(vals, cond, c)
 		}
-		if hi >= t.sizes[dim] {
-			c := vals.Op("lt", iv, vals.ConstI(primtorch.Int64, t.sizes[dim]))
+		if hi >= staticSize(t.sizes[dim], "constant_pad_nd") {
+			c := vals.Op("lt", iv, vals.ConstI(primtorch.Int64, staticSize(t.sizes[dim], "constant_pad_nd")))
 			cond = and(vals, cond, c)
 		}
 	}
@@ -150,11 +150,11 @@ func lowerGather(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if len(t.sizes) == 0 {
 		return l.newPointwise(m, l.load(t, nil, nil)), nil
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	iv := l.g.vals.Cast(l.load(it, idx, b), primtorch.Int64)
 	at := append([]Expr(nil), idx...)
-	at[dim] = Ind(iv, t.sizes[dim])
+	at[dim] = Ind(iv, staticSize(t.sizes[dim], "an indexed dim"))
 	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at, b), m.DType)), nil
 }
 
@@ -177,15 +177,15 @@ func lowerIndexSelect(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if !ok {
 		return nil, lowerError(n, "dim %d is out of range", d)
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	var iat []Expr
 	if len(it.sizes) == 1 {
 		iat = []Expr{idx[dim]}
 	}
 	iv := l.g.vals.Cast(l.load(it, iat, b), primtorch.Int64)
 	at := append([]Expr(nil), idx...)
-	at[dim] = Ind(iv, t.sizes[dim])
+	at[dim] = Ind(iv, staticSize(t.sizes[dim], "an indexed dim"))
 	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at, b), m.DType)), nil
 }
 
@@ -205,11 +205,11 @@ func lowerIndex(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !equalShape(outSizes, m.Shape) {
+	if !symsEqual(syms(outSizes), metaSizes(m)) {
 		return nil, lowerError(n, "the meta's shape %v is not the indexing result %v", m.Shape, outSizes)
 	}
-	b := Bounds(m.Shape)
-	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at(indexVars(m.Shape, 0), b), b), m.DType)), nil
+	b := boundsOf(metaSizes(m))
+	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at(indexVars(metaSizes(m), 0), b), b), m.DType)), nil
 }
 
 // advancedIndex describes t[indices] (a list of index tensors or None): the result's sizes and,
@@ -242,12 +242,12 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		idxT[k] = it
 		positions = append(positions, k)
 		var ok bool
-		if bshape, ok = broadcastShapes(bshape, it.sizes); !ok {
+		if bshape, ok = broadcastShapes(bshape, staticSizes(it.sizes, "an index tensor")); !ok {
 			return nil, nil, lowerError(n, "index tensors do not broadcast")
 		}
 	}
 	if len(positions) == 0 {
-		return t.sizes, func(idx []Expr, b Bounds) []Expr { return idx }, nil
+		return staticSizes(t.sizes, "index"), func(idx []Expr, b Bounds) []Expr { return idx }, nil
 	}
 	adjacent := positions[len(positions)-1]-positions[0] == len(positions)-1
 	first := 0
@@ -263,7 +263,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		}
 		if idxT[k] == nil {
 			srcDim[k] = len(outSizes)
-			outSizes = append(outSizes, t.sizes[k])
+			outSizes = append(outSizes, staticSize(t.sizes[k], "index"))
 		}
 	}
 	at := func(idx []Expr, b Bounds) []Expr {
@@ -271,9 +271,9 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		out := make([]Expr, len(t.sizes))
 		for k := range t.sizes {
 			if it := idxT[k]; it != nil {
-				ia, _ := broadcastIndex(bidx, bshape, it.sizes)
+				ia, _ := broadcastIndex(bidx, syms(bshape), it.sizes)
 				iv := l.g.vals.Cast(l.load(it, ia, b), primtorch.Int64)
-				out[k] = Ind(iv, t.sizes[k])
+				out[k] = Ind(iv, staticSize(t.sizes[k], "an indexed dim"))
 			} else {
 				out[k] = idx[srcDim[k]]
 			}
@@ -333,11 +333,11 @@ func lowerAddmm(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := indexVars(m.Shape, 0)
-	b := Bounds(m.Shape)
-	at, ok := broadcastIndex(idx, m.Shape, bias.sizes)
+	idx := indexVars(metaSizes(m), 0)
+	b := boundsOf(metaSizes(m))
+	at, ok := broadcastIndex(idx, metaSizes(m), bias.sizes)
 	if !ok {
-		return nil, lowerError(n, "addmm bias of shape %v does not broadcast to %v", bias.sizes, m.Shape)
+		return nil, lowerError(n, "addmm bias of shape %v does not broadcast to %v", symsV(bias.sizes), m.Shape)
 	}
 	sum := l.g.vals.Op("add", l.load(prod.t, idx, b), l.load(bias, at, b))
 	return l.newPointwise(m, sum), nil
@@ -374,7 +374,7 @@ func (l *lowerer) extern(n *fxgraph.Node, target string, args []fxgraph.Arg, kwa
 	l.cur = n
 	out := &lowered{}
 	addOut := func(m *primtorch.TensorMeta) *lowered {
-		b := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), e)
+		b := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), e)
 		l.origin(b)
 		e.Outs = append(e.Outs, b)
 		return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}
@@ -446,5 +446,5 @@ func extMeta(n *fxgraph.Node, t *tensor) *primtorch.TensorMeta {
 	if m := n.TensorMeta(); m != nil {
 		return m
 	}
-	return primtorch.NewContiguous(t.dtype(), t.sizes, primtorch.CPU)
+	return primtorch.NewSymContiguous(t.dtype(), t.sizes, primtorch.CPU)
 }

@@ -55,8 +55,17 @@ func (pb *planner) ref(b *Buffer, role string) int {
 	if id, ok := pb.id[b]; ok {
 		return id
 	}
-	bs := BufSpec{Name: b.Name, Role: role, DType: b.DType, Sizes: b.Sizes, Strides: b.Layout.Strides, Offset: b.Layout.Offset,
-		StorageElems: b.StorageElems(), Base: -1, Arena: -1}
+	bs := BufSpec{Name: b.Name, Role: role, DType: b.DType, Strides: b.Layout.Strides, Offset: b.Layout.Offset, Base: -1, Arena: -1}
+	if anySymbolic(b.Sizes) {
+		bs.SymSizes, bs.SymStorage = append([]Sym(nil), b.Sizes...), b.StorageElems()
+		bs.Sizes = make([]int64, len(b.Sizes))
+		for k, s := range b.Sizes {
+			bs.Sizes[k] = est(s)
+		}
+		bs.StorageElems = est(bs.SymStorage)
+	} else {
+		bs.Sizes, bs.StorageElems = staticSizes(b.Sizes, ""), staticSize(b.StorageElems(), "")
+	}
 	if a, ok := b.Def.(*AliasNode); ok {
 		bs.Role = "view"
 		bs.Base = pb.ref(a.Base.Storage(), "")
@@ -78,6 +87,7 @@ type stepUse struct {
 func (pb *planner) build(s *Schedule) (*Program, error) {
 	g := s.Graph
 	p := pb.p
+	p.Symbols = g.Symbols
 	for _, in := range g.Inputs {
 		p.Inputs = append(p.Inputs, pb.ref(in, "input"))
 	}
@@ -215,14 +225,17 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 	// temporaries in the arena: allocated roots that are neither kept nor seen by torch code
 	inArena := func(id int) bool {
 		b := p.Buffers[id]
-		return b.Role == "alloc" && b.Base < 0 && !keep[id] && !escapes[id]
+		// (a symbolic buffer's size differs from call to call: it is allocated per call)
+		return b.Role == "alloc" && b.Base < 0 && !keep[id] && !escapes[id] && b.SymSizes == nil
 	}
 	once := pb.constantSteps(steps, uses, inArena)
 	// emit with frees and reuse
-	free := map[int64][]int{} // storage bytes -> dead reusable buffers outside the arena
-	bytesOf := func(id int) int64 {
+	free := map[string][]int{} // storage bytes -> dead reusable buffers outside the arena
+	bytesOf := func(id int) string {
+		// the byte size: a number, or a polynomial over the symbols (equal polynomials are
+		// equal at every call)
 		b := p.Buffers[id]
-		return b.StorageElems * int64(b.DType.ItemSize())
+		return b.storageSym().MulConst(int64(b.DType.ItemSize())).String()
 	}
 	for i, st := range steps {
 		if st.Op == "alloc" && !keep[st.Buf] && !inArena(st.Buf) {
@@ -238,7 +251,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 				continue
 			}
 			p.Steps = append(p.Steps, PStep{Op: "free", Buf: id, Reuse: -1})
-			if root(id) == id && p.Buffers[id].Role == "alloc" && !inArena(id) && bytesOf(id) > 0 {
+			if root(id) == id && p.Buffers[id].Role == "alloc" && !inArena(id) && bytesOf(id) != "0" {
 				free[bytesOf(id)] = append(free[bytesOf(id)], id)
 			}
 		}

@@ -87,6 +87,18 @@ type Program struct {
 	// program launch (cuda_program.go).
 	Device string
 	CUDA   *CUDAPlan
+	// Symbols says where each size symbol's value is read at run time (a symbolic program: one
+	// library and plan for every value of the symbols): dim Dim of input Input (an index into
+	// Inputs); Input -1 for a symbol nothing mentions. Buffers with SymSizes are evaluated per
+	// call, and every kernel's ints argument is the symbol values s0, s1, ... . Empty for a
+	// static program.
+	Symbols []SymbolSource
+}
+
+// SymbolSource is where the runtime reads a size symbol's value.
+type SymbolSource struct {
+	Input int // index into Program.Inputs, -1 when unused
+	Dim   int
 }
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
@@ -104,6 +116,25 @@ type BufSpec struct {
 	Output       bool
 	Base         int   // for views, else -1
 	Arena        int64 // byte offset in the arena for arena temporaries, else -1
+	// SymSizes and SymStorage are set on a buffer whose sizes depend on the symbols (Sizes and
+	// StorageElems then hold their values at the hints, for printing only): the runtime
+	// evaluates them per call. Such buffers are never in the arena.
+	SymSizes   []Sym
+	SymStorage Sym
+}
+
+func (b *BufSpec) storageSym() Sym {
+	if b.SymSizes != nil {
+		return b.SymStorage
+	}
+	return symc(b.StorageElems)
+}
+
+func (b *BufSpec) sizesSym() []Sym {
+	if b.SymSizes != nil {
+		return b.SymSizes
+	}
+	return syms(b.Sizes)
 }
 
 // OutSpec is one graph output: Buf ≥ 0, or a constant.
@@ -155,7 +186,7 @@ func (p *Program) String() string {
 		fmt.Fprintf(&b, "  arena %d bytes\n", p.ArenaBytes)
 	}
 	for i, bs := range p.Buffers {
-		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.Sizes, Layout{Strides: bs.Strides, Offset: bs.Offset}))
+		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.sizesSym(), Layout{Strides: bs.Strides, Offset: bs.Offset}))
 		if bs.Role == "view" {
 			fmt.Fprintf(&b, " of %%%d", bs.Base)
 		}

@@ -3,6 +3,7 @@ package inductor
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
@@ -95,4 +96,121 @@ func walkArgs(n *fxgraph.Node, f func(fxgraph.Arg)) {
 	for _, kw := range n.Kwargs {
 		walk(kw.Value)
 	}
+}
+
+// Sym is a size in the loop IR: a constant, or a polynomial over the graph's size symbols
+// (symbols stand for sizes ≥ 2; 0 and 1 are always specialised).
+type Sym = primtorch.SymInt
+
+// syms converts static sizes.
+func syms(xs []int64) []Sym {
+	out := make([]Sym, len(xs))
+	for i, x := range xs {
+		out[i] = primtorch.SymConst(x)
+	}
+	return out
+}
+
+func symc(x int64) Sym { return primtorch.SymConst(x) }
+
+// staticSizes returns xs as integers, refusing the compile (SymbolicUnsupported) when one is
+// symbolic; what names the use that needs them.
+func staticSizes(xs []Sym, what string) []int64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]int64, len(xs))
+	for i, x := range xs {
+		k, ok := x.IsConst()
+		if !ok {
+			refuseSym("%s needs static sizes, got %s", what, strings.ReplaceAll(symsText(xs), ",", ", "))
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// staticSize is staticSizes for one size.
+func staticSize(x Sym, what string) int64 {
+	k, ok := x.IsConst()
+	if !ok {
+		refuseSym("%s needs a static size, got %s", what, x)
+	}
+	return k
+}
+
+// isConstSize reports whether x is the constant k.
+func isConstSize(x Sym, k int64) bool {
+	c, ok := x.IsConst()
+	return ok && c == k
+}
+
+// isOne reports a size-1 dim (symbols are never 1).
+func isOne(x Sym) bool { return isConstSize(x, 1) }
+
+func symsEqual(a, b []Sym) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func symNumel(xs []Sym) Sym {
+	n := symc(1)
+	for _, x := range xs {
+		n = n.Mul(x)
+	}
+	return n
+}
+
+// boundsOf gives the variable ranges of sizes: a symbolic size is an unknown range (0), so no
+// simplification relies on an upper bound it does not have.
+func boundsOf(xs []Sym) Bounds {
+	b := make(Bounds, len(xs))
+	for i, x := range xs {
+		if k, ok := x.IsConst(); ok {
+			b[i] = k
+		}
+	}
+	return b
+}
+
+func symsText(xs []Sym) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strings.ReplaceAll(x.String(), " ", "")
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func anySymbolic(xs []Sym) bool {
+	for _, x := range xs {
+		if _, ok := x.IsConst(); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// est is a size's value for heuristics only (work estimates: inlining, parallel thresholds): a
+// symbolic size counts at its hint. Nothing that decides what the code computes uses it.
+func est(x Sym) int64 {
+	if k, ok := x.IsConst(); ok {
+		return k
+	}
+	return x.Hint()
+}
+
+// symsV prints sizes as fmt's %v prints []int64 ("[4 5]"), for error messages.
+func symsV(xs []Sym) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strings.ReplaceAll(x.String(), " ", "")
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }

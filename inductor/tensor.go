@@ -86,7 +86,7 @@ func FromValues(dt primtorch.DType, sizes []int64, vals []float64) *Tensor {
 }
 
 func (t *Tensor) String() string {
-	return fmt.Sprintf("tensor %s %v", typeText(t.DType, t.Sizes, Layout{Strides: t.Strides, Offset: t.Offset}), t.Values())
+	return fmt.Sprintf("tensor %s %v", typeText(t.DType, syms(t.Sizes), Layout{Strides: t.Strides, Offset: t.Offset}), t.Values())
 }
 
 var le = binary.LittleEndian
