@@ -87,6 +87,14 @@ type parPlan struct {
 	inside  bool // parallelize loops inside member nodes instead
 }
 
+func (kg *kgen) workSym() Sym {
+	w := symc(0)
+	for _, n := range kg.k.Nodes {
+		w = w.Add(iterNumel(n.Buf.Def))
+	}
+	return w
+}
+
 func (kg *kgen) work() int64 {
 	var w int64
 	for _, n := range kg.k.Nodes {
@@ -106,6 +114,11 @@ func (kg *kgen) outerProduct(ids []int) int64 {
 func (kg *kgen) parallelPlan() parPlan {
 	if kg.tu.opts.NoParallel || kg.work() < kg.tu.opts.minWork() || isScatter(kg.k.Nodes[0].Buf) {
 		return parPlan{} // scatters run serially: duplicate indices must not race
+	}
+	// symbolic work: the parallel loops are planned for a large size (est) and every parallel
+	// region gets the threshold as a run-time condition
+	if w := kg.workSym(); anySymbolic([]Sym{w}) {
+		kg.parallelIf = fmt.Sprintf("if(%s >= %d)", sizeC(w), kg.tu.opts.minWork())
 	}
 	n := len(kg.outer)
 	if kg.pure() {
@@ -148,6 +161,9 @@ func (kg *kgen) pragma(kind string, collapse int, clauses string) string {
 	s := "#pragma omp " + kind
 	if strings.HasPrefix(kind, "parallel") {
 		s += " num_threads(nthreads) schedule(static)"
+		if kg.parallelIf != "" {
+			s += " " + kg.parallelIf
+		}
 	}
 	if collapse > 1 {
 		s += " collapse(" + strconv.Itoa(collapse) + ")"
@@ -495,7 +511,9 @@ func (kg *kgen) flatRed(n *knode) string {
 		} else {
 			parts = append(parts, strconv.FormatInt(stride, 10)+"*"+v.name)
 		}
-		stride *= staticSize(v.size, "argmax/argmin over several dims")
+		if k > 0 {
+			stride *= staticSize(v.size, "argmax/argmin over several dims")
+		}
 	}
 	if len(parts) == 0 {
 		return "0"
@@ -611,6 +629,8 @@ func (kg *kgen) val(v *Value, sc *scope) string {
 		return kg.temp(v, loadConv(b.DType, kg.ptrs[b.Storage()]+"["+idx+"]", kg.tu), sc)
 	case VIndex:
 		return kg.temp(v, "("+cCompute(v.DType)+")("+kg.expr(v.Expr, sc)+")", sc)
+	case VSize:
+		return kg.temp(v, "(int64_t)"+sizeC(v.Size), sc)
 	case VCast:
 		return kg.temp(v, kg.convert(v.Args[0], kg.val(v.Args[0], sc), v.DType), sc)
 	case VOp:

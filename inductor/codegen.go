@@ -245,8 +245,11 @@ type kgen struct {
 	// value for the rest of the outer iteration.
 	regs   map[*Buffer]string
 	hasInd bool
-	w      *cwriter
-	tmp    int
+	// parallelIf is the OpenMP if clause of a symbolic kernel's parallel regions (its work
+	// threshold, evaluated at run time)
+	parallelIf string
+	w          *cwriter
+	tmp        int
 }
 
 func (kg *kgen) newVar(size Sym) int {
@@ -648,13 +651,23 @@ func isScatter(b *Buffer) bool {
 func (kg *kgen) symbolsUsed() []int {
 	seen := map[int]bool{}
 	var out []int
-	for _, v := range kg.vars {
-		for _, id := range v.size.Symbols() {
+	add := func(s Sym) {
+		for _, id := range s.Symbols() {
 			if !seen[id] {
 				seen[id] = true
 				out = append(out, id)
 			}
 		}
+	}
+	for _, v := range kg.vars {
+		add(v.size)
+	}
+	for _, n := range kg.nodes {
+		walkValues(n.roots(), func(v *Value) {
+			if v.Kind == VSize {
+				add(v.Size)
+			}
+		})
 	}
 	sort.Ints(out)
 	return out

@@ -15,8 +15,14 @@ import (
 // index of the loads that read it; nothing is fused yet (Inline and Fuse do that). A target
 // with no row in the lowerings table (lowerings.go) becomes an Extern that calls the op, logged
 // on logs.PerfHints.
-func Lower(g *fxgraph.Graph) (*Graph, error) {
+func Lower(g *fxgraph.Graph) (ir *Graph, err error) {
 	l := &lowerer{fx: g, g: NewGraph(g.Name), env: map[*fxgraph.Node]*lowered{}}
+	if IsSymbolic(g) {
+		defer recoverSym(g.Name, &err)
+		if err := l.symbolic(); err != nil {
+			return nil, err
+		}
+	}
 	for _, n := range g.Nodes {
 		if err := l.node(n); err != nil {
 			return nil, err

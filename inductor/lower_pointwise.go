@@ -51,6 +51,11 @@ func lowerPointwise(op string) lowerFn {
 				args[i] = l.g.vals.Cast(l.load(t, at, b), want)
 				continue
 			}
+			if sz, ok := symArg(a); ok {
+				// a size expression (sym("s0")): the symbols' value at run time
+				args[i] = l.g.vals.Cast(l.g.vals.SizeValue(sz), want)
+				continue
+			}
 			s, ok := l.scalarArg(a)
 			if !ok {
 				return nil, lowerError(n, "operand %d is neither a tensor nor a Python scalar", i)

@@ -286,6 +286,8 @@ func formatValue(v *Value, names func(int) string) (lets []string, final string)
 			s = "load(" + x.Buf.Name + ", " + exprText(flatten(x.Index, x.Buf.Layout.Strides, x.Buf.Layout.Offset, nil)) + ")"
 		case VIndex:
 			s = "index(" + exprText(x.Expr) + ", " + x.DType.String() + ")"
+		case VSize:
+			s = "size(" + x.Size.String() + ")"
 		case VCast:
 			s = "convert(" + str(x.Args[0]) + ", " + x.DType.String() + ")"
 		case VMasked:

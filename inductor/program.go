@@ -97,8 +97,9 @@ type Program struct {
 
 // SymbolSource is where the runtime reads a size symbol's value.
 type SymbolSource struct {
-	Input int // index into Program.Inputs, -1 when unused
-	Dim   int
+	Input int   `json:"input"` // index into Program.Inputs, -1 when unused
+	Dim   int   `json:"dim"`
+	Hint  int64 `json:"hint"` // the value at trace time (printing, decoding)
 }
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
@@ -277,6 +278,13 @@ func (p *Program) JSON() ([]byte, error) {
 	if p.Frozen {
 		b.WriteString(` "frozen": true,`)
 	}
+	if len(p.Symbols) > 0 {
+		var parts []string
+		for _, s := range p.Symbols {
+			parts = append(parts, fmt.Sprintf(`{"input": %d, "dim": %d, "hint": %d}`, s.Input, s.Dim, s.Hint))
+		}
+		b.WriteString("\n \"symbols\": [" + strings.Join(parts, ", ") + "],")
+	}
 	b.WriteString("\n \"buffers\": [")
 	for i, bs := range p.Buffers {
 		if i > 0 {
@@ -289,6 +297,9 @@ func (p *Program) JSON() ([]byte, error) {
 		}
 		if bs.Arena >= 0 {
 			m = append(m, kv{"arena", bs.Arena})
+		}
+		if bs.SymSizes != nil {
+			m = append(m, kv{"sym_sizes", raw(mustJSON(symStrings(bs.SymSizes)))}, kv{"sym_storage", bs.SymStorage.String()})
 		}
 		b.WriteString("\n  " + objText(m))
 	}
@@ -453,6 +464,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Steps      []json.RawMessage `json:"steps"`
 		Device     string            `json:"device"`
 		CUDA       json.RawMessage   `json:"cuda"`
+		Symbols    []SymbolSource    `json:"symbols"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -466,6 +478,14 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if err := p.decodeCUDA(raw.CUDA); err != nil {
 		return nil, err
 	}
+	var env *primtorch.ShapeEnv
+	if len(raw.Symbols) > 0 {
+		p.Symbols = raw.Symbols
+		env = primtorch.NewShapeEnv()
+		for i, s := range raw.Symbols {
+			env.NewSymbol(s.Hint, fmt.Sprintf("program symbol s%d", i))
+		}
+	}
 	for _, rb := range raw.Buffers {
 		var jb struct {
 			Name         string  `json:"name"`
@@ -476,8 +496,10 @@ func DecodeProgram(data []byte) (*Program, error) {
 			Offset       int64   `json:"offset"`
 			StorageElems int64   `json:"storage_elems"`
 			Output       bool    `json:"output"`
-			Base         *int    `json:"base"`
-			Arena        *int64  `json:"arena"`
+			Base         *int     `json:"base"`
+			Arena        *int64   `json:"arena"`
+			SymSizes     []string `json:"sym_sizes"`
+			SymStorage   string   `json:"sym_storage"`
 		}
 		if err := json.Unmarshal(rb, &jb); err != nil {
 			return nil, fmt.Errorf("inductor: decoding buffer %s: %w", rb, err)
@@ -488,11 +510,25 @@ func DecodeProgram(data []byte) (*Program, error) {
 		}
 		bs := BufSpec{Name: jb.Name, Role: jb.Role, DType: dt, Sizes: jb.Sizes, Strides: jb.Strides, Offset: jb.Offset,
 			StorageElems: jb.StorageElems, Output: jb.Output, Base: -1, Arena: -1}
+		if len(bs.Sizes) == 0 {
+			bs.Sizes, bs.Strides = nil, nil // a 0-d buffer, as the planner makes it
+		}
 		if jb.Base != nil {
 			bs.Base = *jb.Base
 		}
 		if jb.Arena != nil {
 			bs.Arena = *jb.Arena
+		}
+		if jb.SymSizes != nil {
+			for _, t := range append(append([]string(nil), jb.SymSizes...), jb.SymStorage) {
+				s, err := primtorch.ParseSymInt(t, env)
+				if err != nil {
+					return nil, fmt.Errorf("inductor: buffer %s: %w", jb.Name, err)
+				}
+				bs.SymSizes = append(bs.SymSizes, s)
+			}
+			bs.SymStorage = bs.SymSizes[len(bs.SymSizes)-1]
+			bs.SymSizes = bs.SymSizes[:len(bs.SymSizes)-1]
 		}
 		p.Buffers = append(p.Buffers, bs)
 	}

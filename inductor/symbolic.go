@@ -197,14 +197,27 @@ func anySymbolic(xs []Sym) bool {
 	return false
 }
 
-// est is a size's value for heuristics only (work estimates: inlining, parallel thresholds): a
-// symbolic size counts at its hint. Nothing that decides what the code computes uses it.
+// est is a size's value for heuristics only (work estimates: inlining, the shape of parallel
+// loops): a symbol counts as its hint or estSymbolMin, whichever is larger (a dynamic dim is
+// usually a large one; a kernel's run-time threshold is an OpenMP if clause, see
+// kgen.parallelIf). Nothing that decides what the code computes uses it.
 func est(x Sym) int64 {
 	if k, ok := x.IsConst(); ok {
 		return k
 	}
-	return x.Hint()
+	env := x.Env()
+	if env == nil {
+		return x.Hint()
+	}
+	vals := env.Hints()
+	for i := range vals {
+		vals[i] = max(vals[i], estSymbolMin)
+	}
+	return x.Eval(vals)
 }
+
+// estSymbolMin is the least value est gives a symbol.
+const estSymbolMin = 1024
 
 // symsV prints sizes as fmt's %v prints []int64 ("[4 5]"), for error messages.
 func symsV(xs []Sym) string {
@@ -213,4 +226,109 @@ func symsV(xs []Sym) string {
 		parts[i] = strings.ReplaceAll(x.String(), " ", "")
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// symbolicTargets are the prims targets inductor compiles with symbolic sizes; a symbolic graph
+// with any other target is refused (SymbolicUnsupported). Their lowerings take sizes from the
+// metas' symbolic layouts and refuse (refuseSym) the cases that need a static size: a slice or
+// select of a symbolic dim, a view that splits or merges a symbolic dim with another one.
+var symbolicTargets = map[string]bool{
+	"prims.convert_element_type": true, "prims.clone": true,
+	"prims.sum": true, "prims.prod": true, "prims.amax": true, "prims.amin": true, "prims.any": true, "prims.all": true,
+	"prims.argmax": true, "prims.argmin": true,
+	"prims.view": true, "prims.permute": true, "prims.expand": true, "prims.squeeze": true, "prims.unsqueeze": true,
+	"prims.slice": true, "prims.select": true,
+	"prims.mm": true, "prims.bmm": true, "prims.addmm": true,
+	"prims.copy_": true, "operator.getitem": true,
+}
+
+func symbolicTarget(t string) bool {
+	if symbolicTargets[t] {
+		return true
+	}
+	// elementwise ops
+	if len(t) > 6 && t[:6] == "prims." {
+		_, ok := opTable[t[6:]]
+		return ok && lowerings[t] != nil
+	}
+	return false
+}
+
+// symbolic checks a symbolic graph before lowering: every target is one inductor compiles
+// symbolically, and every symbol the graph uses is read from a dim of a tensor input. It records
+// where the runtime reads each symbol (Graph.Symbols).
+func (l *lowerer) symbolic() error {
+	g := l.fx
+	if g.Shapes == nil {
+		refuseSym("the graph mentions size symbols but has no ShapeEnv")
+	}
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.CallFunction && !symbolicTarget(n.Target) {
+			refuseSym("%s (node %%%s) has no symbolic lowering", n.Target, n.Name)
+		}
+	}
+	used := map[int]bool{}
+	for _, n := range g.Nodes {
+		primtorch.VisitSymbols(n.Meta, func(s primtorch.SymInt) {
+			for _, id := range s.Symbols() {
+				used[id] = true
+			}
+		})
+		walkArgs(n, func(a fxgraph.Arg) {
+			if c, ok := a.(fxgraph.Const); ok {
+				primtorch.VisitSymbols(c.V, func(s primtorch.SymInt) {
+					for _, id := range s.Symbols() {
+						used[id] = true
+					}
+				})
+			}
+		})
+	}
+	// placeholder index -> graph input index (tensor placeholders only)
+	inputOf := map[int]int{}
+	k := 0
+	for i, n := range g.Placeholders() {
+		if n.TensorMeta() != nil {
+			inputOf[i] = k
+			k++
+		}
+	}
+	binds := fxgraph.SymbolBindings(g)
+	l.g.Symbols = make([]SymbolSource, len(binds))
+	for id, b := range binds {
+		l.g.Symbols[id] = SymbolSource{Input: -1, Dim: -1, Hint: g.Shapes.HintOf(id)}
+		if !used[id] {
+			continue
+		}
+		in, ok := inputOf[b.Input]
+		if b.Input < 0 || b.Dim < 0 || !ok {
+			refuseSym("size symbol s%d is not the size of a dim of a tensor input", id)
+		}
+		l.g.Symbols[id] = SymbolSource{Input: in, Dim: b.Dim, Hint: g.Shapes.HintOf(id)}
+	}
+	return nil
+}
+
+// symArg reads a constant argument that is a symbolic size expression.
+func symArg(a fxgraph.Arg) (Sym, bool) {
+	c, ok := a.(fxgraph.Const)
+	if !ok {
+		return Sym{}, false
+	}
+	s, ok := c.V.(primtorch.SymInt)
+	if !ok {
+		return Sym{}, false
+	}
+	if _, isConst := s.IsConst(); isConst {
+		return Sym{}, false
+	}
+	return s, true
+}
+
+func symStrings(xs []Sym) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
 }

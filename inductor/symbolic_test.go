@@ -1,0 +1,179 @@
+package inductor
+
+import (
+	"fmt"
+	"math/rand"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+var symHeader = regexp.MustCompile(`^graph (\w+)\[([^\]]*)\]`)
+
+// withHints rewrites a symbolic graph text's header to give the symbols the hints vals.
+func withHints(text string, vals []int64) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = fmt.Sprintf("s%d=%d", i, v)
+	}
+	return symHeader.ReplaceAllString(text, "graph $1["+strings.Join(parts, ", ")+"]")
+}
+
+// staticAt parses a symbolic graph text at symbol values vals and specialises it: the static
+// graph the symbolic one stands for at those sizes.
+func staticAt(t testing.TB, text string, vals []int64) *fxgraph.Graph {
+	t.Helper()
+	g := parseGraph(t, withHints(text, vals))
+	var conv func(a fxgraph.Arg) fxgraph.Arg
+	conv = func(a fxgraph.Arg) fxgraph.Arg {
+		switch a := a.(type) {
+		case fxgraph.Const:
+			if s, ok := a.V.(primtorch.SymInt); ok {
+				return fxgraph.Const{V: s.Hint()}
+			}
+		case fxgraph.List:
+			out := fxgraph.List{}
+			for _, e := range a.Elems {
+				out.Elems = append(out.Elems, conv(e))
+			}
+			return out
+		case fxgraph.Tuple:
+			out := fxgraph.Tuple{}
+			for _, e := range a.Elems {
+				out.Elems = append(out.Elems, conv(e))
+			}
+			return out
+		}
+		return a
+	}
+	for _, n := range g.Nodes {
+		n.Meta = primtorch.SpecializeValue(n.Meta, "test")
+		for i, a := range n.Args {
+			n.Args[i] = conv(a)
+		}
+		for i := range n.Kwargs {
+			n.Kwargs[i].Value = conv(n.Kwargs[i].Value)
+		}
+	}
+	g.Shapes = nil
+	require.False(t, IsSymbolic(g))
+	return g
+}
+
+// symCase is a symbolic graph and the symbol values to run it at.
+type symCase struct {
+	name string
+	text string
+	vals [][]int64
+}
+
+var symCases = []symCase{
+	{name: "pointwise_broadcast", text: `graph f[s0=8](x: f32[s0,64], b: f32[64]):
+  %e : f32[64] = prims.exp(%b)
+  %bb : f32[s0,64] = prims.expand(%e, [sym("s0"), 64])
+  %y : f32[s0,64] = prims.mul(%x, %bb)
+  %z : f32[s0,64] = prims.tanh(%y)
+  %w : f32[s0,64] = prims.add(%z, 1.5)
+  return (%w,)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "layernorm_rows", text: `graph f[s0=8](x: f32[s0,96], w: f32[96], b: f32[96]):
+  %s   : f32[s0,1] = prims.sum(%x, [1], True)
+  %mu  : f32[s0,1] = prims.div(%s, 96.0)
+  %mue : f32[s0,96] = prims.expand(%mu, [sym("s0"), 96])
+  %d   : f32[s0,96] = prims.sub(%x, %mue)
+  %sq  : f32[s0,96] = prims.mul(%d, %d)
+  %v   : f32[s0,1] = prims.sum(%sq, [1], True)
+  %var : f32[s0,1] = prims.div(%v, 96.0)
+  %ve  : f32[s0,1] = prims.add(%var, 1e-05)
+  %r   : f32[s0,1] = prims.rsqrt(%ve)
+  %re  : f32[s0,96] = prims.expand(%r, [sym("s0"), 96])
+  %n   : f32[s0,96] = prims.mul(%d, %re)
+  %we  : f32[s0,96] = prims.expand(%w, [sym("s0"), 96])
+  %be  : f32[s0,96] = prims.expand(%b, [sym("s0"), 96])
+  %nw  : f32[s0,96] = prims.mul(%n, %we)
+  %out : f32[s0,96] = prims.add(%nw, %be)
+  return (%out,)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "softmax_rows", text: `graph f[s0=8](x: f32[s0,40]):
+  %m  : f32[s0,1]  = prims.amax(%x, [1], True)
+  %me : f32[s0,40] = prims.expand(%m, [sym("s0"), 40])
+  %d  : f32[s0,40] = prims.sub(%x, %me)
+  %e  : f32[s0,40] = prims.exp(%d)
+  %s  : f32[s0,1]  = prims.sum(%e, [1], True)
+  %se : f32[s0,40] = prims.expand(%s, [sym("s0"), 40])
+  %o  : f32[s0,40] = prims.div(%e, %se)
+  return (%o,)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "sum_dim0_and_mean", text: `graph f[s0=8](x: f32[s0,300]):
+  %s  : f32[300] = prims.sum(%x, [0], False)
+  %mu : f32[300] = prims.div(%s, sym("s0"))
+  %mx : f32[300] = prims.amax(%x, [0], False)
+  %t  : f32[] = prims.sum(%x, None, False)
+  return (%s, %mu, %mx, %t)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "views_permute", text: `graph f[s0=8](x: f32[s0,4,16]):
+  %v  : f32[s0,64] = prims.view(%x, [sym("s0"), 64])
+  %t  : f32[64,s0]{1,64} = prims.permute(%v, [1, 0])
+  %e  : f32[64,s0]{1,64} = prims.exp(%t)
+  %m  : f32[64] = prims.amax(%t, [1], False)
+  %f  : f32[sym("64*s0")] = prims.view(%v, [sym("64*s0")])
+  %g  : f32[sym("64*s0")] = prims.neg(%f)
+  %u  : f32[s0,1,64] = prims.unsqueeze(%v, 1)
+  %q  : f32[s0,64] = prims.squeeze(%u, [1])
+  %sl : f32[s0,32]{64,1} = prims.slice(%q, 1, 8, 40, 1)
+  %sq : f32[s0,32] = prims.mul(%sl, %sl)
+  return (%e, %m, %g, %sq)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "mm_addmm", text: `graph f[s0=8](x: f32[s0,32], w: f32[32,16], b: f32[16], y: f32[s0,16]):
+  %mm : f32[s0,16] = prims.mm(%x, %w)
+  %am : f32[s0,16] = prims.addmm(%b, %x, %w)
+  %s  : f32[s0,16] = prims.add(%am, %y)
+  return (%mm, %s)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+}
+
+func TestSymbolicDifferential(t *testing.T) {
+	for _, sc := range symCases {
+		t.Run(sc.name, func(t *testing.T) {
+			g := parseGraph(t, sc.text)
+			require.True(t, IsSymbolic(g))
+			c := compileGraph(t, g, Options{})
+			require.NotEmpty(t, c.Program.Symbols)
+			js, err := c.Program.JSON()
+			require.NoError(t, err)
+			dp, err := DecodeProgram(js)
+			require.NoError(t, err)
+			js2, err := dp.JSON()
+			require.NoError(t, err)
+			require.Equal(t, string(js), string(js2), "the plan's JSON round trip")
+			for _, vals := range sc.vals {
+				sg := staticAt(t, sc.text, vals)
+				inputs := randomInputs(sg, rand.New(rand.NewSource(vals[0])))
+				want, err := refEval(sg, cloneTensors(inputs))
+				require.NoError(t, err)
+				for _, threads := range []int{1, 2} {
+					got, err := c.Run(cloneTensors(inputs), threads)
+					require.NoError(t, err, "%s at %v", sc.name, vals)
+					requireMatches(t, got, want, fmt.Sprintf("%s at %v, %d threads", sc.name, vals, threads))
+				}
+				got, err := Execute(dp, c.Library, cloneTensors(inputs), 1)
+				require.NoError(t, err)
+				requireMatches(t, got, want, fmt.Sprintf("%s at %v, decoded plan", sc.name, vals))
+			}
+		})
+	}
+}
+
+func TestSymbolicDump(t *testing.T) {
+	for _, sc := range symCases {
+		g := parseGraph(t, sc.text)
+		c := compileGraph(t, g, Options{})
+		t.Log(c.Source.Text[c.Source.Prelude:])
+		t.Log(c.Program.String())
+	}
+}
