@@ -488,14 +488,14 @@ func DecodeProgram(data []byte) (*Program, error) {
 	}
 	for _, rb := range raw.Buffers {
 		var jb struct {
-			Name         string  `json:"name"`
-			Role         string  `json:"role"`
-			DType        string  `json:"dtype"`
-			Sizes        []int64 `json:"sizes"`
-			Strides      []int64 `json:"strides"`
-			Offset       int64   `json:"offset"`
-			StorageElems int64   `json:"storage_elems"`
-			Output       bool    `json:"output"`
+			Name         string   `json:"name"`
+			Role         string   `json:"role"`
+			DType        string   `json:"dtype"`
+			Sizes        []int64  `json:"sizes"`
+			Strides      []int64  `json:"strides"`
+			Offset       int64    `json:"offset"`
+			StorageElems int64    `json:"storage_elems"`
+			Output       bool     `json:"output"`
 			Base         *int     `json:"base"`
 			Arena        *int64   `json:"arena"`
 			SymSizes     []string `json:"sym_sizes"`
