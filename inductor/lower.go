@@ -16,9 +16,10 @@ import (
 // with no row in the lowerings table (lowerings.go) becomes an Extern that calls the op, logged
 // on logs.PerfHints.
 func Lower(g *fxgraph.Graph) (ir *Graph, err error) {
+	defer recoverSym(g.Name, &err)
+	g = specializeSymbols(g)
 	l := &lowerer{fx: g, g: NewGraph(g.Name), env: map[*fxgraph.Node]*lowered{}}
 	if IsSymbolic(g) {
-		defer recoverSym(g.Name, &err)
 		if err := l.symbolic(); err != nil {
 			return nil, err
 		}

@@ -60,9 +60,9 @@ func (pb *planner) ref(b *Buffer, role string) int {
 		bs.SymSizes, bs.SymStorage = append([]Sym(nil), b.Sizes...), b.StorageElems()
 		bs.Sizes = make([]int64, len(b.Sizes))
 		for k, s := range b.Sizes {
-			bs.Sizes[k] = est(s)
+			bs.Sizes[k] = s.Hint()
 		}
-		bs.StorageElems = est(bs.SymStorage)
+		bs.StorageElems = bs.SymStorage.Hint()
 	} else {
 		bs.Sizes, bs.StorageElems = staticSizes(b.Sizes, ""), staticSize(b.StorageElems(), "")
 	}

@@ -56,23 +56,125 @@ func recoverSym(graph string, err *error) {
 }
 
 // IsSymbolic reports whether g mentions a size symbol that was not specialised: in a node's
-// meta or in a constant argument (a size expression).
+// meta or in a constant argument (a size expression). A specialised symbol (the trace guarded it
+// equal to its hint: a meta function that is not symbolic saw it) is its hint.
 func IsSymbolic(g *fxgraph.Graph) bool {
-	for _, n := range g.Nodes {
-		if primtorch.HasSymbols(n.Meta) {
-			return true
-		}
-		found := false
-		walkArgs(n, func(a fxgraph.Arg) {
-			if c, ok := a.(fxgraph.Const); ok && primtorch.HasSymbols(c.V) {
+	found := false
+	visitGraphSymbols(g, func(s primtorch.SymInt) {
+		for _, id := range s.Symbols() {
+			if g.Shapes == nil || !g.Shapes.IsSpecialized(id) {
 				found = true
 			}
+		}
+	})
+	return found
+}
+
+func visitGraphSymbols(g *fxgraph.Graph, f func(primtorch.SymInt)) {
+	for _, n := range g.Nodes {
+		primtorch.VisitSymbols(n.Meta, f)
+		walkArgs(n, func(a fxgraph.Arg) {
+			if c, ok := a.(fxgraph.Const); ok {
+				primtorch.VisitSymbols(c.V, f)
+			}
 		})
-		if found {
-			return true
+	}
+}
+
+// specializeSymbols returns g with every specialised symbol replaced by its hint (g itself when
+// it mentions none): a copy whose metas and size constants mention only the symbols the graph
+// is compiled for. A size mixing specialised and free symbols is refused.
+func specializeSymbols(g *fxgraph.Graph) *fxgraph.Graph {
+	if g.Shapes == nil {
+		return g
+	}
+	mentions := false
+	visitGraphSymbols(g, func(s primtorch.SymInt) {
+		for _, id := range s.Symbols() {
+			mentions = mentions || g.Shapes.IsSpecialized(id)
+		}
+	})
+	if !mentions {
+		return g
+	}
+	env := g.Shapes
+	fix := func(s primtorch.SymInt) primtorch.SymInt {
+		ids := s.Symbols()
+		spec := 0
+		for _, id := range ids {
+			if env.IsSpecialized(id) {
+				spec++
+			}
+		}
+		switch {
+		case spec == 0:
+			return s
+		case spec == len(ids):
+			return primtorch.SymConst(s.Hint())
+		}
+		refuseSym("the size %s mixes specialised and free symbols", s)
+		return s
+	}
+	fixAll := func(xs []primtorch.SymInt) []primtorch.SymInt {
+		out := make([]primtorch.SymInt, len(xs))
+		for i, x := range xs {
+			out[i] = fix(x)
+		}
+		return out
+	}
+	var meta func(v any) any
+	meta = func(v any) any {
+		switch m := v.(type) {
+		case *primtorch.TensorMeta:
+			if m == nil || m.Sym == nil {
+				return m
+			}
+			c := m.Clone()
+			return c.SetSymLayout(fixAll(m.Sym.Sizes), fixAll(m.Sym.Strides), fix(m.Sym.Offset))
+		case primtorch.SymInt:
+			return primtorch.SymValue(fix(m))
+		case []any:
+			out := make([]any, len(m))
+			for i, e := range m {
+				out[i] = meta(e)
+			}
+			return out
+		}
+		return v
+	}
+	var arg func(a fxgraph.Arg) fxgraph.Arg
+	arg = func(a fxgraph.Arg) fxgraph.Arg {
+		switch a := a.(type) {
+		case fxgraph.Const:
+			if s, ok := a.V.(primtorch.SymInt); ok {
+				return fxgraph.Const{V: primtorch.SymValue(fix(s))}
+			}
+		case fxgraph.List:
+			out := fxgraph.List{Elems: make([]fxgraph.Arg, len(a.Elems))}
+			for i, e := range a.Elems {
+				out.Elems[i] = arg(e)
+			}
+			return out
+		case fxgraph.Tuple:
+			out := fxgraph.Tuple{Elems: make([]fxgraph.Arg, len(a.Elems))}
+			for i, e := range a.Elems {
+				out.Elems[i] = arg(e)
+			}
+			return out
+		}
+		return a
+	}
+	c := fxgraph.Clone(g)
+	for _, n := range c.Nodes {
+		n.Meta = meta(n.Meta)
+		for i, a := range n.Args {
+			n.Args[i] = arg(a)
+		}
+		for i := range n.Kwargs {
+			n.Kwargs[i].Value = arg(n.Kwargs[i].Value)
 		}
 	}
-	return false
+	return c
 }
 
 func walkArgs(n *fxgraph.Node, f func(fxgraph.Arg)) {

@@ -127,7 +127,12 @@ var symCases = []symCase{
   %q  : f32[s0,64] = prims.squeeze(%u, [1])
   %sl : f32[s0,32]{64,1} = prims.slice(%q, 1, 8, 40, 1)
   %sq : f32[s0,32] = prims.mul(%sl, %sl)
-  return (%e, %m, %g, %sq)
+  %rg : f32[sym("4*s0"),16] = prims.view(%x, [sym("4*s0"), 16])
+  %rs : f32[sym("4*s0")] = prims.sum(%rg, [1], False)
+  %r2 : f32[sym("2*s0"),32] = prims.view(%v, [sym("2*s0"), 32])
+  %tr : f32[32,sym("2*s0")]{1,32} = prims.permute(%r2, [1, 0])
+  %ts : f32[32] = prims.sum(%tr, [1], False)
+  return (%e, %m, %g, %sq, %rs, %ts)
 `, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
 	{name: "mm_addmm", text: `graph f[s0=8](x: f32[s0,32], w: f32[32,16], b: f32[16], y: f32[s0,16]):
   %mm : f32[s0,16] = prims.mm(%x, %w)
@@ -169,11 +174,96 @@ func TestSymbolicDifferential(t *testing.T) {
 	}
 }
 
-func TestSymbolicDump(t *testing.T) {
+// TestSymbolicGolden: every stage of the symbolic cases (lowered and inlined IR, schedule, plan,
+// its JSON and the C) against testdata/golden/symbolic/<name>.{ir,c}.
+func TestSymbolicGolden(t *testing.T) {
 	for _, sc := range symCases {
-		g := parseGraph(t, sc.text)
-		c := compileGraph(t, g, Options{})
-		t.Log(c.Source.Text[c.Source.Prelude:])
-		t.Log(c.Program.String())
+		t.Run(sc.name, func(t *testing.T) {
+			c := compileGraph(t, parseGraph(t, sc.text), Options{})
+			js, err := c.Program.JSON()
+			require.NoError(t, err)
+			var b strings.Builder
+			b.WriteString("# lowered\n" + c.Lowered + "\n# inlined\n" + c.Graph.String() + "\n# scheduled\n" + c.Schedule.String() +
+				"\n# plan\n" + c.Program.String() + "\n# plan json\n" + string(js) + "\n")
+			golden(t, "symbolic/"+sc.name+".ir", b.String())
+			golden(t, "symbolic/"+sc.name+".c", c.Source.Text[c.Source.Prelude:])
+		})
 	}
+}
+
+// TestSymbolicRefused: what inductor cannot compile with symbolic sizes is a
+// *SymbolicUnsupported error naming the reason, never a kernel for the hints.
+func TestSymbolicRefused(t *testing.T) {
+	for _, tc := range []struct{ name, text, reason string }{
+		{"symbolic stride", `graph f[s0=8, s1=4](x: f32[s0,s1]):
+  %y : f32[s0,s1] = prims.neg(%x)
+  return (%y,)
+`, "symbolic strides"},
+		{"no symbolic lowering", `graph f[s0=8](x: f32[s0,4]):
+  %y : f32[s0,4] = prims.cumsum(%x, 0)
+  return (%y,)
+`, "prims.cumsum (node %y) has no symbolic lowering"},
+		{"cat", `graph f[s0=8](x: f32[s0,4], y: f32[s0,4]):
+  %c : f32[sym("2*s0"),4] = prims.cat([%x, %y], 0)
+  return (%c,)
+`, "prims.cat"},
+		{"slice of a symbolic dim", `graph f[s0=8](x: f32[s0,4]):
+  %s : f32[2,4] = prims.slice(%x, 0, 0, 2, 1)
+  %y : f32[2,4] = prims.neg(%s)
+  return (%y,)
+`, "a slice needs a static size"},
+		{"view splitting a symbolic dim", `graph f[s0=8](x: f32[s0,4]):
+  %f : f32[sym("4*s0")] = prims.view(%x, [sym("4*s0")])
+  %v : f32[4,s0] = prims.view(%f, [4, sym("s0")])
+  %y : f32[4,s0] = prims.neg(%v)
+  return (%y,)
+`, "a view that splits a symbolic dim"},
+		{"symbol of an int input", `graph f[s0=8](x: f32[8], n: sym("s0")):
+  %y : f32[8] = prims.mul(%x, sym("s0"))
+  return (%y,)
+`, "size symbol s0 is not the size of a dim of a tensor input"},
+		{"a fallback extern", `graph f[s0=8](x: f32[s0,4]):
+  %y : f32[s0,4] = prims.fallback("torch.nn.functional.dropout", %x, 0.5, True)
+  return (%y,)
+`, "prims.fallback"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := fxgraph.Parse(tc.text)
+			require.NoError(t, err)
+			require.True(t, IsSymbolic(g))
+			_, err = Compile(g, Options{Compiler: testCompiler(t), Check: true})
+			require.Error(t, err)
+			var su *SymbolicUnsupported
+			require.ErrorAs(t, err, &su, "%v", err)
+			require.True(t, IsSymbolicUnsupported(err))
+			require.Contains(t, su.Reason, tc.reason)
+			require.Contains(t, err.Error(), "compile it with static shapes")
+			_, err = Lower(g)
+			require.ErrorAs(t, err, &su)
+		})
+	}
+}
+
+// A symbol the trace specialised is its hint: the graph compiles exactly as the static one.
+func TestSymbolicSpecialised(t *testing.T) {
+	text := `graph f[s0=8](x: f32[s0,64], b: f32[64]):
+  %bb : f32[8,64] = prims.expand(%b, [8, 64])
+  %y : f32[8,64] = prims.mul(%x, %bb)
+  return (%y,)
+`
+	g := parseGraph(t, text)
+	g.Shapes.Specialize(0, "test")
+	require.False(t, IsSymbolic(g))
+	c := compileGraph(t, g, Options{})
+	require.Empty(t, c.Program.Symbols)
+	s := compileGraph(t, parseGraph(t, strings.Replace(strings.Replace(text, "[s0=8]", "", 1), "f32[s0,64]", "f32[8,64]", 1)), Options{})
+	require.Equal(t, s.Source.Text, c.Source.Text)
+	require.Equal(t, s.Program.String(), c.Program.String())
+}
+
+// The CUDA renderer refuses symbolic graphs.
+func TestSymbolicCUDARefused(t *testing.T) {
+	g := parseGraph(t, symCases[0].text)
+	_, err := CompileCUDA(g, CUDACompileOptions{})
+	require.True(t, IsSymbolicUnsupported(err), "%v", err)
 }

@@ -71,6 +71,72 @@ enum class Role { Input, Alloc, Extern, View };
 enum class StepOp { Alloc, Kernel, Extern, View, Free };
 enum class ExternKind { Mm, Bmm, Addmm, Convolution, Python };
 
+// A size expression of a symbolic plan: c + Σ coef·Π symbols (inductor's SymInt, written in
+// the plan as "4*s0*s1 + s2 - 3").
+struct Poly {
+  struct Term {
+    int64_t coef;
+    std::vector<int> syms;
+  };
+  int64_t c = 0;
+  std::vector<Term> terms;
+  int64_t eval(const std::vector<int64_t>& v) const {
+    int64_t out = c;
+    for (const Term& t : terms) {
+      int64_t p = t.coef;
+      for (int id : t.syms) p *= v[id];
+      out += p;
+    }
+    return out;
+  }
+};
+
+// parse_poly reads the plan's text form of a size expression; false (a Python error set) on
+// anything else or a symbol beyond nsyms.
+bool parse_poly(const char* text, size_t nsyms, Poly* out) {
+  std::string t;
+  for (const char* p = text; *p; p++)
+    if (*p != ' ') t.push_back(*p);
+  size_t i = 0;
+  auto bad = [&]() {
+    PyErr_Format(PyExc_ValueError, "ptgo runtime: bad size expression \"%s\" in a plan", text);
+    return false;
+  };
+  if (t.empty()) return bad();
+  while (i < t.size()) {
+    int64_t sign = 1;
+    if (t[i] == '+') i++;
+    else if (t[i] == '-') sign = -1, i++;
+    size_t j = i;
+    while (j < t.size() && t[j] != '+' && t[j] != '-') j++;
+    if (j == i) return bad();
+    Poly::Term term{sign, {}};
+    size_t k = i;
+    while (k < j) {
+      size_t e = k;
+      while (e < j && t[e] != '*') e++;
+      std::string f = t.substr(k, e - k);
+      if (f.empty()) return bad();
+      if (f[0] == 's') {
+        char* end = nullptr;
+        long id = strtol(f.c_str() + 1, &end, 10);
+        if (*end != 0 || f.size() < 2 || id < 0 || static_cast<size_t>(id) >= nsyms) return bad();
+        term.syms.push_back(static_cast<int>(id));
+      } else {
+        char* end = nullptr;
+        long long v = strtoll(f.c_str(), &end, 10);
+        if (*end != 0) return bad();
+        term.coef *= v;
+      }
+      k = e + 1;
+    }
+    if (term.syms.empty()) out->c += term.coef;
+    else out->terms.push_back(term);
+    i = j;
+  }
+  return true;
+}
+
 struct Buf {
   Role role;
   c10::ScalarType dtype;
@@ -81,6 +147,16 @@ struct Buf {
   // Elements from the start of the torch storage to the start of this buffer's storage: the
   // arena offset of the buffer (or of a view's base), in elements of the buffer's dtype.
   int64_t arena_elems = 0;
+  // A symbolic plan's buffer whose sizes depend on the symbols: sizes and storage_elems are
+  // evaluated per call (sizes/storage_elems above hold the values at the hints).
+  bool symbolic = false;
+  std::vector<Poly> sym_sizes;
+  Poly sym_storage;
+};
+
+// Where a symbolic plan reads a symbol: dim `dim` of input `input` (-1: unused).
+struct SymSource {
+  int input = -1, dim = -1;
 };
 
 // An extern argument: a buffer, or a constant Python object, or a sequence of arguments.
@@ -165,6 +241,10 @@ struct GraphObject {
   // The storage of each buffer allocated per call (outputs, buffers externs keep) as the last
   // call left it; see alloc_per_call.
   std::vector<Recycled>* recycle;
+  // A symbolic plan's size symbols (empty for a static plan): their values are read from the
+  // inputs' sizes on every call, the symbolic buffers' sizes evaluated from them, and every
+  // kernel gets them as its ints argument.
+  std::vector<SymSource>* symbols;
   // Called with the inputs when a kernel rejects its data (an index out of range, an integer
   // division by zero; nullptr: none): it runs
   // the captured graph with torch, which raises torch's own exception for the same inputs
@@ -249,8 +329,7 @@ bool recyclable(const Recycled& r, int64_t nbytes) {
   return s.use_count() == 1;
 }
 
-at::Tensor alloc_per_call(GraphObject* g, int b, bool shared) {
-  const Buf& s = (*g->bufs)[b];
+at::Tensor alloc_per_call(GraphObject* g, int b, const Buf& s, bool shared) {
   const auto opts = at::TensorOptions().dtype(s.dtype);
   const int64_t itemsize = static_cast<int64_t>(c10::elementSize(s.dtype));
   const int64_t nbytes = s.offset == 0 ? static_cast<int64_t>(at::detail::computeStorageNbytes(s.sizes, s.strides, itemsize))
@@ -487,7 +566,7 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
 // reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
 // seconds step i took (Graph.profile).
 PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, double* times) {
-  const std::vector<Buf>& specs = *g->bufs;
+  const std::vector<Buf>* specp = g->bufs;
   for (Py_ssize_t i = 0; i < nargs; i++) {
     if (!PyObject_TypeCheck(args[i], reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
       PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s: input %zd is not a tensor", g->name->c_str(), i);
@@ -508,10 +587,51 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
     c10::AutoGradMode no_grad(false);
     ArenaLease lease(g);
     const std::vector<at::Tensor>& arena = *lease.views;
-    std::vector<at::Tensor> bufs(specs.size());
-    std::vector<at::Tensor> dead(specs.size());
+    std::vector<at::Tensor> bufs(g->bufs->size());
+    std::vector<at::Tensor> dead(g->bufs->size());
     for (Py_ssize_t i = 0; i < nargs; i++) bufs[(*g->inputs)[i]] = unpack(args[i]);
     for (size_t i = 0; i < nconst; i++) bufs[(*g->inputs)[nargs + i]] = unpack((*g->consts)[i]);
+    // A symbolic plan: this call's symbol values, from the inputs' sizes, and the buffers'
+    // layouts at them (the inputs checked against theirs).
+    std::vector<int64_t> syms;
+    std::vector<Buf> local;
+    if (!g->symbols->empty()) {
+      syms.resize(g->symbols->size(), 0);
+      for (size_t k = 0; k < syms.size(); k++) {
+        const SymSource& src = (*g->symbols)[k];
+        if (src.input < 0) continue;
+        const at::Tensor& t = bufs[(*g->inputs)[src.input]];
+        if (src.dim >= t.dim()) {
+          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %d has no dim %d (size symbol s%zu)",
+                       g->name->c_str(), src.input, src.dim, k);
+          return nullptr;
+        }
+        syms[k] = t.size(src.dim);
+        if (syms[k] < 2) {
+          PyErr_Format(PyExc_ValueError,
+                       "ptgo compiled graph %s: compiled for size symbol s%zu >= 2 (dim %d of input %d), got %lld",
+                       g->name->c_str(), k, src.dim, src.input, static_cast<long long>(syms[k]));
+          return nullptr;
+        }
+      }
+      local = *g->bufs;
+      for (Buf& s : local) {
+        if (!s.symbolic) continue;
+        for (size_t d = 0; d < s.sym_sizes.size(); d++) s.sizes[d] = s.sym_sizes[d].eval(syms);
+        s.storage_elems = s.sym_storage.eval(syms);
+      }
+      for (size_t i = 0; i < g->inputs->size(); i++) {
+        const Buf& s = local[(*g->inputs)[i]];
+        const at::Tensor& t = bufs[(*g->inputs)[i]];
+        if (s.symbolic && t.sizes().vec() != s.sizes) {
+          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %zu has sizes that do not fit its symbolic sizes",
+                       g->name->c_str(), i);
+          return nullptr;
+        }
+      }
+      specp = &local;
+    }
+    const std::vector<Buf>& specs = *specp;
     const int nthreads = at::get_num_threads();
     std::vector<void*> ptrs;
     const size_t nsteps = g->steps->size();
@@ -527,7 +647,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
             bufs[st.buf] = dead[st.reuse].as_strided(s.sizes, s.strides, s.offset);
             dead[st.reuse].reset();
           } else {
-            bufs[st.buf] = alloc_per_call(g, st.buf, lease.shared);
+            bufs[st.buf] = alloc_per_call(g, st.buf, s, lease.shared);
           }
           break;
         }
@@ -540,7 +660,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
             ptrs.push_back(static_cast<char*>(t.data_ptr()) -
                            (t.storage_offset() - specs[b].arena_elems) * static_cast<int64_t>(t.element_size()));
           }
-          int rc = st.fn(ptrs.data(), st.ints.data(), st.floats.data(), nthreads);
+          int rc = st.fn(ptrs.data(), syms.empty() ? st.ints.data() : syms.data(), st.floats.data(), nthreads);
           if (rc != 0) {
             // rc's bits (inductor.StatusIndex, StatusZeroDiv): an index out of range, an integer
             // division by zero, in the data.
@@ -797,6 +917,7 @@ void graph_dealloc(PyObject* self) {
   delete g->name;
   delete g->arena;
   delete g->recycle;
+  delete g->symbols;
   // The library stays loaded: kernels may be shared with other graphs through the cache.
   Py_TYPE(self)->tp_free(self);
 }
@@ -817,6 +938,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->name = new std::string("graph");
   g->arena = new std::vector<at::Tensor>();
   g->recycle = new std::vector<Recycled>();
+  g->symbols = new std::vector<SymSource>();
   g->arena_bytes = 0;
   g->arena_fresh = true;
   g->busy = false;
@@ -858,6 +980,15 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     return fail();
   }
   g->arena_bytes = get_int(plan, "arena_bytes", 0);
+  if (PyObject* sy = PyDict_GetItemString(plan, "symbols"); sy != nullptr && PyList_Check(sy)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sy); i++) {
+      PyObject* d = PyList_GET_ITEM(sy, i);
+      SymSource src;
+      src.input = static_cast<int>(get_int(d, "input", -1));
+      src.dim = static_cast<int>(get_int(d, "dim", -1));
+      g->symbols->push_back(src);
+    }
+  }
   PyObject* bufs = get(plan, "buffers");
   if (bufs == nullptr) return fail();
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(bufs); i++) {
@@ -875,6 +1006,25 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     s.storage_elems = get_int(b, "storage_elems", 0);
     s.base = static_cast<int>(get_int(b, "base", -1));
     s.arena = get_int(b, "arena", -1);
+    if (PyObject* ss = PyDict_GetItemString(b, "sym_sizes"); ss != nullptr && PyList_Check(ss)) {
+      s.symbolic = true;
+      if (PyList_GET_SIZE(ss) != static_cast<Py_ssize_t>(s.sizes.size())) {
+        PyErr_SetString(PyExc_ValueError, "ptgo runtime: sym_sizes and sizes differ in rank");
+        return fail();
+      }
+      for (Py_ssize_t j = 0; j < PyList_GET_SIZE(ss); j++) {
+        const char* e = PyUnicode_AsUTF8(PyList_GET_ITEM(ss, j));
+        s.sym_sizes.emplace_back();
+        if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_sizes.back())) return fail();
+      }
+      PyObject* se = get(b, "sym_storage");
+      const char* e = se ? PyUnicode_AsUTF8(se) : nullptr;
+      if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_storage)) return fail();
+      if (s.arena >= 0) {
+        PyErr_SetString(PyExc_ValueError, "ptgo runtime: a symbolic buffer cannot be in the arena");
+        return fail();
+      }
+    }
     g->bufs->push_back(std::move(s));
   }
   for (Buf& s : *g->bufs) {

@@ -1,0 +1,136 @@
+package inductor
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// symTorchScript runs symbolic plans in the C++ runtime (ptgo._fast.Graph over at::Tensors):
+// each case's one plan at every size, against torch's own ops, then the symbolic plan against
+// the static plan compiled at the same size (best of several timed runs).
+const symTorchScript = `
+import json, sys, time
+import torch
+from ptgo import _fast
+from ptgo._runtime import _decode_plan
+
+cases = json.load(open(sys.argv[1]))
+torch.manual_seed(0)
+
+def ref(name, ins, n):
+    if name == "pointwise_broadcast":
+        x, b = ins
+        return [torch.tanh(x * torch.exp(b)) + 1.5]
+    if name == "softmax_rows":
+        return [torch.softmax(ins[0], 1)]
+    if name == "sum_dim0_and_mean":
+        x = ins[0]
+        return [x.sum(0), x.sum(0) / n, x.amax(0), x.sum()]
+    if name == "mm_addmm":
+        x, w, b, y = ins
+        return [x @ w, torch.addmm(b, x, w) + y]
+    raise KeyError(name)
+
+def shapes(name, n):
+    return {"pointwise_broadcast": [(n, 64), (64,)], "softmax_rows": [(n, 40)], "sum_dim0_and_mean": [(n, 300)],
+            "mm_addmm": [(n, 32), (32, 16), (16,), (n, 16)]}[name]
+
+def graph(plan_json, lib):
+    plan, externs = _decode_plan(plan_json)
+    return _fast.Graph(plan, lib, externs, [], None)
+
+def best(f, reps=30):
+    f()
+    t = []
+    for _ in range(reps):
+        t0 = time.perf_counter(); f(); t.append(time.perf_counter() - t0)
+    return min(t)
+
+out = {}
+with torch.no_grad():
+    for c in cases:
+        g = graph(c["plan"], c["lib"])
+        for n in c["sizes"]:
+            ins = [torch.randn(*s) for s in shapes(c["name"], n)]
+            got = g(*ins)
+            want = ref(c["name"], ins, n)
+            assert len(got) == len(want), c["name"]
+            for a, b in zip(got, want):
+                assert a.shape == b.shape, (c["name"], n, a.shape, b.shape)
+                torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+            for a, b in zip(g(*ins), want):  # again: recycled outputs, same sizes
+                torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+        for n, st in c["static"].items():
+            s = graph(st["plan"], st["lib"])
+            ins = [torch.randn(*sh) for sh in shapes(c["name"], int(n))]
+            for a, b in zip(g(*ins), s(*ins)):
+                torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+            out[c["name"] + "@" + n] = {"symbolic_us": best(lambda: g(*ins)) * 1e6, "static_us": best(lambda: s(*ins)) * 1e6}
+        try:
+            g(torch.randn(1, *shapes(c["name"], 2)[0][1:]), *[torch.randn(*s) for s in shapes(c["name"], 1)[1:]])
+            raise AssertionError("a size 1 for a symbol must be refused")
+        except ValueError as e:
+            assert ">= 2" in str(e), e
+print(json.dumps(out))
+`
+
+// TestSymbolicTorchRuntime compiles symbolic graphs once and runs their plans in the C++
+// runtime at several sizes (skipped without the repository's .venv: make setup-113).
+func TestSymbolicTorchRuntime(t *testing.T) {
+	py, err := filepath.Abs(filepath.Join("..", ".venv", "bin", "python"))
+	require.NoError(t, err)
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no .venv (make setup-113)")
+	}
+	if err := exec.Command(py, "-c", "import ptgo._fast").Run(); err != nil {
+		t.Skip("ptgo._fast is not built")
+	}
+	type staticPlan struct {
+		Plan string `json:"plan"`
+		Lib  string `json:"lib"`
+	}
+	type pyCase struct {
+		Name   string                `json:"name"`
+		Plan   string                `json:"plan"`
+		Lib    string                `json:"lib"`
+		Sizes  []int64               `json:"sizes"`
+		Static map[string]staticPlan `json:"static"`
+	}
+	var cases []pyCase
+	for _, sc := range symCases {
+		switch sc.name {
+		case "pointwise_broadcast", "softmax_rows", "sum_dim0_and_mean", "mm_addmm":
+		default:
+			continue
+		}
+		c := compileGraph(t, parseGraph(t, sc.text), Options{})
+		js, err := c.Program.JSON()
+		require.NoError(t, err)
+		pc := pyCase{Name: sc.name, Plan: string(js), Lib: c.Library.Path, Sizes: []int64{2, 3, 17, 64, 1000}, Static: map[string]staticPlan{}}
+		for _, n := range []int64{17, 1000, 20000} {
+			s := compileGraph(t, staticAt(t, sc.text, []int64{n}), Options{})
+			sj, err := s.Program.JSON()
+			require.NoError(t, err)
+			pc.Static[strconv.FormatInt(n, 10)] = staticPlan{Plan: string(sj), Lib: s.Library.Path}
+		}
+		cases = append(cases, pc)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "cases.json")
+	data, err := json.Marshal(cases)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(in, data, 0o644))
+	script := filepath.Join(dir, "run.py")
+	require.NoError(t, os.WriteFile(script, []byte(symTorchScript), 0o644))
+	cmd := exec.Command(py, script, in)
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Logf("symbolic vs static plan, best of 30, 1 thread: %s", out)
+}
