@@ -33,7 +33,9 @@ func TestSymbolicInferenceSpecialised(t *testing.T) {
 // inductor's symbolic plan to the runtime.
 func symbolicPrims(t *testing.T, text string) func(*fxgraph.Graph, inductor.Options) (*inductor.Compiled, error) {
 	pg := parse(t, text)
-	return func(*fxgraph.Graph, inductor.Options) (*inductor.Compiled, error) { return planOnly(pg, inductor.Options{}) }
+	return func(*fxgraph.Graph, inductor.Options) (*inductor.Compiled, error) {
+		return planOnly(pg, inductor.Options{})
+	}
 }
 
 func TestSymbolicInference(t *testing.T) {
