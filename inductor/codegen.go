@@ -668,6 +668,14 @@ func (kg *kgen) symbolsUsed() []int {
 				add(v.Size)
 			}
 		})
+		for _, e := range kg.exprsOf(n) {
+			exprSymbols(e, func(id int) {
+				if !seen[id] {
+					seen[id] = true
+					out = append(out, id)
+				}
+			})
+		}
 	}
 	sort.Ints(out)
 	return out

@@ -203,7 +203,7 @@ func checkLayout(spec BufSpec, t *Tensor) error {
 	if t.Offset != spec.Offset && numel(t.Sizes) > 0 {
 		return fmt.Errorf("storage offset %d, expected %d", t.Offset, spec.Offset)
 	}
-	if need := storageElems(t.Sizes, Layout{Strides: t.Strides, Offset: t.Offset}) * int64(t.DType.ItemSize()); int64(len(t.Data)) < need {
+	if need := storageElems(t.Sizes, t.Strides, t.Offset) * int64(t.DType.ItemSize()); int64(len(t.Data)) < need {
 		return fmt.Errorf("storage of %d bytes, the layout needs %d", len(t.Data), need)
 	}
 	return nil
@@ -268,6 +268,13 @@ func concreteBuffers(p *Program, inputs []*Tensor) ([]BufSpec, []int64, error) {
 				out[i].Sizes[k] = s.Eval(vals)
 			}
 			out[i].StorageElems = b.SymStorage.Eval(vals)
+		}
+		if b.SymStrides != nil {
+			out[i].Strides = make([]int64, len(b.SymStrides))
+			for k, s := range b.SymStrides {
+				out[i].Strides[k] = s.Eval(vals)
+			}
+			out[i].Offset = b.SymOffset.Eval(vals)
 		}
 	}
 	return out, vals, nil

@@ -25,8 +25,8 @@ import (
 // Layout is how a buffer's logical index maps to its storage: Σ Strides[k]·i_k + Offset, in
 // elements.
 type Layout struct {
-	Strides []int64
-	Offset  int64
+	Strides []Sym
+	Offset  Sym
 }
 
 // Node defines a buffer.
@@ -84,13 +84,13 @@ func (b *Buffer) Storage() *Buffer {
 // largest reachable index plus one (zero for an empty tensor).
 func (b *Buffer) StorageElems() Sym { return storageElemsSym(b.Sizes, b.Layout) }
 
-func storageElems(sizes []int64, l Layout) int64 {
-	end := l.Offset + 1
+func storageElems(sizes, strides []int64, offset int64) int64 {
+	end := offset + 1
 	for k, s := range sizes {
 		if s == 0 {
 			return 0
 		}
-		end += (s - 1) * l.Strides[k]
+		end += (s - 1) * strides[k]
 	}
 	return end
 }
@@ -98,12 +98,12 @@ func storageElems(sizes []int64, l Layout) int64 {
 // storageElemsSym is storageElems for symbolic sizes (a symbol is never 0; strides are not
 // negative).
 func storageElemsSym(sizes []Sym, l Layout) Sym {
-	end := symc(l.Offset + 1)
+	end := l.Offset.AddConst(1)
 	for k, s := range sizes {
 		if isConstSize(s, 0) {
 			return symc(0)
 		}
-		end = end.Add(s.AddConst(-1).MulConst(l.Strides[k]))
+		end = end.Add(s.AddConst(-1).Mul(l.Strides[k]))
 	}
 	return end
 }
@@ -369,7 +369,7 @@ func (g *Graph) Values() *values { return g.vals }
 // addBuffer appends a buffer named buf<N>.
 func (g *Graph) addBuffer(dt primtorch.DType, sizes []Sym, layout Layout, def Node) *Buffer {
 	b := &Buffer{Name: fmt.Sprintf("buf%d", len(g.Buffers)), DType: dt, Sizes: append([]Sym(nil), sizes...),
-		Layout: Layout{Strides: append([]int64(nil), layout.Strides...), Offset: layout.Offset}, Def: def, index: len(g.Buffers)}
+		Layout: Layout{Strides: append([]Sym(nil), layout.Strides...), Offset: layout.Offset}, Def: def, index: len(g.Buffers)}
 	g.Buffers = append(g.Buffers, b)
 	return b
 }
@@ -416,30 +416,20 @@ func numel(sizes []int64) int64 {
 }
 
 func contiguousLayout(sizes []Sym) Layout {
-	st := primtorch.SymContiguousStrides(sizes)
-	out := Layout{Strides: make([]int64, len(st))}
-	for k, s := range st {
-		out.Strides[k] = staticSize(s, "a contiguous layout (symbolic strides)")
-	}
-	return out
+	return Layout{Strides: primtorch.SymContiguousStrides(sizes), Offset: symc(0)}
 }
 
-// layoutOf is a meta's layout; a symbolic stride or offset refuses the compile (the loop IR's
-// layouts are static: symbolic sizes, constant strides).
+// staticLayout is the layout of static strides and offset.
+func staticLayout(strides []int64, offset int64) Layout {
+	return Layout{Strides: syms(strides), Offset: symc(offset)}
+}
+
+// layoutOf is a meta's layout (symbolic where the meta is).
 func layoutOf(m *primtorch.TensorMeta) Layout {
 	if m.Sym != nil {
-		out := Layout{Strides: make([]int64, len(m.Strides))}
-		for k, s := range m.Sym.Strides {
-			if isOne(m.Sym.Sizes[k]) {
-				out.Strides[k] = m.Strides[k]
-				continue
-			}
-			out.Strides[k] = staticSize(s, "the layout "+m.SymString()+" (symbolic strides)")
-		}
-		out.Offset = staticSize(m.Sym.Offset, "the layout "+m.SymString()+" (symbolic offset)")
-		return out
+		return Layout{Strides: append([]Sym(nil), m.Sym.Strides...), Offset: m.Sym.Offset}
 	}
-	return Layout{Strides: append([]int64(nil), m.Strides...), Offset: m.Offset}
+	return staticLayout(m.Strides, m.Offset)
 }
 
 // metaSizes is a meta's sizes, symbolic where the meta is.

@@ -275,7 +275,7 @@ func (l *lowerer) realizeAs(t *tensor, m *primtorch.TensorMeta) *Buffer {
 	if _, isInput := t.buf.Def.(*InputNode); !isInput || t.idx != nil {
 		logs.Printf(logs.PerfHints, "inductor: %%%s needs layout %s but is computed as a view of %s; copying it", l.cur.Name, typeText(m.DType, metaSizes(m), want), t.buf.Name)
 	}
-	want.Offset = 0
+	want.Offset = symc(0)
 	return l.copyTo(t, want)
 }
 
@@ -286,32 +286,31 @@ func sameLayout(sizes []Sym, a, b Layout, checkOffset bool) bool {
 		return false
 	}
 	for k, s := range sizes {
-		if c, ok := s.IsConst(); (!ok || c > 1) && a.Strides[k] != b.Strides[k] {
+		if c, ok := s.IsConst(); (!ok || c > 1) && !a.Strides[k].Equal(b.Strides[k]) {
 			return false
 		}
 	}
-	return !checkOffset || a.Offset == b.Offset
+	return !checkOffset || a.Offset.Equal(b.Offset)
 }
 
 // stridedLayout returns the layout of a view over its buffer's storage when the storage index is
 // affine in the view's variables.
 func stridedLayout(t *tensor) (Layout, bool) {
 	flat := flatten(t.at(indexVars(t.sizes, 0), boundsOf(t.sizes)), t.buf.Layout.Strides, t.buf.Layout.Offset, boundsOf(t.sizes))
-	if !flat.Affine() || flat.C < 0 {
+	if !flat.Affine() || !nonNegative(flat.SymConst()) {
 		return Layout{}, false
 	}
-	lay := Layout{Strides: make([]int64, len(t.sizes)), Offset: flat.C}
+	lay := Layout{Strides: make([]Sym, len(t.sizes)), Offset: flat.SymConst()}
 	for k := range t.sizes {
-		lay.Strides[k] = flat.Coef(k)
-		if lay.Strides[k] < 0 {
+		lay.Strides[k] = flat.SymCoef(k)
+		if !nonNegative(lay.Strides[k]) {
 			return Layout{}, false
 		}
 	}
 	// size-1 dims: any stride; give the contiguous one as torch usually does
 	for k, s := range t.sizes {
 		if isOne(s) {
-			// (static: the dims inside a size-1 dim have static strides here)
-			lay.Strides[k] = staticSize(primtorch.SymContiguousStrides(t.sizes)[k], "a size-1 dim's stride")
+			lay.Strides[k] = primtorch.SymContiguousStrides(t.sizes)[k]
 		}
 	}
 	return lay, true

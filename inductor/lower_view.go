@@ -233,7 +233,6 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if !ok || !ok2 || len(t.sizes) == 0 {
 		return nil, lowerError(n, "slice needs a constant dim in range")
 	}
-	size := staticSize(t.sizes[dim], "a slice")
 	start := int64(0)
 	if a := arg(n, 2, "start"); !isNone(a) {
 		v, ok := constInt(a)
@@ -250,10 +249,15 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		}
 		step = v
 	}
-	if start < 0 {
-		start += size
+	if k, static := t.sizes[dim].IsConst(); static {
+		if start < 0 {
+			start += k
+		}
+		start = max(0, min(start, k))
+	} else if start < 0 || start > 2 {
+		// (a start within every size the symbol can have, ≥ 2, needs no clamping)
+		refuseSym("a slice from %d of a symbolic dim %s", start, t.sizes[dim])
 	}
-	start = max(0, min(start, size))
 	m := indexVars(metaSizes(mt), 0)
 	if len(mt.Shape) != len(t.sizes) {
 		return nil, lowerError(n, "the meta's shape %v does not keep the %d dims", mt.Shape, len(t.sizes))

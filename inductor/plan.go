@@ -55,8 +55,18 @@ func (pb *planner) ref(b *Buffer, role string) int {
 	if id, ok := pb.id[b]; ok {
 		return id
 	}
-	bs := BufSpec{Name: b.Name, Role: role, DType: b.DType, Strides: b.Layout.Strides, Offset: b.Layout.Offset, Base: -1, Arena: -1}
-	if anySymbolic(b.Sizes) {
+	bs := BufSpec{Name: b.Name, Role: role, DType: b.DType, Base: -1, Arena: -1}
+	if anySymbolic(b.Layout.Strides) || anySymbolic([]Sym{b.Layout.Offset}) {
+		bs.SymStrides, bs.SymOffset = append([]Sym(nil), b.Layout.Strides...), b.Layout.Offset
+		bs.Strides = make([]int64, len(b.Layout.Strides))
+		for k, s := range b.Layout.Strides {
+			bs.Strides[k] = s.Hint()
+		}
+		bs.Offset = b.Layout.Offset.Hint()
+	} else {
+		bs.Strides, bs.Offset = staticSizes(b.Layout.Strides, ""), staticSize(b.Layout.Offset, "")
+	}
+	if anySymbolic(b.Sizes) || bs.SymStrides != nil {
 		bs.SymSizes, bs.SymStorage = append([]Sym(nil), b.Sizes...), b.StorageElems()
 		bs.Sizes = make([]int64, len(b.Sizes))
 		for k, s := range b.Sizes {

@@ -80,20 +80,24 @@ func typeText(dt primtorch.DType, ssizes []Sym, l Layout) string {
 	}
 	same := len(contig) == len(l.Strides)
 	for k := range contig {
-		if same && contig[k] != l.Strides[k] {
+		if same && !isConstSize(l.Strides[k], contig[k]) {
 			same = false
 		}
 	}
-	if !same || l.Offset != 0 {
+	if anySymbolic(ssizes) {
+		// symbolic sizes: compare with the symbolic contiguous strides
+		same = symsEqual(primtorch.SymContiguousStrides(ssizes), l.Strides)
+	}
+	if !same || !isConstSize(l.Offset, 0) {
 		b.WriteString("{")
 		for k, s := range l.Strides {
 			if k > 0 {
 				b.WriteString(",")
 			}
-			b.WriteString(strconv.FormatInt(s, 10))
+			b.WriteString(strings.ReplaceAll(s.String(), " ", ""))
 		}
-		if l.Offset != 0 {
-			b.WriteString("+" + strconv.FormatInt(l.Offset, 10))
+		if !isConstSize(l.Offset, 0) {
+			b.WriteString("+" + strings.ReplaceAll(l.Offset.String(), " ", ""))
 		}
 		b.WriteString("}")
 	}

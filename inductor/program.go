@@ -42,6 +42,15 @@ import (
 //	                 storage_offset does). Outputs that alias inputs or other outputs are views.
 //	  "output": true marks buffers returned to the caller (never freed, reused or in the arena).
 //
+//	A symbolic program (compiled once for every value of its size symbols) adds
+//	  "symbols": [{"input": 0, "dim": 1, "hint": 16}, ...]   symbol k's value is dim "dim" of
+//	                 graph input "input" (an index into "inputs") on every call; kernels get the
+//	                 values as their ints argument (ints[k] = s<k>)
+//	and, on each buffer whose layout depends on them,
+//	  "sym_sizes": ["s0", "64"], "sym_storage": "64*s0"      evaluated per call (sizes and
+//	  "sym_strides": ["s1", "1"], "sym_offset": "0"           storage_elems then hold the hints)
+//	as polynomials over s0, s1, ... ("4*s0*s1 + s2 - 3"). Such buffers are never in the arena.
+//
 //	OUTPUT = {"buf": 3} | {"value": ARG}      a buffer, or a constant (null for None)
 //
 //	STEP = {"op": "alloc", "buf": 5}                allocate buffer 5 (bind it, for an arena buffer)
@@ -122,6 +131,10 @@ type BufSpec struct {
 	// evaluates them per call. Such buffers are never in the arena.
 	SymSizes   []Sym
 	SymStorage Sym
+	// SymStrides and SymOffset likewise, set when the layout is symbolic (Strides and Offset
+	// then hold the hints).
+	SymStrides []Sym
+	SymOffset  Sym
 }
 
 func (b *BufSpec) storageSym() Sym {
@@ -129,6 +142,13 @@ func (b *BufSpec) storageSym() Sym {
 		return b.SymStorage
 	}
 	return symc(b.StorageElems)
+}
+
+func (b *BufSpec) layoutSym() Layout {
+	if b.SymStrides != nil {
+		return Layout{Strides: b.SymStrides, Offset: b.SymOffset}
+	}
+	return staticLayout(b.Strides, b.Offset)
 }
 
 func (b *BufSpec) sizesSym() []Sym {
@@ -187,7 +207,7 @@ func (p *Program) String() string {
 		fmt.Fprintf(&b, "  arena %d bytes\n", p.ArenaBytes)
 	}
 	for i, bs := range p.Buffers {
-		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.sizesSym(), Layout{Strides: bs.Strides, Offset: bs.Offset}))
+		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.sizesSym(), bs.layoutSym()))
 		if bs.Role == "view" {
 			fmt.Fprintf(&b, " of %%%d", bs.Base)
 		}
@@ -300,6 +320,9 @@ func (p *Program) JSON() ([]byte, error) {
 		}
 		if bs.SymSizes != nil {
 			m = append(m, kv{"sym_sizes", raw(mustJSON(symStrings(bs.SymSizes)))}, kv{"sym_storage", bs.SymStorage.String()})
+		}
+		if bs.SymStrides != nil {
+			m = append(m, kv{"sym_strides", raw(mustJSON(symStrings(bs.SymStrides)))}, kv{"sym_offset", bs.SymOffset.String()})
 		}
 		b.WriteString("\n  " + objText(m))
 	}
@@ -500,6 +523,8 @@ func DecodeProgram(data []byte) (*Program, error) {
 			Arena        *int64   `json:"arena"`
 			SymSizes     []string `json:"sym_sizes"`
 			SymStorage   string   `json:"sym_storage"`
+			SymStrides   []string `json:"sym_strides"`
+			SymOffset    string   `json:"sym_offset"`
 		}
 		if err := json.Unmarshal(rb, &jb); err != nil {
 			return nil, fmt.Errorf("inductor: decoding buffer %s: %w", rb, err)
@@ -529,6 +554,17 @@ func DecodeProgram(data []byte) (*Program, error) {
 			}
 			bs.SymStorage = bs.SymSizes[len(bs.SymSizes)-1]
 			bs.SymSizes = bs.SymSizes[:len(bs.SymSizes)-1]
+		}
+		if jb.SymStrides != nil {
+			for _, t := range append(append([]string(nil), jb.SymStrides...), jb.SymOffset) {
+				s, err := primtorch.ParseSymInt(t, env)
+				if err != nil {
+					return nil, fmt.Errorf("inductor: buffer %s: %w", jb.Name, err)
+				}
+				bs.SymStrides = append(bs.SymStrides, s)
+			}
+			bs.SymOffset = bs.SymStrides[len(bs.SymStrides)-1]
+			bs.SymStrides = bs.SymStrides[:len(bs.SymStrides)-1]
 		}
 		p.Buffers = append(p.Buffers, bs)
 	}

@@ -23,7 +23,18 @@ from ptgo._runtime import _decode_plan
 cases = json.load(open(sys.argv[1]))
 torch.manual_seed(0)
 
-def ref(name, ins, n):
+def ref(name, ins, v):
+    n = v[0]
+    if name == "softmax_symbolic_rows":
+        return [torch.softmax(ins[0], 1)]
+    if name == "mm_symbolic_mk":
+        x, w, b = ins
+        mm = x @ w
+        return [mm, torch.tanh(torch.addmm(b, x, w)), mm @ w.t()]
+    if name == "transpose_symbolic":
+        x, y = ins
+        a = x.t() + y
+        return [a, x.t(), torch.exp(a.t()), -y.unsqueeze(1), x[:, 0:1] * 2]
     if name == "pointwise_broadcast":
         x, b = ins
         return [torch.tanh(x * torch.exp(b)) + 1.5]
@@ -37,7 +48,12 @@ def ref(name, ins, n):
         return [x @ w, torch.addmm(b, x, w) + y]
     raise KeyError(name)
 
-def shapes(name, n):
+def shapes(name, v):
+    n = v[0]
+    if name in ("softmax_symbolic_rows", "transpose_symbolic", "mm_symbolic_mk"):
+        m = v[1]
+        return {"softmax_symbolic_rows": [(n, m)], "transpose_symbolic": [(n, m), (m, n)],
+                "mm_symbolic_mk": [(n, m), (m, 24), (24,)]}[name]
     return {"pointwise_broadcast": [(n, 64), (64,)], "softmax_rows": [(n, 40)], "sum_dim0_and_mean": [(n, 300)],
             "mm_addmm": [(n, 32), (32, 16), (16,), (n, 16)]}[name]
 
@@ -56,24 +72,24 @@ out = {}
 with torch.no_grad():
     for c in cases:
         g = graph(c["plan"], c["lib"])
-        for n in c["sizes"]:
-            ins = [torch.randn(*s) for s in shapes(c["name"], n)]
+        for v in c["sizes"]:
+            ins = [torch.randn(*s) for s in shapes(c["name"], v)]
             got = g(*ins)
-            want = ref(c["name"], ins, n)
+            want = ref(c["name"], ins, v)
             assert len(got) == len(want), c["name"]
             for a, b in zip(got, want):
-                assert a.shape == b.shape, (c["name"], n, a.shape, b.shape)
+                assert a.shape == b.shape, (c["name"], v, a.shape, b.shape)
                 torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
             for a, b in zip(g(*ins), want):  # again: recycled outputs, same sizes
                 torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
         for n, st in c["static"].items():
             s = graph(st["plan"], st["lib"])
-            ins = [torch.randn(*sh) for sh in shapes(c["name"], int(n))]
+            ins = [torch.randn(*sh) for sh in shapes(c["name"], [int(x) for x in n.split("x")])]
             for a, b in zip(g(*ins), s(*ins)):
                 torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
             out[c["name"] + "@" + n] = {"symbolic_us": best(lambda: g(*ins)) * 1e6, "static_us": best(lambda: s(*ins)) * 1e6}
         try:
-            g(torch.randn(1, *shapes(c["name"], 2)[0][1:]), *[torch.randn(*s) for s in shapes(c["name"], 1)[1:]])
+            g(*[torch.randn(*s) for s in shapes(c["name"], [1] * 2)])
             raise AssertionError("a size 1 for a symbol must be refused")
         except ValueError as e:
             assert ">= 2" in str(e), e
@@ -99,25 +115,36 @@ func TestSymbolicTorchRuntime(t *testing.T) {
 		Name   string                `json:"name"`
 		Plan   string                `json:"plan"`
 		Lib    string                `json:"lib"`
-		Sizes  []int64               `json:"sizes"`
+		Sizes  [][]int64             `json:"sizes"`
 		Static map[string]staticPlan `json:"static"`
 	}
 	var cases []pyCase
 	for _, sc := range symCases {
+		var timed [][]int64
 		switch sc.name {
 		case "pointwise_broadcast", "softmax_rows", "sum_dim0_and_mean", "mm_addmm":
+			timed = [][]int64{{17}, {1000}, {20000}}
+		case "softmax_symbolic_rows", "transpose_symbolic", "mm_symbolic_mk":
+			timed = [][]int64{{17, 40}, {1000, 128}, {256, 4096}}
 		default:
 			continue
 		}
 		c := compileGraph(t, parseGraph(t, sc.text), Options{})
 		js, err := c.Program.JSON()
 		require.NoError(t, err)
-		pc := pyCase{Name: sc.name, Plan: string(js), Lib: c.Library.Path, Sizes: []int64{2, 3, 17, 64, 1000}, Static: map[string]staticPlan{}}
-		for _, n := range []int64{17, 1000, 20000} {
-			s := compileGraph(t, staticAt(t, sc.text, []int64{n}), Options{})
+		pc := pyCase{Name: sc.name, Plan: string(js), Lib: c.Library.Path, Sizes: sc.vals, Static: map[string]staticPlan{}}
+		for _, n := range timed {
+			s := compileGraph(t, staticAt(t, sc.text, n), Options{})
 			sj, err := s.Program.JSON()
 			require.NoError(t, err)
-			pc.Static[strconv.FormatInt(n, 10)] = staticPlan{Plan: string(sj), Lib: s.Library.Path}
+			key := ""
+			for i, x := range n {
+				if i > 0 {
+					key += "x"
+				}
+				key += strconv.FormatInt(x, 10)
+			}
+			pc.Static[key] = staticPlan{Plan: string(sj), Lib: s.Library.Path}
 		}
 		cases = append(cases, pc)
 	}

@@ -152,6 +152,9 @@ struct Buf {
   bool symbolic = false;
   std::vector<Poly> sym_sizes;
   Poly sym_storage;
+  bool symbolic_layout = false;  // strides and offset too
+  std::vector<Poly> sym_strides;
+  Poly sym_offset;
 };
 
 // Where a symbolic plan reads a symbol: dim `dim` of input `input` (-1: unused).
@@ -619,6 +622,10 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
         if (!s.symbolic) continue;
         for (size_t d = 0; d < s.sym_sizes.size(); d++) s.sizes[d] = s.sym_sizes[d].eval(syms);
         s.storage_elems = s.sym_storage.eval(syms);
+        if (s.symbolic_layout) {
+          for (size_t d = 0; d < s.sym_strides.size(); d++) s.strides[d] = s.sym_strides[d].eval(syms);
+          s.offset = s.sym_offset.eval(syms);
+        }
       }
       for (size_t i = 0; i < g->inputs->size(); i++) {
         const Buf& s = local[(*g->inputs)[i]];
@@ -627,6 +634,15 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %zu has sizes that do not fit its symbolic sizes",
                        g->name->c_str(), i);
           return nullptr;
+        }
+        if (s.symbolic_layout) {
+          bool ok = t.storage_offset() == s.offset;
+          for (size_t d = 0; d < s.sizes.size() && ok; d++) ok = s.sizes[d] <= 1 || t.stride(d) == s.strides[d];
+          if (!ok) {
+            PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %zu has strides that do not fit its symbolic layout",
+                         g->name->c_str(), i);
+            return nullptr;
+          }
         }
       }
       specp = &local;
@@ -1023,6 +1039,21 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
       if (s.arena >= 0) {
         PyErr_SetString(PyExc_ValueError, "ptgo runtime: a symbolic buffer cannot be in the arena");
         return fail();
+      }
+      if (PyObject* sst = PyDict_GetItemString(b, "sym_strides"); sst != nullptr && PyList_Check(sst)) {
+        s.symbolic_layout = true;
+        if (PyList_GET_SIZE(sst) != static_cast<Py_ssize_t>(s.strides.size())) {
+          PyErr_SetString(PyExc_ValueError, "ptgo runtime: sym_strides and strides differ in rank");
+          return fail();
+        }
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(sst); j++) {
+          const char* e = PyUnicode_AsUTF8(PyList_GET_ITEM(sst, j));
+          s.sym_strides.emplace_back();
+          if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_strides.back())) return fail();
+        }
+        PyObject* so = get(b, "sym_offset");
+        const char* e = so ? PyUnicode_AsUTF8(so) : nullptr;
+        if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_offset)) return fail();
       }
     }
     g->bufs->push_back(std::move(s));
