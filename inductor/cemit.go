@@ -18,10 +18,39 @@ import (
 // emit writes the kernel after its header: the loop nest and every member inside it.
 func (kg *kgen) emit() {
 	w := kg.w
+	plan := kg.parallelPlan()
+	if kg.parallelIf != "" && plan != (parPlan{}) {
+		// A symbolic kernel's work is known at run time: below the threshold it runs the serial
+		// version of its loops (an OpenMP if clause would still enter a one-thread region).
+		cond := strings.TrimSuffix(strings.TrimPrefix(kg.parallelIf, "if("), ")")
+		kg.parallelIf = ""
+		w.line("if (" + cond + ") {")
+		w.in()
+		kg.emitLoops(plan)
+		w.out()
+		w.line("} else {")
+		w.in()
+		kg.regs = map[*Buffer]string{}
+		kg.emitLoops(parPlan{})
+		w.out()
+		w.line("}")
+	} else {
+		kg.emitLoops(plan)
+	}
+	if kg.hasInd {
+		w.line("return ptgo_oob;")
+	} else {
+		w.line("return 0;")
+	}
+	w.out()
+	w.line("}")
+}
+
+// emitLoops writes the kernel's loop nest and members under a parallel plan.
+func (kg *kgen) emitLoops(plan parPlan) {
 	for i, id := range kg.outer {
 		kg.vars[id].name = "i" + strconv.Itoa(i)
 	}
-	plan := kg.parallelPlan()
 	if kg.nodes[0].scan != nil {
 		kg.emitScan(kg.nodes[0], plan)
 	} else if kg.pure() {
@@ -58,13 +87,6 @@ func (kg *kgen) emit() {
 			}
 		})
 	}
-	if kg.hasInd {
-		w.line("return ptgo_oob;")
-	} else {
-		w.line("return 0;")
-	}
-	w.out()
-	w.line("}")
 }
 
 // pure reports a kernel whose members have no loops of their own (a pointwise kernel).

@@ -248,6 +248,10 @@ struct GraphObject {
   // inputs' sizes on every call, the symbolic buffers' sizes evaluated from them, and every
   // kernel gets them as its ints argument.
   std::vector<SymSource>* symbols;
+  // The buffers' layouts at the symbol values of the last call that held the arena (reused while
+  // the values repeat; only such a call writes them).
+  std::vector<int64_t>* last_syms;
+  std::vector<Buf>* last_specs;
   // Called with the inputs when a kernel rejects its data (an index out of range, an integer
   // division by zero; nullptr: none): it runs
   // the captured graph with torch, which raises torch's own exception for the same inputs
@@ -617,35 +621,41 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           return nullptr;
         }
       }
-      local = *g->bufs;
-      for (Buf& s : local) {
-        if (!s.symbolic) continue;
-        for (size_t d = 0; d < s.sym_sizes.size(); d++) s.sizes[d] = s.sym_sizes[d].eval(syms);
-        s.storage_elems = s.sym_storage.eval(syms);
-        if (s.symbolic_layout) {
-          for (size_t d = 0; d < s.sym_strides.size(); d++) s.strides[d] = s.sym_strides[d].eval(syms);
-          s.offset = s.sym_offset.eval(syms);
+      if (lease.shared && *g->last_syms == syms) {
+        specp = g->last_specs;
+      } else {
+        local = *g->bufs;
+        for (Buf& s : local) {
+          if (!s.symbolic) continue;
+          for (size_t d = 0; d < s.sym_sizes.size(); d++) s.sizes[d] = s.sym_sizes[d].eval(syms);
+          s.storage_elems = s.sym_storage.eval(syms);
+          if (s.symbolic_layout) {
+            for (size_t d = 0; d < s.sym_strides.size(); d++) s.strides[d] = s.sym_strides[d].eval(syms);
+            s.offset = s.sym_offset.eval(syms);
+          }
+        }
+        specp = &local;
+        if (lease.shared) {
+          *g->last_syms = syms;
+          g->last_specs->swap(local);
+          specp = g->last_specs;
         }
       }
       for (size_t i = 0; i < g->inputs->size(); i++) {
-        const Buf& s = local[(*g->inputs)[i]];
+        const Buf& s = (*specp)[(*g->inputs)[i]];
         const at::Tensor& t = bufs[(*g->inputs)[i]];
-        if (s.symbolic && t.sizes().vec() != s.sizes) {
-          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %zu has sizes that do not fit its symbolic sizes",
+        if (!s.symbolic) continue;
+        bool ok = t.sizes().vec() == s.sizes;
+        if (ok && s.symbolic_layout) {
+          ok = t.storage_offset() == s.offset;
+          for (size_t d = 0; d < s.sizes.size() && ok; d++) ok = s.sizes[d] <= 1 || t.stride(d) == s.strides[d];
+        }
+        if (!ok) {
+          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %zu does not fit its symbolic layout",
                        g->name->c_str(), i);
           return nullptr;
         }
-        if (s.symbolic_layout) {
-          bool ok = t.storage_offset() == s.offset;
-          for (size_t d = 0; d < s.sizes.size() && ok; d++) ok = s.sizes[d] <= 1 || t.stride(d) == s.strides[d];
-          if (!ok) {
-            PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %zu has strides that do not fit its symbolic layout",
-                         g->name->c_str(), i);
-            return nullptr;
-          }
-        }
       }
-      specp = &local;
     }
     const std::vector<Buf>& specs = *specp;
     const int nthreads = at::get_num_threads();
@@ -934,6 +944,8 @@ void graph_dealloc(PyObject* self) {
   delete g->arena;
   delete g->recycle;
   delete g->symbols;
+  delete g->last_syms;
+  delete g->last_specs;
   // The library stays loaded: kernels may be shared with other graphs through the cache.
   Py_TYPE(self)->tp_free(self);
 }
@@ -955,6 +967,8 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->arena = new std::vector<at::Tensor>();
   g->recycle = new std::vector<Recycled>();
   g->symbols = new std::vector<SymSource>();
+  g->last_syms = new std::vector<int64_t>();
+  g->last_specs = new std::vector<Buf>();
   g->arena_bytes = 0;
   g->arena_fresh = true;
   g->busy = false;

@@ -37,17 +37,32 @@ PTGO_KERNEL int cpp_fused_mul_tanh_add_1(void *const *ptrs, const int64_t *ints,
     const int64_t s0 = ints[0];
     (void)floats;
     (void)nthreads;
-    #pragma omp parallel for num_threads(nthreads) schedule(static) if((64*s0) >= 65536)
-    for (int64_t i0 = 0; i0 < (s0); i0++) {
-        #pragma omp simd
-        for (int64_t i1 = 0; i1 < 64; i1++) {
-            float t0 = in_ptr0[64*i0 + i1];
-            float t1 = in_ptr1[i1];
-            float t2 = (t0 * t1);
-            float t3 = tanhf(t2);
-            float t4 = (t3 + 1.5f);
-            float v_buf5 = t4;
-            out_ptr0[64*i0 + i1] = v_buf5;
+    if ((64*s0) >= 65536) {
+        #pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < (s0); i0++) {
+            #pragma omp simd
+            for (int64_t i1 = 0; i1 < 64; i1++) {
+                float t0 = in_ptr0[64*i0 + i1];
+                float t1 = in_ptr1[i1];
+                float t2 = (t0 * t1);
+                float t3 = tanhf(t2);
+                float t4 = (t3 + 1.5f);
+                float v_buf5 = t4;
+                out_ptr0[64*i0 + i1] = v_buf5;
+            }
+        }
+    } else {
+        for (int64_t i0 = 0; i0 < (s0); i0++) {
+            #pragma omp simd
+            for (int64_t i1 = 0; i1 < 64; i1++) {
+                float t5 = in_ptr0[64*i0 + i1];
+                float t6 = in_ptr1[i1];
+                float t7 = (t5 * t6);
+                float t8 = tanhf(t7);
+                float t9 = (t8 + 1.5f);
+                float v_buf5 = t9;
+                out_ptr0[64*i0 + i1] = v_buf5;
+            }
         }
     }
     return 0;

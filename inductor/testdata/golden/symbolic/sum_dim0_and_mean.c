@@ -19,67 +19,131 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
     const int64_t s0 = ints[0];
     (void)floats;
     (void)nthreads;
-    {
+    if ((900*s0 + 300) >= 65536) {
         {
-            #pragma omp parallel for num_threads(nthreads) schedule(static) if((900*s0 + 300) >= 65536)
-            for (int64_t jb = 0; jb < 300; jb += 256) {
-                const int64_t jend = jb + 256 < 300 ? jb + 256 : 300;
-                double acc_buf1[256];
-                for (int64_t jj = 0; jj < 256; jj++) {
-                    acc_buf1[jj] = 0;
-                }
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    #pragma omp simd
+            {
+                #pragma omp parallel for num_threads(nthreads) schedule(static)
+                for (int64_t jb = 0; jb < 300; jb += 256) {
+                    const int64_t jend = jb + 256 < 300 ? jb + 256 : 300;
+                    double acc_buf1[256];
+                    for (int64_t jj = 0; jj < 256; jj++) {
+                        acc_buf1[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t0 = in_ptr0[j0 + 300*r0];
+                            acc_buf1[j0 - jb] += (double)t0;
+                        }
+                    }
                     for (int64_t j0 = jb; j0 < jend; j0++) {
-                        float t0 = in_ptr0[j0 + 300*r0];
-                        acc_buf1[j0 - jb] += (double)t0;
+                        out_ptr0[j0] = (float)(acc_buf1[j0 - jb]);
                     }
                 }
-                for (int64_t j0 = jb; j0 < jend; j0++) {
-                    out_ptr0[j0] = (float)(acc_buf1[j0 - jb]);
-                }
             }
-        }
-        #pragma omp simd
-        for (int64_t j0 = 0; j0 < 300; j0++) {
-            float t1 = out_ptr0[j0];
-            int64_t t2 = (int64_t)(s0);
-            float t3 = ((t2 == 0) ? (float)0 : (float)t2);
-            float t4 = (t1 / t3);
-            out_ptr1[j0] = t4;
-        }
-        {
-            #pragma omp parallel for num_threads(nthreads) schedule(static) if((900*s0 + 300) >= 65536)
-            for (int64_t jb = 0; jb < 300; jb += 256) {
-                const int64_t jend = jb + 256 < 300 ? jb + 256 : 300;
-                float acc_buf3[256];
-                int nan_buf3[256];
-                for (int64_t jj = 0; jj < 256; jj++) {
-                    acc_buf3[jj] = -INFINITY;
-                    nan_buf3[jj] = 0;
-                }
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    #pragma omp simd
+            #pragma omp simd
+            for (int64_t j0 = 0; j0 < 300; j0++) {
+                float t1 = out_ptr0[j0];
+                int64_t t2 = (int64_t)(s0);
+                float t3 = ((t2 == 0) ? (float)0 : (float)t2);
+                float t4 = (t1 / t3);
+                out_ptr1[j0] = t4;
+            }
+            {
+                #pragma omp parallel for num_threads(nthreads) schedule(static)
+                for (int64_t jb = 0; jb < 300; jb += 256) {
+                    const int64_t jend = jb + 256 < 300 ? jb + 256 : 300;
+                    float acc_buf3[256];
+                    int nan_buf3[256];
+                    for (int64_t jj = 0; jj < 256; jj++) {
+                        acc_buf3[jj] = -INFINITY;
+                        nan_buf3[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t5 = in_ptr0[j0 + 300*r0];
+                            acc_buf3[j0 - jb] = t5 > acc_buf3[j0 - jb] ? t5 : acc_buf3[j0 - jb]; nan_buf3[j0 - jb] |= t5 != t5;
+                        }
+                    }
                     for (int64_t j0 = jb; j0 < jend; j0++) {
-                        float t5 = in_ptr0[j0 + 300*r0];
-                        acc_buf3[j0 - jb] = t5 > acc_buf3[j0 - jb] ? t5 : acc_buf3[j0 - jb]; nan_buf3[j0 - jb] |= t5 != t5;
+                        out_ptr2[j0] = (nan_buf3[j0 - jb] ? NAN : acc_buf3[j0 - jb]);
                     }
                 }
-                for (int64_t j0 = jb; j0 < jend; j0++) {
-                    out_ptr2[j0] = (nan_buf3[j0 - jb] ? NAN : acc_buf3[j0 - jb]);
+            }
+            float v_buf4;
+            {
+                double acc_buf4 = 0;
+                #pragma omp parallel for simd num_threads(nthreads) schedule(static) reduction(+:acc_buf4)
+                for (int64_t r0 = 0; r0 < (300*s0); r0++) {
+                    float t6 = in_ptr0[r0];
+                    acc_buf4 += (double)t6;
                 }
+                v_buf4 = (float)(acc_buf4);
+                out_ptr3[0] = v_buf4;
             }
         }
-        float v_buf4;
+    } else {
         {
-            double acc_buf4 = 0;
-            #pragma omp parallel for simd num_threads(nthreads) schedule(static) if((900*s0 + 300) >= 65536) reduction(+:acc_buf4)
-            for (int64_t r0 = 0; r0 < (300*s0); r0++) {
-                float t6 = in_ptr0[r0];
-                acc_buf4 += (double)t6;
+            {
+                for (int64_t jb = 0; jb < 300; jb += 256) {
+                    const int64_t jend = jb + 256 < 300 ? jb + 256 : 300;
+                    double acc_buf1[256];
+                    for (int64_t jj = 0; jj < 256; jj++) {
+                        acc_buf1[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t7 = in_ptr0[j0 + 300*r0];
+                            acc_buf1[j0 - jb] += (double)t7;
+                        }
+                    }
+                    for (int64_t j0 = jb; j0 < jend; j0++) {
+                        out_ptr0[j0] = (float)(acc_buf1[j0 - jb]);
+                    }
+                }
             }
-            v_buf4 = (float)(acc_buf4);
-            out_ptr3[0] = v_buf4;
+            #pragma omp simd
+            for (int64_t j0 = 0; j0 < 300; j0++) {
+                float t8 = out_ptr0[j0];
+                int64_t t9 = (int64_t)(s0);
+                float t10 = ((t9 == 0) ? (float)0 : (float)t9);
+                float t11 = (t8 / t10);
+                out_ptr1[j0] = t11;
+            }
+            {
+                for (int64_t jb = 0; jb < 300; jb += 256) {
+                    const int64_t jend = jb + 256 < 300 ? jb + 256 : 300;
+                    float acc_buf3[256];
+                    int nan_buf3[256];
+                    for (int64_t jj = 0; jj < 256; jj++) {
+                        acc_buf3[jj] = -INFINITY;
+                        nan_buf3[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t12 = in_ptr0[j0 + 300*r0];
+                            acc_buf3[j0 - jb] = t12 > acc_buf3[j0 - jb] ? t12 : acc_buf3[j0 - jb]; nan_buf3[j0 - jb] |= t12 != t12;
+                        }
+                    }
+                    for (int64_t j0 = jb; j0 < jend; j0++) {
+                        out_ptr2[j0] = (nan_buf3[j0 - jb] ? NAN : acc_buf3[j0 - jb]);
+                    }
+                }
+            }
+            float v_buf4;
+            {
+                double acc_buf4 = 0;
+                #pragma omp simd reduction(+:acc_buf4)
+                for (int64_t r0 = 0; r0 < (300*s0); r0++) {
+                    float t13 = in_ptr0[r0];
+                    acc_buf4 += (double)t13;
+                }
+                v_buf4 = (float)(acc_buf4);
+                out_ptr3[0] = v_buf4;
+            }
         }
     }
     return 0;

@@ -16,30 +16,58 @@ PTGO_KERNEL int cpp_fused_sum_amax_0(void *const *ptrs, const int64_t *ints, con
     const int64_t s1 = ints[1];
     (void)floats;
     (void)nthreads;
-    #pragma omp parallel for num_threads(nthreads) schedule(static) if((2*s0*s1) >= 65536)
-    for (int64_t i0 = 0; i0 < (s1); i0++) {
-        float v_buf1;
-        {
-            double acc_buf1 = 0;
-            #pragma omp simd reduction(+:acc_buf1)
-            for (int64_t r0 = 0; r0 < (s0); r0++) {
-                float t0 = in_ptr0[i0 + r0*s1];
-                acc_buf1 += (double)t0;
+    if ((2*s0*s1) >= 65536) {
+        #pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < (s1); i0++) {
+            float v_buf1;
+            {
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
+                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    float t0 = in_ptr0[i0 + r0*s1];
+                    acc_buf1 += (double)t0;
+                }
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[i0] = v_buf1;
             }
-            v_buf1 = (float)(acc_buf1);
-            out_ptr0[i0] = v_buf1;
+            float v_buf2;
+            {
+                float acc_buf2 = -INFINITY;
+                int nan_buf2 = 0;
+                #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
+                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    float t1 = in_ptr0[i0 + r0*s1];
+                    acc_buf2 = t1 > acc_buf2 ? t1 : acc_buf2; nan_buf2 |= t1 != t1;
+                }
+                v_buf2 = (nan_buf2 ? NAN : acc_buf2);
+                out_ptr1[i0] = v_buf2;
+            }
         }
-        float v_buf2;
-        {
-            float acc_buf2 = -INFINITY;
-            int nan_buf2 = 0;
-            #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-            for (int64_t r0 = 0; r0 < (s0); r0++) {
-                float t1 = in_ptr0[i0 + r0*s1];
-                acc_buf2 = t1 > acc_buf2 ? t1 : acc_buf2; nan_buf2 |= t1 != t1;
+    } else {
+        for (int64_t i0 = 0; i0 < (s1); i0++) {
+            float v_buf1;
+            {
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
+                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    float t2 = in_ptr0[i0 + r0*s1];
+                    acc_buf1 += (double)t2;
+                }
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[i0] = v_buf1;
             }
-            v_buf2 = (nan_buf2 ? NAN : acc_buf2);
-            out_ptr1[i0] = v_buf2;
+            float v_buf2;
+            {
+                float acc_buf2 = -INFINITY;
+                int nan_buf2 = 0;
+                #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
+                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    float t3 = in_ptr0[i0 + r0*s1];
+                    acc_buf2 = t3 > acc_buf2 ? t3 : acc_buf2; nan_buf2 |= t3 != t3;
+                }
+                v_buf2 = (nan_buf2 ? NAN : acc_buf2);
+                out_ptr1[i0] = v_buf2;
+            }
         }
     }
     return 0;
@@ -59,18 +87,34 @@ PTGO_KERNEL int cpp_fused_argmax_1(void *const *ptrs, const int64_t *ints, const
     const int64_t s1 = ints[1];
     (void)floats;
     (void)nthreads;
-    #pragma omp parallel for num_threads(nthreads) schedule(static) if((s0*s1) >= 65536)
-    for (int64_t i0 = 0; i0 < (s0); i0++) {
-        int64_t v_buf3;
-        {
-            float acc_buf3 = -INFINITY;
-            int64_t idx_buf3 = 0;
-            for (int64_t r0 = 0; r0 < (s1); r0++) {
-                float t0 = in_ptr0[i0*s1 + r0];
-                if ((t0 > acc_buf3 || (t0 != t0 && acc_buf3 == acc_buf3))) { acc_buf3 = t0; idx_buf3 = r0; }
+    if ((s0*s1) >= 65536) {
+        #pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < (s0); i0++) {
+            int64_t v_buf3;
+            {
+                float acc_buf3 = -INFINITY;
+                int64_t idx_buf3 = 0;
+                for (int64_t r0 = 0; r0 < (s1); r0++) {
+                    float t0 = in_ptr0[i0*s1 + r0];
+                    if ((t0 > acc_buf3 || (t0 != t0 && acc_buf3 == acc_buf3))) { acc_buf3 = t0; idx_buf3 = r0; }
+                }
+                v_buf3 = (int64_t)(idx_buf3);
+                out_ptr0[i0] = v_buf3;
             }
-            v_buf3 = (int64_t)(idx_buf3);
-            out_ptr0[i0] = v_buf3;
+        }
+    } else {
+        for (int64_t i0 = 0; i0 < (s0); i0++) {
+            int64_t v_buf3;
+            {
+                float acc_buf3 = -INFINITY;
+                int64_t idx_buf3 = 0;
+                for (int64_t r0 = 0; r0 < (s1); r0++) {
+                    float t1 = in_ptr0[i0*s1 + r0];
+                    if ((t1 > acc_buf3 || (t1 != t1 && acc_buf3 == acc_buf3))) { acc_buf3 = t1; idx_buf3 = r0; }
+                }
+                v_buf3 = (int64_t)(idx_buf3);
+                out_ptr0[i0] = v_buf3;
+            }
         }
     }
     return 0;

@@ -15,24 +15,46 @@ PTGO_KERNEL int cpp_fused_exp_amax_0(void *const *ptrs, const int64_t *ints, con
     const int64_t s0 = ints[0];
     (void)floats;
     (void)nthreads;
-    #pragma omp parallel for num_threads(nthreads) schedule(static) if((128*s0) >= 65536)
-    for (int64_t i0 = 0; i0 < 64; i0++) {
-        for (int64_t j0 = 0; j0 < (s0); j0++) {
-            float t0 = in_ptr0[i0 + 64*j0];
-            float t1 = expf(t0);
-            out_ptr0[i0 + 64*j0] = t1;
-        }
-        float v_buf2;
-        {
-            float acc_buf2 = -INFINITY;
-            int nan_buf2 = 0;
-            #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-            for (int64_t r0 = 0; r0 < (s0); r0++) {
-                float t2 = in_ptr0[i0 + 64*r0];
-                acc_buf2 = t2 > acc_buf2 ? t2 : acc_buf2; nan_buf2 |= t2 != t2;
+    if ((128*s0) >= 65536) {
+        #pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < 64; i0++) {
+            for (int64_t j0 = 0; j0 < (s0); j0++) {
+                float t0 = in_ptr0[i0 + 64*j0];
+                float t1 = expf(t0);
+                out_ptr0[i0 + 64*j0] = t1;
             }
-            v_buf2 = (nan_buf2 ? NAN : acc_buf2);
-            out_ptr1[i0] = v_buf2;
+            float v_buf2;
+            {
+                float acc_buf2 = -INFINITY;
+                int nan_buf2 = 0;
+                #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
+                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    float t2 = in_ptr0[i0 + 64*r0];
+                    acc_buf2 = t2 > acc_buf2 ? t2 : acc_buf2; nan_buf2 |= t2 != t2;
+                }
+                v_buf2 = (nan_buf2 ? NAN : acc_buf2);
+                out_ptr1[i0] = v_buf2;
+            }
+        }
+    } else {
+        for (int64_t i0 = 0; i0 < 64; i0++) {
+            for (int64_t j0 = 0; j0 < (s0); j0++) {
+                float t3 = in_ptr0[i0 + 64*j0];
+                float t4 = expf(t3);
+                out_ptr0[i0 + 64*j0] = t4;
+            }
+            float v_buf2;
+            {
+                float acc_buf2 = -INFINITY;
+                int nan_buf2 = 0;
+                #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
+                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    float t5 = in_ptr0[i0 + 64*r0];
+                    acc_buf2 = t5 > acc_buf2 ? t5 : acc_buf2; nan_buf2 |= t5 != t5;
+                }
+                v_buf2 = (nan_buf2 ? NAN : acc_buf2);
+                out_ptr1[i0] = v_buf2;
+            }
         }
     }
     return 0;
@@ -51,12 +73,22 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
     const int64_t s0 = ints[0];
     (void)floats;
     (void)nthreads;
-    #pragma omp parallel for simd num_threads(nthreads) schedule(static) if((64*s0) >= 65536)
-    for (int64_t i0 = 0; i0 < (64*s0); i0++) {
-        float t0 = in_ptr0[i0];
-        float t1 = (-t0);
-        float v_buf3 = t1;
-        out_ptr0[i0] = v_buf3;
+    if ((64*s0) >= 65536) {
+        #pragma omp parallel for simd num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < (64*s0); i0++) {
+            float t0 = in_ptr0[i0];
+            float t1 = (-t0);
+            float v_buf3 = t1;
+            out_ptr0[i0] = v_buf3;
+        }
+    } else {
+        #pragma omp simd
+        for (int64_t i0 = 0; i0 < (64*s0); i0++) {
+            float t2 = in_ptr0[i0];
+            float t3 = (-t2);
+            float v_buf3 = t3;
+            out_ptr0[i0] = v_buf3;
+        }
     }
     return 0;
 }
@@ -99,18 +131,34 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
     const int64_t s0 = ints[0];
     (void)floats;
     (void)nthreads;
-    #pragma omp parallel for num_threads(nthreads) schedule(static) if((64*s0) >= 65536)
-    for (int64_t i0 = 0; i0 < (4*s0); i0++) {
-        float v_buf5;
-        {
-            double acc_buf5 = 0;
-            #pragma omp simd reduction(+:acc_buf5)
-            for (int64_t r0 = 0; r0 < 16; r0++) {
-                float t0 = in_ptr0[16*i0 + r0];
-                acc_buf5 += (double)t0;
+    if ((64*s0) >= 65536) {
+        #pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < (4*s0); i0++) {
+            float v_buf5;
+            {
+                double acc_buf5 = 0;
+                #pragma omp simd reduction(+:acc_buf5)
+                for (int64_t r0 = 0; r0 < 16; r0++) {
+                    float t0 = in_ptr0[16*i0 + r0];
+                    acc_buf5 += (double)t0;
+                }
+                v_buf5 = (float)(acc_buf5);
+                out_ptr0[i0] = v_buf5;
             }
-            v_buf5 = (float)(acc_buf5);
-            out_ptr0[i0] = v_buf5;
+        }
+    } else {
+        for (int64_t i0 = 0; i0 < (4*s0); i0++) {
+            float v_buf5;
+            {
+                double acc_buf5 = 0;
+                #pragma omp simd reduction(+:acc_buf5)
+                for (int64_t r0 = 0; r0 < 16; r0++) {
+                    float t1 = in_ptr0[16*i0 + r0];
+                    acc_buf5 += (double)t1;
+                }
+                v_buf5 = (float)(acc_buf5);
+                out_ptr0[i0] = v_buf5;
+            }
         }
     }
     return 0;
@@ -129,18 +177,34 @@ PTGO_KERNEL int cpp_fused_sum_4(void *const *ptrs, const int64_t *ints, const do
     const int64_t s0 = ints[0];
     (void)floats;
     (void)nthreads;
-    #pragma omp parallel for num_threads(nthreads) schedule(static) if((64*s0) >= 65536)
-    for (int64_t i0 = 0; i0 < 32; i0++) {
-        float v_buf6;
-        {
-            double acc_buf6 = 0;
-            #pragma omp simd reduction(+:acc_buf6)
-            for (int64_t r0 = 0; r0 < (2*s0); r0++) {
-                float t0 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
-                acc_buf6 += (double)t0;
+    if ((64*s0) >= 65536) {
+        #pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < 32; i0++) {
+            float v_buf6;
+            {
+                double acc_buf6 = 0;
+                #pragma omp simd reduction(+:acc_buf6)
+                for (int64_t r0 = 0; r0 < (2*s0); r0++) {
+                    float t0 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
+                    acc_buf6 += (double)t0;
+                }
+                v_buf6 = (float)(acc_buf6);
+                out_ptr0[i0] = v_buf6;
             }
-            v_buf6 = (float)(acc_buf6);
-            out_ptr0[i0] = v_buf6;
+        }
+    } else {
+        for (int64_t i0 = 0; i0 < 32; i0++) {
+            float v_buf6;
+            {
+                double acc_buf6 = 0;
+                #pragma omp simd reduction(+:acc_buf6)
+                for (int64_t r0 = 0; r0 < (2*s0); r0++) {
+                    float t1 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
+                    acc_buf6 += (double)t1;
+                }
+                v_buf6 = (float)(acc_buf6);
+                out_ptr0[i0] = v_buf6;
+            }
         }
     }
     return 0;
