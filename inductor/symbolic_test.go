@@ -191,6 +191,13 @@ var symCases = []symCase{
   %bk : f32[s0,s1] = prims.mm(%mm, %wt)
   return (%mm, %g, %bk)
 `, vals: [][]int64{{2, 3}, {3, 2}, {17, 5}, {64, 64}, {1000, 7}, {5, 1000}}},
+	{name: "copy_into_input", text: `graph f[s0=8, s1=16](x: f32[s0,s1], y: f32[s1]):
+  %ye : f32[s0,s1] = prims.expand(%y, [sym("s0"), sym("s1")])
+  %a : f32[s0,s1] = prims.add(%x, %ye)
+  %c : f32[s0,s1] = prims.copy_(%x, %a)
+  %s : f32[s1] = prims.sum(%a, [0], False)
+  return (%s,)
+`, vals: [][]int64{{2, 3}, {17, 5}, {64, 64}, {1000, 7}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
@@ -210,12 +217,19 @@ func TestSymbolicDifferential(t *testing.T) {
 			for _, vals := range sc.vals {
 				sg := staticAt(t, sc.text, vals)
 				inputs := randomInputs(sg, rand.New(rand.NewSource(vals[0])))
-				want, err := refEval(sg, cloneTensors(inputs))
+				refIn := cloneTensors(inputs)
+				want, err := refEval(sg, refIn)
 				require.NoError(t, err)
+				var wantIn []*dense
+				for _, in := range refIn {
+					wantIn = append(wantIn, denseFromTensor(in))
+				}
 				for _, threads := range []int{1, 2} {
-					got, err := c.Run(cloneTensors(inputs), threads)
+					in := cloneTensors(inputs)
+					got, err := c.Run(in, threads)
 					require.NoError(t, err, "%s at %v", sc.name, vals)
 					requireMatches(t, got, want, fmt.Sprintf("%s at %v, %d threads", sc.name, vals, threads))
+					requireMatches(t, in, wantIn, fmt.Sprintf("%s at %v, inputs after the call", sc.name, vals))
 				}
 				got, err := Execute(dp, c.Library, cloneTensors(inputs), 1)
 				require.NoError(t, err)
