@@ -34,9 +34,119 @@ func lowerView(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		return nil, lowerError(n, "view to %s does not keep the %s elements of %s", symsV(ms), symNumel(t.sizes), symsV(t.sizes))
 	}
 	if anySymbolic(ms) || anySymbolic(t.sizes) {
-		return viewResult(t.view(ms, reshapeIndexSym(t.sizes, ms))), nil
+		idx, reason := tryReshapeSym(t.sizes, ms)
+		if reason == "" {
+			return viewResult(t.view(ms, idx)), nil
+		}
+		// dims merged or split across a symbolic size: fine without index arithmetic when the
+		// view regroups dims that are dense in its storage (an alias with the merged strides)
+		if b, ok := l.regroupAlias(t, ms); ok {
+			return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}, nil
+		}
+		refuseSym("%s", reason)
 	}
 	return viewResult(t.view(ms, reshapeIndex(staticSizes(t.sizes, ""), staticSizes(ms, "")))), nil
+}
+
+// tryReshapeSym is reshapeIndexSym, or the reason it refuses.
+func tryReshapeSym(old, new []Sym) (out []Expr, reason string) {
+	defer func() {
+		if r := recover(); r != nil {
+			sp, ok := r.(symPanic)
+			if !ok {
+				panic(r)
+			}
+			out, reason = nil, sp.reason
+		}
+	}()
+	return reshapeIndexSym(old, new), ""
+}
+
+// reshapeGroups pairs runs of dims of old and new (size-1 dims left out) whose products agree,
+// a side growing while its product divides the other's; ok false when they do not regroup.
+func reshapeGroups(old, new []Sym) (groups [][2][]int, ok bool) {
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		if i < len(old) && isOne(old[i]) {
+			i++
+			continue
+		}
+		if j < len(new) && isOne(new[j]) {
+			j++
+			continue
+		}
+		if i >= len(old) || j >= len(new) {
+			return nil, false
+		}
+		gi, gj := []int{i}, []int{j}
+		po, pn := old[i], new[j]
+		i++
+		j++
+		for !po.Equal(pn) {
+			if _, ok := pn.DivExact(po); ok && i < len(old) {
+				gi = append(gi, i)
+				po = po.Mul(old[i])
+				i++
+			} else if _, ok := po.DivExact(pn); ok && j < len(new) {
+				gj = append(gj, j)
+				pn = pn.Mul(new[j])
+				j++
+			} else {
+				return nil, false
+			}
+		}
+		groups = append(groups, [2][]int{gi, gj})
+	}
+	return groups, true
+}
+
+// regroupAlias makes the view of t with sizes new an alias of t's storage when every run of
+// dims it merges or splits is dense there (each dim's stride is the next one's times its
+// size): the merged strides then need no division by a symbol.
+func (l *lowerer) regroupAlias(t *tensor, new []Sym) (*Buffer, bool) {
+	lay, ok := stridedLayout(t)
+	if !ok {
+		return nil, false
+	}
+	groups, ok := reshapeGroups(t.sizes, new)
+	if !ok {
+		return nil, false
+	}
+	strides := make([]Sym, len(new))
+	for k := range strides {
+		strides[k] = symc(1)
+	}
+	for _, g := range groups {
+		gi, gj := g[0], g[1]
+		// every non-size-1 old dim of the run in order; dense: stride[a] = stride[b]·size[b]
+		var dense []int
+		for _, d := range gi {
+			if !isOne(t.sizes[d]) {
+				dense = append(dense, d)
+			}
+		}
+		for x := 0; x+1 < len(dense); x++ {
+			a, b := dense[x], dense[x+1]
+			if !lay.Strides[a].Equal(lay.Strides[b].Mul(t.sizes[b])) {
+				return nil, false
+			}
+		}
+		st := lay.Strides[dense[len(dense)-1]]
+		for x := len(gj) - 1; x >= 0; x-- {
+			strides[gj[x]] = st
+			st = st.Mul(new[gj[x]])
+		}
+	}
+	// size-1 dims: the stride of the dim after them times its size (any stride would do)
+	acc := symc(1)
+	for k := len(new) - 1; k >= 0; k-- {
+		if isOne(new[k]) {
+			strides[k] = acc
+		} else {
+			acc = strides[k].Mul(new[k])
+		}
+	}
+	return l.alias(t.buf, new, Layout{Strides: strides, Offset: lay.Offset}), true
 }
 
 // reshapeIndexSym is reshapeIndex for symbolic sizes: dims are grouped into runs whose

@@ -198,6 +198,18 @@ var symCases = []symCase{
   %s : f32[s1] = prims.sum(%a, [0], False)
   return (%s,)
 `, vals: [][]int64{{2, 3}, {17, 5}, {64, 64}, {1000, 7}}},
+	{name: "flatten_for_linear", text: `graph f[s0=8, s1=16](x: f32[s0,s1,8], w: f32[8,4], z: f32[2,s1,8]):
+  %e  : f32[s0,s1,8] = prims.exp(%x)
+  %v  : f32[sym("s0*s1"),8] = prims.view(%e, [sym("s0*s1"), 8])
+  %mm : f32[sym("s0*s1"),4] = prims.mm(%v, %w)
+  %b  : f32[s0,s1,4] = prims.view(%mm, [sym("s0"), sym("s1"), 4])
+  %r  : f32[s0,s1,4] = prims.tanh(%b)
+  %vz : f32[sym("2*s1"),8] = prims.view(%z, [sym("2*s1"), 8])
+  %n  : f32[sym("2*s1"),8] = prims.neg(%vz)
+  %f  : f32[sym("8*s0*s1")] = prims.view(%x, [sym("8*s0*s1")])
+  %t  : f32[] = prims.sum(%f, None, False)
+  return (%r, %n, %t)
+`, vals: [][]int64{{2, 3}, {17, 5}, {3, 64}, {1000, 7}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
@@ -260,8 +272,9 @@ func TestSymbolicGolden(t *testing.T) {
 // *SymbolicUnsupported error naming the reason, never a kernel for the hints.
 func TestSymbolicRefused(t *testing.T) {
 	for _, tc := range []struct{ name, text, reason string }{
-		{"view merging two symbolic dims", `graph f[s0=8, s1=4](x: f32[s0,s1]):
-  %v : f32[sym("s0*s1")] = prims.view(%x, [sym("s0*s1")])
+		{"view merging transposed symbolic dims", `graph f[s0=8, s1=4](x: f32[s0,s1]):
+  %t : f32[s1,s0]{1,s1} = prims.permute(%x, [1, 0])
+  %v : f32[sym("s0*s1")] = prims.view(%t, [sym("s0*s1")])
   %y : f32[sym("s0*s1")] = prims.neg(%v)
   return (%y,)
 `, "a view that merges a symbolic dim"},
@@ -279,11 +292,13 @@ func TestSymbolicRefused(t *testing.T) {
   return (%y,)
 `, "a slice from 3 of a symbolic dim s0"},
 		{"view splitting a symbolic dim", `graph f[s0=8](x: f32[s0,4]):
-  %f : f32[sym("4*s0")] = prims.view(%x, [sym("4*s0")])
-  %v : f32[4,s0] = prims.view(%f, [4, sym("s0")])
-  %y : f32[4,s0] = prims.neg(%v)
-  return (%y,)
-`, "a view that splits a symbolic dim"},
+  %t : f32[4,s0]{1,4} = prims.permute(%x, [1, 0])
+  %e : f32[4,s0]{1,4} = prims.exp(%t)
+  %f : f32[sym("4*s0")] = prims.view(%t, [sym("4*s0")])
+  %v : f32[2,sym("2*s0")] = prims.view(%f, [2, sym("2*s0")])
+  %y : f32[2,sym("2*s0")] = prims.neg(%v)
+  return (%y, %e)
+`, "a view that"},
 		{"symbol of an int input", `graph f[s0=8](x: f32[8], n: sym("s0")):
   %y : f32[8] = prims.mul(%x, sym("s0"))
   return (%y,)
