@@ -2,6 +2,7 @@ package inductor
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -615,7 +616,7 @@ func (kg *kgen) header(kc *KernelCode) {
 	}
 	w.line("(void)ints;")
 	for _, id := range kg.symbolsUsed() {
-		w.line(fmt.Sprintf("const int64_t s%d = ints[%d];", id, id))
+		w.line(fmt.Sprintf("const int64_t %s = ints[%d];", symC(id), id))
 	}
 	w.line("(void)floats;")
 	w.line("(void)nthreads;")
@@ -686,5 +687,11 @@ func sizeC(s Sym) string {
 	if k, ok := s.IsConst(); ok {
 		return strconv.FormatInt(k, 10)
 	}
-	return "(" + s.String() + ")"
+	return "(" + symNameC.ReplaceAllString(s.String(), "sz$1") + ")"
 }
+
+// symC is the C variable holding size symbol s<id> in a kernel (sz<id>: loop variables use
+// i, j, r and s prefixes).
+func symC(id int) string { return "sz" + strconv.Itoa(id) }
+
+var symNameC = regexp.MustCompile(`\bs([0-9]+)\b`)

@@ -456,11 +456,11 @@ func (a *Atom) format(names func(int) string, ind func(*Atom) string, cStyle boo
 	switch a.Kind {
 	case AtomVar:
 		if len(a.Mono) > 0 {
-			return names(a.Var) + "*" + monoText(a.Mono)
+			return names(a.Var) + "*" + monoFormat(a.Mono, cStyle)
 		}
 		return names(a.Var)
 	case AtomSym:
-		return monoText(a.Mono)
+		return monoFormat(a.Mono, cStyle)
 	case AtomDiv, AtomMod:
 		x := a.X.Format(names, ind, cStyle)
 		if len(a.X.Terms) > 1 || a.X.C != 0 || (len(a.X.Terms) == 1 && a.X.Terms[0].Coef != 1) {
@@ -509,6 +509,18 @@ func monoText(m []int) string {
 	parts := make([]string, len(m))
 	for i, id := range m {
 		parts[i] = "s" + strconv.Itoa(id)
+	}
+	return strings.Join(parts, "*")
+}
+
+// monoFormat prints a monomial: s0*s1, or in C the kernel's variables (symC).
+func monoFormat(m []int, cStyle bool) string {
+	if !cStyle {
+		return monoText(m)
+	}
+	parts := make([]string, len(m))
+	for i, id := range m {
+		parts[i] = symC(id)
 	}
 	return strings.Join(parts, "*")
 }

@@ -54,7 +54,7 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		parts = append(parts, part{t, off})
 		off += staticSize(t.sizes[dim], "cat")
 	}
-	if off != m.Shape[dim] {
+	if off != staticSize(metaSizes(m)[dim], "cat") {
 		return nil, lowerError(n, "inputs add up to %d along dim %d, the meta says %d", off, dim, m.Shape[dim])
 	}
 	b := boundsOf(metaSizes(m))

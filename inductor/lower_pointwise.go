@@ -139,7 +139,7 @@ func lowerIota(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	}
 	vals := l.g.vals
 	i := Var(0)
-	if m.Shape[0] == 1 {
+	if isOne(metaSizes(m)[0]) {
 		i = Expr{}
 	}
 	start, sInt := startV.(int64)

@@ -344,6 +344,9 @@ var symbolicTargets = map[string]bool{
 	"prims.slice": true, "prims.select": true,
 	"prims.mm": true, "prims.bmm": true, "prims.addmm": true,
 	"prims.copy_": true, "operator.getitem": true,
+	// along static dims (an indexed, concatenated or padded symbolic dim is refused)
+	"prims.cat": true, "prims.constant_pad_nd": true, "prims.gather": true, "prims.index_select": true,
+	"prims.full": true, "prims.iota": true, "prims.cumsum": true, "prims.cumprod": true,
 }
 
 func symbolicTarget(t string) bool {

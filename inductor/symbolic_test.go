@@ -210,6 +210,18 @@ var symCases = []symCase{
   %t  : f32[] = prims.sum(%f, None, False)
   return (%r, %n, %t)
 `, vals: [][]int64{{2, 3}, {17, 5}, {3, 64}, {1000, 7}}},
+	{name: "data_movement_static_dims", text: `graph f[s0=8](x: f32[s0,4], y: f32[s0,3], idx: i64[s0,2], sel: i64[2]):
+  %c  : f32[s0,7] = prims.cat([%x, %y], 1)
+  %p  : f32[s0,9] = prims.constant_pad_nd(%c, [1, 1], 0.5)
+  %g  : f32[s0,2] = prims.gather(%x, 1, %idx)
+  %isel : f32[s0,2] = prims.index_select(%y, 1, %sel)
+  %io : i64[s0] = prims.iota(sym("s0"), 0, 2, torch.int64)
+  %fl : f32[s0,3] = prims.full([sym("s0"), 3], 1.25, torch.float32)
+  %ad : f32[s0,3] = prims.add(%y, %fl)
+  %cs : f32[s0,4] = prims.cumsum(%x, 0)
+  %cp : f32[s0,3] = prims.cumprod(%ad, 1)
+  return (%p, %g, %isel, %io, %cs, %cp)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
@@ -278,14 +290,22 @@ func TestSymbolicRefused(t *testing.T) {
   %y : f32[sym("s0*s1")] = prims.neg(%v)
   return (%y,)
 `, "a view that merges a symbolic dim"},
-		{"no symbolic lowering", `graph f[s0=8](x: f32[s0,4]):
-  %y : f32[s0,4] = prims.cumsum(%x, 0)
+		{"no symbolic lowering", `graph f[s0=8](x: f32[s0,4], i: i64[s0,4], v: f32[s0,4]):
+  %y : f32[s0,4] = prims.scatter(%x, 1, %i, %v)
   return (%y,)
-`, "prims.cumsum (node %y) has no symbolic lowering"},
-		{"cat", `graph f[s0=8](x: f32[s0,4], y: f32[s0,4]):
+`, "prims.scatter (node %y) has no symbolic lowering"},
+		{"cat along a symbolic dim", `graph f[s0=8](x: f32[s0,4], y: f32[s0,4]):
   %c : f32[sym("2*s0"),4] = prims.cat([%x, %y], 0)
   return (%c,)
-`, "prims.cat"},
+`, "cat needs a static size, got s0"},
+		{"pad of a symbolic dim", `graph f[s0=8](x: f32[4,s0]):
+  %c : f32[4,sym("s0 + 2")] = prims.constant_pad_nd(%x, [1, 1], 0.0)
+  return (%c,)
+`, "constant_pad_nd needs a static size"},
+		{"gather along a symbolic dim", `graph f[s0=8](x: f32[4,s0], idx: i64[4,3]):
+  %c : f32[4,3] = prims.gather(%x, 1, %idx)
+  return (%c,)
+`, "an indexed dim needs a static size"},
 		{"slice of a symbolic dim", `graph f[s0=8](x: f32[s0,4]):
   %s : f32[2,4] = prims.slice(%x, 0, 3, 5, 1)
   %y : f32[2,4] = prims.neg(%s)

@@ -12,19 +12,19 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
     const float *restrict in_ptr1 = (const float *)ptrs[1];
     float *restrict out_ptr0 = (float *)ptrs[2];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((s0*s1) >= 65536) {
+    if ((sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s1); i0++) {
+        for (int64_t i0 = 0; i0 < (sz1); i0++) {
             float v_buf4;
             {
                 double acc_buf4 = 0;
                 #pragma omp simd reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    float t0 = in_ptr0[i0 + r0*s1];
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                    float t0 = in_ptr0[i0 + r0*sz1];
                     float t1 = in_ptr1[i0];
                     float t2 = (t0 + t1);
                     acc_buf4 += (double)t2;
@@ -34,13 +34,13 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s1); i0++) {
+        for (int64_t i0 = 0; i0 < (sz1); i0++) {
             float v_buf4;
             {
                 double acc_buf4 = 0;
                 #pragma omp simd reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    float t3 = in_ptr0[i0 + r0*s1];
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                    float t3 = in_ptr0[i0 + r0*sz1];
                     float t4 = in_ptr1[i0];
                     float t5 = (t3 + t4);
                     acc_buf4 += (double)t5;
@@ -63,31 +63,31 @@ PTGO_KERNEL int cpp_fused_add_copy_1(void *const *ptrs, const int64_t *ints, con
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((s0*s1) >= 65536) {
+    if ((sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (s1); i1++) {
-                float t0 = out_ptr0[i0*s1 + i1];
+            for (int64_t i1 = 0; i1 < (sz1); i1++) {
+                float t0 = out_ptr0[i0*sz1 + i1];
                 float t1 = in_ptr0[i1];
                 float t2 = (t0 + t1);
                 float v_buf3 = t2;
-                out_ptr0[i0*s1 + i1] = v_buf3;
+                out_ptr0[i0*sz1 + i1] = v_buf3;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (s1); i1++) {
-                float t3 = out_ptr0[i0*s1 + i1];
+            for (int64_t i1 = 0; i1 < (sz1); i1++) {
+                float t3 = out_ptr0[i0*sz1 + i1];
                 float t4 = in_ptr0[i1];
                 float t5 = (t3 + t4);
                 float v_buf3 = t5;
-                out_ptr0[i0*s1 + i1] = v_buf3;
+                out_ptr0[i0*sz1 + i1] = v_buf3;
             }
         }
     }

@@ -11,29 +11,29 @@ PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((8*s0*s1) >= 65536) {
+    if ((8*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (8*s1); i1++) {
-                float t0 = in_ptr0[8*i0*s1 + i1];
+            for (int64_t i1 = 0; i1 < (8*sz1); i1++) {
+                float t0 = in_ptr0[8*i0*sz1 + i1];
                 float t1 = expf(t0);
                 float v_buf3 = t1;
-                out_ptr0[8*i0*s1 + i1] = v_buf3;
+                out_ptr0[8*i0*sz1 + i1] = v_buf3;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (8*s1); i1++) {
-                float t2 = in_ptr0[8*i0*s1 + i1];
+            for (int64_t i1 = 0; i1 < (8*sz1); i1++) {
+                float t2 = in_ptr0[8*i0*sz1 + i1];
                 float t3 = expf(t2);
                 float v_buf3 = t3;
-                out_ptr0[8*i0*s1 + i1] = v_buf3;
+                out_ptr0[8*i0*sz1 + i1] = v_buf3;
             }
         }
     }
@@ -50,29 +50,29 @@ PTGO_KERNEL int cpp_fused_tanh_1(void *const *ptrs, const int64_t *ints, const d
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((4*s0*s1) >= 65536) {
+    if ((4*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (4*s1); i1++) {
-                float t0 = in_ptr0[4*i0*s1 + i1];
+            for (int64_t i1 = 0; i1 < (4*sz1); i1++) {
+                float t0 = in_ptr0[4*i0*sz1 + i1];
                 float t1 = tanhf(t0);
                 float v_buf7 = t1;
-                out_ptr0[4*i0*s1 + i1] = v_buf7;
+                out_ptr0[4*i0*sz1 + i1] = v_buf7;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (4*s1); i1++) {
-                float t2 = in_ptr0[4*i0*s1 + i1];
+            for (int64_t i1 = 0; i1 < (4*sz1); i1++) {
+                float t2 = in_ptr0[4*i0*sz1 + i1];
                 float t3 = tanhf(t2);
                 float v_buf7 = t3;
-                out_ptr0[4*i0*s1 + i1] = v_buf7;
+                out_ptr0[4*i0*sz1 + i1] = v_buf7;
             }
         }
     }
@@ -89,11 +89,11 @@ PTGO_KERNEL int cpp_fused_neg_2(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s1 = ints[1];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
     #pragma omp simd
-    for (int64_t i0 = 0; i0 < (16*s1); i0++) {
+    for (int64_t i0 = 0; i0 < (16*sz1); i0++) {
         float t0 = in_ptr0[i0];
         float t1 = (-t0);
         float v_buf9 = t1;
@@ -112,17 +112,17 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((8*s0*s1) >= 65536) {
+    if ((8*sz0*sz1) >= 65536) {
         {
             float v_buf11;
             {
                 double acc_buf11 = 0;
                 #pragma omp parallel for simd num_threads(nthreads) schedule(static) reduction(+:acc_buf11)
-                for (int64_t r0 = 0; r0 < (8*s0*s1); r0++) {
+                for (int64_t r0 = 0; r0 < (8*sz0*sz1); r0++) {
                     float t0 = in_ptr0[r0];
                     acc_buf11 += (double)t0;
                 }
@@ -136,7 +136,7 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
             {
                 double acc_buf11 = 0;
                 #pragma omp simd reduction(+:acc_buf11)
-                for (int64_t r0 = 0; r0 < (8*s0*s1); r0++) {
+                for (int64_t r0 = 0; r0 < (8*sz0*sz1); r0++) {
                     float t1 = in_ptr0[r0];
                     acc_buf11 += (double)t1;
                 }

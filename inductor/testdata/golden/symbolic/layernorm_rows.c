@@ -14,12 +14,12 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
     const float *restrict in_ptr2 = (const float *)ptrs[2];
     float *restrict out_ptr0 = (float *)ptrs[3];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((290*s0) >= 65536) {
+    if ((290*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf3;
             {
                 double acc_buf3 = 0;
@@ -61,7 +61,7 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf3;
             {
                 double acc_buf3 = 0;

@@ -12,24 +12,24 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
     const float *restrict in_ptr1 = (const float *)ptrs[1];
     float *restrict out_ptr0 = (float *)ptrs[2];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((2*s0 + 3*s0*s1) >= 65536) {
+    if ((2*sz0 + 3*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf2;
             {
                 double acc_buf2 = 0;
                 #pragma omp simd reduction(+:acc_buf2)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t0 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t0 = in_ptr0[i0*sz1 + r0];
                     acc_buf2 += (double)t0;
                 }
                 v_buf2 = (float)(acc_buf2);
             }
-            int64_t t1 = (int64_t)(s1);
+            int64_t t1 = (int64_t)(sz1);
             float t2 = ((t1 == 0) ? (float)0 : (float)t1);
             float t3 = (v_buf2 / t2);
             float v_buf3 = t3;
@@ -37,8 +37,8 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
             {
                 double acc_buf6 = 0;
                 #pragma omp simd reduction(+:acc_buf6)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t4 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t4 = in_ptr0[i0*sz1 + r0];
                     float t5 = (t4 - v_buf3);
                     float t6 = (t5 * t5);
                     acc_buf6 += (double)t6;
@@ -50,28 +50,28 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
             float t9 = (1.0f / sqrtf(t8));
             float v_buf9 = t9;
             #pragma omp simd
-            for (int64_t j0 = 0; j0 < (s1); j0++) {
-                float t10 = in_ptr0[i0*s1 + j0];
+            for (int64_t j0 = 0; j0 < (sz1); j0++) {
+                float t10 = in_ptr0[i0*sz1 + j0];
                 float t11 = (t10 - v_buf3);
                 float t12 = (t11 * v_buf9);
                 float t13 = in_ptr1[j0];
                 float t14 = (t12 * t13);
-                out_ptr0[i0*s1 + j0] = t14;
+                out_ptr0[i0*sz1 + j0] = t14;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf2;
             {
                 double acc_buf2 = 0;
                 #pragma omp simd reduction(+:acc_buf2)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t15 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t15 = in_ptr0[i0*sz1 + r0];
                     acc_buf2 += (double)t15;
                 }
                 v_buf2 = (float)(acc_buf2);
             }
-            int64_t t16 = (int64_t)(s1);
+            int64_t t16 = (int64_t)(sz1);
             float t17 = ((t16 == 0) ? (float)0 : (float)t16);
             float t18 = (v_buf2 / t17);
             float v_buf3 = t18;
@@ -79,8 +79,8 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
             {
                 double acc_buf6 = 0;
                 #pragma omp simd reduction(+:acc_buf6)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t19 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t19 = in_ptr0[i0*sz1 + r0];
                     float t20 = (t19 - v_buf3);
                     float t21 = (t20 * t20);
                     acc_buf6 += (double)t21;
@@ -92,13 +92,13 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
             float t24 = (1.0f / sqrtf(t23));
             float v_buf9 = t24;
             #pragma omp simd
-            for (int64_t j0 = 0; j0 < (s1); j0++) {
-                float t25 = in_ptr0[i0*s1 + j0];
+            for (int64_t j0 = 0; j0 < (sz1); j0++) {
+                float t25 = in_ptr0[i0*sz1 + j0];
                 float t26 = (t25 - v_buf3);
                 float t27 = (t26 * v_buf9);
                 float t28 = in_ptr1[j0];
                 float t29 = (t27 * t28);
-                out_ptr0[i0*s1 + j0] = t29;
+                out_ptr0[i0*sz1 + j0] = t29;
             }
         }
     }

@@ -13,10 +13,10 @@ PTGO_KERNEL int cpp_fused_addmm_tanh_0(void *const *ptrs, const int64_t *ints, c
     const float *restrict in_ptr1 = (const float *)ptrs[1];
     float *restrict out_ptr0 = (float *)ptrs[2];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    for (int64_t i0 = 0; i0 < (s0); i0++) {
+    for (int64_t i0 = 0; i0 < (sz0); i0++) {
         #pragma omp simd
         for (int64_t i1 = 0; i1 < 24; i1++) {
             float t0 = in_ptr1[24*i0 + i1];

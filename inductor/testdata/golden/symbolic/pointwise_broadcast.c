@@ -34,12 +34,12 @@ PTGO_KERNEL int cpp_fused_mul_tanh_add_1(void *const *ptrs, const int64_t *ints,
     const float *restrict in_ptr1 = (const float *)ptrs[1];
     float *restrict out_ptr0 = (float *)ptrs[2];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((64*s0) >= 65536) {
+    if ((64*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
             for (int64_t i1 = 0; i1 < 64; i1++) {
                 float t0 = in_ptr0[64*i0 + i1];
@@ -52,7 +52,7 @@ PTGO_KERNEL int cpp_fused_mul_tanh_add_1(void *const *ptrs, const int64_t *ints,
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
             for (int64_t i1 = 0; i1 < 64; i1++) {
                 float t5 = in_ptr0[64*i0 + i1];

@@ -10,12 +10,12 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((120*s0) >= 65536) {
+    if ((120*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf1;
             {
                 float acc_buf1 = -INFINITY;
@@ -48,7 +48,7 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf1;
             {
                 float acc_buf1 = -INFINITY;

@@ -10,20 +10,20 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((3*s0*s1) >= 65536) {
+    if ((3*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf1;
             {
                 float acc_buf1 = -INFINITY;
                 int nan_buf1 = 0;
                 #pragma omp simd reduction(max:acc_buf1) reduction(|:nan_buf1)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t0 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t0 = in_ptr0[i0*sz1 + r0];
                     acc_buf1 = t0 > acc_buf1 ? t0 : acc_buf1; nan_buf1 |= t0 != t0;
                 }
                 v_buf1 = (nan_buf1 ? NAN : acc_buf1);
@@ -32,31 +32,31 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_
             {
                 double acc_buf4 = 0;
                 #pragma omp simd reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t1 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t1 = in_ptr0[i0*sz1 + r0];
                     float t2 = (t1 - v_buf1);
                     float t3 = expf(t2);
-                    out_ptr0[i0*s1 + r0] = t3;
+                    out_ptr0[i0*sz1 + r0] = t3;
                     acc_buf4 += (double)t3;
                 }
                 v_buf4 = (float)(acc_buf4);
             }
             #pragma omp simd
-            for (int64_t j0 = 0; j0 < (s1); j0++) {
-                float t4 = out_ptr0[i0*s1 + j0];
+            for (int64_t j0 = 0; j0 < (sz1); j0++) {
+                float t4 = out_ptr0[i0*sz1 + j0];
                 float t5 = (t4 / v_buf4);
-                out_ptr0[i0*s1 + j0] = t5;
+                out_ptr0[i0*sz1 + j0] = t5;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             float v_buf1;
             {
                 float acc_buf1 = -INFINITY;
                 int nan_buf1 = 0;
                 #pragma omp simd reduction(max:acc_buf1) reduction(|:nan_buf1)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t6 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t6 = in_ptr0[i0*sz1 + r0];
                     acc_buf1 = t6 > acc_buf1 ? t6 : acc_buf1; nan_buf1 |= t6 != t6;
                 }
                 v_buf1 = (nan_buf1 ? NAN : acc_buf1);
@@ -65,20 +65,20 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_
             {
                 double acc_buf4 = 0;
                 #pragma omp simd reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t7 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t7 = in_ptr0[i0*sz1 + r0];
                     float t8 = (t7 - v_buf1);
                     float t9 = expf(t8);
-                    out_ptr0[i0*s1 + r0] = t9;
+                    out_ptr0[i0*sz1 + r0] = t9;
                     acc_buf4 += (double)t9;
                 }
                 v_buf4 = (float)(acc_buf4);
             }
             #pragma omp simd
-            for (int64_t j0 = 0; j0 < (s1); j0++) {
-                float t10 = out_ptr0[i0*s1 + j0];
+            for (int64_t j0 = 0; j0 < (sz1); j0++) {
+                float t10 = out_ptr0[i0*sz1 + j0];
                 float t11 = (t10 / v_buf4);
-                out_ptr0[i0*s1 + j0] = t11;
+                out_ptr0[i0*sz1 + j0] = t11;
             }
         }
     }

@@ -16,10 +16,10 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
     float *restrict out_ptr2 = (float *)ptrs[3];
     float *restrict out_ptr3 = (float *)ptrs[4];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((900*s0 + 300) >= 65536) {
+    if ((900*sz0 + 300) >= 65536) {
         {
             {
                 #pragma omp parallel for num_threads(nthreads) schedule(static)
@@ -29,7 +29,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
                     for (int64_t jj = 0; jj < 256; jj++) {
                         acc_buf1[jj] = 0;
                     }
-                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
                         #pragma omp simd
                         for (int64_t j0 = jb; j0 < jend; j0++) {
                             float t0 = in_ptr0[j0 + 300*r0];
@@ -44,7 +44,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
             #pragma omp simd
             for (int64_t j0 = 0; j0 < 300; j0++) {
                 float t1 = out_ptr0[j0];
-                int64_t t2 = (int64_t)(s0);
+                int64_t t2 = (int64_t)(sz0);
                 float t3 = ((t2 == 0) ? (float)0 : (float)t2);
                 float t4 = (t1 / t3);
                 out_ptr1[j0] = t4;
@@ -59,7 +59,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
                         acc_buf3[jj] = -INFINITY;
                         nan_buf3[jj] = 0;
                     }
-                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
                         #pragma omp simd
                         for (int64_t j0 = jb; j0 < jend; j0++) {
                             float t5 = in_ptr0[j0 + 300*r0];
@@ -75,7 +75,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
             {
                 double acc_buf4 = 0;
                 #pragma omp parallel for simd num_threads(nthreads) schedule(static) reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (300*s0); r0++) {
+                for (int64_t r0 = 0; r0 < (300*sz0); r0++) {
                     float t6 = in_ptr0[r0];
                     acc_buf4 += (double)t6;
                 }
@@ -92,7 +92,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
                     for (int64_t jj = 0; jj < 256; jj++) {
                         acc_buf1[jj] = 0;
                     }
-                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
                         #pragma omp simd
                         for (int64_t j0 = jb; j0 < jend; j0++) {
                             float t7 = in_ptr0[j0 + 300*r0];
@@ -107,7 +107,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
             #pragma omp simd
             for (int64_t j0 = 0; j0 < 300; j0++) {
                 float t8 = out_ptr0[j0];
-                int64_t t9 = (int64_t)(s0);
+                int64_t t9 = (int64_t)(sz0);
                 float t10 = ((t9 == 0) ? (float)0 : (float)t9);
                 float t11 = (t8 / t10);
                 out_ptr1[j0] = t11;
@@ -121,7 +121,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
                         acc_buf3[jj] = -INFINITY;
                         nan_buf3[jj] = 0;
                     }
-                    for (int64_t r0 = 0; r0 < (s0); r0++) {
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
                         #pragma omp simd
                         for (int64_t j0 = jb; j0 < jend; j0++) {
                             float t12 = in_ptr0[j0 + 300*r0];
@@ -137,7 +137,7 @@ PTGO_KERNEL int cpp_fused_sum_div_amax_0(void *const *ptrs, const int64_t *ints,
             {
                 double acc_buf4 = 0;
                 #pragma omp simd reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (300*s0); r0++) {
+                for (int64_t r0 = 0; r0 < (300*sz0); r0++) {
                     float t13 = in_ptr0[r0];
                     acc_buf4 += (double)t13;
                 }

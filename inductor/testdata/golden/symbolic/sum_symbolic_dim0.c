@@ -12,19 +12,19 @@ PTGO_KERNEL int cpp_fused_sum_amax_0(void *const *ptrs, const int64_t *ints, con
     float *restrict out_ptr0 = (float *)ptrs[1];
     float *restrict out_ptr1 = (float *)ptrs[2];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((2*s0*s1) >= 65536) {
+    if ((2*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s1); i0++) {
+        for (int64_t i0 = 0; i0 < (sz1); i0++) {
             float v_buf1;
             {
                 double acc_buf1 = 0;
                 #pragma omp simd reduction(+:acc_buf1)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    float t0 = in_ptr0[i0 + r0*s1];
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                    float t0 = in_ptr0[i0 + r0*sz1];
                     acc_buf1 += (double)t0;
                 }
                 v_buf1 = (float)(acc_buf1);
@@ -35,8 +35,8 @@ PTGO_KERNEL int cpp_fused_sum_amax_0(void *const *ptrs, const int64_t *ints, con
                 float acc_buf2 = -INFINITY;
                 int nan_buf2 = 0;
                 #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    float t1 = in_ptr0[i0 + r0*s1];
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                    float t1 = in_ptr0[i0 + r0*sz1];
                     acc_buf2 = t1 > acc_buf2 ? t1 : acc_buf2; nan_buf2 |= t1 != t1;
                 }
                 v_buf2 = (nan_buf2 ? NAN : acc_buf2);
@@ -44,13 +44,13 @@ PTGO_KERNEL int cpp_fused_sum_amax_0(void *const *ptrs, const int64_t *ints, con
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s1); i0++) {
+        for (int64_t i0 = 0; i0 < (sz1); i0++) {
             float v_buf1;
             {
                 double acc_buf1 = 0;
                 #pragma omp simd reduction(+:acc_buf1)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    float t2 = in_ptr0[i0 + r0*s1];
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                    float t2 = in_ptr0[i0 + r0*sz1];
                     acc_buf1 += (double)t2;
                 }
                 v_buf1 = (float)(acc_buf1);
@@ -61,8 +61,8 @@ PTGO_KERNEL int cpp_fused_sum_amax_0(void *const *ptrs, const int64_t *ints, con
                 float acc_buf2 = -INFINITY;
                 int nan_buf2 = 0;
                 #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
-                    float t3 = in_ptr0[i0 + r0*s1];
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                    float t3 = in_ptr0[i0 + r0*sz1];
                     acc_buf2 = t3 > acc_buf2 ? t3 : acc_buf2; nan_buf2 |= t3 != t3;
                 }
                 v_buf2 = (nan_buf2 ? NAN : acc_buf2);
@@ -83,19 +83,19 @@ PTGO_KERNEL int cpp_fused_argmax_1(void *const *ptrs, const int64_t *ints, const
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     int64_t *restrict out_ptr0 = (int64_t *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((s0*s1) >= 65536) {
+    if ((sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             int64_t v_buf3;
             {
                 float acc_buf3 = -INFINITY;
                 int64_t idx_buf3 = 0;
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t0 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t0 = in_ptr0[i0*sz1 + r0];
                     if ((t0 > acc_buf3 || (t0 != t0 && acc_buf3 == acc_buf3))) { acc_buf3 = t0; idx_buf3 = r0; }
                 }
                 v_buf3 = (int64_t)(idx_buf3);
@@ -103,13 +103,13 @@ PTGO_KERNEL int cpp_fused_argmax_1(void *const *ptrs, const int64_t *ints, const
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             int64_t v_buf3;
             {
                 float acc_buf3 = -INFINITY;
                 int64_t idx_buf3 = 0;
-                for (int64_t r0 = 0; r0 < (s1); r0++) {
-                    float t1 = in_ptr0[i0*s1 + r0];
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t1 = in_ptr0[i0*sz1 + r0];
                     if ((t1 > acc_buf3 || (t1 != t1 && acc_buf3 == acc_buf3))) { acc_buf3 = t1; idx_buf3 = r0; }
                 }
                 v_buf3 = (int64_t)(idx_buf3);

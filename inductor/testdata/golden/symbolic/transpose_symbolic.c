@@ -14,37 +14,37 @@ PTGO_KERNEL int cpp_fused_add_neg_0(void *const *ptrs, const int64_t *ints, cons
     float *restrict out_ptr0 = (float *)ptrs[2];
     float *restrict out_ptr1 = (float *)ptrs[3];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((2*s0*s1) >= 65536) {
+    if ((2*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s1); i0++) {
+        for (int64_t i0 = 0; i0 < (sz1); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (s0); i1++) {
-                float t0 = in_ptr0[i0 + i1*s1];
-                float t1 = in_ptr1[i0*s0 + i1];
+            for (int64_t i1 = 0; i1 < (sz0); i1++) {
+                float t0 = in_ptr0[i0 + i1*sz1];
+                float t1 = in_ptr1[i0*sz0 + i1];
                 float t2 = (t0 + t1);
                 float v_buf2 = t2;
-                out_ptr0[i0*s0 + i1] = v_buf2;
+                out_ptr0[i0*sz0 + i1] = v_buf2;
                 float t3 = (-t1);
                 float v_buf4 = t3;
-                out_ptr1[i0*s0 + i1] = v_buf4;
+                out_ptr1[i0*sz0 + i1] = v_buf4;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s1); i0++) {
+        for (int64_t i0 = 0; i0 < (sz1); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (s0); i1++) {
-                float t4 = in_ptr0[i0 + i1*s1];
-                float t5 = in_ptr1[i0*s0 + i1];
+            for (int64_t i1 = 0; i1 < (sz0); i1++) {
+                float t4 = in_ptr0[i0 + i1*sz1];
+                float t5 = in_ptr1[i0*sz0 + i1];
                 float t6 = (t4 + t5);
                 float v_buf2 = t6;
-                out_ptr0[i0*s0 + i1] = v_buf2;
+                out_ptr0[i0*sz0 + i1] = v_buf2;
                 float t7 = (-t5);
                 float v_buf4 = t7;
-                out_ptr1[i0*s0 + i1] = v_buf4;
+                out_ptr1[i0*sz0 + i1] = v_buf4;
             }
         }
     }
@@ -61,29 +61,29 @@ PTGO_KERNEL int cpp_fused_exp_1(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
-    if ((s0*s1) >= 65536) {
+    if ((sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (s1); i1++) {
-                float t0 = in_ptr0[i0 + i1*s0];
+            for (int64_t i1 = 0; i1 < (sz1); i1++) {
+                float t0 = in_ptr0[i0 + i1*sz0];
                 float t1 = expf(t0);
                 float v_buf3 = t1;
-                out_ptr0[i0*s1 + i1] = v_buf3;
+                out_ptr0[i0*sz1 + i1] = v_buf3;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (s0); i0++) {
+        for (int64_t i0 = 0; i0 < (sz0); i0++) {
             #pragma omp simd
-            for (int64_t i1 = 0; i1 < (s1); i1++) {
-                float t2 = in_ptr0[i0 + i1*s0];
+            for (int64_t i1 = 0; i1 < (sz1); i1++) {
+                float t2 = in_ptr0[i0 + i1*sz0];
                 float t3 = expf(t2);
                 float v_buf3 = t3;
-                out_ptr0[i0*s1 + i1] = v_buf3;
+                out_ptr0[i0*sz1 + i1] = v_buf3;
             }
         }
     }
@@ -100,13 +100,13 @@ PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
-    const int64_t s1 = ints[1];
+    const int64_t sz0 = ints[0];
+    const int64_t sz1 = ints[1];
     (void)floats;
     (void)nthreads;
     #pragma omp simd
-    for (int64_t i0 = 0; i0 < (s0); i0++) {
-        float t0 = in_ptr0[i0*s1];
+    for (int64_t i0 = 0; i0 < (sz0); i0++) {
+        float t0 = in_ptr0[i0*sz1];
         float t1 = (t0 * 2.0f);
         float v_buf5 = t1;
         out_ptr0[i0] = v_buf5;

@@ -12,13 +12,13 @@ PTGO_KERNEL int cpp_fused_exp_amax_0(void *const *ptrs, const int64_t *ints, con
     float *restrict out_ptr0 = (float *)ptrs[1];
     float *restrict out_ptr1 = (float *)ptrs[2];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((128*s0) >= 65536) {
+    if ((128*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < 64; i0++) {
-            for (int64_t j0 = 0; j0 < (s0); j0++) {
+            for (int64_t j0 = 0; j0 < (sz0); j0++) {
                 float t0 = in_ptr0[i0 + 64*j0];
                 float t1 = expf(t0);
                 out_ptr0[i0 + 64*j0] = t1;
@@ -28,7 +28,7 @@ PTGO_KERNEL int cpp_fused_exp_amax_0(void *const *ptrs, const int64_t *ints, con
                 float acc_buf2 = -INFINITY;
                 int nan_buf2 = 0;
                 #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
                     float t2 = in_ptr0[i0 + 64*r0];
                     acc_buf2 = t2 > acc_buf2 ? t2 : acc_buf2; nan_buf2 |= t2 != t2;
                 }
@@ -38,7 +38,7 @@ PTGO_KERNEL int cpp_fused_exp_amax_0(void *const *ptrs, const int64_t *ints, con
         }
     } else {
         for (int64_t i0 = 0; i0 < 64; i0++) {
-            for (int64_t j0 = 0; j0 < (s0); j0++) {
+            for (int64_t j0 = 0; j0 < (sz0); j0++) {
                 float t3 = in_ptr0[i0 + 64*j0];
                 float t4 = expf(t3);
                 out_ptr0[i0 + 64*j0] = t4;
@@ -48,7 +48,7 @@ PTGO_KERNEL int cpp_fused_exp_amax_0(void *const *ptrs, const int64_t *ints, con
                 float acc_buf2 = -INFINITY;
                 int nan_buf2 = 0;
                 #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-                for (int64_t r0 = 0; r0 < (s0); r0++) {
+                for (int64_t r0 = 0; r0 < (sz0); r0++) {
                     float t5 = in_ptr0[i0 + 64*r0];
                     acc_buf2 = t5 > acc_buf2 ? t5 : acc_buf2; nan_buf2 |= t5 != t5;
                 }
@@ -70,12 +70,12 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((64*s0) >= 65536) {
+    if ((64*sz0) >= 65536) {
         #pragma omp parallel for simd num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (64*s0); i0++) {
+        for (int64_t i0 = 0; i0 < (64*sz0); i0++) {
             float t0 = in_ptr0[i0];
             float t1 = (-t0);
             float v_buf3 = t1;
@@ -83,7 +83,7 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
         }
     } else {
         #pragma omp simd
-        for (int64_t i0 = 0; i0 < (64*s0); i0++) {
+        for (int64_t i0 = 0; i0 < (64*sz0); i0++) {
             float t2 = in_ptr0[i0];
             float t3 = (-t2);
             float v_buf3 = t3;
@@ -103,10 +103,10 @@ PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    for (int64_t i0 = 0; i0 < (s0); i0++) {
+    for (int64_t i0 = 0; i0 < (sz0); i0++) {
         #pragma omp simd
         for (int64_t i1 = 0; i1 < 32; i1++) {
             float t0 = in_ptr0[64*i0 + i1 + 8];
@@ -128,12 +128,12 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((64*s0) >= 65536) {
+    if ((64*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (4*s0); i0++) {
+        for (int64_t i0 = 0; i0 < (4*sz0); i0++) {
             float v_buf5;
             {
                 double acc_buf5 = 0;
@@ -147,7 +147,7 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (4*s0); i0++) {
+        for (int64_t i0 = 0; i0 < (4*sz0); i0++) {
             float v_buf5;
             {
                 double acc_buf5 = 0;
@@ -174,17 +174,17 @@ PTGO_KERNEL int cpp_fused_sum_4(void *const *ptrs, const int64_t *ints, const do
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
     (void)ints;
-    const int64_t s0 = ints[0];
+    const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    if ((64*s0) >= 65536) {
+    if ((64*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < 32; i0++) {
             float v_buf6;
             {
                 double acc_buf6 = 0;
                 #pragma omp simd reduction(+:acc_buf6)
-                for (int64_t r0 = 0; r0 < (2*s0); r0++) {
+                for (int64_t r0 = 0; r0 < (2*sz0); r0++) {
                     float t0 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
                     acc_buf6 += (double)t0;
                 }
@@ -198,7 +198,7 @@ PTGO_KERNEL int cpp_fused_sum_4(void *const *ptrs, const int64_t *ints, const do
             {
                 double acc_buf6 = 0;
                 #pragma omp simd reduction(+:acc_buf6)
-                for (int64_t r0 = 0; r0 < (2*s0); r0++) {
+                for (int64_t r0 = 0; r0 < (2*sz0); r0++) {
                     float t1 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
                     acc_buf6 += (double)t1;
                 }
