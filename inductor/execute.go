@@ -25,6 +25,8 @@ func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) (
 type execArena struct {
 	data []byte
 	used bool
+	// dyn is the dynamic part (symbolic temporaries), grown when a call needs more
+	dyn []byte
 }
 
 func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a *execArena) ([]*Tensor, error) {
@@ -41,6 +43,14 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 		a.data, a.used = NewStorage(p.ArenaBytes), false
 	}
 	arena, fresh := a.data, !a.used
+	var dynOff []int64
+	if len(p.Symbols) > 0 {
+		var dynBytes int64
+		dynOff, dynBytes = PlaceDynamic(p, specs)
+		if int64(len(a.dyn)) < dynBytes {
+			a.dyn = NewStorage(dynBytes)
+		}
+	}
 	for i, id := range p.Inputs {
 		spec := specs[id]
 		t := inputs[i]
@@ -56,7 +66,13 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 			spec := specs[st.Buf]
 			need := spec.StorageElems * int64(spec.DType.ItemSize())
 			var data []byte
-			if spec.Arena >= 0 {
+			if spec.ArenaDyn {
+				off := dynOff[st.Buf]
+				if off < 0 || off+need > int64(len(a.dyn)) {
+					return nil, fmt.Errorf("ptgo BUG: inductor: %%%d (%d bytes at %d) is outside the dynamic arena (%d bytes)", st.Buf, need, off, len(a.dyn))
+				}
+				data = a.dyn[off : off+need : off+need]
+			} else if spec.Arena >= 0 {
 				if spec.Arena+need > int64(len(arena)) {
 					return nil, fmt.Errorf("ptgo BUG: inductor: %%%d (%d bytes at %d) is outside the arena (%d bytes)", st.Buf, need, spec.Arena, len(arena))
 				}
@@ -79,7 +95,7 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 			}
 			bufs[st.Buf] = &Tensor{DType: spec.DType, Sizes: spec.Sizes, Strides: spec.Strides, Offset: spec.Offset, Data: base.Data}
 		case "free":
-			if t := bufs[st.Buf]; t != nil && p.Buffers[st.Buf].Role == "alloc" && p.Buffers[st.Buf].Arena < 0 {
+			if t := bufs[st.Buf]; t != nil && p.Buffers[st.Buf].Role == "alloc" && p.Buffers[st.Buf].Arena < 0 && !p.Buffers[st.Buf].ArenaDyn {
 				dead[st.Buf] = t.Data
 			}
 			bufs[st.Buf] = nil

@@ -49,7 +49,11 @@ import (
 //	and, on each buffer whose layout depends on them,
 //	  "sym_sizes": ["s0", "64"], "sym_storage": "64*s0"      evaluated per call (sizes and
 //	  "sym_strides": ["s1", "1"], "sym_offset": "0"           storage_elems then hold the hints)
-//	as polynomials over s0, s1, ... ("4*s0*s1 + s2 - 3"). Such buffers are never in the arena.
+//	as polynomials over s0, s1, ... ("4*s0*s1 + s2 - 3"). Such buffers are never in the arena;
+//	  "arena_dyn": true   a symbolic temporary: its storage is in the arena's dynamic part, a
+//	                 second block kept across calls and grown when a call needs more, at an
+//	                 offset placed for each call's sizes (first fit among the dynamic temporaries
+//	                 live at its alloc step, 64-byte aligned; inductor.PlaceDynamic)
 //
 //	OUTPUT = {"buf": 3} | {"value": ARG}      a buffer, or a constant (null for None)
 //
@@ -135,6 +139,9 @@ type BufSpec struct {
 	// then hold the hints).
 	SymStrides []Sym
 	SymOffset  Sym
+	// ArenaDyn: a symbolic temporary in the arena's dynamic part, a second block the runtime
+	// grows when a call needs more; its offset there is placed per call (PlaceDynamic).
+	ArenaDyn bool
 }
 
 func (b *BufSpec) storageSym() Sym {
@@ -210,6 +217,9 @@ func (p *Program) String() string {
 		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.sizesSym(), bs.layoutSym()))
 		if bs.Role == "view" {
 			fmt.Fprintf(&b, " of %%%d", bs.Base)
+		}
+		if bs.ArenaDyn {
+			b.WriteString(" @arena(dynamic)")
 		}
 		if bs.Arena >= 0 {
 			fmt.Fprintf(&b, " @arena+%d", bs.Arena)
@@ -320,6 +330,9 @@ func (p *Program) JSON() ([]byte, error) {
 		}
 		if bs.SymSizes != nil {
 			m = append(m, kv{"sym_sizes", raw(mustJSON(symStrings(bs.SymSizes)))}, kv{"sym_storage", bs.SymStorage.String()})
+		}
+		if bs.ArenaDyn {
+			m = append(m, kv{"arena_dyn", true})
 		}
 		if bs.SymStrides != nil {
 			m = append(m, kv{"sym_strides", raw(mustJSON(symStrings(bs.SymStrides)))}, kv{"sym_offset", bs.SymOffset.String()})
@@ -525,6 +538,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 			SymStorage   string   `json:"sym_storage"`
 			SymStrides   []string `json:"sym_strides"`
 			SymOffset    string   `json:"sym_offset"`
+			ArenaDyn     bool     `json:"arena_dyn"`
 		}
 		if err := json.Unmarshal(rb, &jb); err != nil {
 			return nil, fmt.Errorf("inductor: decoding buffer %s: %w", rb, err)
@@ -544,6 +558,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 		if jb.Arena != nil {
 			bs.Arena = *jb.Arena
 		}
+		bs.ArenaDyn = jb.ArenaDyn
 		if jb.SymSizes != nil {
 			for _, t := range append(append([]string(nil), jb.SymSizes...), jb.SymStorage) {
 				s, err := primtorch.ParseSymInt(t, env)

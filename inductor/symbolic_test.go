@@ -222,6 +222,18 @@ var symCases = []symCase{
   %cp : f32[s0,3] = prims.cumprod(%ad, 1)
   return (%p, %g, %isel, %io, %cs, %cp)
 `, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "mm_chain", text: `graph f[s0=8](x: f32[s0,16], w1: f32[16,32], w2: f32[32,16], w3: f32[16,32], w4: f32[32,8]):
+  %a : f32[s0,32] = prims.mm(%x, %w1)
+  %e : f32[s0,32] = prims.mm(%x, %w3)
+  %ae : f32[s0,32] = prims.sub(%a, %e)
+  %ta : f32[s0,32] = prims.tanh(%ae)
+  %b : f32[s0,16] = prims.mm(%ta, %w2)
+  %tb : f32[s0,16] = prims.tanh(%b)
+  %c : f32[s0,32] = prims.mm(%tb, %w3)
+  %tc : f32[s0,32] = prims.tanh(%c)
+  %d : f32[s0,8] = prims.mm(%tc, %w4)
+  return (%d,)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
@@ -367,4 +379,36 @@ func TestSymbolicCUDARefused(t *testing.T) {
 	g := parseGraph(t, symCases[0].text)
 	_, err := CompileCUDA(g, CUDACompileOptions{})
 	require.True(t, IsSymbolicUnsupported(err), "%v", err)
+}
+
+// The dynamic arena: symbolic temporaries with disjoint lifetimes share its bytes, placed for
+// each call's sizes.
+func TestSymbolicDynamicArena(t *testing.T) {
+	for _, sc := range symCases {
+		if sc.name != "mm_chain" {
+			continue
+		}
+		c := compileGraph(t, parseGraph(t, sc.text), Options{})
+		n := 0
+		for _, b := range c.Program.Buffers {
+			if b.ArenaDyn {
+				n++
+			}
+		}
+		require.GreaterOrEqual(t, n, 5, "the matrix products' results and the tanh results are dynamic temporaries")
+		for _, s0 := range []int64{3, 1000} {
+			specs, _, err := concreteBuffers(c.Program, []*Tensor{{Sizes: []int64{s0, 16}}, {Sizes: []int64{16, 32}}, {Sizes: []int64{32, 16}}, {Sizes: []int64{16, 32}}, {Sizes: []int64{32, 8}}})
+			require.NoError(t, err)
+			offs, total := PlaceDynamic(c.Program, specs)
+			sum := int64(0)
+			for i, b := range specs {
+				if b.ArenaDyn {
+					require.GreaterOrEqual(t, offs[i], int64(0))
+					require.Zero(t, offs[i]%ArenaAlign)
+					sum += (b.StorageElems*4 + ArenaAlign - 1) / ArenaAlign * ArenaAlign
+				}
+			}
+			require.Less(t, total, sum, "temporaries that are never live together share bytes")
+		}
+	}
 }
