@@ -35,6 +35,10 @@ def ref(name, ins, v):
         x, y = ins
         a = x.t() + y
         return [a, x.t(), torch.exp(a.t()), -y.unsqueeze(1), x[:, 0:1] * 2]
+    if name == "mm_chain":
+        x, w1, w2, w3, w4 = ins
+        ta = torch.tanh(x @ w1 - x @ w3)
+        return [torch.tanh(torch.tanh(ta @ w2) @ w3) @ w4]
     if name == "pointwise_broadcast":
         x, b = ins
         return [torch.tanh(x * torch.exp(b)) + 1.5]
@@ -55,7 +59,8 @@ def shapes(name, v):
         return {"softmax_symbolic_rows": [(n, m)], "transpose_symbolic": [(n, m), (m, n)],
                 "mm_symbolic_mk": [(n, m), (m, 24), (24,)]}[name]
     return {"pointwise_broadcast": [(n, 64), (64,)], "softmax_rows": [(n, 40)], "sum_dim0_and_mean": [(n, 300)],
-            "mm_addmm": [(n, 32), (32, 16), (16,), (n, 16)]}[name]
+            "mm_addmm": [(n, 32), (32, 16), (16,), (n, 16)],
+            "mm_chain": [(n, 16), (16, 32), (32, 16), (16, 32), (32, 8)]}[name]
 
 def graph(plan_json, lib):
     plan, externs = _decode_plan(plan_json)
@@ -122,7 +127,7 @@ func TestSymbolicTorchRuntime(t *testing.T) {
 	for _, sc := range symCases {
 		var timed [][]int64
 		switch sc.name {
-		case "pointwise_broadcast", "softmax_rows", "sum_dim0_and_mean", "mm_addmm":
+		case "pointwise_broadcast", "softmax_rows", "sum_dim0_and_mean", "mm_addmm", "mm_chain":
 			timed = [][]int64{{17}, {1000}, {20000}}
 		case "softmax_symbolic_rows", "transpose_symbolic", "mm_symbolic_mk":
 			timed = [][]int64{{17, 40}, {1000, 128}, {256, 4096}}

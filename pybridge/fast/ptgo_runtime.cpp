@@ -155,6 +155,10 @@ struct Buf {
   bool symbolic_layout = false;  // strides and offset too
   std::vector<Poly> sym_strides;
   Poly sym_offset;
+  // A symbolic temporary in the arena's dynamic part: dyn_off is its byte offset there at this
+  // call's sizes (place_dynamic), -1 for other buffers.
+  bool arena_dyn = false;
+  int64_t dyn_off = -1;
 };
 
 // Where a symbolic plan reads a symbol: dim `dim` of input `input` (-1: unused).
@@ -252,6 +256,10 @@ struct GraphObject {
   // the values repeat; only such a call writes them).
   std::vector<int64_t>* last_syms;
   std::vector<Buf>* last_specs;
+  int64_t last_dyn_bytes;
+  // The arena's dynamic part (symbolic temporaries), kept across calls, grown when a call needs
+  // more; a re-entrant call uses a block of its own.
+  at::Tensor* dyn_block;
   // Called with the inputs when a kernel rejects its data (an index out of range, an integer
   // division by zero; nullptr: none): it runs
   // the captured graph with torch, which raises torch's own exception for the same inputs
@@ -281,6 +289,11 @@ std::vector<at::Tensor> make_arena(const GraphObject* g) {
   }
   return views;
 }
+
+// place_dynamic gives each dynamic arena temporary of specs (a symbolic plan's buffers at one
+// call's sizes) its byte offset in the arena's dynamic part, first fit among those live at its
+// alloc step, 64-byte aligned (inductor.PlaceDynamic), and returns the part's size.
+int64_t place_dynamic(std::vector<Buf>& specs, const std::vector<Step>& steps);
 
 // ArenaLease gives a call the graph's arena, or a fresh one when another call holds it.
 struct ArenaLease {
@@ -572,6 +585,39 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
 // run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
 // reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
 // seconds step i took (Graph.profile).
+int64_t place_dynamic(std::vector<Buf>& specs, const std::vector<Step>& steps) {
+  struct Span {
+    int64_t off, end;
+    int buf;
+  };
+  std::vector<Span> live;
+  int64_t total = 0;
+  for (const Step& st : steps) {
+    if (st.op == StepOp::Alloc && specs[st.buf].arena_dyn) {
+      Buf& b = specs[st.buf];
+      const int64_t itemsize = static_cast<int64_t>(c10::elementSize(b.dtype));
+      const int64_t size = (b.storage_elems * itemsize + 63) / 64 * 64;
+      std::sort(live.begin(), live.end(), [](const Span& x, const Span& y) { return x.off < y.off; });
+      int64_t off = 0;
+      for (const Span& sp : live) {
+        if (off + size <= sp.off) break;
+        if (sp.end > off) off = sp.end;
+      }
+      b.dyn_off = off;
+      live.push_back({off, off + size, st.buf});
+      total = std::max(total, off + size);
+    } else if (st.op == StepOp::Free) {
+      for (size_t i = 0; i < live.size(); i++) {
+        if (live[i].buf == st.buf) {
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+    }
+  }
+  return total;
+}
+
 PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, double* times) {
   const std::vector<Buf>* specp = g->bufs;
   for (Py_ssize_t i = 0; i < nargs; i++) {
@@ -602,6 +648,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
     // layouts at them (the inputs checked against theirs).
     std::vector<int64_t> syms;
     std::vector<Buf> local;
+    int64_t dyn_bytes = 0;
     if (!g->symbols->empty()) {
       syms.resize(g->symbols->size(), 0);
       for (size_t k = 0; k < syms.size(); k++) {
@@ -623,6 +670,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
       }
       if (lease.shared && *g->last_syms == syms) {
         specp = g->last_specs;
+        dyn_bytes = g->last_dyn_bytes;
       } else {
         local = *g->bufs;
         for (Buf& s : local) {
@@ -634,10 +682,18 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
             s.offset = s.sym_offset.eval(syms);
           }
         }
+        dyn_bytes = place_dynamic(local, *g->steps);
+        // a view of a dynamic temporary: its elements from the storage start to its base's
+        for (Buf& s : local) {
+          if (s.base >= 0 && local[s.base].arena_dyn)
+            s.arena_elems = local[s.base].dyn_off / static_cast<int64_t>(c10::elementSize(s.dtype));
+          if (s.arena_dyn) s.arena_elems = s.dyn_off / static_cast<int64_t>(c10::elementSize(s.dtype));
+        }
         specp = &local;
         if (lease.shared) {
           *g->last_syms = syms;
           g->last_specs->swap(local);
+          g->last_dyn_bytes = dyn_bytes;
           specp = g->last_specs;
         }
       }
@@ -658,6 +714,21 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
       }
     }
     const std::vector<Buf>& specs = *specp;
+    // the dynamic part of the arena: the graph's block, grown to this call's need, or (a
+    // re-entrant call) a block of its own
+    at::Tensor own_dyn;
+    const at::Tensor* dyn = nullptr;
+    if (dyn_bytes > 0) {
+      c10::InferenceMode not_inference(false);
+      if (lease.shared) {
+        if (!g->dyn_block->defined() || g->dyn_block->numel() < dyn_bytes)
+          *g->dyn_block = at::empty({dyn_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+        dyn = g->dyn_block;
+      } else {
+        own_dyn = at::empty({dyn_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+        dyn = &own_dyn;
+      }
+    }
     const int nthreads = at::get_num_threads();
     std::vector<void*> ptrs;
     const size_t nsteps = g->steps->size();
@@ -667,7 +738,12 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
       switch (st.op) {
         case StepOp::Alloc: {
           const Buf& s = specs[st.buf];
-          if (s.arena >= 0) {
+          if (s.arena_dyn) {
+            c10::InferenceMode not_inference(false);
+            at::Tensor t = at::empty({0}, at::TensorOptions().dtype(s.dtype));
+            t.set_(dyn->storage(), s.arena_elems + s.offset, s.sizes, s.strides);
+            bufs[st.buf] = std::move(t);
+          } else if (s.arena >= 0) {
             bufs[st.buf] = arena[st.buf];
           } else if (st.reuse >= 0 && dead[st.reuse].defined() && dead[st.reuse].scalar_type() == s.dtype) {
             bufs[st.buf] = dead[st.reuse].as_strided(s.sizes, s.strides, s.offset);
@@ -946,6 +1022,7 @@ void graph_dealloc(PyObject* self) {
   delete g->symbols;
   delete g->last_syms;
   delete g->last_specs;
+  delete g->dyn_block;
   // The library stays loaded: kernels may be shared with other graphs through the cache.
   Py_TYPE(self)->tp_free(self);
 }
@@ -969,6 +1046,8 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->symbols = new std::vector<SymSource>();
   g->last_syms = new std::vector<int64_t>();
   g->last_specs = new std::vector<Buf>();
+  g->last_dyn_bytes = 0;
+  g->dyn_block = new at::Tensor();
   g->arena_bytes = 0;
   g->arena_fresh = true;
   g->busy = false;
@@ -1054,6 +1133,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
         PyErr_SetString(PyExc_ValueError, "ptgo runtime: a symbolic buffer cannot be in the arena");
         return fail();
       }
+      if (PyObject* ad = PyDict_GetItemString(b, "arena_dyn"); ad != nullptr && PyObject_IsTrue(ad) == 1) s.arena_dyn = true;
       if (PyObject* sst = PyDict_GetItemString(b, "sym_strides"); sst != nullptr && PyList_Check(sst)) {
         s.symbolic_layout = true;
         if (PyList_GET_SIZE(sst) != static_cast<Py_ssize_t>(s.strides.size())) {
