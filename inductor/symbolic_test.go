@@ -234,6 +234,16 @@ var symCases = []symCase{
   %d : f32[s0,8] = prims.mm(%tc, %w4)
   return (%d,)
 `, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "bmm_symbolic", text: `graph f[s0=8, s1=16](q: f32[3,s0,8], k: f32[3,s1,8]):
+  %kt : f32[3,8,s1]{sym("8*s1"),1,8} = prims.permute(%k, [0, 2, 1])
+  %sc : f32[3,s0,s1] = prims.bmm(%q, %kt)
+  %m  : f32[3,s0,1] = prims.amax(%sc, [2], True)
+  %me : f32[3,s0,s1] = prims.expand(%m, [3, sym("s0"), sym("s1")])
+  %d  : f32[3,s0,s1] = prims.sub(%sc, %me)
+  %e  : f32[3,s0,s1] = prims.exp(%d)
+  %o  : f32[3,s0,8] = prims.bmm(%e, %k)
+  return (%o,)
+`, vals: [][]int64{{2, 3}, {17, 5}, {3, 64}, {100, 7}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
