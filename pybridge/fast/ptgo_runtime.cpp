@@ -260,6 +260,9 @@ struct GraphObject {
   // The arena's dynamic part (symbolic temporaries), kept across calls, grown when a call needs
   // more; a re-entrant call uses a block of its own.
   at::Tensor* dyn_block;
+  // A tensor per dynamic temporary viewing dyn_block at the last symbol values (made on first
+  // use, dropped when the values or the block change), as the arena's views are for the others.
+  std::vector<at::Tensor>* dyn_views;
   // Called with the inputs when a kernel rejects its data (an index out of range, an integer
   // division by zero; nullptr: none): it runs
   // the captured graph with torch, which raises torch's own exception for the same inputs
@@ -683,6 +686,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
           }
         }
         dyn_bytes = place_dynamic(local, *g->steps);
+        if (lease.shared) g->dyn_views->assign(g->bufs->size(), at::Tensor());
         // a view of a dynamic temporary: its elements from the storage start to its base's
         for (Buf& s : local) {
           if (s.base >= 0 && local[s.base].arena_dyn)
@@ -721,8 +725,10 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
     if (dyn_bytes > 0) {
       c10::InferenceMode not_inference(false);
       if (lease.shared) {
-        if (!g->dyn_block->defined() || g->dyn_block->numel() < dyn_bytes)
+        if (!g->dyn_block->defined() || g->dyn_block->numel() < dyn_bytes) {
           *g->dyn_block = at::empty({dyn_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+          g->dyn_views->assign(g->bufs->size(), at::Tensor());
+        }
         dyn = g->dyn_block;
       } else {
         own_dyn = at::empty({dyn_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
@@ -739,10 +745,16 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
         case StepOp::Alloc: {
           const Buf& s = specs[st.buf];
           if (s.arena_dyn) {
-            c10::InferenceMode not_inference(false);
-            at::Tensor t = at::empty({0}, at::TensorOptions().dtype(s.dtype));
-            t.set_(dyn->storage(), s.arena_elems + s.offset, s.sizes, s.strides);
-            bufs[st.buf] = std::move(t);
+            at::Tensor* cached = lease.shared ? &(*g->dyn_views)[st.buf] : nullptr;
+            if (cached != nullptr && cached->defined()) {
+              bufs[st.buf] = *cached;
+            } else {
+              c10::InferenceMode not_inference(false);
+              at::Tensor t = at::empty({0}, at::TensorOptions().dtype(s.dtype));
+              t.set_(dyn->storage(), s.arena_elems + s.offset, s.sizes, s.strides);
+              if (cached != nullptr) *cached = t;
+              bufs[st.buf] = std::move(t);
+            }
           } else if (s.arena >= 0) {
             bufs[st.buf] = arena[st.buf];
           } else if (st.reuse >= 0 && dead[st.reuse].defined() && dead[st.reuse].scalar_type() == s.dtype) {
@@ -1023,6 +1035,7 @@ void graph_dealloc(PyObject* self) {
   delete g->last_syms;
   delete g->last_specs;
   delete g->dyn_block;
+  delete g->dyn_views;
   // The library stays loaded: kernels may be shared with other graphs through the cache.
   Py_TYPE(self)->tp_free(self);
 }
@@ -1048,6 +1061,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->last_specs = new std::vector<Buf>();
   g->last_dyn_bytes = 0;
   g->dyn_block = new at::Tensor();
+  g->dyn_views = new std::vector<at::Tensor>();
   g->arena_bytes = 0;
   g->arena_fresh = true;
   g->busy = false;
