@@ -159,24 +159,29 @@
 // (the loop shapes are planned as if each symbol were at least 1024). The plan lists where each
 // symbol is read (Program.Symbols: a dim of an input), and buffers whose layout depends on the
 // symbols carry it as polynomials (BufSpec.SymSizes, SymStrides, ...), evaluated per call by
-// Execute and by the C++ runtime, which also checks symbolic inputs against them; such buffers
-// are allocated per call (the runtime recycles the previous call's storage of the same size),
-// never in the arena; mm/bmm/addmm write into them as into static ones. A symbol the trace
-// specialised is its hint (the graph is static in it).
+// Execute and by the C++ runtime, which also checks symbolic inputs against them. Symbolic
+// temporaries live in the arena's dynamic part, a second block kept across calls and grown when
+// a call needs more, placed for each call's sizes (PlaceDynamic: first fit, as the static part
+// is placed at compile time; the runtime keeps the placement and the views while the symbol
+// values repeat); symbolic outputs are allocated per call (recycling the previous call's
+// storage of the same size). mm/bmm/addmm write into symbolic buffers as into static ones. A
+// symbol the trace specialised is its hint (the graph is static in it).
 //
 // What needs a static size is refused with a *SymbolicUnsupported error (IsSymbolicUnsupported),
 // never compiled for the hints: a target outside symbolicTargets (cat, constant_pad_nd, gather,
 // index, index_select, scatter, index_put, scans, full, iota, convolution, fallbacks, ops with no
 // lowering), an indexed, sliced (from beyond 2) or selected symbolic dim, a view that splits or
-// merges a symbolic dim with another dim (a division or modulo by a symbol), a division or modulo
+// merges a symbolic dim with another dim (a division or modulo by a symbol) unless the dims are
+// dense in storage (the view is then an alias with merged strides), a division or modulo
 // of an index times a symbolic stride, a symbol that is not the size of a dim of a tensor input
 // (an int input), argmax over several dims one of which is symbolic, and CUDA (CompileCUDA). The
 // pipeline then compiles the graph with static shapes.
 //
 // # Not done
 //
-// Symbolic: division and modulo by a symbol in indices, symbolic temporaries in the arena, int
-// inputs as symbols, the ops listed above. CUDA code generation, convolution and fallback
+// Symbolic: division and modulo by a symbol in indices (views regrouping a symbolic dim with
+// another one are compiled only when those dims are dense in storage: an alias), int inputs as
+// symbols, the ops listed above. CUDA code generation, convolution and fallback
 // externs in the Go executor (the torch runtime runs them), scans fused with other nodes,
 // loop tiling for transposes, and reductions combined across kernels (a split reduction of one
 // huge row).
