@@ -58,7 +58,7 @@ func symFuzzGraph(rng *rand.Rand) string {
 		if len(x.shape) != 2 {
 			continue
 		}
-		switch rng.Intn(8) {
+		switch rng.Intn(10) {
 		case 0, 1:
 			op := []string{"exp", "tanh", "neg", "abs", "sigmoid", "sin"}[rng.Intn(6)]
 			if op == "exp" {
@@ -96,6 +96,25 @@ func symFuzzGraph(rng *rand.Rand) string {
 			}
 		case 6:
 			add(val{name: fresh("f"), shape: nil}, fmt.Sprintf("prims.sum(%%%s, None, False)", x.name))
+		case 8:
+			// flatten a dense value and split it back (a regrouping view of symbolic dims)
+			if x.strides != "" || x.shape[0] == "1" || x.shape[1] == "1" {
+				continue
+			}
+			flat := x.shape[0] + "*" + x.shape[1]
+			f := add(val{name: fresh("v"), shape: []string{`sym("` + flat + `")`}}, fmt.Sprintf("prims.view(%%%s, [sym(%q)])", x.name, flat))
+			ng := add(val{name: fresh("n"), shape: f.shape}, fmt.Sprintf("prims.neg(%%%s)", f.name))
+			add(val{name: fresh("w"), shape: x.shape}, fmt.Sprintf("prims.view(%%%s, [%s, %s])", ng.name, symArg(x.shape[0]), symArg(x.shape[1])))
+		case 9:
+			// a column slice of a dense value: a view with symbolic strides and an offset
+			if x.strides != "" || x.shape[0] == "1" || x.shape[1] == "1" {
+				continue
+			}
+			start := rng.Intn(2)
+			sl := add(val{name: fresh("sl"), shape: []string{x.shape[0], "1"}, strides: fmt.Sprintf("{%s,1+%d}", x.shape[1], start)},
+				fmt.Sprintf("prims.slice(%%%s, 1, %d, %d, 1)", x.name, start, start+1))
+			e := add(val{name: fresh("e"), shape: x.shape}, fmt.Sprintf("prims.expand(%%%s, [%s, %s])", sl.name, symArg(x.shape[0]), symArg(x.shape[1])))
+			add(val{name: fresh("c"), shape: x.shape}, fmt.Sprintf("prims.mul(%%%s, %%%s)", x.name, e.name))
 		case 7:
 			w := newInput([]string{x.shape[1], dims[rng.Intn(4)]})
 			add(val{name: fresh("mm"), shape: []string{x.shape[0], w.shape[1]}}, fmt.Sprintf("prims.mm(%%%s, %%%s)", x.name, w.name))
