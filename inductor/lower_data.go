@@ -205,7 +205,7 @@ func lowerIndex(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !symsEqual(syms(outSizes), metaSizes(m)) {
+	if !symsEqual(outSizes, metaSizes(m)) {
 		return nil, lowerError(n, "the meta's shape %v is not the indexing result %v", m.Shape, outSizes)
 	}
 	b := boundsOf(metaSizes(m))
@@ -214,7 +214,7 @@ func lowerIndex(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 
 // advancedIndex describes t[indices] (a list of index tensors or None): the result's sizes and,
 // for an index into the result, the index into t.
-func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg) ([]int64, func(idx []Expr, b Bounds) []Expr, error) {
+func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg) ([]Sym, func(idx []Expr, b Bounds) []Expr, error) {
 	var list []fxgraph.Arg
 	switch a := indices.(type) {
 	case fxgraph.List:
@@ -227,7 +227,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 	}
 	idxT := make([]*tensor, len(t.sizes))
 	var positions []int
-	var bshape []int64
+	var bshape []Sym
 	for k, a := range list {
 		if isNone(a) {
 			continue
@@ -242,12 +242,12 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		idxT[k] = it
 		positions = append(positions, k)
 		var ok bool
-		if bshape, ok = broadcastShapes(bshape, staticSizes(it.sizes, "an index tensor")); !ok {
+		if bshape, ok = broadcastSizes(bshape, it.sizes); !ok {
 			return nil, nil, lowerError(n, "index tensors do not broadcast")
 		}
 	}
 	if len(positions) == 0 {
-		return staticSizes(t.sizes, "index"), func(idx []Expr, b Bounds) []Expr { return idx }, nil
+		return t.sizes, func(idx []Expr, b Bounds) []Expr { return idx }, nil
 	}
 	adjacent := positions[len(positions)-1]-positions[0] == len(positions)-1
 	first := 0
@@ -255,7 +255,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		first = positions[0]
 	}
 	// the result: non-indexed dims before first, the broadcast dims, then the other non-indexed
-	var outSizes []int64
+	var outSizes []Sym
 	srcDim := map[int]int{} // input dim -> result dim for non-indexed dims
 	for k := 0; k < len(t.sizes); k++ {
 		if (adjacent && k == first) || (!adjacent && k == 0) {
@@ -263,7 +263,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		}
 		if idxT[k] == nil {
 			srcDim[k] = len(outSizes)
-			outSizes = append(outSizes, staticSize(t.sizes[k], "index"))
+			outSizes = append(outSizes, t.sizes[k])
 		}
 	}
 	at := func(idx []Expr, b Bounds) []Expr {
@@ -271,7 +271,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		out := make([]Expr, len(t.sizes))
 		for k := range t.sizes {
 			if it := idxT[k]; it != nil {
-				ia, _ := broadcastIndex(bidx, syms(bshape), it.sizes)
+				ia, _ := broadcastIndex(bidx, bshape, it.sizes)
 				iv := l.g.vals.Cast(l.load(it, ia, b), primtorch.Int64)
 				out[k] = Ind(iv, staticSize(t.sizes[k], "an indexed dim"))
 			} else {
@@ -281,6 +281,31 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		return out
 	}
 	return outSizes, at, nil
+}
+
+// broadcastSizes is torch's broadcasting of two shapes (symbolic sizes broadcast with equal
+// ones and size 1).
+func broadcastSizes(a, b []Sym) ([]Sym, bool) {
+	n := max(len(a), len(b))
+	out := make([]Sym, n)
+	for k := 0; k < n; k++ {
+		x, y := symc(1), symc(1)
+		if j := k - (n - len(a)); j >= 0 {
+			x = a[j]
+		}
+		if j := k - (n - len(b)); j >= 0 {
+			y = b[j]
+		}
+		switch {
+		case x.Equal(y) || isOne(y):
+			out[k] = x
+		case isOne(x):
+			out[k] = y
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // broadcastShapes is torch's broadcasting of two shapes.

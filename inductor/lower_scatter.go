@@ -51,11 +51,10 @@ func lowerIndexPut(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if x == nil {
 		return nil, lowerError(n, "index_put needs a tensor")
 	}
-	isizes, at, err := l.advancedIndex(n, x, arg(n, 1, "indices"))
+	sizes, at, err := l.advancedIndex(n, x, arg(n, 1, "indices"))
 	if err != nil {
 		return nil, err
 	}
-	sizes := syms(isizes)
 	b := boundsOf(sizes)
 	idx := indexVars(sizes, 0)
 	body, err := l.scatterValue(n, arg(n, 2, "values"), idx, sizes, m.DType, b, true)

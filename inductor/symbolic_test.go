@@ -244,6 +244,12 @@ var symCases = []symCase{
   %o  : f32[3,s0,8] = prims.bmm(%e, %k)
   return (%o,)
 `, vals: [][]int64{{2, 3}, {17, 5}, {3, 64}, {100, 7}}},
+	{name: "embedding_index", text: `graph f[s0=8, s1=16](wt: f32[50,8], idx: i64[s0,s1], x: f32[s0,6], sel: i64[4]):
+  %e : f32[s0,s1,8] = prims.index(%wt, [%idx])
+  %t : f32[s0,s1,8] = prims.tanh(%e)
+  %c : f32[s0,4] = prims.index(%x, [None, %sel])
+  return (%t, %c)
+`, vals: [][]int64{{2, 3}, {17, 5}, {3, 64}, {100, 7}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {

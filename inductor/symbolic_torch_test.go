@@ -36,6 +36,9 @@ def ref(name, ins, v):
         x, y = ins
         a = x.t() + y
         return [a, x.t(), torch.exp(a.t()), -y.unsqueeze(1), x[:, 0:1] * 2]
+    if name == "embedding_index":
+        wt, idx, x, sel = ins
+        return [torch.tanh(wt[idx]), x[:, sel]]
     if name == "mm_chain":
         x, w1, w2, w3, w4 = ins
         ta = torch.tanh(x @ w1 - x @ w3)
@@ -63,6 +66,11 @@ def shapes(name, v):
             "mm_addmm": [(n, 32), (32, 16), (16,), (n, 16)],
             "mm_chain": [(n, 16), (16, 32), (32, 16), (16, 32), (32, 8)]}[name]
 
+def make(name, v):
+    if name == "embedding_index":
+        return [torch.randn(50, 8), torch.randint(-50, 50, (v[0], v[1])), torch.randn(v[0], 6), torch.randint(-6, 6, (4,))]
+    return [torch.randn(*s) for s in shapes(name, v)]
+
 def graph(plan_json, lib):
     plan, externs = _decode_plan(plan_json)
     return _fast.Graph(plan, lib, externs, [], None)
@@ -79,7 +87,7 @@ with torch.no_grad():
     for c in cases:
         g = graph(c["plan"], c["lib"])
         for v in c["sizes"]:
-            ins = [torch.randn(*s) for s in shapes(c["name"], v)]
+            ins = make(c["name"], v)
             got = g(*ins)
             want = ref(c["name"], ins, v)
             assert len(got) == len(want), c["name"]
@@ -90,12 +98,12 @@ with torch.no_grad():
                 torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
         for n, st in c["static"].items():
             s = graph(st["plan"], st["lib"])
-            ins = [torch.randn(*sh) for sh in shapes(c["name"], [int(x) for x in n.split("x")])]
+            ins = make(c["name"], [int(x) for x in n.split("x")])
             for a, b in zip(g(*ins), s(*ins)):
                 torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
             out[c["name"] + "@" + n] = {"symbolic_us": best(lambda: g(*ins)) * 1e6, "static_us": best(lambda: s(*ins)) * 1e6}
         try:
-            g(*[torch.randn(*s) for s in shapes(c["name"], [1] * 2)])
+            g(*make(c["name"], [1] * 2))
             raise AssertionError("a size 1 for a symbol must be refused")
         except ValueError as e:
             assert ">= 2" in str(e), e
@@ -130,7 +138,7 @@ func TestSymbolicTorchRuntime(t *testing.T) {
 		switch sc.name {
 		case "pointwise_broadcast", "softmax_rows", "sum_dim0_and_mean", "mm_addmm", "mm_chain":
 			timed = [][]int64{{17}, {1000}, {20000}}
-		case "softmax_symbolic_rows", "transpose_symbolic", "mm_symbolic_mk":
+		case "softmax_symbolic_rows", "transpose_symbolic", "mm_symbolic_mk", "embedding_index":
 			timed = [][]int64{{17, 40}, {1000, 128}, {256, 4096}}
 		default:
 			continue
