@@ -347,7 +347,7 @@ var symbolicTargets = map[string]bool{
 	// along static dims (an indexed, concatenated or padded symbolic dim is refused)
 	"prims.cat": true, "prims.constant_pad_nd": true, "prims.gather": true, "prims.index_select": true,
 	"prims.full": true, "prims.iota": true, "prims.cumsum": true, "prims.cumprod": true,
-	"prims.index": true,
+	"prims.index": true, "prims.scatter": true, "prims.index_put": true,
 }
 
 func symbolicTarget(t string) bool {

@@ -250,6 +250,11 @@ var symCases = []symCase{
   %c : f32[s0,4] = prims.index(%x, [None, %sel])
   return (%t, %c)
 `, vals: [][]int64{{2, 3}, {17, 5}, {3, 64}, {100, 7}}},
+	{name: "scatter_index_put", text: `graph f[s0=8](x: f32[s0,6], idx: i64[s0,2], v: f32[s0,2], sel: i64[3], w: f32[s0,3]):
+  %s : f32[s0,6] = prims.scatter(%x, 1, %idx, %v)
+  %p : f32[s0,6] = prims.index_put(%x, [None, %sel], %w, True)
+  return (%s, %p)
+`, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
@@ -318,10 +323,14 @@ func TestSymbolicRefused(t *testing.T) {
   %y : f32[sym("s0*s1")] = prims.neg(%v)
   return (%y,)
 `, "a view that merges a symbolic dim"},
-		{"no symbolic lowering", `graph f[s0=8](x: f32[s0,4], i: i64[s0,4], v: f32[s0,4]):
-  %y : f32[s0,4] = prims.scatter(%x, 1, %i, %v)
+		{"no symbolic lowering", `graph f[s0=8](x: f32[s0,4]):
+  %y : f32[s0,4] = prims.fallback("torch.relu", %x)
   return (%y,)
-`, "prims.scatter (node %y) has no symbolic lowering"},
+`, "prims.fallback (node %y) has no symbolic lowering"},
+		{"scatter along a symbolic dim", `graph f[s0=8](x: f32[s0,4], idx: i64[2,4], v: f32[2,4]):
+  %y : f32[s0,4] = prims.scatter(%x, 0, %idx, %v)
+  return (%y,)
+`, "scatter needs a static size, got s0"},
 		{"cat along a symbolic dim", `graph f[s0=8](x: f32[s0,4], y: f32[s0,4]):
   %c : f32[sym("2*s0"),4] = prims.cat([%x, %y], 0)
   return (%c,)
