@@ -168,9 +168,9 @@
 // symbol the trace specialised is its hint (the graph is static in it).
 //
 // What needs a static size is refused with a *SymbolicUnsupported error (IsSymbolicUnsupported),
-// never compiled for the hints: a target outside symbolicTargets (cat, constant_pad_nd, gather,
-// index, index_select, scatter, index_put, scans, full, iota, convolution, fallbacks, ops with no
-// lowering), an indexed, sliced (from beyond 2) or selected symbolic dim, a view that splits or
+// never compiled for the hints: a target outside symbolicTargets (convolution, fallbacks, ops
+// with no lowering), a symbolic dim that is concatenated, padded, indexed (gather, index,
+// index_select, scatter, index_put), sliced from beyond 2 or selected, a view that splits or
 // merges a symbolic dim with another dim (a division or modulo by a symbol) unless the dims are
 // dense in storage (the view is then an alias with merged strides), a division or modulo
 // of an index times a symbolic stride, a symbol that is not the size of a dim of a tensor input

@@ -333,9 +333,11 @@ func symsV(xs []Sym) string {
 }
 
 // symbolicTargets are the prims targets inductor compiles with symbolic sizes; a symbolic graph
-// with any other target is refused (SymbolicUnsupported). Their lowerings take sizes from the
-// metas' symbolic layouts and refuse (refuseSym) the cases that need a static size: a slice or
-// select of a symbolic dim, a view that splits or merges a symbolic dim with another one.
+// with any other target (convolution, fallbacks, externs with no lowering) is refused
+// (SymbolicUnsupported). Their lowerings take sizes from the metas' symbolic layouts and refuse
+// (refuseSym) the cases that need a static size: a symbolic dim that is sliced from beyond 2,
+// selected, concatenated, padded or indexed, a view that regroups a symbolic dim with another
+// one unless they are dense in storage.
 var symbolicTargets = map[string]bool{
 	"prims.convert_element_type": true, "prims.clone": true,
 	"prims.sum": true, "prims.prod": true, "prims.amax": true, "prims.amin": true, "prims.any": true, "prims.all": true,

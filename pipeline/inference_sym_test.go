@@ -65,8 +65,8 @@ func TestSymbolicInference(t *testing.T) {
 func TestSymbolicInferenceRefused(t *testing.T) {
 	h := &fakeHost{}
 	cfg := testConfig
-	cfg.CompileC = symbolicPrims(t, `graph f[s0=4](x: f32[s0,8], i: i64[s0,8], v: f32[s0,8]):
-  %c : f32[s0,8] = prims.scatter(%x, 1, %i, %v)
+	cfg.CompileC = symbolicPrims(t, `graph f[s0=4](x: f32[s0,8]):
+  %c : f32[s0,8] = prims.fallback("torch.nn.functional.dropout", %x, 0.5, True)
   return (%c,)
 `)
 	before := Stats()
@@ -75,7 +75,7 @@ func TestSymbolicInferenceRefused(t *testing.T) {
 	require.True(t, IsSymbolicUnsupported(err), "%v", err)
 	var su *inductor.SymbolicUnsupported
 	require.True(t, errors.As(err, &su))
-	require.Contains(t, SymbolicReason(err), "prims.scatter")
+	require.Contains(t, SymbolicReason(err), "prims.fallback")
 	require.Empty(t, h.plans)
 	require.Empty(t, h.torch)
 	require.Equal(t, [4]int{0, 0, 0, 0}, statsDelta(before, Stats()))
