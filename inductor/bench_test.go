@@ -69,8 +69,8 @@ func kernelTimerOpts(b *testing.B, src string, opts Options) func(nthreads int) 
 	require.NoError(b, err)
 	ptrs := make([]unsafe.Pointer, len(kc.Args))
 	for i, buf := range kc.Args {
-		t := &Tensor{DType: buf.DType, Sizes: []int64{buf.StorageElems()}, Strides: []int64{1},
-			Data: NewStorage(buf.StorageElems() * int64(buf.DType.ItemSize()))}
+		t := &Tensor{DType: buf.DType, Sizes: []int64{staticSize(buf.StorageElems(), "")}, Strides: []int64{1},
+			Data: NewStorage(staticSize(buf.StorageElems(), "") * int64(buf.DType.ItemSize()))}
 		for j := int64(0); j < t.Numel(); j++ {
 			t.Set(j, 3*math.Sin(float64(j))) // ordinary values: libmvec's slow paths are for NaN/huge
 		}

@@ -18,10 +18,39 @@ import (
 // emit writes the kernel after its header: the loop nest and every member inside it.
 func (kg *kgen) emit() {
 	w := kg.w
+	plan := kg.parallelPlan()
+	if kg.parallelIf != "" && plan != (parPlan{}) {
+		// A symbolic kernel's work is known at run time: below the threshold it runs the serial
+		// version of its loops (an OpenMP if clause would still enter a one-thread region).
+		cond := strings.TrimSuffix(strings.TrimPrefix(kg.parallelIf, "if("), ")")
+		kg.parallelIf = ""
+		w.line("if (" + cond + ") {")
+		w.in()
+		kg.emitLoops(plan)
+		w.out()
+		w.line("} else {")
+		w.in()
+		kg.regs = map[*Buffer]string{}
+		kg.emitLoops(parPlan{})
+		w.out()
+		w.line("}")
+	} else {
+		kg.emitLoops(plan)
+	}
+	if kg.hasInd {
+		w.line("return ptgo_oob;")
+	} else {
+		w.line("return 0;")
+	}
+	w.out()
+	w.line("}")
+}
+
+// emitLoops writes the kernel's loop nest and members under a parallel plan.
+func (kg *kgen) emitLoops(plan parPlan) {
 	for i, id := range kg.outer {
 		kg.vars[id].name = "i" + strconv.Itoa(i)
 	}
-	plan := kg.parallelPlan()
 	if kg.nodes[0].scan != nil {
 		kg.emitScan(kg.nodes[0], plan)
 	} else if kg.pure() {
@@ -58,13 +87,6 @@ func (kg *kgen) emit() {
 			}
 		})
 	}
-	if kg.hasInd {
-		w.line("return ptgo_oob;")
-	} else {
-		w.line("return 0;")
-	}
-	w.out()
-	w.line("}")
 }
 
 // pure reports a kernel whose members have no loops of their own (a pointwise kernel).
@@ -87,10 +109,18 @@ type parPlan struct {
 	inside  bool // parallelize loops inside member nodes instead
 }
 
+func (kg *kgen) workSym() Sym {
+	w := symc(0)
+	for _, n := range kg.k.Nodes {
+		w = w.Add(iterNumel(n.Buf.Def))
+	}
+	return w
+}
+
 func (kg *kgen) work() int64 {
 	var w int64
 	for _, n := range kg.k.Nodes {
-		w += iterNumel(n.Buf.Def)
+		w += est(iterNumel(n.Buf.Def))
 	}
 	return w
 }
@@ -98,7 +128,7 @@ func (kg *kgen) work() int64 {
 func (kg *kgen) outerProduct(ids []int) int64 {
 	p := int64(1)
 	for _, id := range ids {
-		p *= kg.vars[id].size
+		p *= est(kg.vars[id].size)
 	}
 	return p
 }
@@ -106,6 +136,11 @@ func (kg *kgen) outerProduct(ids []int) int64 {
 func (kg *kgen) parallelPlan() parPlan {
 	if kg.tu.opts.NoParallel || kg.work() < kg.tu.opts.minWork() || isScatter(kg.k.Nodes[0].Buf) {
 		return parPlan{} // scatters run serially: duplicate indices must not race
+	}
+	// symbolic work: the parallel loops are planned for a large size (est) and every parallel
+	// region gets the threshold as a run-time condition
+	if w := kg.workSym(); anySymbolic([]Sym{w}) {
+		kg.parallelIf = fmt.Sprintf("if(%s >= %d)", sizeC(w), kg.tu.opts.minWork())
 	}
 	n := len(kg.outer)
 	if kg.pure() {
@@ -128,7 +163,7 @@ func (kg *kgen) parallelPlan() parPlan {
 func chunkPrefix(kg *kgen, loops []int) int {
 	p := int64(1)
 	for i, id := range loops {
-		p *= kg.vars[id].size
+		p *= est(kg.vars[id].size)
 		if p >= ParallelMinChunks {
 			return i + 1
 		}
@@ -148,6 +183,9 @@ func (kg *kgen) pragma(kind string, collapse int, clauses string) string {
 	s := "#pragma omp " + kind
 	if strings.HasPrefix(kind, "parallel") {
 		s += " num_threads(nthreads) schedule(static)"
+		if kg.parallelIf != "" {
+			s += " " + kg.parallelIf
+		}
 	}
 	if collapse > 1 {
 		s += " collapse(" + strconv.Itoa(collapse) + ")"
@@ -203,7 +241,7 @@ func (kg *kgen) loops(ids []int, pragmas []string, body func()) {
 			w.line(pragmas[k])
 		}
 		name := kg.vars[id].name
-		w.line(fmt.Sprintf("for (int64_t %s = 0; %s < %d; %s++) {", name, name, kg.vars[id].size, name))
+		w.line(fmt.Sprintf("for (int64_t %s = 0; %s < %s; %s++) {", name, name, sizeC(kg.vars[id].size), name))
 		w.in()
 	}
 	body()
@@ -236,7 +274,7 @@ func (kg *kgen) emitNode(n *knode, sc *scope, plan parPlan) {
 	pragmas := make([]string, len(n.inner))
 	last := len(n.inner) - 1
 	simd := kg.simdOKNode(n, n.inner[last])
-	if plan.inside && iterNumel(b.Def)/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8 {
+	if plan.inside && est(iterNumel(b.Def))/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8 {
 		if len(n.inner) == 1 && simd {
 			pragmas[0] = kg.pragma("parallel for simd", 0, "")
 			simd = false
@@ -413,7 +451,7 @@ func (kg *kgen) emitReduction(n *knode, r *Reduction, sc *scope, plan parPlan) {
 	acc, nan, idx := "acc_"+n.kn.Buf.Name, "nan_"+n.kn.Buf.Name, "idx_"+n.kn.Buf.Name
 	argLike := r.Kind == ReduceArgmax || r.Kind == ReduceArgmin
 	splittable := !argLike
-	inside := plan.inside && iterNumel(r)/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8
+	inside := plan.inside && est(iterNumel(r))/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8
 	body := func(outer *scope, parallelRed bool) {
 		w.line(fmt.Sprintf("%s %s = %s;", spec.acc, acc, spec.init))
 		if spec.nan {
@@ -495,7 +533,9 @@ func (kg *kgen) flatRed(n *knode) string {
 		} else {
 			parts = append(parts, strconv.FormatInt(stride, 10)+"*"+v.name)
 		}
-		stride *= v.size
+		if k > 0 {
+			stride *= staticSize(v.size, "argmax/argmin over several dims")
+		}
 	}
 	if len(parts) == 0 {
 		return "0"
@@ -611,6 +651,8 @@ func (kg *kgen) val(v *Value, sc *scope) string {
 		return kg.temp(v, loadConv(b.DType, kg.ptrs[b.Storage()]+"["+idx+"]", kg.tu), sc)
 	case VIndex:
 		return kg.temp(v, "("+cCompute(v.DType)+")("+kg.expr(v.Expr, sc)+")", sc)
+	case VSize:
+		return kg.temp(v, "(int64_t)"+sizeC(v.Size), sc)
 	case VCast:
 		return kg.temp(v, kg.convert(v.Args[0], kg.val(v.Args[0], sc), v.DType), sc)
 	case VOp:
@@ -756,23 +798,27 @@ func (kg *kgen) columnOK(n *knode) bool {
 			strided = true
 		}
 	}
-	return strided && kg.vars[j].size >= 8
+	return strided && est(kg.vars[j].size) >= 8
 }
 
 func (kg *kgen) emitColumnReduction(n *knode, spec reduceSpec, sc *scope, parallel bool) {
 	w := kg.w
 	name := n.kn.Buf.Name
 	j := kg.vars[n.inner[0]]
-	blk := min(int64(ColumnBlock), j.size)
+	blk := int64(ColumnBlock)
+	if k, ok := j.size.IsConst(); ok {
+		blk = min(blk, k)
+	}
+	jn := sizeC(j.size)
 	acc, nan := "acc_"+name, "nan_"+name
 	w.line("{")
 	w.in()
 	if parallel {
 		w.line(kg.pragma("parallel for", 0, ""))
 	}
-	w.line(fmt.Sprintf("for (int64_t jb = 0; jb < %d; jb += %d) {", j.size, blk))
+	w.line(fmt.Sprintf("for (int64_t jb = 0; jb < %s; jb += %d) {", jn, blk))
 	w.in()
-	w.line(fmt.Sprintf("const int64_t jend = jb + %d < %d ? jb + %d : %d;", blk, j.size, blk, j.size))
+	w.line(fmt.Sprintf("const int64_t jend = jb + %d < %s ? jb + %d : %s;", blk, jn, blk, jn))
 	w.line(fmt.Sprintf("%s %s[%d];", spec.acc, acc, blk))
 	if spec.nan {
 		w.line(fmt.Sprintf("int %s[%d];", nan, blk))

@@ -2,6 +2,8 @@ package inductor
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -200,7 +202,7 @@ static inline uint16_t ptgo_f2bf(float f) {
 
 // kvar is a loop variable of a kernel.
 type kvar struct {
-	size int64
+	size Sym
 	name string
 }
 
@@ -244,11 +246,14 @@ type kgen struct {
 	// value for the rest of the outer iteration.
 	regs   map[*Buffer]string
 	hasInd bool
-	w      *cwriter
-	tmp    int
+	// parallelIf is the OpenMP if clause of a symbolic kernel's parallel regions (its work
+	// threshold, evaluated at run time)
+	parallelIf string
+	w          *cwriter
+	tmp        int
 }
 
-func (kg *kgen) newVar(size int64) int {
+func (kg *kgen) newVar(size Sym) int {
 	kg.vars = append(kg.vars, kvar{size: size})
 	return len(kg.vars) - 1
 }
@@ -256,7 +261,9 @@ func (kg *kgen) newVar(size int64) int {
 func (kg *kgen) bounds() Bounds {
 	b := make(Bounds, len(kg.vars))
 	for i, v := range kg.vars {
-		b[i] = v.size
+		if k, ok := v.size.IsConst(); ok {
+			b[i] = k
+		}
 	}
 	return b
 }
@@ -288,7 +295,7 @@ func (kg *kgen) setup() {
 			kg.outer = kg.outer[:0]
 			kg.vars = kg.vars[:0]
 			for d, s := range ranges {
-				if s == 1 {
+				if isOne(s) {
 					continue
 				}
 				id := kg.newVar(s)
@@ -312,7 +319,7 @@ func (kg *kgen) setup() {
 			}
 			if r, ok := kn.Buf.Def.(*Reduction); ok {
 				for k, s := range r.ReduceRanges {
-					if s != 1 {
+					if !isOne(s) {
 						id := kg.newVar(s)
 						n.red = append(n.red, id)
 						varOf[len(ranges)+k] = Var(id)
@@ -366,7 +373,7 @@ func (kg *kgen) planSummandReuse() {
 		for bi := ci - 1; bi >= 0; bi-- {
 			r := kg.nodes[bi]
 			red, ok := r.kn.Buf.Def.(*Reduction)
-			if !ok || r.keepInto != nil || len(r.inner) != 0 || len(r.red) != 1 || kg.vars[r.red[0]].size != kg.vars[j].size {
+			if !ok || r.keepInto != nil || len(r.inner) != 0 || len(r.red) != 1 || !kg.vars[r.red[0]].size.Equal(kg.vars[j].size) {
 				continue
 			}
 			if red.Kind == ReduceArgmax || red.Kind == ReduceArgmin || r.body.Kind != VOp || r.body.DType != dt || kg.columnOK(r) {
@@ -475,7 +482,11 @@ func (kg *kgen) mergeScope(loops []int, exprs func() []Expr) []int {
 	}
 }
 
-func mergeable(a, b int, sizeB int64, exprs []Expr) bool {
+func mergeable(a, b int, size Sym, exprs []Expr) bool {
+	sizeB, static := size.IsConst()
+	if !static {
+		return false // merged, the inner variable would be x % sizeB: a symbolic divisor
+	}
 	for _, e := range exprs {
 		if e.UsesVarNested(a) || e.UsesVarNested(b) {
 			return false
@@ -489,9 +500,9 @@ func mergeable(a, b int, sizeB int64, exprs []Expr) bool {
 
 // substMerge replaces variables a and b by one variable (a's id, size a·b).
 func (kg *kgen) substMerge(a, b int) {
-	sb := kg.vars[b].size
-	kg.vars[a].size *= sb
-	kg.vars[b].size = 1
+	sb := staticSize(kg.vars[b].size, "merging loops")
+	kg.vars[a].size = kg.vars[a].size.MulConst(sb)
+	kg.vars[b].size = symc(1)
 	bounds := kg.bounds()
 	f := func(k int) Expr {
 		switch k {
@@ -604,6 +615,9 @@ func (kg *kgen) header(kc *KernelCode) {
 		}
 	}
 	w.line("(void)ints;")
+	for _, id := range kg.symbolsUsed() {
+		w.line(fmt.Sprintf("const int64_t %s = ints[%d];", symC(id), id))
+	}
 	w.line("(void)floats;")
 	w.line("(void)nthreads;")
 	if kg.hasInd {
@@ -632,3 +646,52 @@ func isScatter(b *Buffer) bool {
 	_, ok := b.Def.(*ScatterNode)
 	return ok
 }
+
+// symbolsUsed lists the size symbols the kernel's loop bounds use (ints[k] holds s<k> in a
+// symbolic program).
+func (kg *kgen) symbolsUsed() []int {
+	seen := map[int]bool{}
+	var out []int
+	add := func(s Sym) {
+		for _, id := range s.Symbols() {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	for _, v := range kg.vars {
+		add(v.size)
+	}
+	for _, n := range kg.nodes {
+		walkValues(n.roots(), func(v *Value) {
+			if v.Kind == VSize {
+				add(v.Size)
+			}
+		})
+		for _, e := range kg.exprsOf(n) {
+			exprSymbols(e, func(id int) {
+				if !seen[id] {
+					seen[id] = true
+					out = append(out, id)
+				}
+			})
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// sizeC renders a size in C: a literal, or the polynomial over the kernel's symbol variables.
+func sizeC(s Sym) string {
+	if k, ok := s.IsConst(); ok {
+		return strconv.FormatInt(k, 10)
+	}
+	return "(" + symNameC.ReplaceAllString(s.String(), "sz$1") + ")"
+}
+
+// symC is the C variable holding size symbol s<id> in a kernel (sz<id>: loop variables use
+// i, j, r and s prefixes).
+func symC(id int) string { return "sz" + strconv.Itoa(id) }
+
+var symNameC = regexp.MustCompile(`\bs([0-9]+)\b`)

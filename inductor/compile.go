@@ -56,7 +56,14 @@ type StageTime struct {
 // Compile lowers a prims graph, fuses it, generates one C translation unit, compiles and loads
 // it (kernels.Compile), and builds the launch plan. It logs the C on logs.OutputCode and the
 // stage times on logs.CompileTimes.
-func Compile(g *fxgraph.Graph, opts Options) (*Compiled, error) {
+//
+// A graph with size symbols (IsSymbolic) compiles into one library and plan for every value of
+// the symbols, or fails with a *SymbolicUnsupported error saying what needs static sizes (see
+// symbolic.go); the caller then compiles the graph with static shapes.
+func Compile(g *fxgraph.Graph, opts Options) (_ *Compiled, err error) {
+	if IsSymbolic(g) {
+		defer recoverSym(g.Name, &err)
+	}
 	c := &Compiled{}
 	ctx := opts.Context
 	if ctx == nil {

@@ -54,6 +54,9 @@ func CompileCUDA(g *fxgraph.Graph, opts CUDACompileOptions) (*CompiledCUDA, erro
 		}
 	}
 	dump("0_prims.txt", g.String())
+	if IsSymbolic(g) {
+		return nil, &SymbolicUnsupported{Graph: g.Name, Reason: "the CUDA renderer compiles static shapes only"}
+	}
 	ir, err := Lower(g)
 	if err != nil {
 		return nil, err

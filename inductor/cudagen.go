@@ -157,12 +157,12 @@ func (tu *tunit) cudaKernel(k *Kernel, opts CUDAOptions) (*CUDAKernel, string) {
 func (cg *cgen) indexType() string {
 	limit := int64(1)<<31 - 1
 	for _, b := range cg.ck.Args {
-		if b.StorageElems() >= limit {
+		if est(b.StorageElems()) >= limit {
 			return "int64_t"
 		}
 	}
 	for _, n := range cg.kg.k.Nodes {
-		if iterNumel(n.Buf.Def) >= limit {
+		if est(iterNumel(n.Buf.Def)) >= limit {
 			return "int64_t"
 		}
 	}
@@ -242,7 +242,7 @@ func (cg *cgen) decompose(x string, ids []int, sizes []int64) {
 func (cg *cgen) sizes(ids []int) []int64 {
 	out := make([]int64, len(ids))
 	for i, id := range ids {
-		out[i] = cg.kg.vars[id].size
+		out[i] = staticSize(cg.kg.vars[id].size, "CUDA")
 	}
 	return out
 }
@@ -427,7 +427,7 @@ func (cg *cgen) vectorPlan() (int, []vecAccess, []vecAccess) {
 		}
 	}
 	vec := 16 / widest
-	if vec < 2 || kg.vars[v].size%int64(vec) != 0 || len(ss) == 0 {
+	if vec < 2 || staticSize(kg.vars[v].size, "CUDA")%int64(vec) != 0 || len(ss) == 0 {
 		return 1, nil, nil
 	}
 	var loads, stores []vecAccess
@@ -493,7 +493,7 @@ func (cg *cgen) vectorLoop(vec int, items int64, loads, stores []vecAccess) {
 	kg, w := cg.kg, cg.w
 	v := kg.outer[len(kg.outer)-1]
 	size := kg.vars[v].size
-	kg.vars[v].size = size / int64(vec)
+	kg.vars[v].size = symc(staticSize(size, "CUDA") / int64(vec))
 	for i, id := range kg.outer {
 		kg.vars[id].name = "i" + strconv.Itoa(i)
 	}

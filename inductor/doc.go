@@ -96,7 +96,8 @@
 // # Generated C
 //
 // Kernels use the kernels ABI, int fn(void *const *ptrs, const int64_t *ints, const double
-// *floats, int nthreads); shapes and strides are constants (graphs are specialized), ptrs are
+// *floats, int nthreads); shapes and strides are constants in a static graph (see Symbolic
+// sizes for the others: ints then holds the symbol values), ptrs are
 // storage starts (reads first, then writes, documented in each kernel's header comment), ints
 // and floats are empty, and the result is 0, or 1 when an indirect index was out of range (the
 // access then reads element 0). Adjacent loops that every index uses as one are merged (a
@@ -143,9 +144,44 @@
 //     distorted (Go runtime threads compete with the OpenMP workers for the 2 vCPUs); the C shim
 //     calling kernels from the Python thread is not.
 //
+// # Symbolic sizes (dynamic shapes; symbolic.go)
+//
+// A prims graph whose metas hold size symbols (primtorch.SymInt over fxgraph.Graph.Shapes;
+// IsSymbolic) compiles into one library and one plan for every value of the symbols (each ≥ 2).
+// Sizes, ranges, strides and offsets in the loop IR are Sym (primtorch.SymInt; constants in a
+// static graph, which therefore compiles exactly as before: byte-identical C and plans). Index
+// expressions carry symbolic coefficients as atoms (AtomVar with a symbol monomial, i0·s1, and
+// AtomSym, a symbolic constant); a simplification that needs a range only uses static bounds (a
+// symbolic range is unknown), so a symbolic index is never simplified on a hint. Kernels read
+// the symbol values from ints (`const int64_t s0 = ints[0];`) for loop bounds, indices and size
+// values (a mean's divisor sym("s0"): VSize); a kernel whose work is symbolic runs its parallel
+// loops when the work reaches ParallelMinWork at run time and a serial copy of them otherwise
+// (the loop shapes are planned as if each symbol were at least 1024). The plan lists where each
+// symbol is read (Program.Symbols: a dim of an input), and buffers whose layout depends on the
+// symbols carry it as polynomials (BufSpec.SymSizes, SymStrides, ...), evaluated per call by
+// Execute and by the C++ runtime, which also checks symbolic inputs against them. Symbolic
+// temporaries live in the arena's dynamic part, a second block kept across calls and grown when
+// a call needs more, placed for each call's sizes (PlaceDynamic: first fit, as the static part
+// is placed at compile time; the runtime keeps the placement and the views while the symbol
+// values repeat); symbolic outputs are allocated per call (recycling the previous call's
+// storage of the same size). mm/bmm/addmm write into symbolic buffers as into static ones. A
+// symbol the trace specialised is its hint (the graph is static in it).
+//
+// What needs a static size is refused with a *SymbolicUnsupported error (IsSymbolicUnsupported),
+// never compiled for the hints: a target outside symbolicTargets (convolution, fallbacks, ops
+// with no lowering), a symbolic dim that is concatenated, padded, indexed (gather, index,
+// index_select, scatter, index_put), sliced from beyond 2 or selected, a view that splits or
+// merges a symbolic dim with another dim (a division or modulo by a symbol) unless the dims are
+// dense in storage (the view is then an alias with merged strides), a division or modulo
+// of an index times a symbolic stride, a symbol that is not the size of a dim of a tensor input
+// (an int input), argmax over several dims one of which is symbolic, and CUDA (CompileCUDA). The
+// pipeline then compiles the graph with static shapes.
+//
 // # Not done
 //
-// Dynamic shapes (every size is a constant), CUDA code generation, convolution and fallback
+// Symbolic: division and modulo by a symbol in indices (views regrouping a symbolic dim with
+// another one are compiled only when those dims are dense in storage: an alias), int inputs as
+// symbols, the ops listed above. CUDA code generation, convolution and fallback
 // externs in the Go executor (the torch runtime runs them), scans fused with other nodes,
 // loop tiling for transposes, and reductions combined across kernels (a split reduction of one
 // huge row).

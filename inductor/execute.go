@@ -2,6 +2,7 @@ package inductor
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"ptgo/kernels"
@@ -24,11 +25,17 @@ func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) (
 type execArena struct {
 	data []byte
 	used bool
+	// dyn is the dynamic part (symbolic temporaries), grown when a call needs more
+	dyn []byte
 }
 
 func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a *execArena) ([]*Tensor, error) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("inductor: program %s takes %d inputs, got %d", p.Name, len(p.Inputs), len(inputs))
+	}
+	specs, syms, err := concreteBuffers(p, inputs)
+	if err != nil {
+		return nil, err
 	}
 	bufs := make([]*Tensor, len(p.Buffers))
 	dead := map[int][]byte{}
@@ -36,8 +43,16 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 		a.data, a.used = NewStorage(p.ArenaBytes), false
 	}
 	arena, fresh := a.data, !a.used
+	var dynOff []int64
+	if len(p.Symbols) > 0 {
+		var dynBytes int64
+		dynOff, dynBytes = PlaceDynamic(p, specs)
+		if int64(len(a.dyn)) < dynBytes {
+			a.dyn = NewStorage(dynBytes)
+		}
+	}
 	for i, id := range p.Inputs {
-		spec := p.Buffers[id]
+		spec := specs[id]
 		t := inputs[i]
 		if err := checkLayout(spec, t); err != nil {
 			return nil, fmt.Errorf("inductor: input %d of %s: %w; call it with inputs of the layout it was compiled for", i, p.Name, err)
@@ -48,10 +63,16 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 	for si, st := range p.Steps {
 		switch st.Op {
 		case "alloc":
-			spec := p.Buffers[st.Buf]
+			spec := specs[st.Buf]
 			need := spec.StorageElems * int64(spec.DType.ItemSize())
 			var data []byte
-			if spec.Arena >= 0 {
+			if spec.ArenaDyn {
+				off := dynOff[st.Buf]
+				if off < 0 || off+need > int64(len(a.dyn)) {
+					return nil, fmt.Errorf("ptgo BUG: inductor: %%%d (%d bytes at %d) is outside the dynamic arena (%d bytes)", st.Buf, need, off, len(a.dyn))
+				}
+				data = a.dyn[off : off+need : off+need]
+			} else if spec.Arena >= 0 {
 				if spec.Arena+need > int64(len(arena)) {
 					return nil, fmt.Errorf("ptgo BUG: inductor: %%%d (%d bytes at %d) is outside the arena (%d bytes)", st.Buf, need, spec.Arena, len(arena))
 				}
@@ -67,14 +88,14 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 			}
 			bufs[st.Buf] = &Tensor{DType: spec.DType, Sizes: spec.Sizes, Strides: spec.Strides, Offset: spec.Offset, Data: data}
 		case "view":
-			spec := p.Buffers[st.Buf]
+			spec := specs[st.Buf]
 			base := bufs[spec.Base]
 			if base == nil {
 				return nil, fmt.Errorf("ptgo BUG: inductor: step %d views %%%d, which does not exist", si, spec.Base)
 			}
 			bufs[st.Buf] = &Tensor{DType: spec.DType, Sizes: spec.Sizes, Strides: spec.Strides, Offset: spec.Offset, Data: base.Data}
 		case "free":
-			if t := bufs[st.Buf]; t != nil && p.Buffers[st.Buf].Role == "alloc" && p.Buffers[st.Buf].Arena < 0 {
+			if t := bufs[st.Buf]; t != nil && p.Buffers[st.Buf].Role == "alloc" && p.Buffers[st.Buf].Arena < 0 && !p.Buffers[st.Buf].ArenaDyn {
 				dead[st.Buf] = t.Data
 			}
 			bufs[st.Buf] = nil
@@ -100,7 +121,11 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 					ptrs[i] = unsafe.Pointer(&t.Data[0])
 				}
 			}
-			if err := k.Call(ptrs, st.Ints, st.Floats, max(nthreads, 1)); err != nil {
+			ints := st.Ints
+			if len(p.Symbols) > 0 {
+				ints = syms
+			}
+			if err := k.Call(ptrs, ints, st.Floats, max(nthreads, 1)); err != nil {
 				return nil, fmt.Errorf("inductor: %w (status bits: 1 an index out of range, 2 an integer division by zero)", err)
 			}
 		case "extern":
@@ -124,14 +149,14 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a
 				return nil, fmt.Errorf("inductor: extern %s gave %d results, the plan expects %d", st.Target, len(outs), len(st.Outs))
 			}
 			for i, id := range st.Outs {
-				spec := p.Buffers[id]
+				spec := specs[id]
 				t := outs[i]
 				if st.Into {
 					dst := bufs[id]
 					if dst == nil {
 						return nil, fmt.Errorf("ptgo BUG: inductor: extern %s writes into %%%d, which was not allocated", st.Target, id)
 					}
-					if !equalShape(dst.Sizes, t.Sizes) {
+					if !slices.Equal(dst.Sizes, t.Sizes) {
 						return nil, fmt.Errorf("inductor: extern %s gave sizes %v, the plan expects %v", st.Target, t.Sizes, dst.Sizes)
 					}
 					copyElems(dst, t)
@@ -183,7 +208,7 @@ func checkLayout(spec BufSpec, t *Tensor) error {
 	if t.DType != spec.DType {
 		return fmt.Errorf("dtype %s, expected %s", t.DType, spec.DType)
 	}
-	if !equalShape(t.Sizes, spec.Sizes) {
+	if !slices.Equal(t.Sizes, spec.Sizes) {
 		return fmt.Errorf("sizes %v, expected %v", t.Sizes, spec.Sizes)
 	}
 	for d, s := range t.Sizes {
@@ -194,7 +219,7 @@ func checkLayout(spec BufSpec, t *Tensor) error {
 	if t.Offset != spec.Offset && numel(t.Sizes) > 0 {
 		return fmt.Errorf("storage offset %d, expected %d", t.Offset, spec.Offset)
 	}
-	if need := storageElems(t.Sizes, Layout{Strides: t.Strides, Offset: t.Offset}) * int64(t.DType.ItemSize()); int64(len(t.Data)) < need {
+	if need := storageElems(t.Sizes, t.Strides, t.Offset) * int64(t.DType.ItemSize()); int64(len(t.Data)) < need {
 		return fmt.Errorf("storage of %d bytes, the layout needs %d", len(t.Data), need)
 	}
 	return nil
@@ -216,4 +241,57 @@ func copyElems(out, t *Tensor) {
 			out.SetInt(k, t.AtInt(k))
 		}
 	}
+}
+
+// SymbolValues reads a symbolic program's symbol values from its inputs' sizes (nil for a
+// static program).
+func SymbolValues(p *Program, inputs []*Tensor) ([]int64, error) {
+	if len(p.Symbols) == 0 {
+		return nil, nil
+	}
+	vals := make([]int64, len(p.Symbols))
+	for id, src := range p.Symbols {
+		if src.Input < 0 {
+			continue
+		}
+		if src.Input >= len(inputs) || inputs[src.Input] == nil || src.Dim >= len(inputs[src.Input].Sizes) {
+			return nil, fmt.Errorf("inductor: program %s reads size symbol s%d from dim %d of input %d, which it does not have", p.Name, id, src.Dim, src.Input)
+		}
+		vals[id] = inputs[src.Input].Sizes[src.Dim]
+		if vals[id] < 2 {
+			return nil, fmt.Errorf("inductor: program %s was compiled for s%d >= 2 (dim %d of input %d), got %d", p.Name, id, src.Dim, src.Input, vals[id])
+		}
+	}
+	return vals, nil
+}
+
+// concreteBuffers is the program's buffers at this call's symbol values (p.Buffers itself for a
+// static program), and those values.
+func concreteBuffers(p *Program, inputs []*Tensor) ([]BufSpec, []int64, error) {
+	if len(p.Symbols) == 0 {
+		return p.Buffers, nil, nil
+	}
+	vals, err := SymbolValues(p, inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]BufSpec, len(p.Buffers))
+	for i, b := range p.Buffers {
+		out[i] = b
+		if b.SymSizes != nil {
+			out[i].Sizes = make([]int64, len(b.SymSizes))
+			for k, s := range b.SymSizes {
+				out[i].Sizes[k] = s.Eval(vals)
+			}
+			out[i].StorageElems = b.SymStorage.Eval(vals)
+		}
+		if b.SymStrides != nil {
+			out[i].Strides = make([]int64, len(b.SymStrides))
+			for k, s := range b.SymStrides {
+				out[i].Strides[k] = s.Eval(vals)
+			}
+			out[i].Offset = b.SymOffset.Eval(vals)
+		}
+	}
+	return out, vals, nil
 }

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"ptgo/primtorch"
 )
 
 // Index expressions: the symbolic integers that say where a load reads and a store writes.
@@ -24,10 +26,11 @@ import (
 type AtomKind uint8
 
 const (
-	AtomVar AtomKind = iota // index variable Var
+	AtomVar AtomKind = iota // index variable Var (times the size symbols Mono, when set)
 	AtomDiv                 // X // N
 	AtomMod                 // X % N
 	AtomInd                 // Val (an int64 value) wrapped into [0, N), checked at run time
+	AtomSym                 // the product of the size symbols Mono (a symbolic stride or offset)
 )
 
 // Atom is an indivisible part of an Expr. Atoms are immutable.
@@ -37,6 +40,10 @@ type Atom struct {
 	X    Expr
 	N    int64
 	Val  *Value
+	// Mono: size symbol ids, ascending (repeats are powers), of an AtomSym or of an AtomVar with
+	// a symbolic coefficient (i0·s1: a stride of a symbolic layout); env is their ShapeEnv.
+	Mono []int
+	env  *primtorch.ShapeEnv
 	key  string
 }
 
@@ -46,6 +53,11 @@ func newAtom(a *Atom) *Atom {
 	switch a.Kind {
 	case AtomVar:
 		a.key = "v" + strconv.Itoa(a.Var)
+		if len(a.Mono) > 0 {
+			a.key += "*" + monoText(a.Mono)
+		}
+	case AtomSym:
+		a.key = monoText(a.Mono)
 	case AtomDiv:
 		a.key = "div(" + a.X.Key() + "," + strconv.FormatInt(a.N, 10) + ")"
 	case AtomMod:
@@ -85,8 +97,10 @@ func (e Expr) IsConst() bool { return len(e.Terms) == 0 }
 
 // IsVar reports whether e is exactly variable k.
 func (e Expr) IsVar(k int) bool {
-	return e.C == 0 && len(e.Terms) == 1 && e.Terms[0].Coef == 1 && e.Terms[0].Atom.Kind == AtomVar && e.Terms[0].Atom.Var == k
+	return e.C == 0 && len(e.Terms) == 1 && e.Terms[0].Coef == 1 && e.Terms[0].Atom.plainVar(k)
 }
+
+func (a *Atom) plainVar(k int) bool { return a.Kind == AtomVar && a.Var == k && len(a.Mono) == 0 }
 
 // Key is a canonical string: equal keys mean equal expressions.
 func (e Expr) Key() string {
@@ -121,30 +135,37 @@ func (e Expr) Scale(k int64) Expr {
 	return out
 }
 
-// Coef returns the coefficient of variable k among e's top-level terms.
+// Coef returns the coefficient of variable k among e's top-level terms (its constant part: a
+// symbolic coefficient counts as a nested use, see UsesVarNested).
 func (e Expr) Coef(k int) int64 {
 	for _, t := range e.Terms {
-		if t.Atom.Kind == AtomVar && t.Atom.Var == k {
+		if t.Atom.plainVar(k) {
 			return t.Coef
 		}
 	}
 	return 0
 }
 
-// Affine reports whether every term of e is a variable (no division, modulo or indirection).
+// Affine reports whether every term of e is a variable (no division, modulo or indirection;
+// symbolic coefficients allowed) or a symbolic constant.
 func (e Expr) Affine() bool {
 	for _, t := range e.Terms {
-		if t.Atom.Kind != AtomVar {
+		if t.Atom.Kind != AtomVar && t.Atom.Kind != AtomSym {
 			return false
 		}
 	}
 	return true
 }
 
-// UsesVarNested reports whether variable k appears inside a division, modulo or indirect atom.
+// UsesVarNested reports whether variable k appears inside a division, modulo or indirect atom,
+// or with a symbolic coefficient: anywhere but a plain c·v_k term.
 func (e Expr) UsesVarNested(k int) bool {
 	for _, t := range e.Terms {
 		switch t.Atom.Kind {
+		case AtomVar:
+			if t.Atom.Var == k && len(t.Atom.Mono) > 0 {
+				return true
+			}
 		case AtomDiv, AtomMod:
 			if t.Atom.X.UsesVar(k) {
 				return true
@@ -192,7 +213,12 @@ func (e Expr) Range(b Bounds) (lo, hi int64, ok bool) {
 
 func (a *Atom) rangeOf(b Bounds) (lo, hi int64, ok bool) {
 	switch a.Kind {
+	case AtomSym:
+		return 0, 0, false // ≥ 2, no upper bound
 	case AtomVar:
+		if len(a.Mono) > 0 {
+			return 0, 0, false
+		}
 		if a.Var < len(b) && b[a.Var] > 0 {
 			return 0, b[a.Var] - 1, true
 		}
@@ -250,13 +276,17 @@ func mergeTerms(e Expr) Expr {
 	return res
 }
 
-// atomLess orders variables first by index, then other atoms by key.
+// atomLess orders variables first by index (a plain one before its symbolic multiples), then
+// other atoms by key.
 func atomLess(a, b *Atom) bool {
 	if (a.Kind == AtomVar) != (b.Kind == AtomVar) {
 		return a.Kind == AtomVar
 	}
 	if a.Kind == AtomVar {
-		return a.Var < b.Var
+		if a.Var != b.Var {
+			return a.Var < b.Var
+		}
+		return a.key < b.key
 	}
 	return a.key < b.key
 }
@@ -366,6 +396,11 @@ func (e Expr) Subst(f func(k int) Expr, b Bounds, vs *valueSubst) Expr {
 		switch t.Atom.Kind {
 		case AtomVar:
 			r = f(t.Atom.Var)
+			if len(t.Atom.Mono) > 0 {
+				r = r.mulMono(t.Atom.Mono, t.Atom.env)
+			}
+		case AtomSym:
+			r = atomExpr(t.Atom)
 		case AtomDiv:
 			r = FloorDiv(t.Atom.X.Subst(f, b, vs), t.Atom.N, b)
 		case AtomMod:
@@ -420,7 +455,12 @@ func (e Expr) Format(names func(int) string, ind func(*Atom) string, cStyle bool
 func (a *Atom) format(names func(int) string, ind func(*Atom) string, cStyle bool) string {
 	switch a.Kind {
 	case AtomVar:
+		if len(a.Mono) > 0 {
+			return names(a.Var) + "*" + monoFormat(a.Mono, cStyle)
+		}
 		return names(a.Var)
+	case AtomSym:
+		return monoFormat(a.Mono, cStyle)
 	case AtomDiv, AtomMod:
 		x := a.X.Format(names, ind, cStyle)
 		if len(a.X.Terms) > 1 || a.X.C != 0 || (len(a.X.Terms) == 1 && a.X.Terms[0].Coef != 1) {
@@ -445,16 +485,133 @@ func (e Expr) String() string {
 }
 
 // flatten returns the storage index of a logical index under strides and offset, simplified
-// under b.
-func flatten(idx []Expr, strides []int64, offset int64, b Bounds) Expr {
-	out := Expr{C: offset}
+// under b. A symbolic stride or offset makes symbolic terms (i·s1, s1).
+func flatten(idx []Expr, strides []Sym, offset Sym, b Bounds) Expr {
+	out := symExpr(offset)
 	for k, e := range idx {
-		if strides[k] == 0 {
+		st, static := strides[k].IsConst()
+		if static && st == 0 {
 			continue
 		}
-		s := e.Scale(strides[k])
+		var s Expr
+		if static {
+			s = e.Scale(st)
+		} else {
+			s = e.mulSym(strides[k])
+		}
 		out.C += s.C
 		out.Terms = append(out.Terms, s.Terms...)
 	}
 	return normalize(out, b)
+}
+
+func monoText(m []int) string {
+	parts := make([]string, len(m))
+	for i, id := range m {
+		parts[i] = "s" + strconv.Itoa(id)
+	}
+	return strings.Join(parts, "*")
+}
+
+// monoFormat prints a monomial: s0*s1, or in C the kernel's variables (symC).
+func monoFormat(m []int, cStyle bool) string {
+	if !cStyle {
+		return monoText(m)
+	}
+	parts := make([]string, len(m))
+	for i, id := range m {
+		parts[i] = symC(id)
+	}
+	return strings.Join(parts, "*")
+}
+
+func mulMonos(a, b []int) []int {
+	out := append(append([]int(nil), a...), b...)
+	sort.Ints(out)
+	return out
+}
+
+// mulMono returns e·Π mono. A division, modulo or indirect term times a symbol is refused.
+func (e Expr) mulMono(mono []int, env *primtorch.ShapeEnv) Expr {
+	out := Expr{}
+	if e.C != 0 {
+		out.Terms = append(out.Terms, Term{Coef: e.C, Atom: newAtom(&Atom{Kind: AtomSym, Mono: append([]int(nil), mono...), env: env})})
+	}
+	for _, t := range e.Terms {
+		var a *Atom
+		switch t.Atom.Kind {
+		case AtomVar:
+			a = newAtom(&Atom{Kind: AtomVar, Var: t.Atom.Var, Mono: mulMonos(t.Atom.Mono, mono), env: env})
+		case AtomSym:
+			a = newAtom(&Atom{Kind: AtomSym, Mono: mulMonos(t.Atom.Mono, mono), env: env})
+		default:
+			refuseSym("an index with a division, modulo or indirection times a symbolic stride (%s)", e)
+		}
+		out.Terms = append(out.Terms, Term{Coef: t.Coef, Atom: a})
+	}
+	return normalize(out, nil)
+}
+
+// mulSym returns e·s for a size expression s.
+func (e Expr) mulSym(s Sym) Expr {
+	c, terms := symTerms(s)
+	out := e.Scale(c)
+	for _, t := range terms {
+		m := e.mulMono(t.mono, s.Env()).Scale(t.coef)
+		out.C += m.C
+		out.Terms = append(out.Terms, m.Terms...)
+	}
+	return normalize(out, nil)
+}
+
+// symExpr is a size expression as an index expression (symbolic terms are AtomSym).
+func symExpr(s Sym) Expr {
+	c, terms := symTerms(s)
+	out := Expr{C: c}
+	for _, t := range terms {
+		out.Terms = append(out.Terms, Term{Coef: t.coef, Atom: newAtom(&Atom{Kind: AtomSym, Mono: t.mono, env: s.Env()})})
+	}
+	return normalize(out, nil)
+}
+
+// SymCoef is the coefficient of variable k in an affine e, symbolic terms included.
+func (e Expr) SymCoef(k int) Sym {
+	out := symc(0)
+	for _, t := range e.Terms {
+		if t.Atom.Kind == AtomVar && t.Atom.Var == k {
+			out = out.Add(monoSym(t.Atom.Mono, t.Atom.env).MulConst(t.Coef))
+		}
+	}
+	return out
+}
+
+// SymConst is e's part without variables: the constant and the symbolic terms.
+func (e Expr) SymConst() Sym {
+	out := symc(e.C)
+	for _, t := range e.Terms {
+		if t.Atom.Kind == AtomSym {
+			out = out.Add(monoSym(t.Atom.Mono, t.Atom.env).MulConst(t.Coef))
+		}
+	}
+	return out
+}
+
+func monoSym(mono []int, env *primtorch.ShapeEnv) Sym {
+	out := symc(1)
+	for _, id := range mono {
+		out = out.Mul(env.Symbol(id))
+	}
+	return out
+}
+
+// exprSymbols adds the size symbols e mentions to seen.
+func exprSymbols(e Expr, add func(id int)) {
+	for _, t := range e.Terms {
+		for _, id := range t.Atom.Mono {
+			add(id)
+		}
+		if t.Atom.Kind == AtomDiv || t.Atom.Kind == AtomMod {
+			exprSymbols(t.Atom.X, add)
+		}
+	}
 }

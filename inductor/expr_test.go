@@ -32,19 +32,19 @@ var exprTests = []struct {
 	}, Bounds{1000}, "(v0 % 64)"},
 	{"reshape [4,16]->[64] flattened back", func(b Bounds) Expr {
 		idx := reshapeIndex([]int64{4, 16}, []int64{64})
-		return flatten(idx, []int64{16, 1}, 0, b)
+		return flatten(idx, syms([]int64{16, 1}), symc(0), b)
 	}, Bounds{64}, "v0"},
 	{"reshape [2,3,4]->[6,4] flattened back", func(b Bounds) Expr {
 		idx := reshapeIndex([]int64{2, 3, 4}, []int64{6, 4})
-		return flatten(idx, []int64{12, 4, 1}, 0, b)
+		return flatten(idx, syms([]int64{12, 4, 1}), symc(0), b)
 	}, Bounds{6, 4}, "4*v0 + v1"},
 	{"reshape of a transposed layout keeps div/mod", func(b Bounds) Expr {
 		idx := reshapeIndex([]int64{4, 16}, []int64{64})
-		return flatten(idx, []int64{1, 4}, 0, b)
+		return flatten(idx, syms([]int64{1, 4}), symc(0), b)
 	}, Bounds{64}, "(v0 // 16) + 4*(v0 % 16)"},
 	{"reshape with size-1 dims", func(b Bounds) Expr {
 		idx := reshapeIndex([]int64{1, 4, 1, 8}, []int64{32})
-		return flatten(idx, []int64{32, 8, 8, 1}, 0, b)
+		return flatten(idx, syms([]int64{32, 8, 8, 1}), symc(0), b)
 	}, Bounds{32}, "v0"},
 }
 

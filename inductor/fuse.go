@@ -57,7 +57,7 @@ func (e *ExternStep) stepName() string { return "extern " + e.Call.Target }
 // Kernel is one generated C function: a loop nest over Outer with its member nodes inside.
 type Kernel struct {
 	Name  string
-	Outer []int64
+	Outer []Sym
 	Nodes []*KernelNode
 }
 
@@ -74,7 +74,7 @@ type KernelNode struct {
 type group struct {
 	id    int
 	kind  string // "kernel", "scan", "extern", "alias"
-	outer []int64
+	outer []Sym
 	nodes []*Buffer
 	ext   *Extern
 	// sealed groups take no other node (a copy_ into a graph input runs alone, after every
@@ -114,11 +114,11 @@ func (f *fuser) orderMutations() {
 
 // squeezed returns the sizes of a node's (output) ranges without size-1 dims, and for each the
 // position in the ranges.
-func squeezed(ranges []int64) ([]int64, []int) {
-	var sizes []int64
+func squeezed(ranges []Sym) ([]Sym, []int) {
+	var sizes []Sym
 	var pos []int
 	for k, s := range ranges {
-		if s != 1 {
+		if !isOne(s) {
 			sizes = append(sizes, s)
 			pos = append(pos, k)
 		}
@@ -126,7 +126,7 @@ func squeezed(ranges []int64) ([]int64, []int) {
 	return sizes, pos
 }
 
-func rangesOf(n Node) []int64 {
+func rangesOf(n Node) []Sym {
 	switch n := n.(type) {
 	case *Pointwise:
 		return n.Ranges
@@ -198,7 +198,7 @@ func (f *fuser) add(b *Buffer) {
 		// keep the contiguous output dim as a loop of the reduction, so the code generator
 		// accumulates along it (see columnOK)
 		gr.outer = sq[:len(sq)-1]
-		logs.Printf(logs.Fusion, "%s: reducing %s with output dim %d as an inner loop (it is contiguous, the reduced dims are not)", b.Name, intsText(r.ReduceRanges), sq[len(sq)-1])
+		logs.Printf(logs.Fusion, "%s: reducing %s with output dim %s as an inner loop (it is contiguous, the reduced dims are not)", b.Name, symsText(r.ReduceRanges), sq[len(sq)-1])
 	}
 }
 
@@ -207,12 +207,12 @@ func (f *fuser) add(b *Buffer) {
 func columnFriendly(r *Reduction) bool {
 	sq, pos := squeezed(r.Ranges)
 	rsq, rpos := squeezed(r.ReduceRanges)
-	if len(sq) == 0 || len(rsq) == 0 || sq[len(sq)-1] < 8 {
+	if len(sq) == 0 || len(rsq) == 0 || est(sq[len(sq)-1]) < 8 {
 		return false
 	}
 	i := pos[len(pos)-1]
 	rv := len(r.Ranges) + rpos[len(rpos)-1]
-	b := Bounds(append(append([]int64(nil), r.Ranges...), r.ReduceRanges...))
+	b := boundsOf(append(append([]Sym(nil), r.Ranges...), r.ReduceRanges...))
 	strided := false
 	for _, l := range loadsOf(r.Body) {
 		e := flatten(l.Index, l.Buf.Layout.Strides, l.Buf.Layout.Offset, b)
@@ -237,15 +237,15 @@ func groupText(gr *group) string {
 	return strings.Join(names, "+")
 }
 
-func fuseReason(gr *group, b *Buffer, outer []int64) string {
+func fuseReason(gr *group, b *Buffer, outer []Sym) string {
 	if r, ok := b.Def.(*Reduction); ok {
-		return fmt.Sprintf("%s over %s per outer index %s", r.Kind, intsText(r.ReduceRanges), intsText(outer))
+		return fmt.Sprintf("%s over %s per outer index %s", r.Kind, symsText(r.ReduceRanges), symsText(outer))
 	}
 	sq, _ := squeezed(rangesOf(b.Def))
-	if slices.Equal(sq, outer) && slices.Equal(gr.outer, outer) {
-		return "same ranges " + intsText(outer)
+	if symsEqual(sq, outer) && symsEqual(gr.outer, outer) {
+		return "same ranges " + symsText(outer)
 	}
-	return fmt.Sprintf("ranges %s split as outer %s", intsText(sq), intsText(outer))
+	return fmt.Sprintf("ranges %s split as outer %s", symsText(sq), symsText(outer))
 }
 
 // candidates are the kernel groups b could join, most recent first: those producing b's inputs,
@@ -290,19 +290,19 @@ func sharesReads(gr *group, reads []*Buffer) bool {
 }
 
 // canFuse returns the kernel's new outer ranges if b can join gr, else a reason.
-func (f *fuser) canFuse(gr *group, b *Buffer) ([]int64, string) {
+func (f *fuser) canFuse(gr *group, b *Buffer) ([]Sym, string) {
 	if len(gr.nodes) >= MaxKernelNodes {
 		return nil, fmt.Sprintf("the kernel has %d nodes already (MaxKernelNodes)", len(gr.nodes))
 	}
 	sq, pos := squeezed(rangesOf(b.Def))
-	var outer []int64
+	var outer []Sym
 	switch {
 	case hasPrefix(sq, gr.outer):
 		outer = gr.outer
 	case hasPrefix(gr.outer, sq):
 		outer = sq
 	default:
-		return nil, fmt.Sprintf("ranges differ %s vs %s", intsText(gr.outer), intsText(sq))
+		return nil, fmt.Sprintf("ranges differ %s vs %s", symsText(gr.outer), symsText(sq))
 	}
 	// b must read the kernel's buffers at its own outer index
 	for _, l := range loadsOf(bodyOf(b.Def)) {
@@ -322,7 +322,7 @@ func (f *fuser) canFuse(gr *group, b *Buffer) ([]int64, string) {
 	return outer, ""
 }
 
-func hasPrefix(a, p []int64) bool { return len(a) >= len(p) && slices.Equal(a[:len(p)], p) }
+func hasPrefix(a, p []Sym) bool { return len(a) >= len(p) && symsEqual(a[:len(p)], p) }
 
 // reachesProducer reports whether a step that must run before b (a producer of b outside gr)
 // depends on gr: fusing b into gr would then need gr both before and after it.
@@ -472,7 +472,7 @@ func (s *Schedule) String() string {
 		case *ExternStep:
 			b.WriteString("  " + bufNames(st.Call.Outs) + " = " + externText(st.Call) + "\n")
 		case *Kernel:
-			fmt.Fprintf(&b, "  kernel %s outer=%s\n", st.Name, intsText(st.Outer))
+			fmt.Fprintf(&b, "  kernel %s outer=%s\n", st.Name, symsText(st.Outer))
 			for _, n := range st.Nodes {
 				role := "stored"
 				if n.Local {

@@ -46,7 +46,7 @@ func Inline(g *Graph) []string {
 			continue
 		}
 		work, bad := recompute(p, us)
-		if bad == "" && p.Raises && (len(us) != 1 || work != 1 || iterNumel(us[0].Def) != p.Numel()) {
+		if bad == "" && p.Raises && (len(us) != 1 || work != 1 || !iterNumel(us[0].Def).Equal(p.Numel())) {
 			bad = "computing it may raise, and its readers would not compute every element once"
 		}
 		c := cost(pw.Body)
@@ -108,14 +108,14 @@ func mustStore(p *Buffer, users []*Buffer, outputs map[*Buffer]bool) string {
 // recompute returns how many times p's elements are computed once inlined into users (total
 // iterations of the loads of p, over p's element count).
 func recompute(p *Buffer, users []*Buffer) (float64, string) {
-	n := float64(max(p.Numel(), 1))
+	n := float64(max(est(p.Numel()), 1))
 	total := 0.0
 	for _, u := range users {
 		body := bodyOf(u.Def)
 		if body == nil {
 			return 0, "reader " + u.Name + " has no loop body"
 		}
-		iters := float64(iterNumel(u.Def))
+		iters := float64(est(iterNumel(u.Def)))
 		roots := []*Value{body}
 		if sc, ok := u.Def.(*ScatterNode); ok {
 			roots = sc.roots()
@@ -130,31 +130,31 @@ func recompute(p *Buffer, users []*Buffer) (float64, string) {
 }
 
 // iterNumel is the number of points a node's body is evaluated at.
-func iterNumel(n Node) int64 {
+func iterNumel(n Node) Sym {
 	switch n := n.(type) {
 	case *Pointwise:
-		return numel(n.Ranges)
+		return symNumel(n.Ranges)
 	case *Reduction:
-		return numel(n.Ranges) * numel(n.ReduceRanges)
+		return symNumel(n.Ranges).Mul(symNumel(n.ReduceRanges))
 	case *Scan:
-		return numel(n.Ranges)
+		return symNumel(n.Ranges)
 	case *ScatterNode:
-		return numel(n.Ranges)
+		return symNumel(n.Ranges)
 	}
-	return 0
+	return symc(0)
 }
 
 // nodeBounds are the variable ranges of a node's body.
 func nodeBounds(n Node) Bounds {
 	switch n := n.(type) {
 	case *Pointwise:
-		return Bounds(n.Ranges)
+		return boundsOf(n.Ranges)
 	case *Reduction:
-		return Bounds(append(append([]int64(nil), n.Ranges...), n.ReduceRanges...))
+		return boundsOf(append(append([]Sym(nil), n.Ranges...), n.ReduceRanges...))
 	case *Scan:
-		return Bounds(n.Ranges)
+		return boundsOf(n.Ranges)
 	case *ScatterNode:
-		return Bounds(n.Ranges)
+		return boundsOf(n.Ranges)
 	}
 	return nil
 }

@@ -25,8 +25,8 @@ import (
 // Layout is how a buffer's logical index maps to its storage: Σ Strides[k]·i_k + Offset, in
 // elements.
 type Layout struct {
-	Strides []int64
-	Offset  int64
+	Strides []Sym
+	Offset  Sym
 }
 
 // Node defines a buffer.
@@ -40,7 +40,7 @@ type Node interface {
 type Buffer struct {
 	Name   string
 	DType  primtorch.DType
-	Sizes  []int64
+	Sizes  []Sym
 	Layout Layout
 	Def    Node
 	// Origins names the graph nodes (fx names) whose computation the buffer's definition holds;
@@ -62,7 +62,7 @@ type Buffer struct {
 }
 
 // Numel is the number of elements.
-func (b *Buffer) Numel() int64 { return numel(b.Sizes) }
+func (b *Buffer) Numel() Sym { return symNumel(b.Sizes) }
 
 // Storage returns the buffer whose memory b uses: b itself, the root of an alias chain, or the
 // input a copy_ writes into.
@@ -82,25 +82,38 @@ func (b *Buffer) Storage() *Buffer {
 
 // StorageElems is the number of elements the storage must hold for the layout: offset plus the
 // largest reachable index plus one (zero for an empty tensor).
-func (b *Buffer) StorageElems() int64 { return storageElems(b.Sizes, b.Layout) }
+func (b *Buffer) StorageElems() Sym { return storageElemsSym(b.Sizes, b.Layout) }
 
-func storageElems(sizes []int64, l Layout) int64 {
-	end := l.Offset + 1
+func storageElems(sizes, strides []int64, offset int64) int64 {
+	end := offset + 1
 	for k, s := range sizes {
 		if s == 0 {
 			return 0
 		}
-		end += (s - 1) * l.Strides[k]
+		end += (s - 1) * strides[k]
+	}
+	return end
+}
+
+// storageElemsSym is storageElems for symbolic sizes (a symbol is never 0; strides are not
+// negative).
+func storageElemsSym(sizes []Sym, l Layout) Sym {
+	end := l.Offset.AddConst(1)
+	for k, s := range sizes {
+		if isConstSize(s, 0) {
+			return symc(0)
+		}
+		end = end.Add(s.AddConst(-1).Mul(l.Strides[k]))
 	}
 	return end
 }
 
 // IndexVars returns the identity index of the buffer's dims: variable k for dim k, or 0 for a
 // dim of size 1.
-func indexVars(sizes []int64, first int) []Expr {
+func indexVars(sizes []Sym, first int) []Expr {
 	idx := make([]Expr, len(sizes))
 	for k, s := range sizes {
-		if s != 1 {
+		if !isOne(s) {
 			idx[k] = Var(first + k)
 		}
 	}
@@ -115,7 +128,7 @@ type InputNode struct {
 
 // Pointwise computes Body at every index of Ranges (which equal the buffer's Sizes).
 type Pointwise struct {
-	Ranges []int64
+	Ranges []Sym
 	Body   *Value
 }
 
@@ -142,8 +155,8 @@ func (k ReduceKind) String() string { return reduceNames[k] }
 // r in ReduceRanges of Body(i, r). Body's variables are i0.. (len(Ranges) of them) then r0...
 // Argmax/argmin give the flattened position of r in ReduceRanges, first on ties, NaN largest.
 type Reduction struct {
-	Ranges       []int64
-	ReduceRanges []int64
+	Ranges       []Sym
+	ReduceRanges []Sym
 	Kind         ReduceKind
 	Body         *Value
 }
@@ -160,7 +173,7 @@ func (k ScanKind) String() string { return [...]string{"cumsum", "cumprod"}[k] }
 
 // Scan computes out[i] = combine over j ≤ i[Dim] of Body(i with dim Dim = j).
 type Scan struct {
-	Ranges []int64
+	Ranges []Sym
 	Dim    int
 	Kind   ScanKind
 	Body   *Value
@@ -203,7 +216,7 @@ type ExternKwarg struct {
 // without, one of the duplicates' values wins.
 type ScatterNode struct {
 	Into       *Buffer
-	Ranges     []int64
+	Ranges     []Sym
 	Target     []Expr
 	Body       *Value
 	Accumulate bool
@@ -341,6 +354,8 @@ type Graph struct {
 	Buffers []*Buffer
 	Inputs  []*Buffer
 	Outputs []Output
+	// Symbols: where the runtime reads each size symbol (nil for a static graph).
+	Symbols []SymbolSource
 
 	vals *values
 }
@@ -352,9 +367,9 @@ func NewGraph(name string) *Graph { return &Graph{Name: name, vals: newValues()}
 func (g *Graph) Values() *values { return g.vals }
 
 // addBuffer appends a buffer named buf<N>.
-func (g *Graph) addBuffer(dt primtorch.DType, sizes []int64, layout Layout, def Node) *Buffer {
-	b := &Buffer{Name: fmt.Sprintf("buf%d", len(g.Buffers)), DType: dt, Sizes: append([]int64(nil), sizes...),
-		Layout: Layout{Strides: append([]int64(nil), layout.Strides...), Offset: layout.Offset}, Def: def, index: len(g.Buffers)}
+func (g *Graph) addBuffer(dt primtorch.DType, sizes []Sym, layout Layout, def Node) *Buffer {
+	b := &Buffer{Name: fmt.Sprintf("buf%d", len(g.Buffers)), DType: dt, Sizes: append([]Sym(nil), sizes...),
+		Layout: Layout{Strides: append([]Sym(nil), layout.Strides...), Offset: layout.Offset}, Def: def, index: len(g.Buffers)}
 	g.Buffers = append(g.Buffers, b)
 	return b
 }
@@ -400,10 +415,27 @@ func numel(sizes []int64) int64 {
 	return n
 }
 
-func contiguousLayout(sizes []int64) Layout {
-	return Layout{Strides: primtorch.ContiguousStrides(sizes)}
+func contiguousLayout(sizes []Sym) Layout {
+	return Layout{Strides: primtorch.SymContiguousStrides(sizes), Offset: symc(0)}
 }
 
+// staticLayout is the layout of static strides and offset.
+func staticLayout(strides []int64, offset int64) Layout {
+	return Layout{Strides: syms(strides), Offset: symc(offset)}
+}
+
+// layoutOf is a meta's layout (symbolic where the meta is).
 func layoutOf(m *primtorch.TensorMeta) Layout {
-	return Layout{Strides: append([]int64(nil), m.Strides...), Offset: m.Offset}
+	if m.Sym != nil {
+		return Layout{Strides: append([]Sym(nil), m.Sym.Strides...), Offset: m.Sym.Offset}
+	}
+	return staticLayout(m.Strides, m.Offset)
+}
+
+// metaSizes is a meta's sizes, symbolic where the meta is.
+func metaSizes(m *primtorch.TensorMeta) []Sym {
+	if m.Sym != nil {
+		return append([]Sym(nil), m.Sym.Sizes...)
+	}
+	return syms(m.Shape)
 }

@@ -15,8 +15,15 @@ import (
 // index of the loads that read it; nothing is fused yet (Inline and Fuse do that). A target
 // with no row in the lowerings table (lowerings.go) becomes an Extern that calls the op, logged
 // on logs.PerfHints.
-func Lower(g *fxgraph.Graph) (*Graph, error) {
+func Lower(g *fxgraph.Graph) (ir *Graph, err error) {
+	defer recoverSym(g.Name, &err)
+	g = specializeSymbols(g)
 	l := &lowerer{fx: g, g: NewGraph(g.Name), env: map[*fxgraph.Node]*lowered{}}
+	if IsSymbolic(g) {
+		if err := l.symbolic(); err != nil {
+			return nil, err
+		}
+	}
 	for _, n := range g.Nodes {
 		if err := l.node(n); err != nil {
 			return nil, err
@@ -57,7 +64,7 @@ type lowered struct {
 // as it is).
 type tensor struct {
 	buf   *Buffer
-	sizes []int64
+	sizes []Sym
 	idx   []Expr
 }
 
@@ -69,7 +76,7 @@ func (t *tensor) at(at []Expr, b Bounds) []Expr {
 	if t.idx == nil {
 		out := make([]Expr, len(at))
 		for k := range at {
-			if t.buf.Sizes[k] == 1 {
+			if isOne(t.buf.Sizes[k]) {
 				out[k] = Expr{}
 			} else {
 				out[k] = at[k]
@@ -91,9 +98,9 @@ func (l *lowerer) load(t *tensor, at []Expr, b Bounds) *Value {
 
 // view returns t re-indexed: m gives t's view index in terms of the new view's variables (whose
 // ranges are sizes).
-func (t *tensor) view(sizes []int64, m []Expr) *tensor {
-	b := Bounds(sizes)
-	return &tensor{buf: t.buf, sizes: append([]int64(nil), sizes...), idx: t.at(m, b)}
+func (t *tensor) view(sizes []Sym, m []Expr) *tensor {
+	b := boundsOf(sizes)
+	return &tensor{buf: t.buf, sizes: append([]Sym(nil), sizes...), idx: t.at(m, b)}
 }
 
 func (l *lowerer) node(n *fxgraph.Node) error {
@@ -108,7 +115,7 @@ func (l *lowerer) node(n *fxgraph.Node) error {
 		if !supportedDType(m.DType) {
 			return lowerError(n, "input dtype %s is not supported by the C backend; run this graph eagerly", m.DType)
 		}
-		b := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), &InputNode{Name: n.Name, Index: len(l.g.Inputs)})
+		b := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), &InputNode{Name: n.Name, Index: len(l.g.Inputs)})
 		b.Origins = []string{n.Name}
 		l.g.Inputs = append(l.g.Inputs, b)
 		l.env[n] = &lowered{t: &tensor{buf: b, sizes: b.Sizes}}
@@ -257,7 +264,7 @@ func (l *lowerer) realize(t *tensor) *Buffer {
 // realizeAs is realize with the layout of meta m (a graph output or extern input must have the
 // strides torch gives it): a view whose strides differ is copied into m's layout.
 func (l *lowerer) realizeAs(t *tensor, m *primtorch.TensorMeta) *Buffer {
-	want := Layout{Strides: m.Strides, Offset: m.Offset}
+	want := layoutOf(m)
 	if t.idx == nil {
 		if sameLayout(t.sizes, t.buf.Layout, want, true) {
 			return t.buf
@@ -266,52 +273,51 @@ func (l *lowerer) realizeAs(t *tensor, m *primtorch.TensorMeta) *Buffer {
 		return l.alias(t.buf, t.sizes, lay)
 	}
 	if _, isInput := t.buf.Def.(*InputNode); !isInput || t.idx != nil {
-		logs.Printf(logs.PerfHints, "inductor: %%%s needs layout %s but is computed as a view of %s; copying it", l.cur.Name, typeText(m.DType, m.Shape, want), t.buf.Name)
+		logs.Printf(logs.PerfHints, "inductor: %%%s needs layout %s but is computed as a view of %s; copying it", l.cur.Name, typeText(m.DType, metaSizes(m), want), t.buf.Name)
 	}
-	want.Offset = 0
+	want.Offset = symc(0)
 	return l.copyTo(t, want)
 }
 
 // sameLayout compares strides of dims with more than one element (and offsets when
 // checkOffset).
-func sameLayout(sizes []int64, a, b Layout, checkOffset bool) bool {
+func sameLayout(sizes []Sym, a, b Layout, checkOffset bool) bool {
 	if len(a.Strides) != len(sizes) || len(b.Strides) != len(sizes) {
 		return false
 	}
 	for k, s := range sizes {
-		if s > 1 && a.Strides[k] != b.Strides[k] {
+		if c, ok := s.IsConst(); (!ok || c > 1) && !a.Strides[k].Equal(b.Strides[k]) {
 			return false
 		}
 	}
-	return !checkOffset || a.Offset == b.Offset
+	return !checkOffset || a.Offset.Equal(b.Offset)
 }
 
 // stridedLayout returns the layout of a view over its buffer's storage when the storage index is
 // affine in the view's variables.
 func stridedLayout(t *tensor) (Layout, bool) {
-	flat := flatten(t.at(indexVars(t.sizes, 0), Bounds(t.sizes)), t.buf.Layout.Strides, t.buf.Layout.Offset, Bounds(t.sizes))
-	if !flat.Affine() || flat.C < 0 {
+	flat := flatten(t.at(indexVars(t.sizes, 0), boundsOf(t.sizes)), t.buf.Layout.Strides, t.buf.Layout.Offset, boundsOf(t.sizes))
+	if !flat.Affine() || !nonNegative(flat.SymConst()) {
 		return Layout{}, false
 	}
-	lay := Layout{Strides: make([]int64, len(t.sizes)), Offset: flat.C}
+	lay := Layout{Strides: make([]Sym, len(t.sizes)), Offset: flat.SymConst()}
 	for k := range t.sizes {
-		lay.Strides[k] = flat.Coef(k)
-		if lay.Strides[k] < 0 {
+		lay.Strides[k] = flat.SymCoef(k)
+		if !nonNegative(lay.Strides[k]) {
 			return Layout{}, false
 		}
 	}
 	// size-1 dims: any stride; give the contiguous one as torch usually does
-	contig := primtorch.ContiguousStrides(t.sizes)
 	for k, s := range t.sizes {
-		if s == 1 {
-			lay.Strides[k] = contig[k]
+		if isOne(s) {
+			lay.Strides[k] = primtorch.SymContiguousStrides(t.sizes)[k]
 		}
 	}
 	return lay, true
 }
 
 // alias makes a buffer viewing base's storage with the given sizes and layout.
-func (l *lowerer) alias(base *Buffer, sizes []int64, lay Layout) *Buffer {
+func (l *lowerer) alias(base *Buffer, sizes []Sym, lay Layout) *Buffer {
 	root := base.Storage()
 	b := l.g.addBuffer(base.DType, sizes, lay, &AliasNode{Base: root})
 	l.origin(b)
@@ -320,9 +326,9 @@ func (l *lowerer) alias(base *Buffer, sizes []int64, lay Layout) *Buffer {
 
 // copyTo materializes t into a new buffer with layout lay.
 func (l *lowerer) copyTo(t *tensor, lay Layout) *Buffer {
-	b := Bounds(t.sizes)
+	b := boundsOf(t.sizes)
 	body := l.load(t, indexVars(t.sizes, 0), b)
-	out := l.g.addBuffer(t.dtype(), t.sizes, lay, &Pointwise{Ranges: append([]int64(nil), t.sizes...), Body: body})
+	out := l.g.addBuffer(t.dtype(), t.sizes, lay, &Pointwise{Ranges: append([]Sym(nil), t.sizes...), Body: body})
 	l.origin(out)
 	return out
 }
@@ -336,7 +342,7 @@ func (l *lowerer) origin(b *Buffer) {
 
 // newPointwise adds a pointwise buffer with the layout of meta m.
 func (l *lowerer) newPointwise(m *primtorch.TensorMeta, body *Value) *lowered {
-	b := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), &Pointwise{Ranges: append([]int64(nil), m.Shape...), Body: body})
+	b := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), &Pointwise{Ranges: metaSizes(m), Body: body})
 	l.origin(b)
 	return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}
 }
@@ -467,7 +473,7 @@ func tensorMeta(n *fxgraph.Node) (*primtorch.TensorMeta, error) {
 
 // broadcastIndex maps output index idx (of shape out) to the index of a tensor of shape in,
 // right-aligned, size-1 dims read at 0.
-func broadcastIndex(idx []Expr, out, in []int64) ([]Expr, bool) {
+func broadcastIndex(idx []Expr, out, in []Sym) ([]Expr, bool) {
 	if len(in) > len(out) {
 		return nil, false
 	}
@@ -475,9 +481,9 @@ func broadcastIndex(idx []Expr, out, in []int64) ([]Expr, bool) {
 	off := len(out) - len(in)
 	for j, s := range in {
 		switch {
-		case s == out[off+j]:
+		case s.Equal(out[off+j]):
 			res[j] = idx[off+j]
-		case s == 1:
+		case isOne(s):
 			res[j] = Expr{}
 		default:
 			return nil, false
@@ -486,4 +492,4 @@ func broadcastIndex(idx []Expr, out, in []int64) ([]Expr, bool) {
 	return res, true
 }
 
-func equalShape(a, b []int64) bool { return slices.Equal(a, b) }
+func equalShape(a, b []Sym) bool { return symsEqual(a, b) }

@@ -42,23 +42,23 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		if t == nil {
 			return nil, lowerError(n, "cat input %d is not a tensor", i)
 		}
-		if len(t.sizes) == 1 && t.sizes[0] == 0 && len(m.Shape) != 1 {
+		if len(t.sizes) == 1 && isConstSize(t.sizes[0], 0) && len(m.Shape) != 1 {
 			continue // torch skips legacy empty 1-d inputs
 		}
 		if len(t.sizes) != len(m.Shape) {
 			return nil, lowerError(n, "cat input %d has %d dims, the result %d", i, len(t.sizes), len(m.Shape))
 		}
-		if t.sizes[dim] == 0 {
+		if isConstSize(t.sizes[dim], 0) {
 			continue
 		}
 		parts = append(parts, part{t, off})
-		off += t.sizes[dim]
+		off += staticSize(t.sizes[dim], "cat")
 	}
-	if off != m.Shape[dim] {
+	if off != staticSize(metaSizes(m)[dim], "cat") {
 		return nil, lowerError(n, "inputs add up to %d along dim %d, the meta says %d", off, dim, m.Shape[dim])
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	var v *Value
 	for i := len(parts) - 1; i >= 0; i-- {
 		p := parts[i]
@@ -69,7 +69,7 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			v = load
 			continue
 		}
-		end := p.offset + p.t.sizes[dim]
+		end := p.offset + staticSize(p.t.sizes[dim], "cat")
 		cond := l.g.vals.Op("lt", l.g.vals.Index(primtorch.Int64, idx[dim]), l.g.vals.ConstI(primtorch.Int64, end))
 		v = l.g.vals.Masked(cond, load, v)
 	}
@@ -97,8 +97,8 @@ func lowerConstantPad(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			value = s
 		}
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	at := append([]Expr(nil), idx...)
 	var cond *Value
 	vals := l.g.vals
@@ -112,8 +112,8 @@ func lowerConstantPad(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			c := vals.Op("ge", iv, vals.ConstI(primtorch.Int64, 0))
 			cond = and(vals, cond, c)
 		}
-		if hi >= t.sizes[dim] {
-			c := vals.Op("lt", iv, vals.ConstI(primtorch.Int64, t.sizes[dim]))
+		if hi >= staticSize(t.sizes[dim], "constant_pad_nd") {
+			c := vals.Op("lt", iv, vals.ConstI(primtorch.Int64, staticSize(t.sizes[dim], "constant_pad_nd")))
 			cond = and(vals, cond, c)
 		}
 	}
@@ -150,11 +150,11 @@ func lowerGather(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if len(t.sizes) == 0 {
 		return l.newPointwise(m, l.load(t, nil, nil)), nil
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	iv := l.g.vals.Cast(l.load(it, idx, b), primtorch.Int64)
 	at := append([]Expr(nil), idx...)
-	at[dim] = Ind(iv, t.sizes[dim])
+	at[dim] = Ind(iv, staticSize(t.sizes[dim], "an indexed dim"))
 	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at, b), m.DType)), nil
 }
 
@@ -177,15 +177,15 @@ func lowerIndexSelect(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if !ok {
 		return nil, lowerError(n, "dim %d is out of range", d)
 	}
-	b := Bounds(m.Shape)
-	idx := indexVars(m.Shape, 0)
+	b := boundsOf(metaSizes(m))
+	idx := indexVars(metaSizes(m), 0)
 	var iat []Expr
 	if len(it.sizes) == 1 {
 		iat = []Expr{idx[dim]}
 	}
 	iv := l.g.vals.Cast(l.load(it, iat, b), primtorch.Int64)
 	at := append([]Expr(nil), idx...)
-	at[dim] = Ind(iv, t.sizes[dim])
+	at[dim] = Ind(iv, staticSize(t.sizes[dim], "an indexed dim"))
 	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at, b), m.DType)), nil
 }
 
@@ -205,16 +205,16 @@ func lowerIndex(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !equalShape(outSizes, m.Shape) {
+	if !symsEqual(outSizes, metaSizes(m)) {
 		return nil, lowerError(n, "the meta's shape %v is not the indexing result %v", m.Shape, outSizes)
 	}
-	b := Bounds(m.Shape)
-	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at(indexVars(m.Shape, 0), b), b), m.DType)), nil
+	b := boundsOf(metaSizes(m))
+	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at(indexVars(metaSizes(m), 0), b), b), m.DType)), nil
 }
 
 // advancedIndex describes t[indices] (a list of index tensors or None): the result's sizes and,
 // for an index into the result, the index into t.
-func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg) ([]int64, func(idx []Expr, b Bounds) []Expr, error) {
+func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg) ([]Sym, func(idx []Expr, b Bounds) []Expr, error) {
 	var list []fxgraph.Arg
 	switch a := indices.(type) {
 	case fxgraph.List:
@@ -227,7 +227,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 	}
 	idxT := make([]*tensor, len(t.sizes))
 	var positions []int
-	var bshape []int64
+	var bshape []Sym
 	for k, a := range list {
 		if isNone(a) {
 			continue
@@ -242,7 +242,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		idxT[k] = it
 		positions = append(positions, k)
 		var ok bool
-		if bshape, ok = broadcastShapes(bshape, it.sizes); !ok {
+		if bshape, ok = broadcastSizes(bshape, it.sizes); !ok {
 			return nil, nil, lowerError(n, "index tensors do not broadcast")
 		}
 	}
@@ -255,7 +255,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		first = positions[0]
 	}
 	// the result: non-indexed dims before first, the broadcast dims, then the other non-indexed
-	var outSizes []int64
+	var outSizes []Sym
 	srcDim := map[int]int{} // input dim -> result dim for non-indexed dims
 	for k := 0; k < len(t.sizes); k++ {
 		if (adjacent && k == first) || (!adjacent && k == 0) {
@@ -273,7 +273,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 			if it := idxT[k]; it != nil {
 				ia, _ := broadcastIndex(bidx, bshape, it.sizes)
 				iv := l.g.vals.Cast(l.load(it, ia, b), primtorch.Int64)
-				out[k] = Ind(iv, t.sizes[k])
+				out[k] = Ind(iv, staticSize(t.sizes[k], "an indexed dim"))
 			} else {
 				out[k] = idx[srcDim[k]]
 			}
@@ -281,6 +281,31 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 		return out
 	}
 	return outSizes, at, nil
+}
+
+// broadcastSizes is torch's broadcasting of two shapes (symbolic sizes broadcast with equal
+// ones and size 1).
+func broadcastSizes(a, b []Sym) ([]Sym, bool) {
+	n := max(len(a), len(b))
+	out := make([]Sym, n)
+	for k := 0; k < n; k++ {
+		x, y := symc(1), symc(1)
+		if j := k - (n - len(a)); j >= 0 {
+			x = a[j]
+		}
+		if j := k - (n - len(b)); j >= 0 {
+			y = b[j]
+		}
+		switch {
+		case x.Equal(y) || isOne(y):
+			out[k] = x
+		case isOne(x):
+			out[k] = y
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // broadcastShapes is torch's broadcasting of two shapes.
@@ -333,11 +358,11 @@ func lowerAddmm(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := indexVars(m.Shape, 0)
-	b := Bounds(m.Shape)
-	at, ok := broadcastIndex(idx, m.Shape, bias.sizes)
+	idx := indexVars(metaSizes(m), 0)
+	b := boundsOf(metaSizes(m))
+	at, ok := broadcastIndex(idx, metaSizes(m), bias.sizes)
 	if !ok {
-		return nil, lowerError(n, "addmm bias of shape %v does not broadcast to %v", bias.sizes, m.Shape)
+		return nil, lowerError(n, "addmm bias of shape %v does not broadcast to %v", symsV(bias.sizes), m.Shape)
 	}
 	sum := l.g.vals.Op("add", l.load(prod.t, idx, b), l.load(bias, at, b))
 	return l.newPointwise(m, sum), nil
@@ -374,7 +399,7 @@ func (l *lowerer) extern(n *fxgraph.Node, target string, args []fxgraph.Arg, kwa
 	l.cur = n
 	out := &lowered{}
 	addOut := func(m *primtorch.TensorMeta) *lowered {
-		b := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), e)
+		b := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), e)
 		l.origin(b)
 		e.Outs = append(e.Outs, b)
 		return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}
@@ -446,5 +471,5 @@ func extMeta(n *fxgraph.Node, t *tensor) *primtorch.TensorMeta {
 	if m := n.TensorMeta(); m != nil {
 		return m
 	}
-	return primtorch.NewContiguous(t.dtype(), t.sizes, primtorch.CPU)
+	return primtorch.NewSymContiguous(t.dtype(), t.sizes, primtorch.CPU)
 }

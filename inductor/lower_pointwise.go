@@ -35,8 +35,8 @@ func lowerPointwise(op string) lowerFn {
 				operandDT = scalarDType(n.Args)
 			}
 		}
-		idx := indexVars(m.Shape, 0)
-		b := Bounds(m.Shape)
+		idx := indexVars(metaSizes(m), 0)
+		b := boundsOf(metaSizes(m))
 		args := make([]*Value, len(n.Args))
 		for i, a := range n.Args {
 			want := operandDT
@@ -44,11 +44,16 @@ func lowerPointwise(op string) lowerFn {
 				want = primtorch.Bool
 			}
 			if t := l.tensorArg(a); t != nil {
-				at, ok := broadcastIndex(idx, m.Shape, t.sizes)
+				at, ok := broadcastIndex(idx, metaSizes(m), t.sizes)
 				if !ok {
-					return nil, lowerError(n, "operand %d has shape %v, which does not broadcast to %v", i, t.sizes, m.Shape)
+					return nil, lowerError(n, "operand %d has shape %v, which does not broadcast to %v", i, symsV(t.sizes), symsV(metaSizes(m)))
 				}
 				args[i] = l.g.vals.Cast(l.load(t, at, b), want)
+				continue
+			}
+			if sz, ok := symArg(a); ok {
+				// a size expression (sym("s0")): the symbols' value at run time
+				args[i] = l.g.vals.Cast(l.g.vals.SizeValue(sz), want)
 				continue
 			}
 			s, ok := l.scalarArg(a)
@@ -88,7 +93,7 @@ func lowerConvert(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		}
 		return l.newPointwise(m, l.g.vals.Const(m.DType, s)), nil
 	}
-	return l.newPointwise(m, l.g.vals.Cast(l.load(t, indexVars(m.Shape, 0), Bounds(m.Shape)), m.DType)), nil
+	return l.newPointwise(m, l.g.vals.Cast(l.load(t, indexVars(metaSizes(m), 0), boundsOf(metaSizes(m))), m.DType)), nil
 }
 
 // lowerClone materializes x into the node's meta layout.
@@ -101,7 +106,7 @@ func lowerClone(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if t == nil {
 		return nil, lowerError(n, "clone needs a tensor")
 	}
-	return l.newPointwise(m, l.g.vals.Cast(l.load(t, indexVars(m.Shape, 0), Bounds(m.Shape)), m.DType)), nil
+	return l.newPointwise(m, l.g.vals.Cast(l.load(t, indexVars(metaSizes(m), 0), boundsOf(metaSizes(m))), m.DType)), nil
 }
 
 // lowerFull lowers full(shape, value, dtype): a constant.
@@ -134,7 +139,7 @@ func lowerIota(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	}
 	vals := l.g.vals
 	i := Var(0)
-	if m.Shape[0] == 1 {
+	if isOne(metaSizes(m)[0]) {
 		i = Expr{}
 	}
 	start, sInt := startV.(int64)
@@ -160,10 +165,10 @@ func lowerCopy(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		return nil, fmt.Errorf("%w: copy_ into something other than a graph input", errNoLowering)
 	}
 	if !equalShape(dst.sizes, src.sizes) {
-		return nil, lowerError(n, "copy_ of %v into %v; expand the source first", src.sizes, dst.sizes)
+		return nil, lowerError(n, "copy_ of %v into %v; expand the source first", symsV(src.sizes), symsV(dst.sizes))
 	}
-	body := l.g.vals.Cast(l.load(src, indexVars(dst.sizes, 0), Bounds(dst.sizes)), dst.dtype())
-	b := l.g.addBuffer(dst.dtype(), dst.sizes, dst.buf.Layout, &Pointwise{Ranges: append([]int64(nil), dst.sizes...), Body: body})
+	body := l.g.vals.Cast(l.load(src, indexVars(dst.sizes, 0), boundsOf(dst.sizes)), dst.dtype())
+	b := l.g.addBuffer(dst.dtype(), dst.sizes, dst.buf.Layout, &Pointwise{Ranges: append([]Sym(nil), dst.sizes...), Body: body})
 	b.Mutates = dst.buf
 	l.origin(b)
 	return &lowered{t: dst}, nil

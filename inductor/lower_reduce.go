@@ -43,28 +43,28 @@ func lowerReduction(kind ReduceKind) lowerFn {
 		}
 		keep := constBool(arg(n, 2, "keepdim"))
 		// output dims: kept input dims (and size-1 dims for reduced ones with keepdim)
-		var outSizes, redSizes []int64
+		var outSizes, redSizes []Sym
 		for k, s := range t.sizes {
 			if reduced[k] {
 				redSizes = append(redSizes, s)
 				if keep {
-					outSizes = append(outSizes, 1)
+					outSizes = append(outSizes, symc(1))
 				}
 			} else {
 				outSizes = append(outSizes, s)
 			}
 		}
-		if !equalShape(outSizes, m.Shape) {
-			return nil, lowerError(n, "the meta's shape %v is not the reduction's %v", m.Shape, outSizes)
+		if !symsEqual(outSizes, metaSizes(m)) {
+			return nil, lowerError(n, "the meta's shape %v is not the reduction's %v", symsV(metaSizes(m)), symsV(outSizes))
 		}
 		nO := len(outSizes)
-		bounds := Bounds(append(append([]int64(nil), outSizes...), redSizes...))
+		bounds := boundsOf(append(append([]Sym(nil), outSizes...), redSizes...))
 		at := make([]Expr, nd)
 		o, r := 0, 0
 		for k, s := range t.sizes {
 			switch {
 			case reduced[k]:
-				if s != 1 {
+				if !isOne(s) {
 					at[k] = Var(nO + r)
 				}
 				r++
@@ -72,7 +72,7 @@ func lowerReduction(kind ReduceKind) lowerFn {
 					o++
 				}
 			default:
-				if s != 1 {
+				if !isOne(s) {
 					at[k] = Var(o)
 				}
 				o++
@@ -88,8 +88,8 @@ func lowerReduction(kind ReduceKind) lowerFn {
 		} else {
 			body = l.g.vals.Cast(body, wantDT)
 		}
-		red := &Reduction{Ranges: append([]int64(nil), outSizes...), ReduceRanges: redSizes, Kind: kind, Body: body}
-		b := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), red)
+		red := &Reduction{Ranges: append([]Sym(nil), outSizes...), ReduceRanges: redSizes, Kind: kind, Body: body}
+		b := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), red)
 		l.origin(b)
 		return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}, nil
 	}
@@ -114,11 +114,11 @@ func lowerScan(kind ScanKind) lowerFn {
 		if len(t.sizes) == 0 {
 			return l.newPointwise(m, l.g.vals.Cast(l.load(t, nil, nil), m.DType)), nil
 		}
-		if !equalShape(m.Shape, t.sizes) {
-			return nil, lowerError(n, "the meta's shape %v is not the input's %v", m.Shape, t.sizes)
+		if !symsEqual(metaSizes(m), t.sizes) {
+			return nil, lowerError(n, "the meta's shape %v is not the input's %v", m.Shape, symsV(t.sizes))
 		}
-		body := l.g.vals.Cast(l.load(t, indexVars(t.sizes, 0), Bounds(t.sizes)), m.DType)
-		b := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), &Scan{Ranges: append([]int64(nil), m.Shape...), Dim: dim, Kind: kind, Body: body})
+		body := l.g.vals.Cast(l.load(t, indexVars(t.sizes, 0), boundsOf(t.sizes)), m.DType)
+		b := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), &Scan{Ranges: metaSizes(m), Dim: dim, Kind: kind, Body: body})
 		l.origin(b)
 		return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}, nil
 	}

@@ -24,9 +24,9 @@ func lowerScatter(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	}
 	dim, ok := normDim(d, len(x.sizes))
 	if !ok || len(it.sizes) != len(x.sizes) {
-		return nil, lowerError(n, "scatter's dim %d or index rank %d does not fit %v", d, len(it.sizes), x.sizes)
+		return nil, lowerError(n, "scatter's dim %d or index rank %d does not fit %v", d, len(it.sizes), symsV(x.sizes))
 	}
-	b := Bounds(it.sizes)
+	b := boundsOf(it.sizes)
 	idx := indexVars(it.sizes, 0)
 	body, err := l.scatterValue(n, arg(n, 3, "src"), idx, it.sizes, m.DType, b, false)
 	if err != nil {
@@ -35,9 +35,9 @@ func lowerScatter(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	target := append([]Expr(nil), idx...)
 	if len(x.sizes) > 0 {
 		iv := l.g.vals.Cast(l.load(it, idx, b), primtorch.Int64)
-		target[dim] = Ind(iv, x.sizes[dim])
+		target[dim] = Ind(iv, staticSize(x.sizes[dim], "scatter"))
 	}
-	return l.scatterInto(m, x, &ScatterNode{Ranges: append([]int64(nil), it.sizes...), Target: target, Body: body}), nil
+	return l.scatterInto(m, x, &ScatterNode{Ranges: append([]Sym(nil), it.sizes...), Target: target, Body: body}), nil
 }
 
 // lowerIndexPut lowers index_put(x, indices, values, accumulate): out = x, then out[indices] =
@@ -55,7 +55,7 @@ func lowerIndexPut(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := Bounds(sizes)
+	b := boundsOf(sizes)
 	idx := indexVars(sizes, 0)
 	body, err := l.scatterValue(n, arg(n, 2, "values"), idx, sizes, m.DType, b, true)
 	if err != nil {
@@ -67,13 +67,13 @@ func lowerIndexPut(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 
 // scatterValue reads the written values: a tensor at the iteration index (broadcast
 // right-aligned when allowed) or a number.
-func (l *lowerer) scatterValue(n *fxgraph.Node, a fxgraph.Arg, idx []Expr, sizes []int64, dt primtorch.DType, b Bounds, broadcast bool) (*Value, error) {
+func (l *lowerer) scatterValue(n *fxgraph.Node, a fxgraph.Arg, idx []Expr, sizes []Sym, dt primtorch.DType, b Bounds, broadcast bool) (*Value, error) {
 	if t := l.tensorArg(a); t != nil {
 		at := idx
 		if broadcast {
 			var ok bool
 			if at, ok = broadcastIndex(idx, sizes, t.sizes); !ok {
-				return nil, lowerError(n, "values of shape %v do not broadcast to the indexed shape %v", t.sizes, sizes)
+				return nil, lowerError(n, "values of shape %v do not broadcast to the indexed shape %v", symsV(t.sizes), symsV(sizes))
 			}
 		} else if len(t.sizes) != len(idx) {
 			return nil, lowerError(n, "src has %d dims, index %d", len(t.sizes), len(idx))
@@ -89,12 +89,12 @@ func (l *lowerer) scatterValue(n *fxgraph.Node, a fxgraph.Arg, idx []Expr, sizes
 
 // scatterInto copies x into a new buffer with meta m's layout and adds the scatter updating it.
 func (l *lowerer) scatterInto(m *primtorch.TensorMeta, x *tensor, sc *ScatterNode) *lowered {
-	b := Bounds(m.Shape)
-	cp := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), &Pointwise{Ranges: append([]int64(nil), m.Shape...),
-		Body: l.g.vals.Cast(l.load(x, indexVars(m.Shape, 0), b), m.DType)})
+	b := boundsOf(metaSizes(m))
+	cp := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), &Pointwise{Ranges: metaSizes(m),
+		Body: l.g.vals.Cast(l.load(x, indexVars(metaSizes(m), 0), b), m.DType)})
 	l.origin(cp)
 	sc.Into = cp
-	s := l.g.addBuffer(m.DType, m.Shape, layoutOf(m), sc)
+	s := l.g.addBuffer(m.DType, metaSizes(m), layoutOf(m), sc)
 	s.Mutates = cp
 	l.origin(s)
 	return &lowered{t: &tensor{buf: s, sizes: s.Sizes}}

@@ -29,10 +29,189 @@ func lowerView(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	if numel(m.Shape) != numel(t.sizes) {
-		return nil, lowerError(n, "view to %v does not keep the %d elements of %v", m.Shape, numel(t.sizes), t.sizes)
+	ms := metaSizes(m)
+	if !symNumel(ms).Equal(symNumel(t.sizes)) {
+		return nil, lowerError(n, "view to %s does not keep the %s elements of %s", symsV(ms), symNumel(t.sizes), symsV(t.sizes))
 	}
-	return viewResult(t.view(m.Shape, reshapeIndex(t.sizes, m.Shape))), nil
+	if anySymbolic(ms) || anySymbolic(t.sizes) {
+		idx, reason := tryReshapeSym(t.sizes, ms)
+		if reason == "" {
+			return viewResult(t.view(ms, idx)), nil
+		}
+		// dims merged or split across a symbolic size: fine without index arithmetic when the
+		// view regroups dims that are dense in its storage (an alias with the merged strides)
+		if b, ok := l.regroupAlias(t, ms); ok {
+			return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}, nil
+		}
+		refuseSym("%s", reason)
+	}
+	return viewResult(t.view(ms, reshapeIndex(staticSizes(t.sizes, ""), staticSizes(ms, "")))), nil
+}
+
+// tryReshapeSym is reshapeIndexSym, or the reason it refuses.
+func tryReshapeSym(old, new []Sym) (out []Expr, reason string) {
+	defer func() {
+		if r := recover(); r != nil {
+			sp, ok := r.(symPanic)
+			if !ok {
+				panic(r)
+			}
+			out, reason = nil, sp.reason
+		}
+	}()
+	return reshapeIndexSym(old, new), ""
+}
+
+// reshapeGroups pairs runs of dims of old and new (size-1 dims left out) whose products agree,
+// a side growing while its product divides the other's; ok false when they do not regroup.
+func reshapeGroups(old, new []Sym) (groups [][2][]int, ok bool) {
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		if i < len(old) && isOne(old[i]) {
+			i++
+			continue
+		}
+		if j < len(new) && isOne(new[j]) {
+			j++
+			continue
+		}
+		if i >= len(old) || j >= len(new) {
+			return nil, false
+		}
+		gi, gj := []int{i}, []int{j}
+		po, pn := old[i], new[j]
+		i++
+		j++
+		for !po.Equal(pn) {
+			if _, ok := pn.DivExact(po); ok && i < len(old) {
+				gi = append(gi, i)
+				po = po.Mul(old[i])
+				i++
+			} else if _, ok := po.DivExact(pn); ok && j < len(new) {
+				gj = append(gj, j)
+				pn = pn.Mul(new[j])
+				j++
+			} else {
+				return nil, false
+			}
+		}
+		groups = append(groups, [2][]int{gi, gj})
+	}
+	return groups, true
+}
+
+// regroupAlias makes the view of t with sizes new an alias of t's storage when every run of
+// dims it merges or splits is dense there (each dim's stride is the next one's times its
+// size): the merged strides then need no division by a symbol.
+func (l *lowerer) regroupAlias(t *tensor, new []Sym) (*Buffer, bool) {
+	lay, ok := stridedLayout(t)
+	if !ok {
+		return nil, false
+	}
+	groups, ok := reshapeGroups(t.sizes, new)
+	if !ok {
+		return nil, false
+	}
+	strides := make([]Sym, len(new))
+	for k := range strides {
+		strides[k] = symc(1)
+	}
+	for _, g := range groups {
+		gi, gj := g[0], g[1]
+		// every non-size-1 old dim of the run in order; dense: stride[a] = stride[b]·size[b]
+		var dense []int
+		for _, d := range gi {
+			if !isOne(t.sizes[d]) {
+				dense = append(dense, d)
+			}
+		}
+		for x := 0; x+1 < len(dense); x++ {
+			a, b := dense[x], dense[x+1]
+			if !lay.Strides[a].Equal(lay.Strides[b].Mul(t.sizes[b])) {
+				return nil, false
+			}
+		}
+		st := lay.Strides[dense[len(dense)-1]]
+		for x := len(gj) - 1; x >= 0; x-- {
+			strides[gj[x]] = st
+			st = st.Mul(new[gj[x]])
+		}
+	}
+	// size-1 dims: the stride of the dim after them times its size (any stride would do)
+	acc := symc(1)
+	for k := len(new) - 1; k >= 0; k-- {
+		if isOne(new[k]) {
+			strides[k] = acc
+		} else {
+			acc = strides[k].Mul(new[k])
+		}
+	}
+	return l.alias(t.buf, new, Layout{Strides: strides, Offset: lay.Offset}), true
+}
+
+// reshapeIndexSym is reshapeIndex for symbolic sizes: dims are grouped into runs whose
+// products agree (a side grows while its product divides the other's); inside a run every
+// stride but the outermost dim's must be static (the outermost needs no modulo: its quotient
+// is in range).
+func reshapeIndexSym(old, new []Sym) []Expr {
+	b := boundsOf(new)
+	out := make([]Expr, len(old))
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		if i < len(old) && isOne(old[i]) {
+			i++
+			continue
+		}
+		if j < len(new) && isOne(new[j]) {
+			j++
+			continue
+		}
+		if i >= len(old) || j >= len(new) {
+			break
+		}
+		gi, gj := []int{i}, []int{j}
+		po, pn := old[i], new[j]
+		i++
+		j++
+		for !po.Equal(pn) {
+			if _, ok := pn.DivExact(po); ok && i < len(old) {
+				gi = append(gi, i)
+				po = po.Mul(old[i])
+				i++
+			} else if _, ok := po.DivExact(pn); ok && j < len(new) {
+				gj = append(gj, j)
+				pn = pn.Mul(new[j])
+				j++
+			} else {
+				refuseSym("a view of %s as %s (dims that do not regroup)", symsText(old), symsText(new))
+			}
+		}
+		flat := Expr{}
+		stride := int64(1)
+		for k := len(gj) - 1; k >= 0; k-- {
+			if !isOne(new[gj[k]]) {
+				flat = flat.Add(Var(gj[k]).Scale(stride))
+			}
+			if k > 0 {
+				stride *= staticSize(new[gj[k]], "a view that splits a symbolic dim")
+			}
+		}
+		stride = 1
+		for k := len(gi) - 1; k >= 0; k-- {
+			d := gi[k]
+			if !isOne(old[d]) {
+				q := FloorDiv(flat, stride, b)
+				if k > 0 {
+					q = Mod(q, staticSize(old[d], "a view that merges a symbolic dim"), b)
+				}
+				out[d] = q
+			}
+			if k > 0 {
+				stride *= staticSize(old[d], "a view that merges a symbolic dim")
+			}
+		}
+	}
+	return out
 }
 
 // reshapeIndex returns the index of shape old in terms of the variables of shape new (same
@@ -102,7 +281,7 @@ func lowerPermute(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if !ok || len(dims) != len(t.sizes) {
 		return nil, lowerError(n, "permute needs a permutation of the %d dims", len(t.sizes))
 	}
-	sizes := make([]int64, len(dims))
+	sizes := make([]Sym, len(dims))
 	m := make([]Expr, len(dims))
 	seen := make([]bool, len(dims))
 	for k, d := range dims {
@@ -112,7 +291,7 @@ func lowerPermute(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		}
 		seen[dd] = true
 		sizes[k] = t.sizes[dd]
-		if sizes[k] != 1 {
+		if !isOne(sizes[k]) {
 			m[dd] = Var(k)
 		}
 	}
@@ -129,21 +308,21 @@ func lowerExpand(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := mt.Shape
+	shape := metaSizes(mt)
 	if len(shape) < len(t.sizes) {
-		return nil, lowerError(n, "expand to %v has fewer dims than %v", shape, t.sizes)
+		return nil, lowerError(n, "expand to %v has fewer dims than %v", symsV(shape), symsV(t.sizes))
 	}
 	m := make([]Expr, len(t.sizes))
 	off := len(shape) - len(t.sizes)
 	for j, s := range t.sizes {
 		switch {
-		case s == shape[off+j]:
-			if s != 1 {
+		case s.Equal(shape[off+j]):
+			if !isOne(s) {
 				m[j] = Var(off + j)
 			}
-		case s == 1:
+		case isOne(s):
 		default:
-			return nil, lowerError(n, "cannot expand dim %d of size %d to %d", j, s, shape[off+j])
+			return nil, lowerError(n, "cannot expand dim %d of size %s to %s", j, s, shape[off+j])
 		}
 	}
 	return viewResult(t.view(shape, m)), nil
@@ -164,7 +343,6 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if !ok || !ok2 || len(t.sizes) == 0 {
 		return nil, lowerError(n, "slice needs a constant dim in range")
 	}
-	size := t.sizes[dim]
 	start := int64(0)
 	if a := arg(n, 2, "start"); !isNone(a) {
 		v, ok := constInt(a)
@@ -181,16 +359,21 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		}
 		step = v
 	}
-	if start < 0 {
-		start += size
+	if k, static := t.sizes[dim].IsConst(); static {
+		if start < 0 {
+			start += k
+		}
+		start = max(0, min(start, k))
+	} else if start < 0 || start > 2 {
+		// (a start within every size the symbol can have, ≥ 2, needs no clamping)
+		refuseSym("a slice from %d of a symbolic dim %s", start, t.sizes[dim])
 	}
-	start = max(0, min(start, size))
-	m := indexVars(mt.Shape, 0)
+	m := indexVars(metaSizes(mt), 0)
 	if len(mt.Shape) != len(t.sizes) {
 		return nil, lowerError(n, "the meta's shape %v does not keep the %d dims", mt.Shape, len(t.sizes))
 	}
 	m[dim] = m[dim].Scale(step).AddConst(start)
-	return viewResult(t.view(mt.Shape, m)), nil
+	return viewResult(t.view(metaSizes(mt), m)), nil
 }
 
 // lowerSelect lowers select(x, dim, index).
@@ -205,20 +388,21 @@ func lowerSelect(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if !ok || !ok2 || !ok3 || len(t.sizes) == 0 {
 		return nil, lowerError(n, "select needs a constant dim and index")
 	}
+	dsize := staticSize(t.sizes[dim], "a select")
 	if idx < 0 {
-		idx += t.sizes[dim]
+		idx += dsize
 	}
-	if idx < 0 || idx >= t.sizes[dim] {
-		return nil, lowerError(n, "index %d is out of range for dim %d of size %d", idx, dim, t.sizes[dim])
+	if idx < 0 || idx >= dsize {
+		return nil, lowerError(n, "index %d is out of range for dim %d of size %d", idx, dim, dsize)
 	}
-	var sizes []int64
+	var sizes []Sym
 	m := make([]Expr, len(t.sizes))
 	for k, s := range t.sizes {
 		if k == dim {
 			m[k] = Const(idx)
 			continue
 		}
-		if s != 1 {
+		if !isOne(s) {
 			m[k] = Var(len(sizes))
 		}
 		sizes = append(sizes, s)
@@ -237,7 +421,7 @@ func lowerSqueeze(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	a := arg(n, 1, "dims")
 	if isNone(a) {
 		for k, s := range t.sizes {
-			drop[k] = s == 1
+			drop[k] = isOne(s)
 		}
 	} else {
 		dims, ok := constInts(a)
@@ -249,18 +433,18 @@ func lowerSqueeze(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			if !ok {
 				return nil, lowerError(n, "dim %d is out of range", d)
 			}
-			if len(t.sizes) > 0 && t.sizes[k] == 1 {
+			if len(t.sizes) > 0 && isOne(t.sizes[k]) {
 				drop[k] = true
 			}
 		}
 	}
-	var sizes []int64
+	var sizes []Sym
 	m := make([]Expr, len(t.sizes))
 	for k, s := range t.sizes {
 		if drop[k] {
 			continue
 		}
-		if s != 1 {
+		if !isOne(s) {
 			m[k] = Var(len(sizes))
 		}
 		sizes = append(sizes, s)
@@ -285,19 +469,19 @@ func lowerUnsqueeze(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	if d < 0 || d >= int64(nd) {
 		return nil, lowerError(n, "dim %d is out of range for %d dims", d, nd)
 	}
-	sizes := make([]int64, 0, nd)
+	sizes := make([]Sym, 0, nd)
 	m := make([]Expr, len(t.sizes))
 	for k, s := range t.sizes {
 		if int64(k) == d {
-			sizes = append(sizes, 1)
+			sizes = append(sizes, symc(1))
 		}
-		if s != 1 {
+		if !isOne(s) {
 			m[k] = Var(len(sizes))
 		}
 		sizes = append(sizes, s)
 	}
 	if int(d) == len(t.sizes) {
-		sizes = append(sizes, 1)
+		sizes = append(sizes, symc(1))
 	}
 	return viewResult(t.view(sizes, m)), nil
 }
@@ -314,6 +498,6 @@ func lowerAsStrided(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		return nil, err
 	}
 	base := l.realize(t)
-	b := l.alias(base, m.Shape, layoutOf(m))
+	b := l.alias(base, metaSizes(m), layoutOf(m))
 	return &lowered{t: &tensor{buf: b, sizes: b.Sizes}}, nil
 }

@@ -55,8 +55,27 @@ func (pb *planner) ref(b *Buffer, role string) int {
 	if id, ok := pb.id[b]; ok {
 		return id
 	}
-	bs := BufSpec{Name: b.Name, Role: role, DType: b.DType, Sizes: b.Sizes, Strides: b.Layout.Strides, Offset: b.Layout.Offset,
-		StorageElems: b.StorageElems(), Base: -1, Arena: -1}
+	bs := BufSpec{Name: b.Name, Role: role, DType: b.DType, Base: -1, Arena: -1}
+	if anySymbolic(b.Layout.Strides) || anySymbolic([]Sym{b.Layout.Offset}) {
+		bs.SymStrides, bs.SymOffset = append([]Sym(nil), b.Layout.Strides...), b.Layout.Offset
+		bs.Strides = make([]int64, len(b.Layout.Strides))
+		for k, s := range b.Layout.Strides {
+			bs.Strides[k] = s.Hint()
+		}
+		bs.Offset = b.Layout.Offset.Hint()
+	} else {
+		bs.Strides, bs.Offset = staticSizes(b.Layout.Strides, ""), staticSize(b.Layout.Offset, "")
+	}
+	if anySymbolic(b.Sizes) || bs.SymStrides != nil {
+		bs.SymSizes, bs.SymStorage = append([]Sym(nil), b.Sizes...), b.StorageElems()
+		bs.Sizes = make([]int64, len(b.Sizes))
+		for k, s := range b.Sizes {
+			bs.Sizes[k] = s.Hint()
+		}
+		bs.StorageElems = bs.SymStorage.Hint()
+	} else {
+		bs.Sizes, bs.StorageElems = staticSizes(b.Sizes, ""), staticSize(b.StorageElems(), "")
+	}
 	if a, ok := b.Def.(*AliasNode); ok {
 		bs.Role = "view"
 		bs.Base = pb.ref(a.Base.Storage(), "")
@@ -78,6 +97,7 @@ type stepUse struct {
 func (pb *planner) build(s *Schedule) (*Program, error) {
 	g := s.Graph
 	p := pb.p
+	p.Symbols = g.Symbols
 	for _, in := range g.Inputs {
 		p.Inputs = append(p.Inputs, pb.ref(in, "input"))
 	}
@@ -215,17 +235,29 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 	// temporaries in the arena: allocated roots that are neither kept nor seen by torch code
 	inArena := func(id int) bool {
 		b := p.Buffers[id]
-		return b.Role == "alloc" && b.Base < 0 && !keep[id] && !escapes[id]
+		// (a symbolic buffer's size differs from call to call: it is allocated per call)
+		return b.Role == "alloc" && b.Base < 0 && !keep[id] && !escapes[id] && b.SymSizes == nil
+	}
+	// symbolic temporaries: in the arena's dynamic part, placed by the runtime for each call's
+	// sizes (PlaceDynamic)
+	inDynArena := func(id int) bool {
+		b := p.Buffers[id]
+		return b.Role == "alloc" && b.Base < 0 && !keep[id] && !escapes[id] && b.SymSizes != nil
+	}
+	for id := range p.Buffers {
+		p.Buffers[id].ArenaDyn = inDynArena(id)
 	}
 	once := pb.constantSteps(steps, uses, inArena)
 	// emit with frees and reuse
-	free := map[int64][]int{} // storage bytes -> dead reusable buffers outside the arena
-	bytesOf := func(id int) int64 {
+	free := map[string][]int{} // storage bytes -> dead reusable buffers outside the arena
+	bytesOf := func(id int) string {
+		// the byte size: a number, or a polynomial over the symbols (equal polynomials are
+		// equal at every call)
 		b := p.Buffers[id]
-		return b.StorageElems * int64(b.DType.ItemSize())
+		return b.storageSym().MulConst(int64(b.DType.ItemSize())).String()
 	}
 	for i, st := range steps {
-		if st.Op == "alloc" && !keep[st.Buf] && !inArena(st.Buf) {
+		if st.Op == "alloc" && !keep[st.Buf] && !inArena(st.Buf) && !inDynArena(st.Buf) {
 			if pool := free[bytesOf(st.Buf)]; len(pool) > 0 {
 				st.Reuse = pool[len(pool)-1]
 				free[bytesOf(st.Buf)] = pool[:len(pool)-1]
@@ -238,7 +270,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 				continue
 			}
 			p.Steps = append(p.Steps, PStep{Op: "free", Buf: id, Reuse: -1})
-			if root(id) == id && p.Buffers[id].Role == "alloc" && !inArena(id) && bytesOf(id) > 0 {
+			if root(id) == id && p.Buffers[id].Role == "alloc" && !inArena(id) && !inDynArena(id) && bytesOf(id) != "0" {
 				free[bytesOf(id)] = append(free[bytesOf(id)], id)
 			}
 		}
@@ -360,6 +392,51 @@ func (pb *planner) placeArena(inArena func(int) bool) {
 			}
 		}
 	}
+}
+
+// PlaceDynamic places a symbolic program's dynamic arena temporaries (BufSpec.ArenaDyn) for one
+// call: specs are the buffers at the call's symbol values; it returns each one's byte offset in
+// the arena's dynamic part (first fit among those live at its allocation, ArenaAlign-rounded,
+// as placeArena does for the static part; -1 for other buffers) and the part's size. The C++
+// runtime does the same (ptgo_runtime.cpp: place_dynamic).
+func PlaceDynamic(p *Program, specs []BufSpec) ([]int64, int64) {
+	type span struct{ off, end int64 }
+	offs := make([]int64, len(specs))
+	for i := range offs {
+		offs[i] = -1
+	}
+	live := map[int]span{}
+	var total int64
+	for _, st := range p.Steps {
+		switch st.Op {
+		case "alloc":
+			b := &specs[st.Buf]
+			if !b.ArenaDyn {
+				continue
+			}
+			size := (b.StorageElems*int64(b.DType.ItemSize()) + ArenaAlign - 1) / ArenaAlign * ArenaAlign
+			var taken []span
+			for _, s := range live {
+				taken = append(taken, s)
+			}
+			sort.Slice(taken, func(i, j int) bool { return taken[i].off < taken[j].off })
+			off := int64(0)
+			for _, s := range taken {
+				if off+size <= s.off {
+					break
+				}
+				if s.end > off {
+					off = s.end
+				}
+			}
+			offs[st.Buf] = off
+			live[st.Buf] = span{off, off + size}
+			total = max(total, off+size)
+		case "free":
+			delete(live, st.Buf)
+		}
+	}
+	return offs, total
 }
 
 func uniqueInts(xs []int) []int {

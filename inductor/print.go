@@ -65,27 +65,39 @@ func constText(v any) string {
 }
 
 // typeText prints f32[4,16] with {strides+offset} when the layout is not contiguous.
-func typeText(dt primtorch.DType, sizes []int64, l Layout) string {
+func typeText(dt primtorch.DType, ssizes []Sym, l Layout) string {
 	var b strings.Builder
 	b.WriteString(dt.String())
-	b.WriteString(intsText(sizes))
-	contig := primtorch.ContiguousStrides(sizes)
+	b.WriteString(symsText(ssizes))
+	var contig []int64
+	if !anySymbolic(ssizes) {
+		contig = primtorch.ContiguousStrides(staticSizes(ssizes, ""))
+	} else {
+		for _, s := range primtorch.SymContiguousStrides(ssizes) {
+			k, _ := s.IsConst()
+			contig = append(contig, k)
+		}
+	}
 	same := len(contig) == len(l.Strides)
 	for k := range contig {
-		if same && contig[k] != l.Strides[k] {
+		if same && !isConstSize(l.Strides[k], contig[k]) {
 			same = false
 		}
 	}
-	if !same || l.Offset != 0 {
+	if anySymbolic(ssizes) {
+		// symbolic sizes: compare with the symbolic contiguous strides
+		same = symsEqual(primtorch.SymContiguousStrides(ssizes), l.Strides)
+	}
+	if !same || !isConstSize(l.Offset, 0) {
 		b.WriteString("{")
 		for k, s := range l.Strides {
 			if k > 0 {
 				b.WriteString(",")
 			}
-			b.WriteString(strconv.FormatInt(s, 10))
+			b.WriteString(strings.ReplaceAll(s.String(), " ", ""))
 		}
-		if l.Offset != 0 {
-			b.WriteString("+" + strconv.FormatInt(l.Offset, 10))
+		if !isConstSize(l.Offset, 0) {
+			b.WriteString("+" + strings.ReplaceAll(l.Offset.String(), " ", ""))
 		}
 		b.WriteString("}")
 	}
@@ -127,20 +139,20 @@ func writeBuffer(b *strings.Builder, buf *Buffer, indent string) {
 		}
 		b.WriteString("\n")
 	case *Pointwise:
-		fmt.Fprintf(b, "pointwise ranges=%s reads=%s\n", intsText(n.Ranges), bufNames(n.Reads()))
+		fmt.Fprintf(b, "pointwise ranges=%s reads=%s\n", symsText(n.Ranges), bufNames(n.Reads()))
 		writeBody(b, n.Body, len(n.Ranges), 0, indent+"  ")
 	case *Reduction:
-		fmt.Fprintf(b, "reduction %s ranges=%s reduce=%s reads=%s\n", n.Kind, intsText(n.Ranges), intsText(n.ReduceRanges), bufNames(n.Reads()))
+		fmt.Fprintf(b, "reduction %s ranges=%s reduce=%s reads=%s\n", n.Kind, symsText(n.Ranges), symsText(n.ReduceRanges), bufNames(n.Reads()))
 		writeBody(b, n.Body, len(n.Ranges), len(n.ReduceRanges), indent+"  ")
 	case *Scan:
-		fmt.Fprintf(b, "scan %s dim=%d ranges=%s reads=%s\n", n.Kind, n.Dim, intsText(n.Ranges), bufNames(n.Reads()))
+		fmt.Fprintf(b, "scan %s dim=%d ranges=%s reads=%s\n", n.Kind, n.Dim, symsText(n.Ranges), bufNames(n.Reads()))
 		writeBody(b, n.Body, len(n.Ranges), 0, indent+"  ")
 	case *ScatterNode:
 		op := "="
 		if n.Accumulate {
 			op = "+="
 		}
-		fmt.Fprintf(b, "scatter into %s ranges=%s reads=%s\n", n.Into.Name, intsText(n.Ranges), bufNames(n.Reads()))
+		fmt.Fprintf(b, "scatter into %s ranges=%s reads=%s\n", n.Into.Name, symsText(n.Ranges), bufNames(n.Reads()))
 		names := varNamer(len(n.Ranges))
 		ind := func(a *Atom) string {
 			_, s := formatValue(a.Val, names)
@@ -278,6 +290,8 @@ func formatValue(v *Value, names func(int) string) (lets []string, final string)
 			s = "load(" + x.Buf.Name + ", " + exprText(flatten(x.Index, x.Buf.Layout.Strides, x.Buf.Layout.Offset, nil)) + ")"
 		case VIndex:
 			s = "index(" + exprText(x.Expr) + ", " + x.DType.String() + ")"
+		case VSize:
+			s = "size(" + x.Size.String() + ")"
 		case VCast:
 			s = "convert(" + str(x.Args[0]) + ", " + x.DType.String() + ")"
 		case VMasked:

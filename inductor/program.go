@@ -42,6 +42,19 @@ import (
 //	                 storage_offset does). Outputs that alias inputs or other outputs are views.
 //	  "output": true marks buffers returned to the caller (never freed, reused or in the arena).
 //
+//	A symbolic program (compiled once for every value of its size symbols) adds
+//	  "symbols": [{"input": 0, "dim": 1, "hint": 16}, ...]   symbol k's value is dim "dim" of
+//	                 graph input "input" (an index into "inputs") on every call; kernels get the
+//	                 values as their ints argument (ints[k] = s<k>)
+//	and, on each buffer whose layout depends on them,
+//	  "sym_sizes": ["s0", "64"], "sym_storage": "64*s0"      evaluated per call (sizes and
+//	  "sym_strides": ["s1", "1"], "sym_offset": "0"           storage_elems then hold the hints)
+//	as polynomials over s0, s1, ... ("4*s0*s1 + s2 - 3"). Such buffers are never in the arena;
+//	  "arena_dyn": true   a symbolic temporary: its storage is in the arena's dynamic part, a
+//	                 second block kept across calls and grown when a call needs more, at an
+//	                 offset placed for each call's sizes (first fit among the dynamic temporaries
+//	                 live at its alloc step, 64-byte aligned; inductor.PlaceDynamic)
+//
 //	OUTPUT = {"buf": 3} | {"value": ARG}      a buffer, or a constant (null for None)
 //
 //	STEP = {"op": "alloc", "buf": 5}                allocate buffer 5 (bind it, for an arena buffer)
@@ -87,6 +100,19 @@ type Program struct {
 	// program launch (cuda_program.go).
 	Device string
 	CUDA   *CUDAPlan
+	// Symbols says where each size symbol's value is read at run time (a symbolic program: one
+	// library and plan for every value of the symbols): dim Dim of input Input (an index into
+	// Inputs); Input -1 for a symbol nothing mentions. Buffers with SymSizes are evaluated per
+	// call, and every kernel's ints argument is the symbol values s0, s1, ... . Empty for a
+	// static program.
+	Symbols []SymbolSource
+}
+
+// SymbolSource is where the runtime reads a size symbol's value.
+type SymbolSource struct {
+	Input int   `json:"input"` // index into Program.Inputs, -1 when unused
+	Dim   int   `json:"dim"`
+	Hint  int64 `json:"hint"` // the value at trace time (printing, decoding)
 }
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
@@ -104,6 +130,39 @@ type BufSpec struct {
 	Output       bool
 	Base         int   // for views, else -1
 	Arena        int64 // byte offset in the arena for arena temporaries, else -1
+	// SymSizes and SymStorage are set on a buffer whose sizes depend on the symbols (Sizes and
+	// StorageElems then hold their values at the hints, for printing only): the runtime
+	// evaluates them per call. Such buffers are never in the arena.
+	SymSizes   []Sym
+	SymStorage Sym
+	// SymStrides and SymOffset likewise, set when the layout is symbolic (Strides and Offset
+	// then hold the hints).
+	SymStrides []Sym
+	SymOffset  Sym
+	// ArenaDyn: a symbolic temporary in the arena's dynamic part, a second block the runtime
+	// grows when a call needs more; its offset there is placed per call (PlaceDynamic).
+	ArenaDyn bool
+}
+
+func (b *BufSpec) storageSym() Sym {
+	if b.SymSizes != nil {
+		return b.SymStorage
+	}
+	return symc(b.StorageElems)
+}
+
+func (b *BufSpec) layoutSym() Layout {
+	if b.SymStrides != nil {
+		return Layout{Strides: b.SymStrides, Offset: b.SymOffset}
+	}
+	return staticLayout(b.Strides, b.Offset)
+}
+
+func (b *BufSpec) sizesSym() []Sym {
+	if b.SymSizes != nil {
+		return b.SymSizes
+	}
+	return syms(b.Sizes)
 }
 
 // OutSpec is one graph output: Buf ≥ 0, or a constant.
@@ -155,9 +214,12 @@ func (p *Program) String() string {
 		fmt.Fprintf(&b, "  arena %d bytes\n", p.ArenaBytes)
 	}
 	for i, bs := range p.Buffers {
-		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.Sizes, Layout{Strides: bs.Strides, Offset: bs.Offset}))
+		fmt.Fprintf(&b, "  %%%d %s: %s %s", i, bs.Name, bs.Role, typeText(bs.DType, bs.sizesSym(), bs.layoutSym()))
 		if bs.Role == "view" {
 			fmt.Fprintf(&b, " of %%%d", bs.Base)
+		}
+		if bs.ArenaDyn {
+			b.WriteString(" @arena(dynamic)")
 		}
 		if bs.Arena >= 0 {
 			fmt.Fprintf(&b, " @arena+%d", bs.Arena)
@@ -246,6 +308,13 @@ func (p *Program) JSON() ([]byte, error) {
 	if p.Frozen {
 		b.WriteString(` "frozen": true,`)
 	}
+	if len(p.Symbols) > 0 {
+		var parts []string
+		for _, s := range p.Symbols {
+			parts = append(parts, fmt.Sprintf(`{"input": %d, "dim": %d, "hint": %d}`, s.Input, s.Dim, s.Hint))
+		}
+		b.WriteString("\n \"symbols\": [" + strings.Join(parts, ", ") + "],")
+	}
 	b.WriteString("\n \"buffers\": [")
 	for i, bs := range p.Buffers {
 		if i > 0 {
@@ -258,6 +327,15 @@ func (p *Program) JSON() ([]byte, error) {
 		}
 		if bs.Arena >= 0 {
 			m = append(m, kv{"arena", bs.Arena})
+		}
+		if bs.SymSizes != nil {
+			m = append(m, kv{"sym_sizes", raw(mustJSON(symStrings(bs.SymSizes)))}, kv{"sym_storage", bs.SymStorage.String()})
+		}
+		if bs.ArenaDyn {
+			m = append(m, kv{"arena_dyn", true})
+		}
+		if bs.SymStrides != nil {
+			m = append(m, kv{"sym_strides", raw(mustJSON(symStrings(bs.SymStrides)))}, kv{"sym_offset", bs.SymOffset.String()})
 		}
 		b.WriteString("\n  " + objText(m))
 	}
@@ -422,6 +500,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Steps      []json.RawMessage `json:"steps"`
 		Device     string            `json:"device"`
 		CUDA       json.RawMessage   `json:"cuda"`
+		Symbols    []SymbolSource    `json:"symbols"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -435,18 +514,31 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if err := p.decodeCUDA(raw.CUDA); err != nil {
 		return nil, err
 	}
+	var env *primtorch.ShapeEnv
+	if len(raw.Symbols) > 0 {
+		p.Symbols = raw.Symbols
+		env = primtorch.NewShapeEnv()
+		for i, s := range raw.Symbols {
+			env.NewSymbol(s.Hint, fmt.Sprintf("program symbol s%d", i))
+		}
+	}
 	for _, rb := range raw.Buffers {
 		var jb struct {
-			Name         string  `json:"name"`
-			Role         string  `json:"role"`
-			DType        string  `json:"dtype"`
-			Sizes        []int64 `json:"sizes"`
-			Strides      []int64 `json:"strides"`
-			Offset       int64   `json:"offset"`
-			StorageElems int64   `json:"storage_elems"`
-			Output       bool    `json:"output"`
-			Base         *int    `json:"base"`
-			Arena        *int64  `json:"arena"`
+			Name         string   `json:"name"`
+			Role         string   `json:"role"`
+			DType        string   `json:"dtype"`
+			Sizes        []int64  `json:"sizes"`
+			Strides      []int64  `json:"strides"`
+			Offset       int64    `json:"offset"`
+			StorageElems int64    `json:"storage_elems"`
+			Output       bool     `json:"output"`
+			Base         *int     `json:"base"`
+			Arena        *int64   `json:"arena"`
+			SymSizes     []string `json:"sym_sizes"`
+			SymStorage   string   `json:"sym_storage"`
+			SymStrides   []string `json:"sym_strides"`
+			SymOffset    string   `json:"sym_offset"`
+			ArenaDyn     bool     `json:"arena_dyn"`
 		}
 		if err := json.Unmarshal(rb, &jb); err != nil {
 			return nil, fmt.Errorf("inductor: decoding buffer %s: %w", rb, err)
@@ -457,11 +549,37 @@ func DecodeProgram(data []byte) (*Program, error) {
 		}
 		bs := BufSpec{Name: jb.Name, Role: jb.Role, DType: dt, Sizes: jb.Sizes, Strides: jb.Strides, Offset: jb.Offset,
 			StorageElems: jb.StorageElems, Output: jb.Output, Base: -1, Arena: -1}
+		if len(bs.Sizes) == 0 {
+			bs.Sizes, bs.Strides = nil, nil // a 0-d buffer, as the planner makes it
+		}
 		if jb.Base != nil {
 			bs.Base = *jb.Base
 		}
 		if jb.Arena != nil {
 			bs.Arena = *jb.Arena
+		}
+		bs.ArenaDyn = jb.ArenaDyn
+		if jb.SymSizes != nil {
+			for _, t := range append(append([]string(nil), jb.SymSizes...), jb.SymStorage) {
+				s, err := primtorch.ParseSymInt(t, env)
+				if err != nil {
+					return nil, fmt.Errorf("inductor: buffer %s: %w", jb.Name, err)
+				}
+				bs.SymSizes = append(bs.SymSizes, s)
+			}
+			bs.SymStorage = bs.SymSizes[len(bs.SymSizes)-1]
+			bs.SymSizes = bs.SymSizes[:len(bs.SymSizes)-1]
+		}
+		if jb.SymStrides != nil {
+			for _, t := range append(append([]string(nil), jb.SymStrides...), jb.SymOffset) {
+				s, err := primtorch.ParseSymInt(t, env)
+				if err != nil {
+					return nil, fmt.Errorf("inductor: buffer %s: %w", jb.Name, err)
+				}
+				bs.SymStrides = append(bs.SymStrides, s)
+			}
+			bs.SymOffset = bs.SymStrides[len(bs.SymStrides)-1]
+			bs.SymStrides = bs.SymStrides[:len(bs.SymStrides)-1]
 		}
 		p.Buffers = append(p.Buffers, bs)
 	}

@@ -36,7 +36,7 @@ func NewTensor(dt primtorch.DType, sizes []int64) *Tensor {
 
 // NewStrided returns a zeroed tensor with the given layout and a storage just large enough.
 func NewStrided(dt primtorch.DType, sizes, strides []int64, offset int64) *Tensor {
-	elems := storageElems(sizes, Layout{Strides: strides, Offset: offset})
+	elems := storageElems(sizes, strides, offset)
 	return &Tensor{DType: dt, Sizes: append([]int64(nil), sizes...), Strides: append([]int64(nil), strides...), Offset: offset,
 		Data: NewStorage(elems * int64(dt.ItemSize()))}
 }
@@ -86,7 +86,7 @@ func FromValues(dt primtorch.DType, sizes []int64, vals []float64) *Tensor {
 }
 
 func (t *Tensor) String() string {
-	return fmt.Sprintf("tensor %s %v", typeText(t.DType, t.Sizes, Layout{Strides: t.Strides, Offset: t.Offset}), t.Values())
+	return fmt.Sprintf("tensor %s %v", typeText(t.DType, syms(t.Sizes), staticLayout(t.Strides, t.Offset)), t.Values())
 }
 
 var le = binary.LittleEndian

@@ -23,6 +23,7 @@ const (
 	VOp                      // the op Op (a row of the ops table) applied to Args
 	VCast                    // Args[0] converted to DType
 	VMasked                  // Args[0] ? Args[1] : Args[2], evaluating only the branch taken
+	VSize                    // the size expression Size (over the size symbols) as an int64 value
 )
 
 // Number is a constant: F for floating dtypes, I for integers and bools (0 or 1).
@@ -43,6 +44,7 @@ type Value struct {
 	Index []Expr
 	Expr  Expr
 	Num   Number
+	Size  Sym
 
 	vars     uint64 // bit k: variable k appears (variables ≥ 64 set varsWide)
 	varsWide bool
@@ -79,6 +81,8 @@ func (vs *values) intern(v *Value) *Value {
 		}
 	case VIndex:
 		b.WriteString(v.Expr.Key())
+	case VSize:
+		b.WriteString(v.Size.Key())
 	case VConst:
 		b.WriteString(strconv.FormatUint(math.Float64bits(v.Num.F), 16) + "/" + strconv.FormatInt(v.Num.I, 10))
 	}
@@ -176,6 +180,14 @@ func (vs *values) Const(dt primtorch.DType, x any) *Value {
 		return vs.ConstF(dt, x)
 	}
 	return nil
+}
+
+// SizeValue is the size expression s as an int64 value (a constant when s is).
+func (vs *values) SizeValue(s Sym) *Value {
+	if k, ok := s.IsConst(); ok {
+		return vs.ConstI(primtorch.Int64, k)
+	}
+	return vs.intern(&Value{Kind: VSize, DType: primtorch.Int64, Size: s})
 }
 
 // Index is the index expression e as a value of dtype dt.
@@ -294,7 +306,7 @@ func (s *valueSubst) value(v *Value) *Value {
 		if r == nil {
 			r = s.vs.Load(v.Buf, idx)
 		}
-	case VConst:
+	case VConst, VSize:
 		r = v
 	case VIndex:
 		r = s.vs.Index(v.DType, v.Expr.Subst(s.vars, s.bounds, s))
@@ -366,7 +378,7 @@ func cost(v *Value) int {
 		switch x.Kind {
 		case VOp:
 			total += opTable[x.Op].cost
-		case VLoad, VCast, VMasked, VIndex:
+		case VLoad, VCast, VMasked, VIndex, VSize:
 			total++
 		}
 	})

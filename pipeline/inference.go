@@ -65,6 +65,10 @@ func (c *compiler) decompose() (*fxgraph.Graph, error) {
 func (c *compiler) inference() (py.Obj, error) {
 	r := c.r
 	if dev, mixed := GraphDevice(r.Graph); mixed == "" && (dev.Type == "cuda" || dev.Type == "cpu" && emulateCUDA()) {
+		if inductor.IsSymbolic(r.Graph) {
+			// the CUDA renderer compiles static shapes only
+			return 0, symbolicUnsupported(&inductor.SymbolicUnsupported{Graph: r.Name, Reason: "a CUDA graph"})
+		}
 		return c.cudaInference(dev, dev.Type == "cpu")
 	}
 	if reason := Unsuitable(r.Graph); reason != "" {
@@ -91,6 +95,9 @@ func (c *compiler) inference() (py.Obj, error) {
 			return 0, err
 		case strings.Contains(err.Error(), "ptgo BUG"):
 			return 0, err
+		case inductor.IsSymbolicUnsupported(err):
+			// the caller compiles the graph again with static shapes
+			return 0, symbolicUnsupported(err)
 		}
 		NoteFallback(r.Name, err.Error())
 		return 0, nil

@@ -71,6 +71,72 @@ enum class Role { Input, Alloc, Extern, View };
 enum class StepOp { Alloc, Kernel, Extern, View, Free };
 enum class ExternKind { Mm, Bmm, Addmm, Convolution, Python };
 
+// A size expression of a symbolic plan: c + Σ coef·Π symbols (inductor's SymInt, written in
+// the plan as "4*s0*s1 + s2 - 3").
+struct Poly {
+  struct Term {
+    int64_t coef;
+    std::vector<int> syms;
+  };
+  int64_t c = 0;
+  std::vector<Term> terms;
+  int64_t eval(const std::vector<int64_t>& v) const {
+    int64_t out = c;
+    for (const Term& t : terms) {
+      int64_t p = t.coef;
+      for (int id : t.syms) p *= v[id];
+      out += p;
+    }
+    return out;
+  }
+};
+
+// parse_poly reads the plan's text form of a size expression; false (a Python error set) on
+// anything else or a symbol beyond nsyms.
+bool parse_poly(const char* text, size_t nsyms, Poly* out) {
+  std::string t;
+  for (const char* p = text; *p; p++)
+    if (*p != ' ') t.push_back(*p);
+  size_t i = 0;
+  auto bad = [&]() {
+    PyErr_Format(PyExc_ValueError, "ptgo runtime: bad size expression \"%s\" in a plan", text);
+    return false;
+  };
+  if (t.empty()) return bad();
+  while (i < t.size()) {
+    int64_t sign = 1;
+    if (t[i] == '+') i++;
+    else if (t[i] == '-') sign = -1, i++;
+    size_t j = i;
+    while (j < t.size() && t[j] != '+' && t[j] != '-') j++;
+    if (j == i) return bad();
+    Poly::Term term{sign, {}};
+    size_t k = i;
+    while (k < j) {
+      size_t e = k;
+      while (e < j && t[e] != '*') e++;
+      std::string f = t.substr(k, e - k);
+      if (f.empty()) return bad();
+      if (f[0] == 's') {
+        char* end = nullptr;
+        long id = strtol(f.c_str() + 1, &end, 10);
+        if (*end != 0 || f.size() < 2 || id < 0 || static_cast<size_t>(id) >= nsyms) return bad();
+        term.syms.push_back(static_cast<int>(id));
+      } else {
+        char* end = nullptr;
+        long long v = strtoll(f.c_str(), &end, 10);
+        if (*end != 0) return bad();
+        term.coef *= v;
+      }
+      k = e + 1;
+    }
+    if (term.syms.empty()) out->c += term.coef;
+    else out->terms.push_back(term);
+    i = j;
+  }
+  return true;
+}
+
 struct Buf {
   Role role;
   c10::ScalarType dtype;
@@ -81,6 +147,23 @@ struct Buf {
   // Elements from the start of the torch storage to the start of this buffer's storage: the
   // arena offset of the buffer (or of a view's base), in elements of the buffer's dtype.
   int64_t arena_elems = 0;
+  // A symbolic plan's buffer whose sizes depend on the symbols: sizes and storage_elems are
+  // evaluated per call (sizes/storage_elems above hold the values at the hints).
+  bool symbolic = false;
+  std::vector<Poly> sym_sizes;
+  Poly sym_storage;
+  bool symbolic_layout = false;  // strides and offset too
+  std::vector<Poly> sym_strides;
+  Poly sym_offset;
+  // A symbolic temporary in the arena's dynamic part: dyn_off is its byte offset there at this
+  // call's sizes (place_dynamic), -1 for other buffers.
+  bool arena_dyn = false;
+  int64_t dyn_off = -1;
+};
+
+// Where a symbolic plan reads a symbol: dim `dim` of input `input` (-1: unused).
+struct SymSource {
+  int input = -1, dim = -1;
 };
 
 // An extern argument: a buffer, or a constant Python object, or a sequence of arguments.
@@ -165,6 +248,21 @@ struct GraphObject {
   // The storage of each buffer allocated per call (outputs, buffers externs keep) as the last
   // call left it; see alloc_per_call.
   std::vector<Recycled>* recycle;
+  // A symbolic plan's size symbols (empty for a static plan): their values are read from the
+  // inputs' sizes on every call, the symbolic buffers' sizes evaluated from them, and every
+  // kernel gets them as its ints argument.
+  std::vector<SymSource>* symbols;
+  // The buffers' layouts at the symbol values of the last call that held the arena (reused while
+  // the values repeat; only such a call writes them).
+  std::vector<int64_t>* last_syms;
+  std::vector<Buf>* last_specs;
+  int64_t last_dyn_bytes;
+  // The arena's dynamic part (symbolic temporaries), kept across calls, grown when a call needs
+  // more; a re-entrant call uses a block of its own.
+  at::Tensor* dyn_block;
+  // A tensor per dynamic temporary viewing dyn_block at the last symbol values (made on first
+  // use, dropped when the values or the block change), as the arena's views are for the others.
+  std::vector<at::Tensor>* dyn_views;
   // Called with the inputs when a kernel rejects its data (an index out of range, an integer
   // division by zero; nullptr: none): it runs
   // the captured graph with torch, which raises torch's own exception for the same inputs
@@ -194,6 +292,11 @@ std::vector<at::Tensor> make_arena(const GraphObject* g) {
   }
   return views;
 }
+
+// place_dynamic gives each dynamic arena temporary of specs (a symbolic plan's buffers at one
+// call's sizes) its byte offset in the arena's dynamic part, first fit among those live at its
+// alloc step, 64-byte aligned (inductor.PlaceDynamic), and returns the part's size.
+int64_t place_dynamic(std::vector<Buf>& specs, const std::vector<Step>& steps);
 
 // ArenaLease gives a call the graph's arena, or a fresh one when another call holds it.
 struct ArenaLease {
@@ -249,8 +352,7 @@ bool recyclable(const Recycled& r, int64_t nbytes) {
   return s.use_count() == 1;
 }
 
-at::Tensor alloc_per_call(GraphObject* g, int b, bool shared) {
-  const Buf& s = (*g->bufs)[b];
+at::Tensor alloc_per_call(GraphObject* g, int b, const Buf& s, bool shared) {
   const auto opts = at::TensorOptions().dtype(s.dtype);
   const int64_t itemsize = static_cast<int64_t>(c10::elementSize(s.dtype));
   const int64_t nbytes = s.offset == 0 ? static_cast<int64_t>(at::detail::computeStorageNbytes(s.sizes, s.strides, itemsize))
@@ -486,8 +588,41 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
 // run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
 // reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
 // seconds step i took (Graph.profile).
+int64_t place_dynamic(std::vector<Buf>& specs, const std::vector<Step>& steps) {
+  struct Span {
+    int64_t off, end;
+    int buf;
+  };
+  std::vector<Span> live;
+  int64_t total = 0;
+  for (const Step& st : steps) {
+    if (st.op == StepOp::Alloc && specs[st.buf].arena_dyn) {
+      Buf& b = specs[st.buf];
+      const int64_t itemsize = static_cast<int64_t>(c10::elementSize(b.dtype));
+      const int64_t size = (b.storage_elems * itemsize + 63) / 64 * 64;
+      std::sort(live.begin(), live.end(), [](const Span& x, const Span& y) { return x.off < y.off; });
+      int64_t off = 0;
+      for (const Span& sp : live) {
+        if (off + size <= sp.off) break;
+        if (sp.end > off) off = sp.end;
+      }
+      b.dyn_off = off;
+      live.push_back({off, off + size, st.buf});
+      total = std::max(total, off + size);
+    } else if (st.op == StepOp::Free) {
+      for (size_t i = 0; i < live.size(); i++) {
+        if (live[i].buf == st.buf) {
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+    }
+  }
+  return total;
+}
+
 PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, double* times) {
-  const std::vector<Buf>& specs = *g->bufs;
+  const std::vector<Buf>* specp = g->bufs;
   for (Py_ssize_t i = 0; i < nargs; i++) {
     if (!PyObject_TypeCheck(args[i], reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
       PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s: input %zd is not a tensor", g->name->c_str(), i);
@@ -508,10 +643,98 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
     c10::AutoGradMode no_grad(false);
     ArenaLease lease(g);
     const std::vector<at::Tensor>& arena = *lease.views;
-    std::vector<at::Tensor> bufs(specs.size());
-    std::vector<at::Tensor> dead(specs.size());
+    std::vector<at::Tensor> bufs(g->bufs->size());
+    std::vector<at::Tensor> dead(g->bufs->size());
     for (Py_ssize_t i = 0; i < nargs; i++) bufs[(*g->inputs)[i]] = unpack(args[i]);
     for (size_t i = 0; i < nconst; i++) bufs[(*g->inputs)[nargs + i]] = unpack((*g->consts)[i]);
+    // A symbolic plan: this call's symbol values, from the inputs' sizes, and the buffers'
+    // layouts at them (the inputs checked against theirs).
+    std::vector<int64_t> syms;
+    std::vector<Buf> local;
+    int64_t dyn_bytes = 0;
+    if (!g->symbols->empty()) {
+      syms.resize(g->symbols->size(), 0);
+      for (size_t k = 0; k < syms.size(); k++) {
+        const SymSource& src = (*g->symbols)[k];
+        if (src.input < 0) continue;
+        const at::Tensor& t = bufs[(*g->inputs)[src.input]];
+        if (src.dim >= t.dim()) {
+          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %d has no dim %d (size symbol s%zu)",
+                       g->name->c_str(), src.input, src.dim, k);
+          return nullptr;
+        }
+        syms[k] = t.size(src.dim);
+        if (syms[k] < 2) {
+          PyErr_Format(PyExc_ValueError,
+                       "ptgo compiled graph %s: compiled for size symbol s%zu >= 2 (dim %d of input %d), got %lld",
+                       g->name->c_str(), k, src.dim, src.input, static_cast<long long>(syms[k]));
+          return nullptr;
+        }
+      }
+      if (lease.shared && *g->last_syms == syms) {
+        specp = g->last_specs;
+        dyn_bytes = g->last_dyn_bytes;
+      } else {
+        local = *g->bufs;
+        for (Buf& s : local) {
+          if (!s.symbolic) continue;
+          for (size_t d = 0; d < s.sym_sizes.size(); d++) s.sizes[d] = s.sym_sizes[d].eval(syms);
+          s.storage_elems = s.sym_storage.eval(syms);
+          if (s.symbolic_layout) {
+            for (size_t d = 0; d < s.sym_strides.size(); d++) s.strides[d] = s.sym_strides[d].eval(syms);
+            s.offset = s.sym_offset.eval(syms);
+          }
+        }
+        dyn_bytes = place_dynamic(local, *g->steps);
+        if (lease.shared) g->dyn_views->assign(g->bufs->size(), at::Tensor());
+        // a view of a dynamic temporary: its elements from the storage start to its base's
+        for (Buf& s : local) {
+          if (s.base >= 0 && local[s.base].arena_dyn)
+            s.arena_elems = local[s.base].dyn_off / static_cast<int64_t>(c10::elementSize(s.dtype));
+          if (s.arena_dyn) s.arena_elems = s.dyn_off / static_cast<int64_t>(c10::elementSize(s.dtype));
+        }
+        specp = &local;
+        if (lease.shared) {
+          *g->last_syms = syms;
+          g->last_specs->swap(local);
+          g->last_dyn_bytes = dyn_bytes;
+          specp = g->last_specs;
+        }
+      }
+      for (size_t i = 0; i < g->inputs->size(); i++) {
+        const Buf& s = (*specp)[(*g->inputs)[i]];
+        const at::Tensor& t = bufs[(*g->inputs)[i]];
+        if (!s.symbolic) continue;
+        bool ok = t.sizes().vec() == s.sizes;
+        if (ok && s.symbolic_layout) {
+          ok = t.storage_offset() == s.offset;
+          for (size_t d = 0; d < s.sizes.size() && ok; d++) ok = s.sizes[d] <= 1 || t.stride(d) == s.strides[d];
+        }
+        if (!ok) {
+          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %zu does not fit its symbolic layout",
+                       g->name->c_str(), i);
+          return nullptr;
+        }
+      }
+    }
+    const std::vector<Buf>& specs = *specp;
+    // the dynamic part of the arena: the graph's block, grown to this call's need, or (a
+    // re-entrant call) a block of its own
+    at::Tensor own_dyn;
+    const at::Tensor* dyn = nullptr;
+    if (dyn_bytes > 0) {
+      c10::InferenceMode not_inference(false);
+      if (lease.shared) {
+        if (!g->dyn_block->defined() || g->dyn_block->numel() < dyn_bytes) {
+          *g->dyn_block = at::empty({dyn_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+          g->dyn_views->assign(g->bufs->size(), at::Tensor());
+        }
+        dyn = g->dyn_block;
+      } else {
+        own_dyn = at::empty({dyn_bytes}, at::TensorOptions().dtype(c10::ScalarType::Byte));
+        dyn = &own_dyn;
+      }
+    }
     const int nthreads = at::get_num_threads();
     std::vector<void*> ptrs;
     const size_t nsteps = g->steps->size();
@@ -521,13 +744,24 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
       switch (st.op) {
         case StepOp::Alloc: {
           const Buf& s = specs[st.buf];
-          if (s.arena >= 0) {
+          if (s.arena_dyn) {
+            at::Tensor* cached = lease.shared ? &(*g->dyn_views)[st.buf] : nullptr;
+            if (cached != nullptr && cached->defined()) {
+              bufs[st.buf] = *cached;
+            } else {
+              c10::InferenceMode not_inference(false);
+              at::Tensor t = at::empty({0}, at::TensorOptions().dtype(s.dtype));
+              t.set_(dyn->storage(), s.arena_elems + s.offset, s.sizes, s.strides);
+              if (cached != nullptr) *cached = t;
+              bufs[st.buf] = std::move(t);
+            }
+          } else if (s.arena >= 0) {
             bufs[st.buf] = arena[st.buf];
           } else if (st.reuse >= 0 && dead[st.reuse].defined() && dead[st.reuse].scalar_type() == s.dtype) {
             bufs[st.buf] = dead[st.reuse].as_strided(s.sizes, s.strides, s.offset);
             dead[st.reuse].reset();
           } else {
-            bufs[st.buf] = alloc_per_call(g, st.buf, lease.shared);
+            bufs[st.buf] = alloc_per_call(g, st.buf, s, lease.shared);
           }
           break;
         }
@@ -540,7 +774,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
             ptrs.push_back(static_cast<char*>(t.data_ptr()) -
                            (t.storage_offset() - specs[b].arena_elems) * static_cast<int64_t>(t.element_size()));
           }
-          int rc = st.fn(ptrs.data(), st.ints.data(), st.floats.data(), nthreads);
+          int rc = st.fn(ptrs.data(), syms.empty() ? st.ints.data() : syms.data(), st.floats.data(), nthreads);
           if (rc != 0) {
             // rc's bits (inductor.StatusIndex, StatusZeroDiv): an index out of range, an integer
             // division by zero, in the data.
@@ -797,6 +1031,11 @@ void graph_dealloc(PyObject* self) {
   delete g->name;
   delete g->arena;
   delete g->recycle;
+  delete g->symbols;
+  delete g->last_syms;
+  delete g->last_specs;
+  delete g->dyn_block;
+  delete g->dyn_views;
   // The library stays loaded: kernels may be shared with other graphs through the cache.
   Py_TYPE(self)->tp_free(self);
 }
@@ -817,6 +1056,12 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->name = new std::string("graph");
   g->arena = new std::vector<at::Tensor>();
   g->recycle = new std::vector<Recycled>();
+  g->symbols = new std::vector<SymSource>();
+  g->last_syms = new std::vector<int64_t>();
+  g->last_specs = new std::vector<Buf>();
+  g->last_dyn_bytes = 0;
+  g->dyn_block = new at::Tensor();
+  g->dyn_views = new std::vector<at::Tensor>();
   g->arena_bytes = 0;
   g->arena_fresh = true;
   g->busy = false;
@@ -858,6 +1103,15 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     return fail();
   }
   g->arena_bytes = get_int(plan, "arena_bytes", 0);
+  if (PyObject* sy = PyDict_GetItemString(plan, "symbols"); sy != nullptr && PyList_Check(sy)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sy); i++) {
+      PyObject* d = PyList_GET_ITEM(sy, i);
+      SymSource src;
+      src.input = static_cast<int>(get_int(d, "input", -1));
+      src.dim = static_cast<int>(get_int(d, "dim", -1));
+      g->symbols->push_back(src);
+    }
+  }
   PyObject* bufs = get(plan, "buffers");
   if (bufs == nullptr) return fail();
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(bufs); i++) {
@@ -875,6 +1129,41 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     s.storage_elems = get_int(b, "storage_elems", 0);
     s.base = static_cast<int>(get_int(b, "base", -1));
     s.arena = get_int(b, "arena", -1);
+    if (PyObject* ss = PyDict_GetItemString(b, "sym_sizes"); ss != nullptr && PyList_Check(ss)) {
+      s.symbolic = true;
+      if (PyList_GET_SIZE(ss) != static_cast<Py_ssize_t>(s.sizes.size())) {
+        PyErr_SetString(PyExc_ValueError, "ptgo runtime: sym_sizes and sizes differ in rank");
+        return fail();
+      }
+      for (Py_ssize_t j = 0; j < PyList_GET_SIZE(ss); j++) {
+        const char* e = PyUnicode_AsUTF8(PyList_GET_ITEM(ss, j));
+        s.sym_sizes.emplace_back();
+        if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_sizes.back())) return fail();
+      }
+      PyObject* se = get(b, "sym_storage");
+      const char* e = se ? PyUnicode_AsUTF8(se) : nullptr;
+      if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_storage)) return fail();
+      if (s.arena >= 0) {
+        PyErr_SetString(PyExc_ValueError, "ptgo runtime: a symbolic buffer cannot be in the arena");
+        return fail();
+      }
+      if (PyObject* ad = PyDict_GetItemString(b, "arena_dyn"); ad != nullptr && PyObject_IsTrue(ad) == 1) s.arena_dyn = true;
+      if (PyObject* sst = PyDict_GetItemString(b, "sym_strides"); sst != nullptr && PyList_Check(sst)) {
+        s.symbolic_layout = true;
+        if (PyList_GET_SIZE(sst) != static_cast<Py_ssize_t>(s.strides.size())) {
+          PyErr_SetString(PyExc_ValueError, "ptgo runtime: sym_strides and strides differ in rank");
+          return fail();
+        }
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(sst); j++) {
+          const char* e = PyUnicode_AsUTF8(PyList_GET_ITEM(sst, j));
+          s.sym_strides.emplace_back();
+          if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_strides.back())) return fail();
+        }
+        PyObject* so = get(b, "sym_offset");
+        const char* e = so ? PyUnicode_AsUTF8(so) : nullptr;
+        if (e == nullptr || !parse_poly(e, g->symbols->size(), &s.sym_offset)) return fail();
+      }
+    }
     g->bufs->push_back(std::move(s));
   }
   for (Buf& s : *g->bufs) {

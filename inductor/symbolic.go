@@ -1,0 +1,514 @@
+package inductor
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"ptgo/fxgraph"
+	"ptgo/primtorch"
+)
+
+// Symbolic sizes (dynamic shapes).
+//
+// A prims graph whose metas hold size symbols (primtorch.SymInt, fxgraph.Graph.Shapes) must be
+// compiled into one library and plan that serve every value of the symbols. What inductor
+// cannot compile that way it refuses with a *SymbolicUnsupported error, never by specialising
+// the graph to its hints behind the caller's back: the caller then recompiles the graph with
+// static shapes (the hints, guarded by the trace).
+
+// SymbolicUnsupported is the error of a compile that met a graph with size symbols it cannot
+// compile symbolically. Reason says what (an op, a layout) needed a static size. Callers detect
+// it with errors.As (or IsSymbolicUnsupported) and retry with a static graph.
+type SymbolicUnsupported struct {
+	Graph  string
+	Reason string
+}
+
+func (e *SymbolicUnsupported) Error() string {
+	return fmt.Sprintf("inductor: graph %s: symbolic sizes unsupported: %s (compile it with static shapes)", e.Graph, e.Reason)
+}
+
+// IsSymbolicUnsupported reports whether err (or an error it wraps) is a *SymbolicUnsupported.
+func IsSymbolicUnsupported(err error) bool {
+	var su *SymbolicUnsupported
+	return errors.As(err, &su)
+}
+
+// symPanic carries a SymbolicUnsupported out of the passes (they refuse deep inside with
+// refuseSym; Compile recovers it into the error).
+type symPanic struct{ reason string }
+
+// refuseSym aborts the compile of a symbolic graph: reason says what needed a static size.
+func refuseSym(format string, args ...any) {
+	panic(symPanic{reason: fmt.Sprintf(format, args...)})
+}
+
+// recoverSym turns a refuseSym panic into *err (any other panic continues).
+func recoverSym(graph string, err *error) {
+	if r := recover(); r != nil {
+		if sp, ok := r.(symPanic); ok {
+			*err = &SymbolicUnsupported{Graph: graph, Reason: sp.reason}
+			return
+		}
+		panic(r)
+	}
+}
+
+// IsSymbolic reports whether g mentions a size symbol that was not specialised: in a node's
+// meta or in a constant argument (a size expression). A specialised symbol (the trace guarded it
+// equal to its hint: a meta function that is not symbolic saw it) is its hint.
+func IsSymbolic(g *fxgraph.Graph) bool {
+	found := false
+	visitGraphSymbols(g, func(s primtorch.SymInt) {
+		for _, id := range s.Symbols() {
+			if g.Shapes == nil || !g.Shapes.IsSpecialized(id) {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+func visitGraphSymbols(g *fxgraph.Graph, f func(primtorch.SymInt)) {
+	for _, n := range g.Nodes {
+		primtorch.VisitSymbols(n.Meta, f)
+		walkArgs(n, func(a fxgraph.Arg) {
+			if c, ok := a.(fxgraph.Const); ok {
+				primtorch.VisitSymbols(c.V, f)
+			}
+		})
+	}
+}
+
+// specializeSymbols returns g with every specialised symbol replaced by its hint (g itself when
+// it mentions none): a copy whose metas and size constants mention only the symbols the graph
+// is compiled for. A size mixing specialised and free symbols is refused.
+func specializeSymbols(g *fxgraph.Graph) *fxgraph.Graph {
+	if g.Shapes == nil {
+		return g
+	}
+	mentions := false
+	visitGraphSymbols(g, func(s primtorch.SymInt) {
+		for _, id := range s.Symbols() {
+			mentions = mentions || g.Shapes.IsSpecialized(id)
+		}
+	})
+	if !mentions {
+		return g
+	}
+	env := g.Shapes
+	fix := func(s primtorch.SymInt) primtorch.SymInt {
+		ids := s.Symbols()
+		spec := 0
+		for _, id := range ids {
+			if env.IsSpecialized(id) {
+				spec++
+			}
+		}
+		switch {
+		case spec == 0:
+			return s
+		case spec == len(ids):
+			return primtorch.SymConst(s.Hint())
+		}
+		refuseSym("the size %s mixes specialised and free symbols", s)
+		return s
+	}
+	fixAll := func(xs []primtorch.SymInt) []primtorch.SymInt {
+		out := make([]primtorch.SymInt, len(xs))
+		for i, x := range xs {
+			out[i] = fix(x)
+		}
+		return out
+	}
+	var meta func(v any) any
+	meta = func(v any) any {
+		switch m := v.(type) {
+		case *primtorch.TensorMeta:
+			if m == nil || m.Sym == nil {
+				return m
+			}
+			c := m.Clone()
+			return c.SetSymLayout(fixAll(m.Sym.Sizes), fixAll(m.Sym.Strides), fix(m.Sym.Offset))
+		case primtorch.SymInt:
+			return primtorch.SymValue(fix(m))
+		case []any:
+			out := make([]any, len(m))
+			for i, e := range m {
+				out[i] = meta(e)
+			}
+			return out
+		}
+		return v
+	}
+	var arg func(a fxgraph.Arg) fxgraph.Arg
+	arg = func(a fxgraph.Arg) fxgraph.Arg {
+		switch a := a.(type) {
+		case fxgraph.Const:
+			if s, ok := a.V.(primtorch.SymInt); ok {
+				return fxgraph.Const{V: primtorch.SymValue(fix(s))}
+			}
+		case fxgraph.List:
+			out := fxgraph.List{Elems: make([]fxgraph.Arg, len(a.Elems))}
+			for i, e := range a.Elems {
+				out.Elems[i] = arg(e)
+			}
+			return out
+		case fxgraph.Tuple:
+			out := fxgraph.Tuple{Elems: make([]fxgraph.Arg, len(a.Elems))}
+			for i, e := range a.Elems {
+				out.Elems[i] = arg(e)
+			}
+			return out
+		}
+		return a
+	}
+	c := fxgraph.Clone(g)
+	for _, n := range c.Nodes {
+		n.Meta = meta(n.Meta)
+		for i, a := range n.Args {
+			n.Args[i] = arg(a)
+		}
+		for i := range n.Kwargs {
+			n.Kwargs[i].Value = arg(n.Kwargs[i].Value)
+		}
+	}
+	return c
+}
+
+func walkArgs(n *fxgraph.Node, f func(fxgraph.Arg)) {
+	var walk func(a fxgraph.Arg)
+	walk = func(a fxgraph.Arg) {
+		f(a)
+		switch a := a.(type) {
+		case fxgraph.List:
+			for _, e := range a.Elems {
+				walk(e)
+			}
+		case fxgraph.Tuple:
+			for _, e := range a.Elems {
+				walk(e)
+			}
+		}
+	}
+	for _, a := range n.Args {
+		walk(a)
+	}
+	for _, kw := range n.Kwargs {
+		walk(kw.Value)
+	}
+}
+
+// Sym is a size in the loop IR: a constant, or a polynomial over the graph's size symbols
+// (symbols stand for sizes ≥ 2; 0 and 1 are always specialised).
+type Sym = primtorch.SymInt
+
+// syms converts static sizes.
+func syms(xs []int64) []Sym {
+	out := make([]Sym, len(xs))
+	for i, x := range xs {
+		out[i] = primtorch.SymConst(x)
+	}
+	return out
+}
+
+func symc(x int64) Sym { return primtorch.SymConst(x) }
+
+// staticSizes returns xs as integers, refusing the compile (SymbolicUnsupported) when one is
+// symbolic; what names the use that needs them.
+func staticSizes(xs []Sym, what string) []int64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]int64, len(xs))
+	for i, x := range xs {
+		k, ok := x.IsConst()
+		if !ok {
+			refuseSym("%s needs static sizes, got %s", what, strings.ReplaceAll(symsText(xs), ",", ", "))
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// staticSize is staticSizes for one size.
+func staticSize(x Sym, what string) int64 {
+	k, ok := x.IsConst()
+	if !ok {
+		refuseSym("%s needs a static size, got %s", what, x)
+	}
+	return k
+}
+
+// isConstSize reports whether x is the constant k.
+func isConstSize(x Sym, k int64) bool {
+	c, ok := x.IsConst()
+	return ok && c == k
+}
+
+// isOne reports a size-1 dim (symbols are never 1).
+func isOne(x Sym) bool { return isConstSize(x, 1) }
+
+func symsEqual(a, b []Sym) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func symNumel(xs []Sym) Sym {
+	n := symc(1)
+	for _, x := range xs {
+		n = n.Mul(x)
+	}
+	return n
+}
+
+// boundsOf gives the variable ranges of sizes: a symbolic size is an unknown range (0), so no
+// simplification relies on an upper bound it does not have.
+func boundsOf(xs []Sym) Bounds {
+	b := make(Bounds, len(xs))
+	for i, x := range xs {
+		if k, ok := x.IsConst(); ok {
+			b[i] = k
+		}
+	}
+	return b
+}
+
+func symsText(xs []Sym) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strings.ReplaceAll(x.String(), " ", "")
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func anySymbolic(xs []Sym) bool {
+	for _, x := range xs {
+		if _, ok := x.IsConst(); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// est is a size's value for heuristics only (work estimates: inlining, the shape of parallel
+// loops): a symbol counts as its hint or estSymbolMin, whichever is larger (a dynamic dim is
+// usually a large one; a kernel's run-time threshold is an OpenMP if clause, see
+// kgen.parallelIf). Nothing that decides what the code computes uses it.
+func est(x Sym) int64 {
+	if k, ok := x.IsConst(); ok {
+		return k
+	}
+	env := x.Env()
+	if env == nil {
+		return x.Hint()
+	}
+	vals := env.Hints()
+	for i := range vals {
+		vals[i] = max(vals[i], estSymbolMin)
+	}
+	return x.Eval(vals)
+}
+
+// estSymbolMin is the least value est gives a symbol.
+const estSymbolMin = 1024
+
+// symsV prints sizes as fmt's %v prints []int64 ("[4 5]"), for error messages.
+func symsV(xs []Sym) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strings.ReplaceAll(x.String(), " ", "")
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// symbolicTargets are the prims targets inductor compiles with symbolic sizes; a symbolic graph
+// with any other target (convolution, fallbacks, externs with no lowering) is refused
+// (SymbolicUnsupported). Their lowerings take sizes from the metas' symbolic layouts and refuse
+// (refuseSym) the cases that need a static size: a symbolic dim that is sliced from beyond 2,
+// selected, concatenated, padded or indexed, a view that regroups a symbolic dim with another
+// one unless they are dense in storage.
+var symbolicTargets = map[string]bool{
+	"prims.convert_element_type": true, "prims.clone": true,
+	"prims.sum": true, "prims.prod": true, "prims.amax": true, "prims.amin": true, "prims.any": true, "prims.all": true,
+	"prims.argmax": true, "prims.argmin": true,
+	"prims.view": true, "prims.permute": true, "prims.expand": true, "prims.squeeze": true, "prims.unsqueeze": true,
+	"prims.slice": true, "prims.select": true,
+	"prims.mm": true, "prims.bmm": true, "prims.addmm": true,
+	"prims.copy_": true, "operator.getitem": true,
+	// along static dims (an indexed, concatenated or padded symbolic dim is refused)
+	"prims.cat": true, "prims.constant_pad_nd": true, "prims.gather": true, "prims.index_select": true,
+	"prims.full": true, "prims.iota": true, "prims.cumsum": true, "prims.cumprod": true,
+	"prims.index": true, "prims.scatter": true, "prims.index_put": true,
+}
+
+func symbolicTarget(t string) bool {
+	if symbolicTargets[t] {
+		return true
+	}
+	// elementwise ops
+	if len(t) > 6 && t[:6] == "prims." {
+		_, ok := opTable[t[6:]]
+		return ok && lowerings[t] != nil
+	}
+	return false
+}
+
+// symbolic checks a symbolic graph before lowering: every target is one inductor compiles
+// symbolically, and every symbol the graph uses is read from a dim of a tensor input. It records
+// where the runtime reads each symbol (Graph.Symbols).
+func (l *lowerer) symbolic() error {
+	g := l.fx
+	if g.Shapes == nil {
+		refuseSym("the graph mentions size symbols but has no ShapeEnv")
+	}
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.CallFunction && !symbolicTarget(n.Target) {
+			refuseSym("%s (node %%%s) has no symbolic lowering", n.Target, n.Name)
+		}
+	}
+	used := map[int]bool{}
+	for _, n := range g.Nodes {
+		primtorch.VisitSymbols(n.Meta, func(s primtorch.SymInt) {
+			for _, id := range s.Symbols() {
+				used[id] = true
+			}
+		})
+		walkArgs(n, func(a fxgraph.Arg) {
+			if c, ok := a.(fxgraph.Const); ok {
+				primtorch.VisitSymbols(c.V, func(s primtorch.SymInt) {
+					for _, id := range s.Symbols() {
+						used[id] = true
+					}
+				})
+			}
+		})
+	}
+	// placeholder index -> graph input index (tensor placeholders only)
+	inputOf := map[int]int{}
+	k := 0
+	for i, n := range g.Placeholders() {
+		if n.TensorMeta() != nil {
+			inputOf[i] = k
+			k++
+		}
+	}
+	binds := fxgraph.SymbolBindings(g)
+	l.g.Symbols = make([]SymbolSource, len(binds))
+	for id, b := range binds {
+		l.g.Symbols[id] = SymbolSource{Input: -1, Dim: -1, Hint: g.Shapes.HintOf(id)}
+		if !used[id] {
+			continue
+		}
+		in, ok := inputOf[b.Input]
+		if b.Input < 0 || b.Dim < 0 || !ok {
+			refuseSym("size symbol s%d is not the size of a dim of a tensor input", id)
+		}
+		l.g.Symbols[id] = SymbolSource{Input: in, Dim: b.Dim, Hint: g.Shapes.HintOf(id)}
+	}
+	return nil
+}
+
+// symArg reads a constant argument that is a symbolic size expression.
+func symArg(a fxgraph.Arg) (Sym, bool) {
+	c, ok := a.(fxgraph.Const)
+	if !ok {
+		return Sym{}, false
+	}
+	s, ok := c.V.(primtorch.SymInt)
+	if !ok {
+		return Sym{}, false
+	}
+	if _, isConst := s.IsConst(); isConst {
+		return Sym{}, false
+	}
+	return s, true
+}
+
+func symStrings(xs []Sym) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
+}
+
+// nonNegative reports whether s is ≥ 0 for every value of the symbols (≥ 2): a constant ≥ 0, or
+// no negative coefficient.
+func nonNegative(s Sym) bool {
+	c, terms := symTerms(s)
+	if c < 0 {
+		return false
+	}
+	for _, t := range terms {
+		if t.coef < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+type symTerm struct {
+	coef int64
+	mono []int
+}
+
+// symTerms splits a size expression into its constant and its terms (from its canonical text,
+// "4*s0*s1 + s2 - 3").
+func symTerms(s Sym) (int64, []symTerm) {
+	if k, ok := s.IsConst(); ok {
+		return k, nil
+	}
+	text := strings.ReplaceAll(s.String(), " ", "")
+	var c int64
+	var out []symTerm
+	i := 0
+	for i < len(text) {
+		sign := int64(1)
+		switch text[i] {
+		case '+':
+			i++
+		case '-':
+			sign = -1
+			i++
+		}
+		j := i
+		for j < len(text) && text[j] != '+' && text[j] != '-' {
+			j++
+		}
+		t := symTerm{coef: sign}
+		for _, f := range strings.Split(text[i:j], "*") {
+			if strings.HasPrefix(f, "s") {
+				id, err := strconv.Atoi(f[1:])
+				if err != nil {
+					panic("ptgo BUG: inductor: size expression " + s.String())
+				}
+				t.mono = append(t.mono, id)
+				continue
+			}
+			k, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				panic("ptgo BUG: inductor: size expression " + s.String())
+			}
+			t.coef *= k
+		}
+		if len(t.mono) == 0 {
+			c += t.coef
+		} else {
+			sort.Ints(t.mono)
+			out = append(out, t)
+		}
+		i = j
+	}
+	return c, out
+}

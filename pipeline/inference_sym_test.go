@@ -1,0 +1,83 @@
+package pipeline
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"ptgo/fxgraph"
+	"ptgo/inductor"
+)
+
+const symTorchText = `graph f[s0=4](x: f32[s0,8]):
+  %r : f32[s0,8] = torch.relu(%x)
+  %s : f32[s0,8] = torch.sigmoid(%r)
+  return (%s,)
+`
+
+// A symbol a decomposition's meta function specialised (it is not symbolic yet) is its hint: the
+// graph compiles to a static plan, which the trace's guard on s0 keeps valid.
+func TestSymbolicInferenceSpecialised(t *testing.T) {
+	h := &fakeHost{}
+	_, err := Compile(h, testConfig, &Request{Name: "sym", Graph: parse(t, symTorchText), Backend: Inductor})
+	require.NoError(t, err)
+	require.Len(t, h.plans, 1)
+	require.Nil(t, h.plans[0].plan["symbols"])
+	b0 := h.plans[0].plan["buffers"].([]any)[0].(map[string]any)
+	require.Equal(t, []any{4.0, 8.0}, b0["sizes"])
+	require.Nil(t, b0["sym_sizes"])
+}
+
+// symbolicPrims stands in for a decomposition that keeps the symbol: the inference path hands
+// inductor's symbolic plan to the runtime.
+func symbolicPrims(t *testing.T, text string) func(*fxgraph.Graph, inductor.Options) (*inductor.Compiled, error) {
+	pg := parse(t, text)
+	return func(*fxgraph.Graph, inductor.Options) (*inductor.Compiled, error) {
+		return planOnly(pg, inductor.Options{})
+	}
+}
+
+func TestSymbolicInference(t *testing.T) {
+	h := &fakeHost{}
+	cfg := testConfig
+	cfg.CompileC = symbolicPrims(t, `graph f[s0=4](x: f32[s0,8]):
+  %m : f32[s0,8] = prims.maximum(%x, 0.0)
+  %s : f32[s0,8] = prims.sigmoid(%m)
+  return (%s,)
+`)
+	_, err := Compile(h, cfg, &Request{Name: "sym", Graph: parse(t, symTorchText), Backend: Inductor})
+	require.NoError(t, err)
+	require.Len(t, h.plans, 1)
+	syms, ok := h.plans[0].plan["symbols"].([]any)
+	require.True(t, ok, "the plan is symbolic: %v", h.plans[0].plan)
+	require.Len(t, syms, 1)
+	src := syms[0].(map[string]any)
+	require.EqualValues(t, 0, src["input"])
+	require.EqualValues(t, 0, src["dim"])
+	b0 := h.plans[0].plan["buffers"].([]any)[0].(map[string]any)
+	require.Equal(t, []any{"s0", "8"}, b0["sym_sizes"])
+}
+
+// What inductor cannot compile symbolically comes back as an error wrapping
+// *inductor.SymbolicUnsupported, with nothing handed to the runtime and no fallback counted: the
+// caller compiles the graph again with static shapes.
+func TestSymbolicInferenceRefused(t *testing.T) {
+	h := &fakeHost{}
+	cfg := testConfig
+	cfg.CompileC = symbolicPrims(t, `graph f[s0=4](x: f32[s0,8]):
+  %c : f32[s0,8] = prims.fallback("torch.nn.functional.dropout", %x, 0.5, True)
+  return (%c,)
+`)
+	before := Stats()
+	_, err := Compile(h, cfg, &Request{Name: "sym", Graph: parse(t, symTorchText), Backend: Inductor})
+	require.Error(t, err)
+	require.True(t, IsSymbolicUnsupported(err), "%v", err)
+	var su *inductor.SymbolicUnsupported
+	require.True(t, errors.As(err, &su))
+	require.Contains(t, SymbolicReason(err), "prims.fallback")
+	require.Empty(t, h.plans)
+	require.Empty(t, h.torch)
+	require.Equal(t, [4]int{0, 0, 0, 0}, statsDelta(before, Stats()))
+	require.False(t, IsSymbolicUnsupported(errors.New("other")))
+}
