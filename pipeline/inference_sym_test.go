@@ -16,17 +16,18 @@ const symTorchText = `graph f[s0=4](x: f32[s0,8]):
   return (%s,)
 `
 
-// A symbol a decomposition's meta function specialised (it is not symbolic yet) is its hint: the
-// graph compiles to a static plan, which the trace's guard on s0 keeps valid.
-func TestSymbolicInferenceSpecialised(t *testing.T) {
+// A torch-level graph with a symbolic batch decomposes (symbolic metas) and compiles to one
+// symbolic plan: its input sizes are size expressions, read per call.
+func TestSymbolicInferenceEndToEnd(t *testing.T) {
 	h := &fakeHost{}
 	_, err := Compile(h, testConfig, &Request{Name: "sym", Graph: parse(t, symTorchText), Backend: Inductor})
 	require.NoError(t, err)
 	require.Len(t, h.plans, 1)
-	require.Nil(t, h.plans[0].plan["symbols"])
+	syms, ok := h.plans[0].plan["symbols"].([]any)
+	require.True(t, ok, "the plan is symbolic: %v", h.plans[0].plan)
+	require.Len(t, syms, 1)
 	b0 := h.plans[0].plan["buffers"].([]any)[0].(map[string]any)
-	require.Equal(t, []any{4.0, 8.0}, b0["sizes"])
-	require.Nil(t, b0["sym_sizes"])
+	require.Equal(t, []any{"s0", "8"}, b0["sym_sizes"])
 }
 
 // symbolicPrims stands in for a decomposition that keeps the symbol: the inference path hands
@@ -59,9 +60,9 @@ func TestSymbolicInference(t *testing.T) {
 	require.Equal(t, []any{"s0", "8"}, b0["sym_sizes"])
 }
 
-// What inductor cannot compile symbolically comes back as an error wrapping
-// *inductor.SymbolicUnsupported, with nothing handed to the runtime and no fallback counted: the
-// caller compiles the graph again with static shapes.
+// What inductor cannot compile symbolically comes back as NeedsStatic with inductor's reason,
+// nothing handed to the runtime and no fallback counted: the caller captures the frame again
+// with static shapes.
 func TestSymbolicInferenceRefused(t *testing.T) {
 	h := &fakeHost{}
 	cfg := testConfig
@@ -71,11 +72,9 @@ func TestSymbolicInferenceRefused(t *testing.T) {
 `)
 	before := Stats()
 	_, err := Compile(h, cfg, &Request{Name: "sym", Graph: parse(t, symTorchText), Backend: Inductor})
-	require.Error(t, err)
-	require.True(t, IsSymbolicUnsupported(err), "%v", err)
-	var su *inductor.SymbolicUnsupported
-	require.True(t, errors.As(err, &su))
-	require.Contains(t, SymbolicReason(err), "prims.fallback")
+	var ns *NeedsStatic
+	require.ErrorAs(t, err, &ns)
+	require.Contains(t, ns.Reason, "prims.fallback")
 	require.Empty(t, h.plans)
 	require.Empty(t, h.torch)
 	require.Equal(t, [4]int{0, 0, 0, 0}, statsDelta(before, Stats()))

@@ -125,38 +125,13 @@ func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // NeedsStatic is the answer for a graph with symbolic sizes (dynamic shapes) that a stage
-// cannot compile symbolically: the caller captures the frame again with static shapes (one
-// compile per size, as before dynamic shapes), and says why on the dynamic log channel.
+// cannot compile symbolically (inductor.SymbolicUnsupported: an op without a symbolic
+// lowering, a stride that would need division by a symbol, a CUDA graph): the caller captures
+// the frame again with static shapes (one compile per size, as before dynamic shapes), and
+// says why on the dynamic log channel.
 type NeedsStatic struct{ Reason string }
 
 func (e *NeedsStatic) Error() string { return "needs static shapes: " + e.Reason }
-
-// symbolicStages says which C-backend compile paths take graphs with symbolic sizes; a graph
-// whose symbols reach any other path gets NeedsStatic. AOTEager's autograd path always takes
-// them (its torch graphs run at every size: aotautograd.ToTorch).
-var symbolicStages = struct{ inference, autograd bool }{}
-
-// isSymbolic reports whether the graph has size symbols the trace did not specialise.
-func isSymbolic(g *fxgraph.Graph) bool {
-	if g.Shapes == nil {
-		return false
-	}
-	spec := g.Shapes.Specialized()
-	for _, n := range g.Nodes {
-		found := false
-		primtorch.VisitSymbols(n.Meta, func(s primtorch.SymInt) {
-			for _, id := range s.Symbols() {
-				if _, ok := spec[id]; !ok {
-					found = true
-				}
-			}
-		})
-		if found {
-			return true
-		}
-	}
-	return false
-}
 
 // Compile runs the pipeline on one graph. It returns the compiled callable, or 0 with a nil
 // error when the graph runs with torch (the reason is on perf_hints and in Stats; for AOTEager
@@ -166,20 +141,13 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 	if r.Graph == nil {
 		return 0, nil
 	}
-	if isSymbolic(r.Graph) {
-		switch {
-		case NeedsAutograd(r.Graph) && r.Backend == Inductor && !symbolicStages.autograd:
-			return 0, &NeedsStatic{Reason: "the C backend's training path does not take symbolic sizes yet"}
-		case NeedsAutograd(r.Graph) && !decompKeepsSymbols():
-			return 0, &NeedsStatic{Reason: "ptgo's decompositions do not keep symbolic sizes yet (the training path decomposes)"}
-		case !NeedsAutograd(r.Graph) && r.Backend == Inductor && !symbolicStages.inference:
-			return 0, &NeedsStatic{Reason: "the C backend does not take symbolic sizes yet"}
-		}
-	}
 	c := &compiler{h: h, cfg: cfg, r: r}
 	switch {
 	case NeedsAutograd(r.Graph):
 		obj, err := c.autograd(r.Backend == Inductor)
+		if IsSymbolicUnsupported(err) {
+			return 0, &NeedsStatic{Reason: SymbolicReason(err)}
+		}
 		if err != nil {
 			return 0, &Error{Stage: StageAutograd, Err: err}
 		}
@@ -200,6 +168,9 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 			}
 		}
 		obj, err := c.inference()
+		if IsSymbolicUnsupported(err) {
+			return 0, &NeedsStatic{Reason: SymbolicReason(err)}
+		}
 		if err != nil {
 			return 0, &Error{Stage: StageInductor, Err: err}
 		}
