@@ -37,7 +37,7 @@ SETUP_NVRTC :=
 TEST_ENV := PTGO_REQUIRE_CUDA_EMU=1
 endif
 
-.PHONY: setup setup-113 setup-torch2 deps demo test test-go test-py test-py2 test-fuzz fuzz bench bench-113 bench-torch2 wheel clean gpu-check-dry
+.PHONY: setup setup-113 setup-torch2 deps demo test test-dynamic test-go test-py test-py2 test-fuzz fuzz bench bench-113 bench-torch2 wheel clean gpu-check-dry
 
 setup: setup-113 setup-torch2
 
@@ -114,6 +114,12 @@ test-fuzz: setup-113
 fuzz: setup-113
 	$(VPY) tests/fuzz/run.py --start $(START) --n $(N) --jobs $(JOBS) $(if $(MINIMISE),--minimise)
 
+# The Python suite again with every dimension symbolic from the first compile (PTGO_DYNAMIC=1:
+# dynamic=None acts as dynamic=True): what works with static shapes keeps working with
+# symbolic ones. CI runs it as a step of its own after `make test`.
+test-dynamic: setup-113
+	PTGO_DYNAMIC=1 $(VPY) -m pytest -q -p no:cacheprovider tests/
+
 test-go:
 	$(GO) test ./...
 
@@ -129,14 +135,17 @@ test-py2: setup-torch2
 
 # Every workload beside its peers, interleaved in one process per world: eager, TorchScript and
 # ptgo on torch 1.13 (bench/results/); also torch.compile (default, max-autotune) and
-# torch.compile(backend="ptgo") on torch 2 (bench/results/torch2/).
+# torch.compile(backend="ptgo") on torch 2 (bench/results/torch2/); then the dynamic-shape
+# sweeps (bench/dynamic.py: one function over many sizes, ptgo dynamic vs static vs eager).
 bench: bench-113 bench-torch2
 
 bench-113: setup-113
 	$(VPY) bench/run.py
+	$(VPY) bench/dynamic.py
 
 bench-torch2: setup-torch2
 	$(VPY2) bench/run.py
+	$(VPY2) bench/dynamic.py
 
 wheel: setup-113
 	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .
