@@ -698,6 +698,9 @@ func (t *Tracer) seqIndex(f *frame, items []Value, idx Value, mk func([]Value) V
 // sliceItems applies a slice of constants to a list of values, with Python's rules.
 func (t *Tracer) sliceItems(f *frame, items []Value, s *SliceV) ([]Value, error) {
 	get := func(v Value) (int64, bool, error) {
+		if sv, isSym := v.(*SymV); isSym {
+			v = specializeSym(f, sv) // a count of Python values
+		}
 		c, ok := v.(*ConstV)
 		if !ok || (!c.IsNone() && !c.IsIntLike()) {
 			return 0, false, f.unsupported("", "slice bound %s", v.Describe())

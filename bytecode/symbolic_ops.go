@@ -350,7 +350,7 @@ func opBuildSlice(t *Tracer, f *frame, in *Instr) error {
 	start := f.pop()
 	s := &SliceV{Start: start, Stop: stop, Step: step}
 	for _, p := range []*Value{&s.Start, &s.Stop, &s.Step} {
-		r, err := t.realize(f, *p)
+		r, err := t.realizeKeepSym(f, *p) // a symbolic bound stays for tensor indexing (metaVal)
 		if err != nil {
 			return err
 		}

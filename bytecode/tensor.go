@@ -703,8 +703,17 @@ func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
 	case *SliceV:
 		s := primtorch.Slice{}
 		for i, p := range []Value{x.Start, x.Stop, x.Step} {
+			if sv, isSym := p.(*SymV); isSym && i < 2 {
+				n, b := sv.S.Hint(), sv.S // a symbolic bound: its hint, and itself in SymStart/SymStop
+				if i == 0 {
+					s.Start, s.SymStart = &n, &b
+				} else {
+					s.Stop, s.SymStop = &n, &b
+				}
+				continue
+			}
 			if sv, isSym := p.(*SymV); isSym {
-				p = specializeSym(f, sv) // slices of symbolic bounds: not yet
+				p = specializeSym(f, sv) // a symbolic step: specialised
 			}
 			c, ok := p.(*ConstV)
 			if !ok || !(c.IsNone() || c.IsIntLike()) {

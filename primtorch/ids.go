@@ -229,6 +229,8 @@ const (
 	OpLogSoftmax
 	OpLayerNorm
 	OpScaledDotProductAttention
+	OpTransformerEncoderLayerFwd
+	OpNativeMultiHeadAttention
 	OpGroupNorm
 	OpBatchNorm
 	OpInstanceNorm

@@ -8,6 +8,7 @@ import (
 type indexItem struct {
 	kind   byte // 'i' int, 's' slice, 'n' None, 'e' Ellipsis, 'b' Python bool, 't' tensor
 	i      int64
+	si     SymInt // 'i': the index as a SymInt (symbolic for x[T - 1]; i is its hint)
 	slice  Slice
 	b      bool
 	tensor *TensorMeta
@@ -91,9 +92,11 @@ func parseIndex(index Value) ([]indexItem, error) {
 	for _, e := range elems {
 		switch e := e.(type) {
 		case int64:
-			items = append(items, indexItem{kind: 'i', i: e})
+			items = append(items, indexItem{kind: 'i', i: e, si: SymConst(e)})
 		case int:
-			items = append(items, indexItem{kind: 'i', i: int64(e)})
+			items = append(items, indexItem{kind: 'i', i: int64(e), si: SymConst(int64(e))})
+		case SymInt:
+			items = append(items, indexItem{kind: 'i', i: e.Hint(), si: e})
 		case Slice:
 			items = append(items, indexItem{kind: 's', slice: e})
 		case nil:
@@ -131,11 +134,11 @@ func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
 	sizes, strides := self.SymSizes(), self.SymStrides()
 	size := sizes[d]
 	start, end := SymConst(0), size
-	if s.Start != nil {
-		start = SymConst(*s.Start)
+	if b, ok := s.StartSym(); ok {
+		start = b
 	}
-	if s.Stop != nil {
-		end = SymConst(*s.Stop)
+	if b, ok := s.StopSym(); ok {
+		end = b
 	}
 	if symLt(start, SymConst(0)) {
 		start = start.Add(size)
@@ -143,16 +146,9 @@ func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
 	if symLt(end, SymConst(0)) {
 		end = end.Add(size)
 	}
-	if symLt(start, SymConst(0)) {
-		start = SymConst(0)
-	} else if symGe(start, size) {
-		start = size
-	}
-	if symLt(end, start) {
-		end = start
-	} else if symGe(end, size) {
-		end = size
-	}
+	start = symClampBelow(start, SymConst(0))
+	start = symClampAbove(start, size)
+	end = symClampAbove(symClampBelow(end, start), size)
 	n, ok := end.Sub(start).AddConst(step - 1).FloorDivConst(step)
 	if !ok {
 		n = SymConst((end.Specialize("slice bounds") - start.Specialize("slice bounds") + step - 1) / step)
@@ -160,6 +156,43 @@ func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
 	off := self.SymOffset().Add(start.Mul(strides[d]))
 	sizes[d], strides[d] = n, strides[d].MulConst(step)
 	return withSym(self, sizes, strides, off), nil
+}
+
+// symClampAbove is min(x, hi) for a slice bound, decided at the hints with the guard that also
+// covers x == hi (where both give the same slice): bias[:T] of a 512-row buffer keeps T with the
+// guard T <= 512, x[:10] of s0 rows with s0 = 8 takes s0 with 10 >= s0. At equal hints the bound
+// stays unless it is a constant and hi is not (the slice keeps the symbol either way).
+func symClampAbove(x, hi SymInt) SymInt {
+	if d, ok := x.Sub(hi).IsConst(); ok {
+		if d > 0 {
+			return hi
+		}
+		return x
+	}
+	_, xConst := x.IsConst()
+	if xh, hh := x.Hint(), hi.Hint(); xh > hh || xh == hh && xConst {
+		symGe(x, hi) // holds at the hints: guarded
+		return hi
+	}
+	symLe(x, hi)
+	return x
+}
+
+// symClampBelow is max(x, lo), as symClampAbove decides.
+func symClampBelow(x, lo SymInt) SymInt {
+	if d, ok := x.Sub(lo).IsConst(); ok {
+		if d < 0 {
+			return lo
+		}
+		return x
+	}
+	_, xConst := x.IsConst()
+	if xh, lh := x.Hint(), lo.Hint(); xh < lh || xh == lh && xConst {
+		symLe(x, lo)
+		return lo
+	}
+	symGe(x, lo)
+	return x
 }
 
 // applySlicing applies the basic part of an index (ints, slices, None, Ellipsis) as views and
@@ -200,10 +233,10 @@ func applySlicing(self *TensorMeta, items []indexItem) (*TensorMeta, []*TensorMe
 	for _, it := range items {
 		switch it.kind {
 		case 'i':
-			if dim < len(r.Shape) && (symGe(SymConst(it.i), r.SymSizes()[dim]) || symLt(SymConst(it.i), r.SymSizes()[dim].Neg())) {
+			if dim < len(r.Shape) && (symGe(it.si, r.SymSizes()[dim]) || symLt(it.si, r.SymSizes()[dim].Neg())) {
 				return nil, nil, indexErrorf("index %d is out of bounds for dimension %d with size %d", it.i, dim, r.Shape[dim])
 			}
-			if r, err = selectMeta(r, int64(dim), it.i); err != nil {
+			if r, err = symSelect(r, int64(dim), it.si); err != nil {
 				return nil, nil, err
 			}
 		case 's':
@@ -625,6 +658,7 @@ type IndexItem struct {
 	// makes the tensor of, nil for a real tensor).
 	Kind   byte
 	Int    int64
+	IntSym SymInt // Int as a SymInt: symbolic for an index that is a symbolic size (x[T - 1])
 	Slice  Slice
 	Bool   bool
 	Tensor *TensorMeta
@@ -640,7 +674,7 @@ func ParseIndex(index Value) ([]IndexItem, error) {
 	}
 	out := make([]IndexItem, len(items))
 	for i, it := range items {
-		out[i] = IndexItem{Kind: it.kind, Int: it.i, Slice: it.slice, Bool: it.b, Tensor: it.tensor, List: it.list}
+		out[i] = IndexItem{Kind: it.kind, Int: it.i, IntSym: it.si, Slice: it.slice, Bool: it.b, Tensor: it.tensor, List: it.list}
 	}
 	return out, nil
 }

@@ -409,6 +409,19 @@ func (g SymGuard) String() string {
 	return g.Left.String() + " " + g.Rel.String() + " " + g.Right.String()
 }
 
+// key is the same for guards that say the same: a >= b and a - b >= 0, a > b and a >= b + 1,
+// a == b and b == a.
+func (g SymGuard) key() string {
+	d, rel := g.Left.Sub(g.Right), g.Rel
+	if rel == RelGt {
+		d, rel = d.AddConst(-1), RelGe
+	}
+	if (rel == RelEq || rel == RelNe) && len(d.terms) > 0 && d.terms[0].coef < 0 {
+		d = d.Neg()
+	}
+	return rel.String() + " " + d.String()
+}
+
 // Holds reports whether the guard holds for symbol values vals.
 func (g SymGuard) Holds(vals []int64) bool {
 	d := g.Left.Eval(vals) - g.Right.Eval(vals)
@@ -523,12 +536,82 @@ func (e *ShapeEnv) addGuard(g SymGuard) {
 	if g.Why == "" {
 		g.Why = e.Why
 	}
-	k := g.String()
+	k := g.key()
 	if e.guardKeys[k] {
 		return
 	}
 	e.guardKeys[k] = true
 	e.guards = append(e.guards, g)
+}
+
+// envMark is the state of an env's guards and specialisations at one point (mark).
+type envMark struct {
+	guards int
+	spec   map[int]bool
+}
+
+func (e *ShapeEnv) mark() envMark {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := envMark{guards: len(e.guards), spec: make(map[int]bool, len(e.specialized))}
+	for id := range e.specialized {
+		m.spec[id] = true
+	}
+	return m
+}
+
+// rollback forgets the guards and specialisations recorded since m (guards are only appended);
+// it reports whether there were any.
+func (e *ShapeEnv) rollback(m envMark) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.guards) == m.guards && len(e.specialized) == len(m.spec) {
+		return false
+	}
+	for _, g := range e.guards[m.guards:] {
+		delete(e.guardKeys, g.key())
+	}
+	e.guards = e.guards[:m.guards]
+	for id := range e.specialized {
+		if !m.spec[id] {
+			delete(e.specialized, id)
+		}
+	}
+	return true
+}
+
+// definitely is f's answer when f needs no guard (nor specialisation) to give it, and false
+// otherwise (what it recorded forgotten): torch's guard_or_false, for questions whose false
+// answer is always sound (a fast path that a general one computes as well).
+func definitely(env *ShapeEnv, f func() bool) bool {
+	if env == nil {
+		return f()
+	}
+	m := env.mark()
+	r := f()
+	if env.rollback(m) {
+		return false
+	}
+	return r
+}
+
+// envOfMetas is the env of the first symbolic meta (nil when all are static).
+func envOfMetas(ms []*TensorMeta) *ShapeEnv {
+	for _, m := range ms {
+		if m == nil || m.Sym == nil {
+			continue
+		}
+		var env *ShapeEnv
+		symbolsIn(m, func(s SymInt) {
+			if env == nil {
+				env = s.env
+			}
+		})
+		if env != nil {
+			return env
+		}
+	}
+	return nil
 }
 
 // Specialize guards symbol id equal to its hint (why says what needed a concrete value).
@@ -611,18 +694,31 @@ func (s SymInt) GtHint(o SymInt) bool { return s.GeHint(o.AddConst(1)) }
 // coefficients is at least its value with every symbol at 2.
 func (s SymInt) provablyGe(o SymInt) bool {
 	d := s.Sub(o)
+	if _, c := d.IsConst(); c {
+		return d.c >= 0
+	}
+	// with every symbol s_i = 2 + t_i (t_i >= 0), a polynomial in the t_i whose coefficients are
+	// all non-negative is non-negative: s0*s0 - s0 - 1 = t0*t0 + 3*t0 + 1
+	shifted := SymConst(d.c)
 	for _, t := range d.terms {
+		if len(t.syms) > 6 {
+			return false
+		}
+		p := SymConst(t.coef)
+		for _, id := range t.syms {
+			p = p.Mul(SymInt{c: 2, terms: []symTerm{{coef: 1, syms: []int{id}}}})
+		}
+		shifted = shifted.Add(p)
+	}
+	if shifted.c < 0 {
+		return false
+	}
+	for _, t := range shifted.terms {
 		if t.coef < 0 {
 			return false
 		}
 	}
-	twos := make([]int64, 0)
-	for _, id := range d.Symbols() {
-		for len(twos) <= id {
-			twos = append(twos, 2)
-		}
-	}
-	return d.Eval(twos) >= 0
+	return true
 }
 
 // AsSymInt converts an int Value (int64 or SymInt) to a SymInt.
@@ -779,6 +875,13 @@ func symbolsIn(v Value, f func(SymInt)) {
 		for _, e := range x {
 			symbolsIn(e, f)
 		}
+	case Slice:
+		if x.SymStart != nil {
+			symbolsIn(*x.SymStart, f)
+		}
+		if x.SymStop != nil {
+			symbolsIn(*x.SymStop, f)
+		}
 	}
 }
 
@@ -810,6 +913,8 @@ func staticValue(v Value) Value {
 		return c
 	case []SymInt:
 		return hintsOf(x)
+	case Slice:
+		return x.Static()
 	case []*TensorMeta:
 		out := make([]*TensorMeta, len(x))
 		for i, e := range x {
@@ -956,6 +1061,19 @@ func (s SymInt) Resolve() SymInt {
 	return out
 }
 
+// resolveBound resolves a symbolic slice bound: nil when nothing symbolic is left (the hint is
+// the slice's int bound already).
+func resolveBound(b *SymInt) *SymInt {
+	if b == nil {
+		return nil
+	}
+	r := b.Resolve()
+	if _, cst := r.IsConst(); cst {
+		return nil
+	}
+	return &r
+}
+
 // ResolveValue is Resolve over a Value: metas get their symbolic layout resolved (static again
 // when nothing symbolic is left), SymInts resolved (int64 when constant), containers element-wise.
 func ResolveValue(v Value) Value {
@@ -993,6 +1111,9 @@ func ResolveValue(v Value) Value {
 			out[i] = e.Resolve()
 		}
 		return out
+	case Slice:
+		x.SymStart, x.SymStop = resolveBound(x.SymStart), resolveBound(x.SymStop)
+		return x
 	}
 	return v
 }

@@ -117,8 +117,74 @@ func evalValue(v Value, vals []int64) Value {
 			out[i] = evalMeta(e, vals)
 		}
 		return out
+	case Slice:
+		r := x.Static()
+		if x.SymStart != nil {
+			k := x.SymStart.Eval(vals)
+			r.Start = &k
+		}
+		if x.SymStop != nil {
+			k := x.SymStop.Eval(vals)
+			r.Stop = &k
+		}
+		return r
 	}
 	return v
+}
+
+// symbolizeBounds makes the slice bounds in an index that are a symbolized size, its negative or
+// the size plus or minus one symbolic (x[:, :T], x[-T:], x[:T - 1] with T a dim's size).
+func symbolizeBounds(v Value, bySize map[int64]SymInt) Value {
+	bound := func(k *int64) *SymInt {
+		if k == nil {
+			return nil
+		}
+		for _, c := range []struct{ sign, off int64 }{{1, 0}, {-1, 0}, {1, -1}, {1, 1}} {
+			if s, ok := bySize[c.sign*(*k-c.off)]; ok && s.Hint() >= 2 {
+				r := s.MulConst(c.sign).AddConst(c.off)
+				return &r
+			}
+		}
+		return nil
+	}
+	switch x := v.(type) {
+	case Slice:
+		x.SymStart, x.SymStop = bound(x.Start), bound(x.Stop)
+		return x
+	case []Value:
+		out := make([]Value, len(x))
+		for i, e := range x {
+			out[i] = symbolizeBounds(e, bySize)
+		}
+		return out
+	case Tuple:
+		out := make(Tuple, len(x))
+		for i, e := range x {
+			out[i] = symbolizeBounds(e, bySize)
+		}
+		return out
+	}
+	return v
+}
+
+func hasSymBound(v Value) bool {
+	switch x := v.(type) {
+	case Slice:
+		return x.IsSymbolic()
+	case []Value:
+		for _, e := range x {
+			if hasSymBound(e) {
+				return true
+			}
+		}
+	case Tuple:
+		for _, e := range x {
+			if hasSymBound(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func symbolizeValue(v Value, env *ShapeEnv, bySize map[int64]SymInt, batchOnly bool) Value {
@@ -194,19 +260,23 @@ func altValues(hints []int64) [][]int64 {
 	return out
 }
 
-type symStats struct{ checked, cases, skipped int }
+type symStats struct{ checked, cases, skipped, bounds int }
 
 // checkSymbolic replays one call symbolically; it returns what disagrees ("" when nothing).
 func checkSymbolic(op *Op, args []Value, kwargs []KV, st *symStats) string {
-	if msg := checkSymbolicMode(op, args, kwargs, st, false); msg != "" {
+	if msg := checkSymbolicMode(op, args, kwargs, st, false, false); msg != "" {
 		return msg
+	}
+	// slice bounds that are sizes symbolic too (bias[:, :, :T, :T])
+	if msg := checkSymbolicMode(op, args, kwargs, st, false, true); msg != "" {
+		return "with symbolic slice bounds: " + msg
 	}
 	// only the batch (dim 0 of tensors of rank >= 3) symbolic: what convolution and pooling
 	// keep symbolic
-	return checkSymbolicMode(op, args, kwargs, st, true)
+	return checkSymbolicMode(op, args, kwargs, st, true, false)
 }
 
-func checkSymbolicMode(op *Op, args []Value, kwargs []KV, st *symStats, batchOnly bool) string {
+func checkSymbolicMode(op *Op, args []Value, kwargs []KV, st *symStats, batchOnly, bounds bool) string {
 	resolved, _, err := op.Resolve(args, kwargs)
 	if err != nil || !resolved.Symbolic {
 		return ""
@@ -220,6 +290,17 @@ func checkSymbolicMode(op *Op, args []Value, kwargs []KV, st *symStats, batchOnl
 			continue
 		}
 		sargs[i] = symbolizeValue(a, env, bySize, batchOnly)
+	}
+	if bounds {
+		changed := false
+		for i, a := range sargs {
+			sargs[i] = symbolizeBounds(a, bySize)
+			changed = changed || hasSymBound(sargs[i])
+		}
+		if !changed {
+			return ""
+		}
+		st.bounds++
 	}
 	skw := make([]KV, len(kwargs))
 	for i, kv := range kwargs {
@@ -337,7 +418,7 @@ func TestSymbolicMetaProperty(t *testing.T) {
 			s = &symStats{}
 		}
 		total += s.checked
-		lines = append(lines, fmt.Sprintf("%s: %d calls, %d checks, %d value sets ruled out by guards", op.Name, s.cases, s.checked, s.skipped))
+		lines = append(lines, fmt.Sprintf("%s: %d calls (%d with symbolic slice bounds), %d checks, %d value sets ruled out by guards", op.Name, s.cases, s.bounds, s.checked, s.skipped))
 	}
 	t.Logf("symbolic metas checked at other sizes:\n%s", strings.Join(lines, "\n"))
 	require.Positive(t, total)

@@ -452,12 +452,16 @@ func symIterFastStrides(inputs []*TensorMeta) ([]SymInt, bool) {
 			return nil, false
 		}
 	}
+	// Each question is asked only as far as the sizes answer it without a guard (a slice of a
+	// buffer, bias[:T, :T], is contiguous only at T equal to the buffer's size): the general
+	// set-up lays the result out as the fast one does wherever the fast one applies.
+	env := envOfMetas(inputs)
 	contig, cl, dense := true, true, true
 	for _, in := range inputs {
 		sz, st := in.SymSizes(), in.SymStrides()
-		contig = contig && symIsContiguous(sz, st)
-		cl = cl && symIsChannelsLastContiguous(sz, st)
-		dense = dense && symNonOverlappingAndDense(sz, st)
+		contig = contig && definitely(env, func() bool { return symIsContiguous(sz, st) })
+		cl = cl && definitely(env, func() bool { return symIsChannelsLastContiguous(sz, st) })
+		dense = dense && definitely(env, func() bool { return symNonOverlappingAndDense(sz, st) })
 	}
 	switch {
 	case contig:
@@ -466,7 +470,7 @@ func symIterFastStrides(inputs []*TensorMeta) ([]SymInt, bool) {
 		return symChannelsLastStrides(fs), true
 	case dense:
 		for _, in := range inputs[1:] {
-			if !symShapeEq(in.SymStrides(), first.SymStrides()) {
+			if !definitely(env, func() bool { return symShapeEq(in.SymStrides(), first.SymStrides()) }) {
 				return nil, false
 			}
 		}

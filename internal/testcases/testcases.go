@@ -409,12 +409,7 @@ func value(a fxgraph.Arg) primtorch.Value {
 		}
 		return out
 	case fxgraph.Slice:
-		var s primtorch.Slice
-		for i, p := range []fxgraph.Arg{x.Start, x.Stop, x.Step} {
-			if n, ok := p.(fxgraph.Const).V.(int64); ok {
-				*[]**int64{&s.Start, &s.Stop, &s.Step}[i] = &n
-			}
-		}
+		s, _ := primtorch.SliceOf(value(x.Start), value(x.Stop), value(x.Step)) // (bounds may be SymInts)
 		return s
 	}
 	return nil

@@ -74,27 +74,17 @@ func (c *ctx) value(a fxgraph.Arg) (primtorch.Value, error) {
 		}
 		return out, nil
 	case fxgraph.Slice:
-		var s primtorch.Slice
+		var parts [3]primtorch.Value
 		for i, p := range []fxgraph.Arg{a.Start, a.Stop, a.Step} {
-			k, ok := p.(fxgraph.Const)
-			if !ok {
-				return nil, c.d.unsupportedf("a slice bound that is not a constant")
+			v, err := c.value(p)
+			if err != nil {
+				return nil, err
 			}
-			n, isInt := k.V.(int64)
-			if k.V != nil && !isInt {
-				return nil, c.d.unsupportedf("a slice bound %v", k.V)
-			}
-			if k.V == nil {
-				continue
-			}
-			switch i {
-			case 0:
-				s.Start = &n
-			case 1:
-				s.Stop = &n
-			case 2:
-				s.Step = &n
-			}
+			parts[i] = v
+		}
+		s, ok := primtorch.SliceOf(parts[0], parts[1], parts[2])
+		if !ok {
+			return nil, c.d.unsupportedf("a slice bound that is not an int (%v)", parts)
 		}
 		return s, nil
 	}

@@ -469,3 +469,31 @@ func allDims(nd int) []int {
 	}
 	return out
 }
+
+// sizeFloat is the Python float num / den of two sizes (torch computes it in float64: the
+// running variance's n / (n - 1), label smoothing's eps / classes): a number when both are
+// constants, else a 0-d float64 tensor of prims.full([], sym(...)) values, so no hint is baked
+// in. scale multiplies the numerator (eps).
+func (d *decomposer) sizeFloat(scale float64, num, den sym) val {
+	kn, cn := num.IsConst()
+	kd, cd := den.IsConst()
+	if cn && cd {
+		return scale * float64(kn) / float64(kd)
+	}
+	n := d.full([]sym{}, num, primtorch.Float64)
+	var r val = n
+	if scale != 1 {
+		r = d.mul(n, scale)
+	}
+	return d.div(r, d.full([]sym{}, den, primtorch.Float64))
+}
+
+// operandLike makes a number or 0-d tensor f an operand of x's arithmetic: converted to x's
+// dtype and broadcast to its shape (a number stays a number).
+func (d *decomposer) operandLike(f val, x val) val {
+	if metaOf(f) == nil {
+		return f
+	}
+	m := metaOf(x)
+	return d.expand(d.convert(f, m.DType), m.SymSizes())
+}

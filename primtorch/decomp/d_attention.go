@@ -36,11 +36,17 @@ func dScaledDotProductAttention(c *ctx) (any, error) {
 	Q := d.batchMatrices(d.expand(q, bshape(l, e)), nb)
 	K := d.batchMatrices(d.expand(k, bshape(s, e)), nb)
 	V := d.batchMatrices(d.expand(v, bshape(s, ev)), nb)
-	scale := 1 / math.Sqrt(float64(e.Specialize("the attention scale 1/sqrt(E)")))
+	var scale val // 1/sqrt(E), a Python float of the size (a 0-d float64 tensor when E is symbolic)
+	if k, c := e.IsConst(); c {
+		scale = 1 / math.Sqrt(float64(k))
+	} else {
+		scale = d.div(d.full([]sym{}, 1.0, primtorch.Float64), d.un("sqrt", d.full([]sym{}, e, primtorch.Float64)))
+	}
 	if sc, ok := c.get("scale").(float64); ok {
 		scale = sc
 	}
-	scores := d.mul(d.prim("bmm", Q, d.transpose(K, 1, 2)), scale) // [nb, L, S]
+	qk := d.prim("bmm", Q, d.transpose(K, 1, 2))
+	scores := d.mul(qk, d.operandLike(scale, qk)) // [nb, L, S]
 	full := []sym{nb, l, s}
 	var keep val // bool [nb, L, S]: which scores count
 	if m, _ := c.in("attn_mask").(*fxgraph.Node); m != nil {

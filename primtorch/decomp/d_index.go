@@ -83,6 +83,9 @@ func (d *decomposer) applyIndex(c *ctx, x val, items []primtorch.IndexItem) (val
 		switch it.Kind {
 		case 'i':
 			i := primtorch.SymConst(it.Int)
+			if _, cst := it.IntSym.IsConst(); !cst {
+				i = it.IntSym // (its sign was decided, and guarded, by getitem's meta)
+			}
 			if it.Int < 0 {
 				i = i.Add(shape[dim])
 			}

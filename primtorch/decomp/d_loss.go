@@ -208,7 +208,8 @@ func dCrossEntropy(c *ctx) (any, error) {
 	if dtypeOf(target).IsFloatingPoint() {
 		t := d.convert(target, cdt)
 		if eps > 0 {
-			t = d.add(d.mul(t, 1-eps), eps/float64(ncls.Specialize("label smoothing over the classes")))
+			t = d.mul(t, 1-eps)
+			t = d.add(t, d.operandLike(d.sizeFloat(eps, primtorch.SymConst(1), ncls), t))
 		}
 		p := d.mul(logp, t)
 		if wview != nil {
@@ -248,7 +249,7 @@ func dCrossEntropy(c *ctx) (any, error) {
 	case "mean": // over the total weight of the targets not ignored, as nll_loss
 		sr = d.div(d.reduce("sum", smooth, allDims(nd), false), d.reduce("sum", w, allDims(nd), false))
 	}
-	return d.convert(d.add(d.mul(r, 1-eps), d.mul(sr, eps/float64(ncls.Specialize("label smoothing over the classes")))), out), nil
+	return d.convert(d.add(d.mul(r, 1-eps), d.mul(sr, d.operandLike(d.sizeFloat(eps, primtorch.SymConst(1), ncls), sr))), out), nil
 }
 
 // classFree is sizes without the class dim.

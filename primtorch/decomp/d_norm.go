@@ -106,16 +106,16 @@ func dBatchNorm(c *ctx) (any, error) {
 		var mean, variance val
 		y, mean, variance = d.normalize(xc, dims, eps)
 		if training && rm != nil {
-			// the unbiased factor n/(n-1) is a float of the element count: its value decides
-			n := symNumelOver(m.SymSizes(), dims).Specialize("batch_norm's running variance")
+			// the unbiased factor n/(n-1), a float of the element count (a 0-d tensor of it when
+			// the count is symbolic: at least 2, so n - 1 >= 1)
+			n := symNumelOver(m.SymSizes(), dims)
 			mom := c.float("momentum")
 			ch := []sym{m.SymSizes()[1]}
-			if err := d.updateRunning(c, "running_mean", d.view(mean, ch), mom, 1); err != nil {
+			if err := d.updateRunning(c, "running_mean", d.view(mean, ch), mom, 1.0); err != nil {
 				return nil, err
 			}
 			if rv != nil {
-				unbias := float64(n) / float64(max(n-1, 1))
-				if err := d.updateRunning(c, "running_var", d.view(variance, ch), mom, unbias); err != nil {
+				if err := d.updateRunning(c, "running_var", d.view(variance, ch), mom, d.unbiasFactor(n)); err != nil {
 					return nil, err
 				}
 			}
@@ -131,14 +131,14 @@ func dBatchNorm(c *ctx) (any, error) {
 
 // updateRunning writes (1 - momentum)*running + momentum*scale*stat into running statistic
 // name (a buffer, usually a get_attr).
-func (d *decomposer) updateRunning(c *ctx, name string, stat val, momentum, scale float64) error {
+func (d *decomposer) updateRunning(c *ctx, name string, stat val, momentum float64, scale val) error {
 	s := c.state(name)
 	cur := d.read(s)
 	dt := metaOf(cur).DType
 	cdt := opmath(dt)
 	st := d.convert(stat, cdt)
-	if scale != 1 {
-		st = d.mul(st, scale)
+	if k, isNum := scale.(float64); !isNum || k != 1 {
+		st = d.mul(st, d.operandLike(scale, st))
 	}
 	nv := d.add(d.mul(d.convert(cur, cdt), 1-momentum), d.mul(st, momentum))
 	return d.write(s, asNode(d.convert(nv, dt)), false)
@@ -164,13 +164,13 @@ func dInstanceNorm(c *ctx) (any, error) {
 			mom := c.float("momentum")
 			nc := m.SymSizes()[:2]
 			bm := d.mean(d.view(mean, nc), []int{0}, false, cdt)
-			if err := d.updateRunning(c, "running_mean", bm, mom, 1); err != nil {
+			if err := d.updateRunning(c, "running_mean", bm, mom, 1.0); err != nil {
 				return nil, err
 			}
 			if rv != nil {
-				n := symNumelOver(m.SymSizes(), dims).Specialize("instance_norm's running variance")
+				n := symNumelOver(m.SymSizes(), dims)
 				bv := d.mean(d.view(variance, nc), []int{0}, false, cdt)
-				if err := d.updateRunning(c, "running_var", bv, mom, float64(n)/float64(max(n-1, 1))); err != nil {
+				if err := d.updateRunning(c, "running_var", bv, mom, d.unbiasFactor(n)); err != nil {
 					return nil, err
 				}
 			}
@@ -325,4 +325,13 @@ func (d *decomposer) maxPoolWindows(x *fxgraph.Node, kernel, stride, padding, di
 		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(acc).Shape, out)
 	}
 	return acc, nil
+}
+
+// unbiasFactor is n / (n - 1) for the running variance (a count of 0 or 1 divides by 1, as
+// torch's kernels do; a symbolic count is at least 2).
+func (d *decomposer) unbiasFactor(n sym) val {
+	if k, c := n.IsConst(); c {
+		return float64(k) / float64(max(k-1, 1))
+	}
+	return d.sizeFloat(1, n, n.AddConst(-1))
 }

@@ -194,11 +194,15 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 		return d.unsupportedf("the call returns a Python %T, not tensors", n.Meta)
 	}
 	op := lookup(n)
-	if op == nil {
+	if _, fast := fastPathDecomps[n.Target]; fast || op == nil {
+		// torch's fused kernels: their fast-path decomposition (static calls); a symbolic call
+		// falls back through the registry row
 		if ok, err := d.decomposeFastPath(n); ok || err != nil {
 			return err
 		}
-		return d.fallback(n, nil, nil)
+		if op == nil {
+			return d.fallback(n, nil, nil)
+		}
 	}
 	c, err := d.bind(n, op)
 	if err != nil {

@@ -2,6 +2,7 @@ package decomp_test
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -129,13 +130,95 @@ func evalArg(a fxgraph.Arg, vals []int64, nodes map[*fxgraph.Node]*fxgraph.Node)
 			out.Elems = append(out.Elems, evalArg(e, vals, nodes))
 		}
 		return out
+	case fxgraph.Slice:
+		return fxgraph.Slice{Start: evalArg(x.Start, vals, nodes), Stop: evalArg(x.Stop, vals, nodes), Step: evalArg(x.Step, vals, nodes)}
 	}
 	return a
 }
 
+// symBound makes a slice bound that is a symbolized size, its negative or the size plus or minus
+// one symbolic (x[:, :T], x[-T:], x[:T - 1]); evaluated at vals when vals is not nil.
+func symBound(bySize map[int64]primtorch.SymInt, vals []int64) func(fxgraph.Const) fxgraph.Const {
+	return func(c fxgraph.Const) fxgraph.Const {
+		k, ok := c.V.(int64)
+		if !ok {
+			return c
+		}
+		for _, f := range []struct{ sign, off int64 }{{1, 0}, {-1, 0}, {1, -1}, {1, 1}} {
+			if s, ok := bySize[f.sign*(k-f.off)]; ok && s.Hint() >= 2 {
+				r := s.MulConst(f.sign).AddConst(f.off)
+				if vals != nil {
+					return fxgraph.Const{V: r.Eval(vals)}
+				}
+				return fxgraph.Const{V: r}
+			}
+		}
+		return c
+	}
+}
+
+// mapBounds applies f to the constant bounds of the slices in a.
+func mapBounds(a fxgraph.Arg, f func(fxgraph.Const) fxgraph.Const) fxgraph.Arg {
+	part := func(p fxgraph.Arg) fxgraph.Arg {
+		if c, ok := p.(fxgraph.Const); ok {
+			return f(c)
+		}
+		return p
+	}
+	switch x := a.(type) {
+	case fxgraph.Slice:
+		return fxgraph.Slice{Start: part(x.Start), Stop: part(x.Stop), Step: x.Step}
+	case fxgraph.List:
+		out := fxgraph.List{}
+		for _, e := range x.Elems {
+			out.Elems = append(out.Elems, mapBounds(e, f))
+		}
+		return out
+	case fxgraph.Tuple:
+		out := fxgraph.Tuple{}
+		for _, e := range x.Elems {
+			out.Elems = append(out.Elems, mapBounds(e, f))
+		}
+		return out
+	}
+	return a
+}
+
+func hasSlice(g *fxgraph.Graph) bool {
+	var has func(a fxgraph.Arg) bool
+	has = func(a fxgraph.Arg) bool {
+		switch x := a.(type) {
+		case fxgraph.Slice:
+			return true
+		case fxgraph.List:
+			for _, e := range x.Elems {
+				if has(e) {
+					return true
+				}
+			}
+		case fxgraph.Tuple:
+			for _, e := range x.Elems {
+				if has(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, n := range g.Nodes {
+		for _, a := range n.Args {
+			if has(a) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // rebuild re-adds g's calls over new placeholder metas (inputs maps each placeholder and
-// get_attr to its new meta), the registry computing every torch-level meta again.
-func rebuild(g *fxgraph.Graph, inputs func(n *fxgraph.Node) any, env *primtorch.ShapeEnv) (*fxgraph.Graph, error) {
+// get_attr to its new meta), the registry computing every torch-level meta again; bound (when
+// not nil) maps the constant slice bounds of the calls' arguments.
+func rebuild(g *fxgraph.Graph, inputs func(n *fxgraph.Node) any, env *primtorch.ShapeEnv, bound func(fxgraph.Const) fxgraph.Const) (*fxgraph.Graph, error) {
 	ng := fxgraph.New(g.Name)
 	ng.Shapes = env
 	nodes := map[*fxgraph.Node]*fxgraph.Node{}
@@ -158,6 +241,9 @@ func rebuild(g *fxgraph.Graph, inputs func(n *fxgraph.Node) any, env *primtorch.
 			args := make([]fxgraph.Arg, len(n.Args))
 			for i, a := range n.Args {
 				args[i] = mapArg(a)
+				if bound != nil {
+					args[i] = mapBounds(args[i], bound)
+				}
 			}
 			kwargs := make([]fxgraph.Kwarg, len(n.Kwargs))
 			for i, kw := range n.Kwargs {
@@ -191,6 +277,26 @@ func rebuild(g *fxgraph.Graph, inputs func(n *fxgraph.Node) any, env *primtorch.
 // sameGraphAt compares the symbolic prims graph sg evaluated at vals with the static prims
 // graph pg: node by node, targets, arguments and metas.
 func sameGraphAt(sg, pg *fxgraph.Graph, vals []int64) string {
+	// a float of sizes (n / (n - 1), 1/sqrt(E)) is a 0-d tensor computed from sym(...) values in
+	// the symbolic graph, a number in the static one: fold it at vals
+	folded := foldSizeFloats(sg, vals)
+	if len(folded) > 0 {
+		kept := fxgraph.New(sg.Name)
+		for _, n := range sg.Nodes {
+			if _, f := folded[n]; !f {
+				kept.Nodes = append(kept.Nodes, n)
+			}
+		}
+		sg = kept
+	}
+	foldArg := func(a fxgraph.Arg) fxgraph.Arg {
+		return fxgraph.MapArg(a, func(m *fxgraph.Node) fxgraph.Arg {
+			if v, ok := folded[m]; ok {
+				return fxgraph.Const{V: v}
+			}
+			return m
+		})
+	}
 	if len(sg.Nodes) != len(pg.Nodes) {
 		return fmt.Sprintf("%d nodes, the static decomposition has %d:\n%s\nstatic:\n%s", len(sg.Nodes), len(pg.Nodes), sg, pg)
 	}
@@ -209,7 +315,7 @@ func sameGraphAt(sg, pg *fxgraph.Graph, vals []int64) string {
 			return fmt.Sprintf("node %s: %d args, static %d", n.Name, len(n.Args), len(p.Args))
 		}
 		for j := range n.Args {
-			a := evalArg(n.Args[j], vals, idx)
+			a := evalArg(foldArg(n.Args[j]), vals, idx)
 			if argText(a) != argText(p.Args[j]) {
 				return fmt.Sprintf("node %s (%s) arg %d: %v, static %v", n.Name, n.Target, j, a, p.Args[j])
 			}
@@ -265,10 +371,13 @@ func TestSymbolicDecompositionProperty(t *testing.T) {
 	checked, symbolic, ruledOut := 0, 0, 0
 	var allSpecialized []string
 	perOp := map[string]int{}
-	for k := 0; k < 2*len(cases); k++ {
-		c, batchOnly := &cases[k%len(cases)], k >= len(cases)
+	withBounds := 0
+	for k := 0; k < 3*len(cases); k++ {
+		// three passes: every dense size symbolic, only the batch, and every size with the slice
+		// bounds that are sizes symbolic too (x[:, :T])
+		c, batchOnly, bounds := &cases[k%len(cases)], k >= len(cases) && k < 2*len(cases), k >= 2*len(cases)
 		g, _, err := c.Build()
-		if err != nil {
+		if err != nil || bounds && !hasSlice(g) {
 			continue
 		}
 		static, err := decomp.Decompose(g, decomp.Options{})
@@ -283,7 +392,23 @@ func TestSymbolicDecompositionProperty(t *testing.T) {
 				return n.Meta
 			}
 			return symbolizeDense(m, env, bySize, batchOnly)
-		}, env)
+		}, env, nil)
+		if bounds && err == nil {
+			// again, now that the sizes have their symbols, with symbolic bounds
+			before := sym.String()
+			sym, err = rebuild(g, func(n *fxgraph.Node) any {
+				for _, sn := range sym.Nodes {
+					if sn.Op == n.Op && sn.Target == n.Target {
+						return sn.Meta
+					}
+				}
+				return n.Meta
+			}, env, symBound(bySize, nil))
+			if err == nil && sym.String() == before {
+				continue
+			}
+			withBounds++
+		}
 		if err != nil || env.NumSymbols() == 0 {
 			if err != nil {
 				t.Errorf("%s: the symbolic graph does not build: %v", c.name(), err)
@@ -325,7 +450,7 @@ func TestSymbolicDecompositionProperty(t *testing.T) {
 					}
 				}
 				return n.Meta
-			}, nil)
+			}, nil, map[bool]func(fxgraph.Const) fxgraph.Const{true: symBound(bySize, vals)}[bounds])
 			if err != nil {
 				t.Errorf("%s at %v (guards %v): the static graph does not build: %v", c.name(), vals, guards, err)
 				break
@@ -343,7 +468,7 @@ func TestSymbolicDecompositionProperty(t *testing.T) {
 			perOp[c.Op]++
 		}
 	}
-	t.Logf("%d symbolic cases, %d checks at other sizes, %d value sets ruled out by guards; %d ops checked", symbolic, checked, ruledOut, len(perOp))
+	t.Logf("%d symbolic cases (%d with symbolic slice bounds), %d checks at other sizes, %d value sets ruled out by guards; %d ops checked", symbolic, withBounds, checked, ruledOut, len(perOp))
 	t.Logf("%d cases with every symbol specialised: %s", len(allSpecialized), strings.Join(allSpecialized, " "))
 	require.Positive(t, checked)
 }
@@ -472,4 +597,133 @@ func TestSymbolicPrimsGraphRuns(t *testing.T) {
 			require.Equal(t, want[i].Floats(), got[i].Floats(), "output %d at s0=%d", i, n)
 		}
 	}
+}
+
+// TestSymbolicSliceBounds: GPT's causal mask, bias[:, :, :T, :T] of a constant buffer with T a
+// symbolic length, a write through a symbolic slice and a narrow of symbolic start and length
+// decompose to prims over sym(...) bounds (guarded T <= 16 only), and the prims graph computes the
+// static decomposition's results at other lengths.
+func TestSymbolicSliceBounds(t *testing.T) {
+	sl := func(start, stop any) fxgraph.Slice {
+		c := func(v any) fxgraph.Arg {
+			if v == nil {
+				return fxgraph.Const{V: nil}
+			}
+			return goArg(v)
+		}
+		return fxgraph.Slice{Start: c(start), Stop: c(stop), Step: fxgraph.Const{V: nil}}
+	}
+	build := func(env *primtorch.ShapeEnv, T any, tv primtorch.SymInt) *fxgraph.Graph {
+		b := newTG(t)
+		b.g.Shapes = env
+		x := symIn(b, "x", env, 1, 2, T, T)
+		bias := b.attr("bias", f32(1, 1, 16, 16))
+		all := sl(nil, nil)
+		mask := b.call("operator.getitem", bias, fxgraph.Tuple{Elems: []fxgraph.Arg{all, all, sl(nil, tv), sl(nil, tv)}})
+		eq := b.call("operator.eq", mask, 0)
+		att := b.call("Tensor.masked_fill", x, eq, -1.0)
+		y := b.call("Tensor.clone", att)
+		b.call("operator.setitem", y, fxgraph.Tuple{Elems: []fxgraph.Arg{all, all, sl(tv.AddConst(-1), nil)}}, 2.0)
+		n := b.call("torch.narrow", y, 3, tv.AddConst(-2), 2)
+		return b.out(y, n)
+	}
+	env := primtorch.NewShapeEnv()
+	s0 := env.NewSymbol(6, "L['x'].size(2)")
+	g := build(env, s0, s0)
+	spg := decompose(t, g)
+	text := spg.String()
+	require.Empty(t, env.Specialized(), "%s", text)
+	var guards []string
+	for _, gd := range env.Guards() {
+		guards = append(guards, gd.String())
+	}
+	require.Equal(t, []string{"16 >= s0"}, guards)
+	require.Contains(t, text, `sym("s0")`)
+	require.NotContains(t, text, "6, 1)", "no hint of s0 is a slice bound")
+	parsed, err := fxgraph.Parse(text)
+	require.NoError(t, err, "%s", text)
+	require.Empty(t, fxgraph.Diff(spg, parsed))
+
+	biasVals := make([]float64, 256)
+	for i := range biasVals {
+		if i%16 <= i/16 {
+			biasVals[i] = 1
+		}
+	}
+	attrs := map[string]*ref.Tensor{"bias": ref.FromFloats(primtorch.Float32, []int64{1, 1, 16, 16}, biasVals)}
+	for _, n := range []int{2, 5, 11, 16} {
+		static := decompose(t, build(nil, n, primtorch.SymConst(int64(n))))
+		xs := make([]float64, 2*n*n)
+		for i := range xs {
+			xs[i] = float64((i*37)%101)/50 - 1
+		}
+		in := []*ref.Tensor{ref.FromFloats(primtorch.Float32, []int64{1, 2, int64(n), int64(n)}, xs)}
+		got, err := ref.Run(spg, in, attrs)
+		require.NoError(t, err)
+		want, err := ref.Run(static, in, attrs)
+		require.NoError(t, err)
+		require.Len(t, got, len(want))
+		for i := range want {
+			require.Equal(t, want[i].Shape, got[i].Shape, "output %d at T=%d", i, n)
+			require.Equal(t, want[i].Floats(), got[i].Floats(), "output %d at T=%d", i, n)
+		}
+	}
+}
+
+// foldSizeFloats evaluates at vals the nodes that compute a number from sizes only:
+// prims.full([], sym(...) or a number) and mul/div/sqrt/convert_element_type/expand of them
+// (conversions kept in float64: the static graph has the float64 number).
+func foldSizeFloats(g *fxgraph.Graph, vals []int64) map[*fxgraph.Node]float64 {
+	out := map[*fxgraph.Node]float64{}
+	num := func(a fxgraph.Arg) (float64, bool) {
+		switch x := a.(type) {
+		case *fxgraph.Node:
+			v, ok := out[x]
+			return v, ok
+		case fxgraph.Const:
+			switch v := x.V.(type) {
+			case float64:
+				return v, true
+			case int64:
+				return float64(v), true
+			case primtorch.SymInt:
+				return float64(v.Eval(vals)), true
+			}
+		}
+		return 0, false
+	}
+	for _, n := range g.Nodes {
+		if n.Op != fxgraph.CallFunction || len(n.Args) == 0 {
+			continue
+		}
+		a, okA := num(n.Args[0])
+		switch n.Target {
+		case "prims.full":
+			if l, ok := n.Args[0].(fxgraph.List); ok && len(l.Elems) == 0 {
+				if v, ok := num(n.Args[1]); ok {
+					out[n] = v
+				}
+			}
+		case "prims.convert_element_type", "prims.expand":
+			if okA {
+				out[n] = a
+			}
+		case "prims.sqrt":
+			if okA {
+				out[n] = math.Sqrt(a)
+			}
+		case "prims.mul", "prims.div":
+			b, okB := num(n.Args[1])
+			_, an := n.Args[0].(*fxgraph.Node)
+			_, bn := n.Args[1].(*fxgraph.Node)
+			if okA && okB && (an || bn) {
+				if n.Target == "prims.mul" {
+					out[n] = a * b
+				} else {
+					out[n] = a / b
+				}
+			}
+		}
+	}
+	return out
 }

@@ -1463,6 +1463,20 @@ def gen_versions():
     case("layer_norm", "torch.nn.functional.layer_norm", T([2, 4], dtype=bf16), [4], T([4]), T([4], dtype=bf16))
     for n in (1, 2, 3):
         case("max_pool1d", "torch.nn.functional.max_pool1d", T([2, 3, n]), 2)
+    # torch's fused inference kernels (nn.TransformerEncoderLayer, nn.MultiheadAttention)
+    E, H, FF = 8, 2, 16
+    for src in (T([2, 5, E]), T([3, 1, E]), T([2, 5, E], layout="t")):
+        w = (E, H, T([3 * E, E]), T([3 * E]), T([E, E]), T([E]))
+        norms = (T([E]), T([E]), T([E]), T([E]), T([FF, E]), T([FF]), T([E, FF]), T([E]))
+        case("_transformer_encoder_layer_fwd", "torch._transformer_encoder_layer_fwd", src, *w, False, False, 1e-5, *norms)
+        case("_transformer_encoder_layer_fwd", "torch._transformer_encoder_layer_fwd", src, *w, True, True, 1e-5, *norms)
+        for nw in (True, False):
+            for avg in (True, False):
+                case("_native_multi_head_attention", "torch._native_multi_head_attention", src, src, src, *w, None, nw, avg)
+    case("_transformer_encoder_layer_fwd", "torch._transformer_encoder_layer_fwd", T([5, E]), E, H, T([3 * E, E]), T([3 * E]),
+         T([E, E]), T([E]), False, False, 1e-5, T([E]), T([E]), T([E]), T([E]), T([FF, E]), T([FF]), T([E, FF]), T([E]))
+    case("_native_multi_head_attention", "torch._native_multi_head_attention", T([2, 5, E]), T([2, 5, E]), T([2, 5, E]), E, H,
+         T([3 * E, E]), T([3 * E]), T([E, E]), T([E]), need_weights=False)
     if hasattr(F, "scaled_dot_product_attention"):  # torch 2
         op, sdpa = "scaled_dot_product_attention", "torch.nn.functional.scaled_dot_product_attention"
         q, k, v = T([2, 3, 4, 8]), T([2, 3, 5, 8]), T([2, 3, 5, 6])
