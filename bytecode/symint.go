@@ -502,3 +502,27 @@ func specializeIn(v Value, why string) {
 		}
 	}
 }
+
+// symBuiltinArgs prepares dynamic sizes among a builtin's arguments (in place): int(n) of a
+// dynamic size is itself (done); type() and isinstance() take it as it is (its type is int);
+// every other builtin gets the value of this call, guarded (range(n), min, abs, ...).
+func symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg) (Value, bool) {
+	if name == "int" && len(args) == 1 && len(kw) == 0 {
+		if s, ok := args[0].(*SymV); ok {
+			return s, true
+		}
+	}
+	for i, a := range args {
+		if s, ok := a.(*SymV); ok {
+			if name != "type" && name != "isinstance" {
+				args[i] = specializeSym(f, s)
+			}
+		}
+	}
+	for i := range kw {
+		if s, ok := kw[i].Val.(*SymV); ok {
+			kw[i].Val = specializeSym(f, s)
+		}
+	}
+	return nil, false
+}

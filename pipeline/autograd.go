@@ -133,8 +133,8 @@ func (c *compiler) savedValueWritten() string {
 func (c *compiler) toRuntime(g *fxgraph.Graph, name string) (py.Obj, error) {
 	comp, err := c.compileC(g, inductor.Options{Check: c.cfg.CheckIR})
 	if err != nil {
-		if strings.Contains(err.Error(), "ptgo BUG") {
-			return 0, err
+		if strings.Contains(err.Error(), "ptgo BUG") || IsSymbolicUnsupported(err) {
+			return 0, err // symbolic sizes the C backend cannot take: Compile answers NeedsStatic
 		}
 		NoteFallback(name, err.Error())
 		return 0, nil
