@@ -394,13 +394,21 @@ func (l *lowerer) symbolic() error {
 			}
 		})
 	}
-	// placeholder index -> graph input index (tensor placeholders only)
+	// placeholder index -> graph input index (tensor placeholders), or -> int argument index
+	// (int placeholders, the symbols of Python int arguments)
 	inputOf := map[int]int{}
+	intOf := map[int]int{}
 	k := 0
 	for i, n := range g.Placeholders() {
 		if n.TensorMeta() != nil {
 			inputOf[i] = k
 			k++
+		} else {
+			switch n.Meta.(type) {
+			case primtorch.SymInt, int64:
+				intOf[i] = l.g.IntInputs
+				l.g.IntInputs++
+			}
 		}
 	}
 	binds := fxgraph.SymbolBindings(g)
@@ -410,9 +418,17 @@ func (l *lowerer) symbolic() error {
 		if !used[id] {
 			continue
 		}
-		in, ok := inputOf[b.Input]
-		if b.Input < 0 || b.Dim < 0 || !ok {
-			refuseSym("size symbol s%d is not the size of a dim of a tensor input", id)
+		var in int
+		var ok bool
+		switch {
+		case b.Input < 0:
+		case b.Dim == -1:
+			in, ok = intOf[b.Input]
+		case b.Dim >= 0 || b.Dim == fxgraph.OffsetDim:
+			in, ok = inputOf[b.Input]
+		}
+		if !ok {
+			refuseSym("size symbol s%d is not read from an input (a dim, a storage offset or an int argument)", id)
 		}
 		l.g.Symbols[id] = SymbolSource{Input: in, Dim: b.Dim, Hint: g.Shapes.HintOf(id)}
 	}
@@ -421,11 +437,20 @@ func (l *lowerer) symbolic() error {
 
 // symArg reads a constant argument that is a symbolic size expression.
 func symArg(a fxgraph.Arg) (Sym, bool) {
-	c, ok := a.(fxgraph.Const)
-	if !ok {
+	var v any
+	switch a := a.(type) {
+	case fxgraph.Const:
+		v = a.V
+	case *fxgraph.Node:
+		// an int placeholder (a Python int argument that is a size symbol)
+		if a.Op != fxgraph.Placeholder {
+			return Sym{}, false
+		}
+		v = a.Meta
+	default:
 		return Sym{}, false
 	}
-	s, ok := c.V.(primtorch.SymInt)
+	s, ok := v.(primtorch.SymInt)
 	if !ok {
 		return Sym{}, false
 	}

@@ -161,10 +161,12 @@ struct Buf {
   int64_t dyn_off = -1;
 };
 
-// Where a symbolic plan reads a symbol: dim `dim` of input `input` (-1: unused).
+// Where a symbolic plan reads a symbol: dim `dim` of input `input` (input -1: unused); dim -2:
+// input `input`'s storage offset; dim -1: the `input`-th int argument of the call.
 struct SymSource {
   int input = -1, dim = -1;
 };
+constexpr int kSymIntArg = -1, kSymOffset = -2;
 
 // An extern argument: a buffer, or a constant Python object, or a sequence of arguments.
 struct Arg {
@@ -252,6 +254,8 @@ struct GraphObject {
   // inputs' sizes on every call, the symbolic buffers' sizes evaluated from them, and every
   // kernel gets them as its ints argument.
   std::vector<SymSource>* symbols;
+  // How many Python ints a call passes among its tensors (the symbols of int arguments).
+  int64_t int_inputs;
   // The buffers' layouts at the symbol values of the last call that held the arena (reused while
   // the values repeat; only such a call writes them).
   std::vector<int64_t>* last_syms;
@@ -621,8 +625,30 @@ int64_t place_dynamic(std::vector<Buf>& specs, const std::vector<Step>& steps) {
   return total;
 }
 
-PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, double* times) {
+PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, double* times) {
   const std::vector<Buf>* specp = g->bufs;
+  // a plan taking int arguments: the tensors and the ints, mixed in placeholder order
+  std::vector<PyObject*> tensor_args;
+  std::vector<int64_t> int_args;
+  PyObject* const* args = all_args;
+  Py_ssize_t nargs = nall;
+  if (g->int_inputs > 0) {
+    for (Py_ssize_t i = 0; i < nall; i++) {
+      if (PyLong_Check(all_args[i]) && !PyBool_Check(all_args[i])) {
+        int_args.push_back(PyLong_AsLongLong(all_args[i]));
+        if (PyErr_Occurred()) return nullptr;
+      } else {
+        tensor_args.push_back(all_args[i]);
+      }
+    }
+    if (static_cast<int64_t>(int_args.size()) != g->int_inputs) {
+      PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s takes %lld int arguments, got %zu", g->name->c_str(),
+                   static_cast<long long>(g->int_inputs), int_args.size());
+      return nullptr;
+    }
+    args = tensor_args.data();
+    nargs = static_cast<Py_ssize_t>(tensor_args.size());
+  }
   for (Py_ssize_t i = 0; i < nargs; i++) {
     if (!PyObject_TypeCheck(args[i], reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
       PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s: input %zd is not a tensor", g->name->c_str(), i);
@@ -657,13 +683,25 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
       for (size_t k = 0; k < syms.size(); k++) {
         const SymSource& src = (*g->symbols)[k];
         if (src.input < 0) continue;
-        const at::Tensor& t = bufs[(*g->inputs)[src.input]];
-        if (src.dim >= t.dim()) {
-          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %d has no dim %d (size symbol s%zu)",
-                       g->name->c_str(), src.input, src.dim, k);
-          return nullptr;
+        if (src.dim == kSymIntArg) {
+          if (static_cast<size_t>(src.input) >= int_args.size()) {
+            PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: no int argument %d (size symbol s%zu)",
+                         g->name->c_str(), src.input, k);
+            return nullptr;
+          }
+          syms[k] = int_args[src.input];
+        } else {
+          const at::Tensor& t = bufs[(*g->inputs)[src.input]];
+          if (src.dim == kSymOffset) {
+            syms[k] = t.storage_offset();
+          } else if (src.dim < 0 || src.dim >= t.dim()) {
+            PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %d has no dim %d (size symbol s%zu)",
+                         g->name->c_str(), src.input, src.dim, k);
+            return nullptr;
+          } else {
+            syms[k] = t.size(src.dim);
+          }
         }
-        syms[k] = t.size(src.dim);
         if (syms[k] < 2) {
           PyErr_Format(PyExc_ValueError,
                        "ptgo compiled graph %s: compiled for size symbol s%zu >= 2 (dim %d of input %d), got %lld",
@@ -782,7 +820,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
               // The driver passes on_index_error only for graphs that write no input and draw no
               // random numbers, so the failed run left nothing the user can see: torch's run
               // raises eager's exception (or, should torch accept the data, gives its result).
-              return PyObject_Vectorcall(g->on_index_error, args, nargs, nullptr);
+              return PyObject_Vectorcall(g->on_index_error, all_args, nall, nullptr);
             }
             if (rc & 1)
               PyErr_Format(PyExc_IndexError, "index out of range in ptgo kernel %s (graph %s)", st.kernel.c_str(),
@@ -1063,6 +1101,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->dyn_block = new at::Tensor();
   g->dyn_views = new std::vector<at::Tensor>();
   g->arena_bytes = 0;
+  g->int_inputs = 0;
   g->arena_fresh = true;
   g->busy = false;
   g->on_index_error = nullptr;
@@ -1103,6 +1142,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     return fail();
   }
   g->arena_bytes = get_int(plan, "arena_bytes", 0);
+  g->int_inputs = get_int(plan, "int_inputs", 0);
   if (PyObject* sy = PyDict_GetItemString(plan, "symbols"); sy != nullptr && PyList_Check(sy)) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sy); i++) {
       PyObject* d = PyList_GET_ITEM(sy, i);
