@@ -501,6 +501,12 @@ func argJSON(a PArg) (string, error) {
 		return `{"dtype": "` + dtypeName(v) + `"}`, nil
 	case primtorch.Device:
 		return `{"device": "` + v.String() + `"}`, nil
+	case primtorch.SymInt:
+		if k, ok := v.IsConst(); ok {
+			return mustJSON(k), nil
+		}
+		// a size expression of a symbolic program: its int value in each call
+		return `{"sym": ` + mustJSON(strings.ReplaceAll(v.String(), " ", "")) + "}", nil
 	}
 	return `{"value": ` + mustJSON(fmt.Sprint(a.Value)) + "}", nil
 }

@@ -350,6 +350,10 @@ var symbolicTargets = map[string]bool{
 	"prims.cat": true, "prims.constant_pad_nd": true, "prims.gather": true, "prims.index_select": true,
 	"prims.full": true, "prims.iota": true, "prims.cumsum": true, "prims.cumprod": true,
 	"prims.index": true, "prims.scatter": true, "prims.index_put": true,
+	// externs run by torch: their results' layouts are the metas' symbolic ones, evaluated per
+	// call (a result torch returns with another layout is copied into it); size arguments are
+	// passed as their values in the call
+	"prims.convolution": true, "prims.fallback": true,
 }
 
 func symbolicTarget(t string) bool {
