@@ -344,12 +344,17 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		return nil, lowerError(n, "slice needs a constant dim in range")
 	}
 	start := int64(0)
+	var symStart *Sym // a symbolic start (a size expression)
 	if a := arg(n, 2, "start"); !isNone(a) {
-		v, ok := constInt(a)
-		if !ok {
-			return nil, lowerError(n, "slice start must be a constant int")
+		if sz, ok := symArg(a); ok {
+			symStart = &sz
+		} else {
+			v, ok := constInt(a)
+			if !ok {
+				return nil, lowerError(n, "slice start must be a constant int")
+			}
+			start = v
 		}
-		start = v
 	}
 	step := int64(1)
 	if a := arg(n, 4, "step"); !isNone(a) {
@@ -359,18 +364,37 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		}
 		step = v
 	}
-	if k, static := t.sizes[dim].IsConst(); static {
+	if len(mt.Shape) != len(t.sizes) {
+		return nil, lowerError(n, "the meta's shape %v does not keep the %d dims", mt.Shape, len(t.sizes))
+	}
+	m := indexVars(metaSizes(mt), 0)
+	outSize := metaSizes(mt)[dim]
+	k, static := t.sizes[dim].IsConst()
+	switch {
+	case symStart != nil:
+		// a start the trace computed from the sizes: the meta's size says where the slice
+		// ends, which the trace's guards keep in range (a start that may be negative would be
+		// clamped or wrapped, which a polynomial cannot say)
+		if !nonNegative(*symStart) {
+			refuseSym("a slice from %s (it may be negative)", *symStart)
+		}
+		m[dim] = m[dim].Scale(step).Add(symExpr(*symStart))
+		return viewResult(t.view(metaSizes(mt), m)), nil
+	case static:
 		if start < 0 {
 			start += k
 		}
 		start = max(0, min(start, k))
-	} else if start < 0 || start > 2 {
+	case start >= 0 && start <= 2:
 		// (a start within every size the symbol can have, ≥ 2, needs no clamping)
+	case step == 1 && start > 2 && outSize.Equal(t.sizes[dim].AddConst(-start)):
+		// x[:, 3:] of a symbolic dim the trace guarded to be at least 3 long
+	case step == 1 && start < 0 && outSize.Equal(symc(-start)):
+		// x[:, -3:] of a symbolic dim at least 3 long: it starts at size - 3
+		m[dim] = m[dim].Add(symExpr(t.sizes[dim].AddConst(start)))
+		return viewResult(t.view(metaSizes(mt), m)), nil
+	default:
 		refuseSym("a slice from %d of a symbolic dim %s", start, t.sizes[dim])
-	}
-	m := indexVars(metaSizes(mt), 0)
-	if len(mt.Shape) != len(t.sizes) {
-		return nil, lowerError(n, "the meta's shape %v does not keep the %d dims", mt.Shape, len(t.sizes))
 	}
 	m[dim] = m[dim].Scale(step).AddConst(start)
 	return viewResult(t.view(metaSizes(mt), m)), nil

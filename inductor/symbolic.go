@@ -333,11 +333,11 @@ func symsV(xs []Sym) string {
 }
 
 // symbolicTargets are the prims targets inductor compiles with symbolic sizes; a symbolic graph
-// with any other target (convolution, fallbacks, externs with no lowering) is refused
-// (SymbolicUnsupported). Their lowerings take sizes from the metas' symbolic layouts and refuse
-// (refuseSym) the cases that need a static size: a symbolic dim that is sliced from beyond 2,
-// selected, concatenated, padded or indexed, a view that regroups a symbolic dim with another
-// one unless they are dense in storage.
+// with any other target (externs with no lowering, as_strided) is refused (SymbolicUnsupported).
+// Their lowerings take sizes from the metas' symbolic layouts and refuse (refuseSym) the cases
+// that need a static size: a symbolic dim that is sliced from a start the meta does not bound,
+// selected or indexed, a view that regroups a symbolic dim with another one unless they are
+// dense in storage.
 var symbolicTargets = map[string]bool{
 	"prims.convert_element_type": true, "prims.clone": true,
 	"prims.sum": true, "prims.prod": true, "prims.amax": true, "prims.amin": true, "prims.any": true, "prims.all": true,
@@ -346,7 +346,7 @@ var symbolicTargets = map[string]bool{
 	"prims.slice": true, "prims.select": true,
 	"prims.mm": true, "prims.bmm": true, "prims.addmm": true,
 	"prims.copy_": true, "operator.getitem": true,
-	// along static dims (an indexed, concatenated or padded symbolic dim is refused)
+	// cat and pad along any dim; the others along static dims (an indexed symbolic dim is refused)
 	"prims.cat": true, "prims.constant_pad_nd": true, "prims.gather": true, "prims.index_select": true,
 	"prims.full": true, "prims.iota": true, "prims.cumsum": true, "prims.cumprod": true,
 	"prims.index": true, "prims.scatter": true, "prims.index_put": true,

@@ -274,6 +274,18 @@ var symCasesData = []symCase{
   %e : f32[2,sym("s0 - 1"),8] = prims.exp(%q)
   return (%t, %e)
 `, vals: [][]int64{{2}, {3}, {17}, {64}}},
+	{name: "slices_symbolic", text: `graph f[s0=8](x: f32[4,s0], b: f32[16,16], y: f32[64,4]):
+  %a : f32[4,sym("s0 - 3")] = prims.slice(%x, 1, 3, sym("s0"), 1)
+  %an : f32[4,sym("s0 - 3")] = prims.neg(%a)
+  %t : f32[4,2] = prims.slice(%x, 1, -2, sym("s0"), 1)
+  %te : f32[4,2] = prims.exp(%t)
+  %m : f32[s0,16] = prims.slice(%b, 0, 0, sym("s0"), 1)
+  %mm : f32[s0,s0] = prims.slice(%m, 1, 0, sym("s0"), 1)
+  %mt : f32[s0,s0] = prims.tanh(%mm)
+  %w : f32[4,4] = prims.slice(%y, 0, sym("s0"), sym("s0 + 4"), 1)
+  %wn : f32[4,4] = prims.neg(%w)
+  return (%an, %te, %mt, %wn)
+`, vals: [][]int64{{3}, {5}, {12}, {16}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
