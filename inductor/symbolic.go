@@ -369,8 +369,9 @@ func symbolicTarget(t string) bool {
 }
 
 // symbolic checks a symbolic graph before lowering: every target is one inductor compiles
-// symbolically, and every symbol the graph uses is read from a dim of a tensor input. It records
-// where the runtime reads each symbol (Graph.Symbols).
+// symbolically, and every symbol the graph uses is read from an input (a dim or the storage
+// offset of a tensor input, or an int argument). It records where the runtime reads each symbol
+// (Graph.Symbols) and how many int arguments the graph takes (Graph.IntInputs).
 func (l *lowerer) symbolic() error {
 	g := l.fx
 	if g.Shapes == nil {
