@@ -375,7 +375,7 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		// a start the trace computed from the sizes: the meta's size says where the slice
 		// ends, which the trace's guards keep in range (a start that may be negative would be
 		// clamped or wrapped, which a polynomial cannot say)
-		if !nonNegative(*symStart) {
+		if !atLeastZero(*symStart) {
 			refuseSym("a slice from %s (it may be negative)", *symStart)
 		}
 		m[dim] = m[dim].Scale(step).Add(symExpr(*symStart))
@@ -409,21 +409,40 @@ func lowerSelect(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	d, ok := constInt(arg(n, 1, "dim"))
 	dim, ok2 := normDim(d, len(t.sizes))
 	idx, ok3 := constInt(arg(n, 2, "index"))
-	if !ok || !ok2 || !ok3 || len(t.sizes) == 0 {
+	symIdx, isSym := symArg(arg(n, 2, "index"))
+	if !ok || !ok2 || !(ok3 || isSym) || len(t.sizes) == 0 {
 		return nil, lowerError(n, "select needs a constant dim and index")
 	}
-	dsize := staticSize(t.sizes[dim], "a select")
-	if idx < 0 {
-		idx += dsize
-	}
-	if idx < 0 || idx >= dsize {
-		return nil, lowerError(n, "index %d is out of range for dim %d of size %d", idx, dim, dsize)
+	var at Expr
+	if _, static := t.sizes[dim].IsConst(); static && !isSym {
+		dsize := staticSize(t.sizes[dim], "a select")
+		if idx < 0 {
+			idx += dsize
+		}
+		if idx < 0 || idx >= dsize {
+			return nil, lowerError(n, "index %d is out of range for dim %d of size %d", idx, dim, dsize)
+		}
+		at = Const(idx)
+	} else {
+		switch {
+		case isSym && atLeastZero(symIdx):
+			// an index the trace computed from the sizes (x[:, s0 - 1]), in range by its guards
+			at = symExpr(symIdx)
+		case !isSym && idx >= 0 && idx < 2:
+			// in range of every size the symbol can have (≥ 2)
+			at = Const(idx)
+		case !isSym && idx < 0 && idx >= -2:
+			// from the end: x[:, -1], the last of a symbolic length
+			at = symExpr(t.sizes[dim].AddConst(idx))
+		default:
+			refuseSym("a select of %v from a symbolic dim %s", arg(n, 2, "index"), t.sizes[dim])
+		}
 	}
 	var sizes []Sym
 	m := make([]Expr, len(t.sizes))
 	for k, s := range t.sizes {
 		if k == dim {
-			m[k] = Const(idx)
+			m[k] = at
 			continue
 		}
 		if !isOne(s) {

@@ -488,6 +488,20 @@ func nonNegative(s Sym) bool {
 	return true
 }
 
+// atLeastZero reports whether s is ≥ 0 for every value of the symbols (each ≥ 2): no negative
+// coefficient (s grows with each symbol) and s ≥ 0 with every symbol at 2 ("s0 - 1").
+func atLeastZero(s Sym) bool {
+	c, terms := symTerms(s)
+	low := c
+	for _, t := range terms {
+		if t.coef < 0 {
+			return false
+		}
+		low += t.coef << len(t.mono)
+	}
+	return low >= 0
+}
+
 type symTerm struct {
 	coef int64
 	mono []int

@@ -286,6 +286,16 @@ var symCasesData = []symCase{
   %wn : f32[4,4] = prims.neg(%w)
   return (%an, %te, %mt, %wn)
 `, vals: [][]int64{{3}, {5}, {12}, {16}}},
+	{name: "select_symbolic", text: `graph f[s0=8](x: f32[4,s0,3], y: f32[20,3]):
+  %l : f32[4,3] = prims.select(%x, 1, -1)
+  %ln : f32[4,3] = prims.neg(%l)
+  %p : f32[4,3] = prims.select(%x, 1, -2)
+  %f : f32[4,3] = prims.select(%x, 1, 1)
+  %pf : f32[4,3] = prims.add(%p, %f)
+  %r : f32[3] = prims.select(%y, 0, sym("s0 - 1"))
+  %rn : f32[3] = prims.exp(%r)
+  return (%ln, %pf, %rn)
+`, vals: [][]int64{{2}, {3}, {12}, {20}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {
