@@ -53,6 +53,9 @@ CASES = {
     "storage_offset": (lambda x: (x * 2).tanh() + 1, lambda n: (data[n:n + 16],), False),
     "cat_cls_token": (lambda x: torch.cat([cls.expand(x.size(0), 1, 8), x], 1).tanh(),
                       lambda n: (torch.randn(2, n, 8),), False),
+    "last_token": (lambda x: (x[:, -1] * 2).tanh(), lambda n: (torch.randn(2, n, 8),), False),
+    "slice_from_3": (lambda x: x[:, 3:].tanh() + x[:, 1:4].sum(1, keepdim=True),
+                     lambda n: (torch.randn(2, n + 3, 8),), False),
     "pad_sequence": (lambda x: F.pad(x, (0, 0, 1, 2), value=0.5).tanh(), lambda n: (torch.randn(2, n, 8),), False),
 }
 
