@@ -1309,8 +1309,10 @@ func (t *Tracer) constMaskIndex(f *frame, x *TensorV, idx Value) (Value, error) 
 		return &ListV{Items: pos}, true, nil
 	}
 	shape := x.Meta.Shape
-	primtorch.SpecializeValue(x.Meta, "indexing with a constant mask at "+f.shortWhere())
 	check := func(l *ListV, dim int) error {
+		// a mask's length is checked against the size it indexes: only then is that size
+		// static (an index with no mask, x[:, -1] or x[:, 1:], keeps x's symbols)
+		primtorch.SpecializeValue(x.Meta, "indexing with a constant mask at "+f.shortWhere())
 		if dim >= len(shape) || int64(len(l.Items)) != shape[dim] {
 			size := "nothing"
 			if dim < len(shape) {

@@ -181,7 +181,16 @@ func (c *Compiled) Run(inputs []*Tensor, nthreads int) ([]*Tensor, error) {
 		return Execute(c.Program, c.Library, inputs, nthreads)
 	}
 	defer c.mu.Unlock()
-	return execute(c.Program, c.Library, inputs, nthreads, &c.arena)
+	return execute(c.Program, c.Library, inputs, nil, nthreads, &c.arena)
+}
+
+// RunInts is Run for a graph that takes int arguments (Program.IntInputs), in placeholder order.
+func (c *Compiled) RunInts(inputs []*Tensor, ints []int64, nthreads int) ([]*Tensor, error) {
+	if !c.mu.TryLock() {
+		return ExecuteInts(c.Program, c.Library, inputs, ints, nthreads)
+	}
+	defer c.mu.Unlock()
+	return execute(c.Program, c.Library, inputs, ints, nthreads, &c.arena)
 }
 
 func checkStage(opts Options, g *Graph, stage string) error {

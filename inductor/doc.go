@@ -157,31 +157,41 @@
 // values (a mean's divisor sym("s0"): VSize); a kernel whose work is symbolic runs its parallel
 // loops when the work reaches ParallelMinWork at run time and a serial copy of them otherwise
 // (the loop shapes are planned as if each symbol were at least 1024). The plan lists where each
-// symbol is read (Program.Symbols: a dim of an input), and buffers whose layout depends on the
+// symbol is read (Program.Symbols: a dim of a tensor input, its storage offset (a batch sliced
+// from a bigger tensor), or a Python int argument the call passes among the tensors,
+// Program.IntInputs), and buffers whose layout depends on the
 // symbols carry it as polynomials (BufSpec.SymSizes, SymStrides, ...), evaluated per call by
 // Execute and by the C++ runtime, which also checks symbolic inputs against them. Symbolic
 // temporaries live in the arena's dynamic part, a second block kept across calls and grown when
 // a call needs more, placed for each call's sizes (PlaceDynamic: first fit, as the static part
 // is placed at compile time; the runtime keeps the placement and the views while the symbol
 // values repeat); symbolic outputs are allocated per call (recycling the previous call's
-// storage of the same size). mm/bmm/addmm write into symbolic buffers as into static ones. A
+// storage of the same size). mm/bmm/addmm write into symbolic buffers as into static ones;
+// the other externs (convolution, fallbacks run by torch: dropout, einsum, ...) bind results whose
+// layouts are their metas' symbolic ones (copied into them when torch returns another layout),
+// and their size arguments are size expressions evaluated per call ({"sym": ...}); a frozen
+// graph's convolution of a symbolic input runs torch's convolution (the packed oneDNN path is
+// for one input size). Cat and constant_pad_nd along a symbolic dim read through masks with
+// symbolic bounds; a slice of a symbolic dim may start past 2 or from the end when the meta's
+// size says it stays in range (x[:, 3:], x[:, -3:]), and a slice may start at a size expression
+// (data[s0:s0+16]). A
 // symbol the trace specialised is its hint (the graph is static in it).
 //
 // What needs a static size is refused with a *SymbolicUnsupported error (IsSymbolicUnsupported),
-// never compiled for the hints: a target outside symbolicTargets (convolution, fallbacks, ops
-// with no lowering), a symbolic dim that is concatenated, padded, indexed (gather, index,
-// index_select, scatter, index_put), sliced from beyond 2 or selected, a view that splits or
+// never compiled for the hints: a target outside symbolicTargets (ops with no lowering such as
+// as_strided), a symbolic dim that is indexed (gather, index, index_select, scatter,
+// index_put), sliced from a start the meta does not bound, or selected, a view that splits or
 // merges a symbolic dim with another dim (a division or modulo by a symbol) unless the dims are
 // dense in storage (the view is then an alias with merged strides), a division or modulo
-// of an index times a symbolic stride, a symbol that is not the size of a dim of a tensor input
-// (an int input), argmax over several dims one of which is symbolic, and CUDA (CompileCUDA). The
+// of an index times a symbolic stride, argmax over several dims one of which is symbolic, and
+// CUDA (CompileCUDA). The
 // pipeline then compiles the graph with static shapes.
 //
 // # Not done
 //
 // Symbolic: division and modulo by a symbol in indices (views regrouping a symbolic dim with
-// another one are compiled only when those dims are dense in storage: an alias), int inputs as
-// symbols, the ops listed above. CUDA code generation, convolution and fallback
+// another one are compiled only when those dims are dense in storage: an alias), the ops
+// listed above. CUDA code generation, convolution and fallback
 // externs in the Go executor (the torch runtime runs them), scans fused with other nodes,
 // loop tiling for transposes, and reductions combined across kernels (a split reduction of one
 // huge row).

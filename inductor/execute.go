@@ -16,7 +16,13 @@ import (
 // (prims.mm, prims.bmm, prims.addmm; an Into extern's result is copied into its allocated
 // buffer); other externs (fallbacks, convolution) are an error here.
 func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) ([]*Tensor, error) {
-	return execute(p, lib, inputs, nthreads, &execArena{})
+	return execute(p, lib, inputs, nil, nthreads, &execArena{})
+}
+
+// ExecuteInts is Execute for a program that takes int arguments (Program.IntInputs): ints are
+// their values, in placeholder order.
+func ExecuteInts(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, nthreads int) ([]*Tensor, error) {
+	return execute(p, lib, inputs, ints, nthreads, &execArena{})
 }
 
 // execArena is the memory a plan's temporaries live in, kept across calls as the CPython runtime
@@ -29,11 +35,14 @@ type execArena struct {
 	dyn []byte
 }
 
-func execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int, a *execArena) ([]*Tensor, error) {
+func execute(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, nthreads int, a *execArena) ([]*Tensor, error) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("inductor: program %s takes %d inputs, got %d", p.Name, len(p.Inputs), len(inputs))
 	}
-	specs, syms, err := concreteBuffers(p, inputs)
+	if len(ints) != p.IntInputs {
+		return nil, fmt.Errorf("inductor: program %s takes %d int arguments, got %d", p.Name, p.IntInputs, len(ints))
+	}
+	specs, syms, err := concreteBuffersInts(p, inputs, ints)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +255,12 @@ func copyElems(out, t *Tensor) {
 // SymbolValues reads a symbolic program's symbol values from its inputs' sizes (nil for a
 // static program).
 func SymbolValues(p *Program, inputs []*Tensor) ([]int64, error) {
+	return SymbolValuesInts(p, inputs, nil)
+}
+
+// SymbolValuesInts is SymbolValues for a program that also reads symbols from its int
+// arguments (ints) and its inputs' storage offsets.
+func SymbolValuesInts(p *Program, inputs []*Tensor, ints []int64) ([]int64, error) {
 	if len(p.Symbols) == 0 {
 		return nil, nil
 	}
@@ -254,10 +269,19 @@ func SymbolValues(p *Program, inputs []*Tensor) ([]int64, error) {
 		if src.Input < 0 {
 			continue
 		}
-		if src.Input >= len(inputs) || inputs[src.Input] == nil || src.Dim >= len(inputs[src.Input].Sizes) {
+		switch {
+		case src.Dim == SymIntArg:
+			if src.Input >= len(ints) {
+				return nil, fmt.Errorf("inductor: program %s reads size symbol s%d from int argument %d, which it was not given", p.Name, id, src.Input)
+			}
+			vals[id] = ints[src.Input]
+		case src.Input >= len(inputs) || inputs[src.Input] == nil || src.Dim >= len(inputs[src.Input].Sizes):
 			return nil, fmt.Errorf("inductor: program %s reads size symbol s%d from dim %d of input %d, which it does not have", p.Name, id, src.Dim, src.Input)
+		case src.Dim == SymOffset:
+			vals[id] = inputs[src.Input].Offset
+		default:
+			vals[id] = inputs[src.Input].Sizes[src.Dim]
 		}
-		vals[id] = inputs[src.Input].Sizes[src.Dim]
 		if vals[id] < 2 {
 			return nil, fmt.Errorf("inductor: program %s was compiled for s%d >= 2 (dim %d of input %d), got %d", p.Name, id, src.Dim, src.Input, vals[id])
 		}
@@ -268,10 +292,14 @@ func SymbolValues(p *Program, inputs []*Tensor) ([]int64, error) {
 // concreteBuffers is the program's buffers at this call's symbol values (p.Buffers itself for a
 // static program), and those values.
 func concreteBuffers(p *Program, inputs []*Tensor) ([]BufSpec, []int64, error) {
+	return concreteBuffersInts(p, inputs, nil)
+}
+
+func concreteBuffersInts(p *Program, inputs []*Tensor, ints []int64) ([]BufSpec, []int64, error) {
 	if len(p.Symbols) == 0 {
 		return p.Buffers, nil, nil
 	}
-	vals, err := SymbolValues(p, inputs)
+	vals, err := SymbolValuesInts(p, inputs, ints)
 	if err != nil {
 		return nil, nil, err
 	}

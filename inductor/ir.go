@@ -356,6 +356,9 @@ type Graph struct {
 	Outputs []Output
 	// Symbols: where the runtime reads each size symbol (nil for a static graph).
 	Symbols []SymbolSource
+	// IntInputs: how many int arguments (int placeholders, symbolic) the graph takes among its
+	// inputs, in placeholder order with the tensors.
+	IntInputs int
 
 	vals *values
 }

@@ -33,10 +33,10 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	}
 	type part struct {
 		t      *tensor
-		offset int64
+		offset Sym // symbolic along a symbolic dim
 	}
 	var parts []part
-	off := int64(0)
+	off := symc(0)
 	for i, a := range list {
 		t := l.tensorArg(a)
 		if t == nil {
@@ -52,10 +52,10 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 			continue
 		}
 		parts = append(parts, part{t, off})
-		off += staticSize(t.sizes[dim], "cat")
+		off = off.Add(t.sizes[dim])
 	}
-	if off != staticSize(metaSizes(m)[dim], "cat") {
-		return nil, lowerError(n, "inputs add up to %d along dim %d, the meta says %d", off, dim, m.Shape[dim])
+	if !off.Equal(metaSizes(m)[dim]) {
+		return nil, lowerError(n, "inputs add up to %s along dim %d, the meta says %s", off, dim, metaSizes(m)[dim])
 	}
 	b := boundsOf(metaSizes(m))
 	idx := indexVars(metaSizes(m), 0)
@@ -63,14 +63,18 @@ func lowerCat(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	for i := len(parts) - 1; i >= 0; i-- {
 		p := parts[i]
 		at := append([]Expr(nil), idx...)
-		at[dim] = idx[dim].AddConst(-p.offset)
+		if k, ok := p.offset.IsConst(); ok {
+			at[dim] = idx[dim].AddConst(-k)
+		} else {
+			at[dim] = idx[dim].Add(symExpr(p.offset.Neg()))
+		}
 		load := l.g.vals.Cast(l.load(p.t, at, b), m.DType)
 		if v == nil {
 			v = load
 			continue
 		}
-		end := p.offset + staticSize(p.t.sizes[dim], "cat")
-		cond := l.g.vals.Op("lt", l.g.vals.Index(primtorch.Int64, idx[dim]), l.g.vals.ConstI(primtorch.Int64, end))
+		end := p.offset.Add(p.t.sizes[dim])
+		cond := l.g.vals.Op("lt", l.g.vals.Index(primtorch.Int64, idx[dim]), l.g.vals.SizeValue(end))
 		v = l.g.vals.Masked(cond, load, v)
 	}
 	if v == nil {
@@ -108,11 +112,21 @@ func lowerConstantPad(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		at[dim] = idx[dim].AddConst(-before)
 		lo, hi, _ := at[dim].Range(b)
 		iv := vals.Index(primtorch.Int64, at[dim])
+		if _, static := t.sizes[dim].IsConst(); !static {
+			// a symbolic dim: before its start only when padded before
+			lo = -before
+		}
 		if lo < 0 {
 			c := vals.Op("ge", iv, vals.ConstI(primtorch.Int64, 0))
 			cond = and(vals, cond, c)
 		}
-		if hi >= staticSize(t.sizes[dim], "constant_pad_nd") {
+		if _, static := t.sizes[dim].IsConst(); !static {
+			// a symbolic dim: past its end only when padded after
+			if pad[2*k+1] > 0 {
+				c := vals.Op("lt", iv, vals.SizeValue(t.sizes[dim]))
+				cond = and(vals, cond, c)
+			}
+		} else if hi >= staticSize(t.sizes[dim], "constant_pad_nd") {
 			c := vals.Op("lt", iv, vals.ConstI(primtorch.Int64, staticSize(t.sizes[dim], "constant_pad_nd")))
 			cond = and(vals, cond, c)
 		}

@@ -344,12 +344,17 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		return nil, lowerError(n, "slice needs a constant dim in range")
 	}
 	start := int64(0)
+	var symStart *Sym // a symbolic start (a size expression)
 	if a := arg(n, 2, "start"); !isNone(a) {
-		v, ok := constInt(a)
-		if !ok {
-			return nil, lowerError(n, "slice start must be a constant int")
+		if sz, ok := symArg(a); ok {
+			symStart = &sz
+		} else {
+			v, ok := constInt(a)
+			if !ok {
+				return nil, lowerError(n, "slice start must be a constant int")
+			}
+			start = v
 		}
-		start = v
 	}
 	step := int64(1)
 	if a := arg(n, 4, "step"); !isNone(a) {
@@ -359,18 +364,37 @@ func lowerSlice(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		}
 		step = v
 	}
-	if k, static := t.sizes[dim].IsConst(); static {
+	if len(mt.Shape) != len(t.sizes) {
+		return nil, lowerError(n, "the meta's shape %v does not keep the %d dims", mt.Shape, len(t.sizes))
+	}
+	m := indexVars(metaSizes(mt), 0)
+	outSize := metaSizes(mt)[dim]
+	k, static := t.sizes[dim].IsConst()
+	switch {
+	case symStart != nil:
+		// a start the trace computed from the sizes: the meta's size says where the slice
+		// ends, which the trace's guards keep in range (a start that may be negative would be
+		// clamped or wrapped, which a polynomial cannot say)
+		if !atLeastZero(*symStart) {
+			refuseSym("a slice from %s (it may be negative)", *symStart)
+		}
+		m[dim] = m[dim].Scale(step).Add(symExpr(*symStart))
+		return viewResult(t.view(metaSizes(mt), m)), nil
+	case static:
 		if start < 0 {
 			start += k
 		}
 		start = max(0, min(start, k))
-	} else if start < 0 || start > 2 {
+	case start >= 0 && start <= 2:
 		// (a start within every size the symbol can have, ≥ 2, needs no clamping)
+	case step == 1 && start > 2 && outSize.Equal(t.sizes[dim].AddConst(-start)):
+		// x[:, 3:] of a symbolic dim the trace guarded to be at least 3 long
+	case step == 1 && start < 0 && outSize.Equal(symc(-start)):
+		// x[:, -3:] of a symbolic dim at least 3 long: it starts at size - 3
+		m[dim] = m[dim].Add(symExpr(t.sizes[dim].AddConst(start)))
+		return viewResult(t.view(metaSizes(mt), m)), nil
+	default:
 		refuseSym("a slice from %d of a symbolic dim %s", start, t.sizes[dim])
-	}
-	m := indexVars(metaSizes(mt), 0)
-	if len(mt.Shape) != len(t.sizes) {
-		return nil, lowerError(n, "the meta's shape %v does not keep the %d dims", mt.Shape, len(t.sizes))
 	}
 	m[dim] = m[dim].Scale(step).AddConst(start)
 	return viewResult(t.view(metaSizes(mt), m)), nil
@@ -385,21 +409,40 @@ func lowerSelect(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	d, ok := constInt(arg(n, 1, "dim"))
 	dim, ok2 := normDim(d, len(t.sizes))
 	idx, ok3 := constInt(arg(n, 2, "index"))
-	if !ok || !ok2 || !ok3 || len(t.sizes) == 0 {
+	symIdx, isSym := symArg(arg(n, 2, "index"))
+	if !ok || !ok2 || !(ok3 || isSym) || len(t.sizes) == 0 {
 		return nil, lowerError(n, "select needs a constant dim and index")
 	}
-	dsize := staticSize(t.sizes[dim], "a select")
-	if idx < 0 {
-		idx += dsize
-	}
-	if idx < 0 || idx >= dsize {
-		return nil, lowerError(n, "index %d is out of range for dim %d of size %d", idx, dim, dsize)
+	var at Expr
+	if _, static := t.sizes[dim].IsConst(); static && !isSym {
+		dsize := staticSize(t.sizes[dim], "a select")
+		if idx < 0 {
+			idx += dsize
+		}
+		if idx < 0 || idx >= dsize {
+			return nil, lowerError(n, "index %d is out of range for dim %d of size %d", idx, dim, dsize)
+		}
+		at = Const(idx)
+	} else {
+		switch {
+		case isSym && atLeastZero(symIdx):
+			// an index the trace computed from the sizes (x[:, s0 - 1]), in range by its guards
+			at = symExpr(symIdx)
+		case !isSym && idx >= 0 && idx < 2:
+			// in range of every size the symbol can have (≥ 2)
+			at = Const(idx)
+		case !isSym && idx < 0 && idx >= -2:
+			// from the end: x[:, -1], the last of a symbolic length
+			at = symExpr(t.sizes[dim].AddConst(idx))
+		default:
+			refuseSym("a select of %v from a symbolic dim %s", arg(n, 2, "index"), t.sizes[dim])
+		}
 	}
 	var sizes []Sym
 	m := make([]Expr, len(t.sizes))
 	for k, s := range t.sizes {
 		if k == dim {
-			m[k] = Const(idx)
+			m[k] = at
 			continue
 		}
 		if !isOne(s) {

@@ -98,6 +98,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 	g := s.Graph
 	p := pb.p
 	p.Symbols = g.Symbols
+	p.IntInputs = g.IntInputs
 	for _, in := range g.Inputs {
 		p.Inputs = append(p.Inputs, pb.ref(in, "input"))
 	}

@@ -45,7 +45,10 @@ import (
 //	A symbolic program (compiled once for every value of its size symbols) adds
 //	  "symbols": [{"input": 0, "dim": 1, "hint": 16}, ...]   symbol k's value is dim "dim" of
 //	                 graph input "input" (an index into "inputs") on every call; kernels get the
-//	                 values as their ints argument (ints[k] = s<k>)
+//	                 values as their ints argument (ints[k] = s<k>); "dim": -2 reads input
+//	                 "input"'s storage offset, "dim": -1 the "input"-th int argument of the call
+//	  "int_inputs": 1  how many Python ints the call passes among its tensors (in placeholder
+//	                 order; the symbols of int arguments)
 //	and, on each buffer whose layout depends on them,
 //	  "sym_sizes": ["s0", "64"], "sym_storage": "64*s0"      evaluated per call (sizes and
 //	  "sym_strides": ["s1", "1"], "sym_offset": "0"           storage_elems then hold the hints)
@@ -106,14 +109,26 @@ type Program struct {
 	// call, and every kernel's ints argument is the symbol values s0, s1, ... . Empty for a
 	// static program.
 	Symbols []SymbolSource
+	// IntInputs is how many Python ints the caller passes among the tensor inputs (a symbolic
+	// program whose symbols include int arguments): the call's arguments are the tensors of
+	// Inputs and these ints, mixed in placeholder order.
+	IntInputs int
 }
 
-// SymbolSource is where the runtime reads a size symbol's value.
+// SymbolSource is where the runtime reads a size symbol's value: Dim ≥ 0, dim Dim of tensor
+// input Input (an index into Program.Inputs); Dim == SymOffset (-2), the storage offset of
+// tensor input Input; Dim == SymInt (-1), the Input-th int argument (Input -1: unused).
 type SymbolSource struct {
-	Input int   `json:"input"` // index into Program.Inputs, -1 when unused
+	Input int   `json:"input"` // -1 when unused
 	Dim   int   `json:"dim"`
 	Hint  int64 `json:"hint"` // the value at trace time (printing, decoding)
 }
+
+// SymbolSource.Dim of a symbol that is an int argument or a tensor input's storage offset.
+const (
+	SymIntArg = -1
+	SymOffset = -2
+)
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
 const ProgramVersion = 2
@@ -315,6 +330,9 @@ func (p *Program) JSON() ([]byte, error) {
 		}
 		b.WriteString("\n \"symbols\": [" + strings.Join(parts, ", ") + "],")
 	}
+	if p.IntInputs > 0 {
+		fmt.Fprintf(&b, ` "int_inputs": %d,`, p.IntInputs)
+	}
 	b.WriteString("\n \"buffers\": [")
 	for i, bs := range p.Buffers {
 		if i > 0 {
@@ -483,6 +501,12 @@ func argJSON(a PArg) (string, error) {
 		return `{"dtype": "` + dtypeName(v) + `"}`, nil
 	case primtorch.Device:
 		return `{"device": "` + v.String() + `"}`, nil
+	case primtorch.SymInt:
+		if k, ok := v.IsConst(); ok {
+			return mustJSON(k), nil
+		}
+		// a size expression of a symbolic program: its int value in each call
+		return `{"sym": ` + mustJSON(strings.ReplaceAll(v.String(), " ", "")) + "}", nil
 	}
 	return `{"value": ` + mustJSON(fmt.Sprint(a.Value)) + "}", nil
 }
@@ -501,6 +525,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Device     string            `json:"device"`
 		CUDA       json.RawMessage   `json:"cuda"`
 		Symbols    []SymbolSource    `json:"symbols"`
+		IntInputs  int               `json:"int_inputs"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -510,7 +535,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if raw.Version != ProgramVersion {
 		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, Device: raw.Device}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, Device: raw.Device, IntInputs: raw.IntInputs}
 	if err := p.decodeCUDA(raw.CUDA); err != nil {
 		return nil, err
 	}

@@ -333,11 +333,11 @@ func symsV(xs []Sym) string {
 }
 
 // symbolicTargets are the prims targets inductor compiles with symbolic sizes; a symbolic graph
-// with any other target (convolution, fallbacks, externs with no lowering) is refused
-// (SymbolicUnsupported). Their lowerings take sizes from the metas' symbolic layouts and refuse
-// (refuseSym) the cases that need a static size: a symbolic dim that is sliced from beyond 2,
-// selected, concatenated, padded or indexed, a view that regroups a symbolic dim with another
-// one unless they are dense in storage.
+// with any other target (externs with no lowering, as_strided) is refused (SymbolicUnsupported).
+// Their lowerings take sizes from the metas' symbolic layouts and refuse (refuseSym) the cases
+// that need a static size: a symbolic dim that is sliced from a start the meta does not bound,
+// selected or indexed, a view that regroups a symbolic dim with another one unless they are
+// dense in storage.
 var symbolicTargets = map[string]bool{
 	"prims.convert_element_type": true, "prims.clone": true,
 	"prims.sum": true, "prims.prod": true, "prims.amax": true, "prims.amin": true, "prims.any": true, "prims.all": true,
@@ -346,10 +346,14 @@ var symbolicTargets = map[string]bool{
 	"prims.slice": true, "prims.select": true,
 	"prims.mm": true, "prims.bmm": true, "prims.addmm": true,
 	"prims.copy_": true, "operator.getitem": true,
-	// along static dims (an indexed, concatenated or padded symbolic dim is refused)
+	// cat and pad along any dim; the others along static dims (an indexed symbolic dim is refused)
 	"prims.cat": true, "prims.constant_pad_nd": true, "prims.gather": true, "prims.index_select": true,
 	"prims.full": true, "prims.iota": true, "prims.cumsum": true, "prims.cumprod": true,
 	"prims.index": true, "prims.scatter": true, "prims.index_put": true,
+	// externs run by torch: their results' layouts are the metas' symbolic ones, evaluated per
+	// call (a result torch returns with another layout is copied into it); size arguments are
+	// passed as their values in the call
+	"prims.convolution": true, "prims.fallback": true,
 }
 
 func symbolicTarget(t string) bool {
@@ -365,8 +369,9 @@ func symbolicTarget(t string) bool {
 }
 
 // symbolic checks a symbolic graph before lowering: every target is one inductor compiles
-// symbolically, and every symbol the graph uses is read from a dim of a tensor input. It records
-// where the runtime reads each symbol (Graph.Symbols).
+// symbolically, and every symbol the graph uses is read from an input (a dim or the storage
+// offset of a tensor input, or an int argument). It records where the runtime reads each symbol
+// (Graph.Symbols) and how many int arguments the graph takes (Graph.IntInputs).
 func (l *lowerer) symbolic() error {
 	g := l.fx
 	if g.Shapes == nil {
@@ -394,13 +399,21 @@ func (l *lowerer) symbolic() error {
 			}
 		})
 	}
-	// placeholder index -> graph input index (tensor placeholders only)
+	// placeholder index -> graph input index (tensor placeholders), or -> int argument index
+	// (int placeholders, the symbols of Python int arguments)
 	inputOf := map[int]int{}
+	intOf := map[int]int{}
 	k := 0
 	for i, n := range g.Placeholders() {
 		if n.TensorMeta() != nil {
 			inputOf[i] = k
 			k++
+		} else {
+			switch n.Meta.(type) {
+			case primtorch.SymInt, int64:
+				intOf[i] = l.g.IntInputs
+				l.g.IntInputs++
+			}
 		}
 	}
 	binds := fxgraph.SymbolBindings(g)
@@ -410,9 +423,17 @@ func (l *lowerer) symbolic() error {
 		if !used[id] {
 			continue
 		}
-		in, ok := inputOf[b.Input]
-		if b.Input < 0 || b.Dim < 0 || !ok {
-			refuseSym("size symbol s%d is not the size of a dim of a tensor input", id)
+		var in int
+		var ok bool
+		switch {
+		case b.Input < 0:
+		case b.Dim == -1:
+			in, ok = intOf[b.Input]
+		case b.Dim >= 0 || b.Dim == fxgraph.OffsetDim:
+			in, ok = inputOf[b.Input]
+		}
+		if !ok {
+			refuseSym("size symbol s%d is not read from an input (a dim, a storage offset or an int argument)", id)
 		}
 		l.g.Symbols[id] = SymbolSource{Input: in, Dim: b.Dim, Hint: g.Shapes.HintOf(id)}
 	}
@@ -421,11 +442,20 @@ func (l *lowerer) symbolic() error {
 
 // symArg reads a constant argument that is a symbolic size expression.
 func symArg(a fxgraph.Arg) (Sym, bool) {
-	c, ok := a.(fxgraph.Const)
-	if !ok {
+	var v any
+	switch a := a.(type) {
+	case fxgraph.Const:
+		v = a.V
+	case *fxgraph.Node:
+		// an int placeholder (a Python int argument that is a size symbol)
+		if a.Op != fxgraph.Placeholder {
+			return Sym{}, false
+		}
+		v = a.Meta
+	default:
 		return Sym{}, false
 	}
-	s, ok := c.V.(primtorch.SymInt)
+	s, ok := v.(primtorch.SymInt)
 	if !ok {
 		return Sym{}, false
 	}
@@ -456,6 +486,20 @@ func nonNegative(s Sym) bool {
 		}
 	}
 	return true
+}
+
+// atLeastZero reports whether s is ≥ 0 for every value of the symbols (each ≥ 2): no negative
+// coefficient (s grows with each symbol) and s ≥ 0 with every symbol at 2 ("s0 - 1").
+func atLeastZero(s Sym) bool {
+	c, terms := symTerms(s)
+	low := c
+	for _, t := range terms {
+		if t.coef < 0 {
+			return false
+		}
+		low += t.coef << len(t.mono)
+	}
+	return low >= 0
 }
 
 type symTerm struct {

@@ -257,8 +257,49 @@ var symCases = []symCase{
 `, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
 }
 
+// symCasesData are symbolic cases of data movement along symbolic dims (checked like symCases,
+// without goldens).
+var symCasesData = []symCase{
+	{name: "cat_along_symbolic", text: `graph f[s0=8](x: f32[2,s0,8], c: f32[2,1,8], y: f32[2,s0,8]):
+  %a : f32[2,sym("s0 + 1"),8] = prims.cat([%c, %x], 1)
+  %t : f32[2,sym("s0 + 1"),8] = prims.tanh(%a)
+  %b : f32[2,sym("2*s0 + 1"),8] = prims.cat([%x, %c, %y], 1)
+  %n : f32[2,sym("2*s0 + 1"),8] = prims.neg(%b)
+  return (%t, %n)
+`, vals: [][]int64{{2}, {3}, {17}, {64}}},
+	{name: "pad_symbolic", text: `graph f[s0=8](x: f32[2,s0,8]):
+  %p : f32[2,sym("s0 + 3"),9] = prims.constant_pad_nd(%x, [1, 0, 1, 2], 0.5)
+  %t : f32[2,sym("s0 + 3"),9] = prims.tanh(%p)
+  %q : f32[2,sym("s0 - 1"),8] = prims.constant_pad_nd(%x, [0, 0, -1, 0], 0.0)
+  %e : f32[2,sym("s0 - 1"),8] = prims.exp(%q)
+  return (%t, %e)
+`, vals: [][]int64{{2}, {3}, {17}, {64}}},
+	{name: "slices_symbolic", text: `graph f[s0=8](x: f32[4,s0], b: f32[16,16], y: f32[64,4]):
+  %a : f32[4,sym("s0 - 3")] = prims.slice(%x, 1, 3, sym("s0"), 1)
+  %an : f32[4,sym("s0 - 3")] = prims.neg(%a)
+  %t : f32[4,2] = prims.slice(%x, 1, -2, sym("s0"), 1)
+  %te : f32[4,2] = prims.exp(%t)
+  %m : f32[s0,16] = prims.slice(%b, 0, 0, sym("s0"), 1)
+  %mm : f32[s0,s0] = prims.slice(%m, 1, 0, sym("s0"), 1)
+  %mt : f32[s0,s0] = prims.tanh(%mm)
+  %w : f32[4,4] = prims.slice(%y, 0, sym("s0"), sym("s0 + 4"), 1)
+  %wn : f32[4,4] = prims.neg(%w)
+  return (%an, %te, %mt, %wn)
+`, vals: [][]int64{{3}, {5}, {12}, {16}}},
+	{name: "select_symbolic", text: `graph f[s0=8](x: f32[4,s0,3], y: f32[20,3]):
+  %l : f32[4,3] = prims.select(%x, 1, -1)
+  %ln : f32[4,3] = prims.neg(%l)
+  %p : f32[4,3] = prims.select(%x, 1, -2)
+  %f : f32[4,3] = prims.select(%x, 1, 1)
+  %pf : f32[4,3] = prims.add(%p, %f)
+  %r : f32[3] = prims.select(%y, 0, sym("s0 - 1"))
+  %rn : f32[3] = prims.exp(%r)
+  return (%ln, %pf, %rn)
+`, vals: [][]int64{{2}, {3}, {12}, {20}}},
+}
+
 func TestSymbolicDifferential(t *testing.T) {
-	for _, sc := range symCases {
+	for _, sc := range append(append([]symCase(nil), symCases...), symCasesData...) {
 		t.Run(sc.name, func(t *testing.T) {
 			g := parseGraph(t, sc.text)
 			require.True(t, IsSymbolic(g))
@@ -324,21 +365,13 @@ func TestSymbolicRefused(t *testing.T) {
   return (%y,)
 `, "a view that merges a symbolic dim"},
 		{"no symbolic lowering", `graph f[s0=8](x: f32[s0,4]):
-  %y : f32[s0,4] = prims.fallback("torch.relu", %x)
+  %y : f32[s0,4] = prims.as_strided(%x, [sym("s0"), 4], [4, 1], 0)
   return (%y,)
-`, "prims.fallback (node %y) has no symbolic lowering"},
+`, "prims.as_strided (node %y) has no symbolic lowering"},
 		{"scatter along a symbolic dim", `graph f[s0=8](x: f32[s0,4], idx: i64[2,4], v: f32[2,4]):
   %y : f32[s0,4] = prims.scatter(%x, 0, %idx, %v)
   return (%y,)
 `, "scatter needs a static size, got s0"},
-		{"cat along a symbolic dim", `graph f[s0=8](x: f32[s0,4], y: f32[s0,4]):
-  %c : f32[sym("2*s0"),4] = prims.cat([%x, %y], 0)
-  return (%c,)
-`, "cat needs a static size, got s0"},
-		{"pad of a symbolic dim", `graph f[s0=8](x: f32[4,s0]):
-  %c : f32[4,sym("s0 + 2")] = prims.constant_pad_nd(%x, [1, 1], 0.0)
-  return (%c,)
-`, "constant_pad_nd needs a static size"},
 		{"gather along a symbolic dim", `graph f[s0=8](x: f32[4,s0], idx: i64[4,3]):
   %c : f32[4,3] = prims.gather(%x, 1, %idx)
   return (%c,)
@@ -356,14 +389,6 @@ func TestSymbolicRefused(t *testing.T) {
   %y : f32[2,sym("2*s0")] = prims.neg(%v)
   return (%y, %e)
 `, "a view that"},
-		{"symbol of an int input", `graph f[s0=8](x: f32[8], n: sym("s0")):
-  %y : f32[8] = prims.mul(%x, sym("s0"))
-  return (%y,)
-`, "size symbol s0 is not the size of a dim of a tensor input"},
-		{"a fallback extern", `graph f[s0=8](x: f32[s0,4]):
-  %y : f32[s0,4] = prims.fallback("torch.nn.functional.dropout", %x, 0.5, True)
-  return (%y,)
-`, "prims.fallback"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := fxgraph.Parse(tc.text)
@@ -436,4 +461,46 @@ func TestSymbolicDynamicArena(t *testing.T) {
 			require.Less(t, total, sum, "temporaries that are never live together share bytes")
 		}
 	}
+}
+
+// Symbols read from an int argument and from an input's storage offset: the program takes the
+// ints among its inputs (Program.IntInputs) and reads the offset of the tensor it is given.
+func TestSymbolicIntAndOffsetSources(t *testing.T) {
+	text := `graph f[s0=8, s1=5](x: f32[4,8]{8,1+s1}, n: sym("s0")):
+  %y : f32[4,8] = prims.mul(%x, sym("s0"))
+  %z : f32[4,8] = prims.add(%y, sym("s1"))
+  return (%z,)
+`
+	g := parseGraph(t, text)
+	require.True(t, IsSymbolic(g))
+	c := compileGraph(t, g, Options{})
+	require.Equal(t, 1, c.Program.IntInputs)
+	require.Equal(t, []SymbolSource{{Input: 0, Dim: SymIntArg, Hint: 8}, {Input: 0, Dim: SymOffset, Hint: 5}}, c.Program.Symbols)
+	js, err := c.Program.JSON()
+	require.NoError(t, err)
+	require.Contains(t, string(js), `"int_inputs": 1`)
+	dp, err := DecodeProgram(js)
+	require.NoError(t, err)
+	require.Equal(t, 1, dp.IntInputs)
+	for _, v := range [][2]int64{{2, 2}, {3, 7}, {100, 40}} {
+		x := NewStrided(primtorch.Float32, []int64{4, 8}, []int64{8, 1}, v[1])
+		for k := int64(0); k < int64(len(x.Data)/4); k++ {
+			(&Tensor{DType: primtorch.Float32, Sizes: []int64{int64(len(x.Data) / 4)}, Strides: []int64{1}, Data: x.Data}).Set(k, float64(k%13)-6)
+		}
+		for _, run := range []func() ([]*Tensor, error){
+			func() ([]*Tensor, error) { return c.RunInts([]*Tensor{x}, []int64{v[0]}, 1) },
+			func() ([]*Tensor, error) { return ExecuteInts(dp, c.Library, []*Tensor{x}, []int64{v[0]}, 2) },
+		} {
+			got, err := run()
+			require.NoError(t, err)
+			for i := int64(0); i < 4; i++ {
+				for j := int64(0); j < 8; j++ {
+					want := x.At(8*i+j)*float64(v[0]) + float64(v[1])
+					require.InDelta(t, want, got[0].At(8*i+j), 1e-4, "at %v (%d, %d)", v, i, j)
+				}
+			}
+		}
+	}
+	_, err = c.RunInts([]*Tensor{NewStrided(primtorch.Float32, []int64{4, 8}, []int64{8, 1}, 2)}, nil, 1)
+	require.ErrorContains(t, err, "int arguments")
 }

@@ -67,16 +67,40 @@ func TestSymbolicInferenceRefused(t *testing.T) {
 	h := &fakeHost{}
 	cfg := testConfig
 	cfg.CompileC = symbolicPrims(t, `graph f[s0=4](x: f32[s0,8]):
-  %c : f32[s0,8] = prims.fallback("torch.nn.functional.dropout", %x, 0.5, True)
-  return (%c,)
+  %c : f32[s0,8] = prims.as_strided(%x, [sym("s0"), 8], [8, 1], 0)
+  %d : f32[s0,8] = prims.neg(%c)
+  return (%d,)
 `)
 	before := Stats()
 	_, err := Compile(h, cfg, &Request{Name: "sym", Graph: parse(t, symTorchText), Backend: Inductor})
 	var ns *NeedsStatic
 	require.ErrorAs(t, err, &ns)
-	require.Contains(t, ns.Reason, "prims.fallback")
+	require.Contains(t, ns.Reason, "prims.as_strided")
 	require.Empty(t, h.plans)
 	require.Empty(t, h.torch)
 	require.Equal(t, [4]int{0, 0, 0, 0}, statsDelta(before, Stats()))
 	require.False(t, IsSymbolicUnsupported(errors.New("other")))
+}
+
+// A fallback (dropout, run by torch) in a symbolic graph compiles symbolically: its result's
+// layout is the meta's symbolic one, evaluated per call by the runtime.
+func TestSymbolicInferenceFallback(t *testing.T) {
+	h := &fakeHost{}
+	cfg := testConfig
+	cfg.CompileC = symbolicPrims(t, `graph f[s0=4](x: f32[s0,8]):
+  %c : f32[s0,8] = prims.fallback("torch.nn.functional.dropout", %x, 0.5, True)
+  %d : f32[s0,8] = prims.tanh(%c)
+  return (%d,)
+`)
+	_, err := Compile(h, cfg, &Request{Name: "sym", Graph: parse(t, symTorchText), Backend: Inductor})
+	require.NoError(t, err)
+	require.Len(t, h.plans, 1)
+	require.NotEmpty(t, h.plans[0].plan["symbols"])
+	var targets []any
+	for _, st := range h.plans[0].plan["steps"].([]any) {
+		if st.(map[string]any)["op"] == "extern" {
+			targets = append(targets, st.(map[string]any)["target"])
+		}
+	}
+	require.Equal(t, []any{"torch.nn.functional.dropout"}, targets)
 }

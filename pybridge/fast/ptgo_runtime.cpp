@@ -161,10 +161,12 @@ struct Buf {
   int64_t dyn_off = -1;
 };
 
-// Where a symbolic plan reads a symbol: dim `dim` of input `input` (-1: unused).
+// Where a symbolic plan reads a symbol: dim `dim` of input `input` (input -1: unused); dim -2:
+// input `input`'s storage offset; dim -1: the `input`-th int argument of the call.
 struct SymSource {
   int input = -1, dim = -1;
 };
+constexpr int kSymIntArg = -1, kSymOffset = -2;
 
 // An extern argument: a buffer, or a constant Python object, or a sequence of arguments.
 struct Arg {
@@ -172,6 +174,9 @@ struct Arg {
   PyObject* value = nullptr;  // strong; nullptr with buf < 0 and !seq means None
   bool seq = false, tuple = false;
   std::vector<Arg> items;
+  // a symbolic plan's size expression ({"sym": "s0 + 1"}), passed as its int value in this call
+  bool is_sym = false;
+  Poly sym;
 };
 
 // A frozen graph's convolution run through oneDNN with its weight packed once (A91): the
@@ -252,6 +257,8 @@ struct GraphObject {
   // inputs' sizes on every call, the symbolic buffers' sizes evaluated from them, and every
   // kernel gets them as its ints argument.
   std::vector<SymSource>* symbols;
+  // How many Python ints a call passes among its tensors (the symbols of int arguments).
+  int64_t int_inputs;
   // The buffers' layouts at the symbol values of the last call that held the arena (reused while
   // the values repeat; only such a call writes them).
   std::vector<int64_t>* last_syms;
@@ -423,12 +430,21 @@ long get_int(PyObject* d, const char* key, long def) {
 
 // parse_arg turns a decoded plan argument into an Arg. Constants are already Python objects
 // (ptgo._runtime decodes {"float": ...}, dtypes and devices before calling Graph()).
-bool parse_arg(PyObject* a, Arg* out) {
+bool parse_arg(PyObject* a, Arg* out, size_t nsyms) {
   if (PyDict_Check(a)) {
     PyObject* b = PyDict_GetItemString(a, "buf");
     if (b) {
       out->buf = static_cast<int>(PyLong_AsLong(b));
       return !PyErr_Occurred();
+    }
+    if (PyObject* e = PyDict_GetItemString(a, "sym")) {
+      const char* text = PyUnicode_Check(e) ? PyUnicode_AsUTF8(e) : nullptr;
+      if (text == nullptr || !parse_poly(text, nsyms, &out->sym)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "ptgo runtime: a bad symbolic argument");
+        return false;
+      }
+      out->is_sym = true;
+      return true;
     }
     PyObject* seq = PyDict_GetItemString(a, "list");
     bool tuple = false;
@@ -441,7 +457,7 @@ bool parse_arg(PyObject* a, Arg* out) {
       out->tuple = tuple;
       for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); i++) {
         out->items.emplace_back();
-        if (!parse_arg(PyList_GET_ITEM(seq, i), &out->items.back())) return false;
+        if (!parse_arg(PyList_GET_ITEM(seq, i), &out->items.back(), nsyms)) return false;
       }
       return true;
     }
@@ -461,13 +477,14 @@ void clear_arg(Arg* a) {
 at::Tensor& unpack(PyObject* obj) { return ptgo::unpack(obj); }
 
 // Converts an extern argument to a Python object (new reference).
-PyObject* arg_to_py(const Arg& a, std::vector<at::Tensor>& bufs) {
+PyObject* arg_to_py(const Arg& a, std::vector<at::Tensor>& bufs, const std::vector<int64_t>& syms) {
   if (a.buf >= 0) return THPVariable_Wrap(bufs[a.buf]);
+  if (a.is_sym) return PyLong_FromLongLong(a.sym.eval(syms));
   if (a.seq) {
     PyObject* l = a.tuple ? PyTuple_New(a.items.size()) : PyList_New(a.items.size());
     if (l == nullptr) return nullptr;
     for (size_t i = 0; i < a.items.size(); i++) {
-      PyObject* v = arg_to_py(a.items[i], bufs);
+      PyObject* v = arg_to_py(a.items[i], bufs, syms);
       if (v == nullptr) {
         Py_DECREF(l);
         return nullptr;
@@ -482,9 +499,9 @@ PyObject* arg_to_py(const Arg& a, std::vector<at::Tensor>& bufs) {
   return v;
 }
 
-std::vector<int64_t> ints_of(const Arg& a) {
+std::vector<int64_t> ints_of(const Arg& a, const std::vector<int64_t>& syms) {
   std::vector<int64_t> out;
-  for (auto& it : a.items) out.push_back(PyLong_AsLongLong(it.value));
+  for (auto& it : a.items) out.push_back(it.is_sym ? it.sym.eval(syms) : PyLong_AsLongLong(it.value));
   return out;
 }
 
@@ -540,13 +557,14 @@ at::Tensor run_packed(const Step& st, const std::vector<at::Tensor>& bufs) {
   if (st.args[2].buf >= 0) b = bufs[st.args[2].buf];
   TensorKey kw = TensorKey::of(w), kb = TensorKey::of(b);
   if (pk.ctx.isNone() || !(kw == pk.w) || !(kb == pk.b)) {
+    const std::vector<int64_t> syms;  // a packed convolution's input is static (packable)
     torch::jit::Stack stack;
     stack.emplace_back(w.contiguous());
     if (b.defined()) stack.emplace_back(b.contiguous());
     else stack.emplace_back();
-    stack.emplace_back(ints_of(st.args[3]));
-    stack.emplace_back(ints_of(st.args[4]));
-    stack.emplace_back(ints_of(st.args[5]));
+    stack.emplace_back(ints_of(st.args[3], syms));
+    stack.emplace_back(ints_of(st.args[4], syms));
+    stack.emplace_back(ints_of(st.args[5], syms));
     stack.emplace_back(static_cast<int64_t>(PyLong_AsLongLong(st.args[8].value)));
     stack.emplace_back(pk.input_size);
     stack.emplace_back(std::string("none"));
@@ -573,6 +591,9 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
   if (!is_const[w] || (b >= 0 && !is_const[b]) || (b < 0 && st.args[2].value != nullptr)) return false;
   if (st.args[6].value != Py_False || PyLong_AsLongLong(st.args[8].value) != 1) return false;
   const Buf &xs = specs[x], &ws = specs[w];
+  // a symbolic input (a batch of any size) runs torch's convolution: the packed context is
+  // made for one input size
+  if (xs.symbolic || ws.symbolic) return false;
   if (xs.dtype != c10::kFloat || ws.dtype != c10::kFloat || xs.sizes.size() != 4 || ws.sizes.size() != 4) return false;
   if (xs.sizes[1] < 16 || ws.sizes[2] * ws.sizes[3] <= 1) return false;
   for (size_t i = 0; i < 3; i++)
@@ -621,8 +642,30 @@ int64_t place_dynamic(std::vector<Buf>& specs, const std::vector<Step>& steps) {
   return total;
 }
 
-PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, double* times) {
+PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, double* times) {
   const std::vector<Buf>* specp = g->bufs;
+  // a plan taking int arguments: the tensors and the ints, mixed in placeholder order
+  std::vector<PyObject*> tensor_args;
+  std::vector<int64_t> int_args;
+  PyObject* const* args = all_args;
+  Py_ssize_t nargs = nall;
+  if (g->int_inputs > 0) {
+    for (Py_ssize_t i = 0; i < nall; i++) {
+      if (PyLong_Check(all_args[i]) && !PyBool_Check(all_args[i])) {
+        int_args.push_back(PyLong_AsLongLong(all_args[i]));
+        if (PyErr_Occurred()) return nullptr;
+      } else {
+        tensor_args.push_back(all_args[i]);
+      }
+    }
+    if (static_cast<int64_t>(int_args.size()) != g->int_inputs) {
+      PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s takes %lld int arguments, got %zu", g->name->c_str(),
+                   static_cast<long long>(g->int_inputs), int_args.size());
+      return nullptr;
+    }
+    args = tensor_args.data();
+    nargs = static_cast<Py_ssize_t>(tensor_args.size());
+  }
   for (Py_ssize_t i = 0; i < nargs; i++) {
     if (!PyObject_TypeCheck(args[i], reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) {
       PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s: input %zd is not a tensor", g->name->c_str(), i);
@@ -657,13 +700,25 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
       for (size_t k = 0; k < syms.size(); k++) {
         const SymSource& src = (*g->symbols)[k];
         if (src.input < 0) continue;
-        const at::Tensor& t = bufs[(*g->inputs)[src.input]];
-        if (src.dim >= t.dim()) {
-          PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %d has no dim %d (size symbol s%zu)",
-                       g->name->c_str(), src.input, src.dim, k);
-          return nullptr;
+        if (src.dim == kSymIntArg) {
+          if (static_cast<size_t>(src.input) >= int_args.size()) {
+            PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: no int argument %d (size symbol s%zu)",
+                         g->name->c_str(), src.input, k);
+            return nullptr;
+          }
+          syms[k] = int_args[src.input];
+        } else {
+          const at::Tensor& t = bufs[(*g->inputs)[src.input]];
+          if (src.dim == kSymOffset) {
+            syms[k] = t.storage_offset();
+          } else if (src.dim < 0 || src.dim >= t.dim()) {
+            PyErr_Format(PyExc_ValueError, "ptgo compiled graph %s: input %d has no dim %d (size symbol s%zu)",
+                         g->name->c_str(), src.input, src.dim, k);
+            return nullptr;
+          } else {
+            syms[k] = t.size(src.dim);
+          }
         }
-        syms[k] = t.size(src.dim);
         if (syms[k] < 2) {
           PyErr_Format(PyExc_ValueError,
                        "ptgo compiled graph %s: compiled for size symbol s%zu >= 2 (dim %d of input %d), got %lld",
@@ -782,7 +837,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
               // The driver passes on_index_error only for graphs that write no input and draw no
               // random numbers, so the failed run left nothing the user can see: torch's run
               // raises eager's exception (or, should torch accept the data, gives its result).
-              return PyObject_Vectorcall(g->on_index_error, args, nargs, nullptr);
+              return PyObject_Vectorcall(g->on_index_error, all_args, nall, nullptr);
             }
             if (rc & 1)
               PyErr_Format(PyExc_IndexError, "index out of range in ptgo kernel %s (graph %s)", st.kernel.c_str(),
@@ -831,16 +886,16 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
               }
               c10::optional<at::Tensor> bias;
               if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
-              r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3]),
-                                  ints_of(st.args[4]), ints_of(st.args[5]), st.args[6].value == Py_True,
-                                  ints_of(st.args[7]), PyLong_AsLongLong(st.args[8].value));
+              r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3], syms),
+                                  ints_of(st.args[4], syms), ints_of(st.args[5], syms), st.args[6].value == Py_True,
+                                  ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
               break;
             }
             case ExternKind::Python: {
               std::vector<PyObject*> call;
               bool ok = true;
               for (const Arg& a : st.args) {
-                PyObject* v = arg_to_py(a, bufs);
+                PyObject* v = arg_to_py(a, bufs, syms);
                 if (v == nullptr) ok = false;
                 call.push_back(v);
               }
@@ -849,7 +904,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* args, Py_ssize_t nargs, dou
                 names = PyTuple_New(st.kwargs.size());
                 for (size_t i = 0; i < st.kwargs.size(); i++) {
                   PyTuple_SET_ITEM(names, i, PyUnicode_FromString(st.kwargs[i].first.c_str()));
-                  PyObject* v = arg_to_py(st.kwargs[i].second, bufs);
+                  PyObject* v = arg_to_py(st.kwargs[i].second, bufs, syms);
                   if (v == nullptr) ok = false;
                   call.push_back(v);
                 }
@@ -1063,6 +1118,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->dyn_block = new at::Tensor();
   g->dyn_views = new std::vector<at::Tensor>();
   g->arena_bytes = 0;
+  g->int_inputs = 0;
   g->arena_fresh = true;
   g->busy = false;
   g->on_index_error = nullptr;
@@ -1103,6 +1159,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     return fail();
   }
   g->arena_bytes = get_int(plan, "arena_bytes", 0);
+  g->int_inputs = get_int(plan, "int_inputs", 0);
   if (PyObject* sy = PyDict_GetItemString(plan, "symbols"); sy != nullptr && PyList_Check(sy)) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sy); i++) {
       PyObject* d = PyList_GET_ITEM(sy, i);
@@ -1221,13 +1278,13 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
       if (a == nullptr) return fail();
       for (Py_ssize_t j = 0; j < PyList_GET_SIZE(a); j++) {
         st.args.emplace_back();
-        if (!parse_arg(PyList_GET_ITEM(a, j), &st.args.back())) return fail();
+        if (!parse_arg(PyList_GET_ITEM(a, j), &st.args.back(), g->symbols->size())) return fail();
       }
       if (PyObject* kws = PyDict_GetItemString(d, "kwargs")) {
         for (Py_ssize_t j = 0; j < PyList_GET_SIZE(kws); j++) {
           PyObject* pair = PyList_GET_ITEM(kws, j);
           st.kwargs.emplace_back(PyUnicode_AsUTF8(PyList_GET_ITEM(pair, 0)), Arg());
-          if (!parse_arg(PyList_GET_ITEM(pair, 1), &st.kwargs.back().second)) return fail();
+          if (!parse_arg(PyList_GET_ITEM(pair, 1), &st.kwargs.back().second, g->symbols->size())) return fail();
         }
       }
       std::vector<int64_t> outs;
