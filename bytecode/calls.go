@@ -299,7 +299,7 @@ func (t *Tracer) checkGlobalHooks(f *frame) error {
 func (t *Tracer) callClass(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, error) {
 	if name := t.env.BuiltinName(c.Obj); name != "" {
 		if h, ok := builtinHandlers[name]; ok {
-			if v, done := symBuiltinArgs(f, name, args, kw); done {
+			if v, done := t.symBuiltinArgs(f, name, args, kw); done {
 				return v, nil
 			}
 			return h(t, f, args, kw)
@@ -381,7 +381,7 @@ func (t *Tracer) callLive(f *frame, fn py.Obj, args []Value, kw []kwArg) (Value,
 func (t *Tracer) callBuiltin(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, error) {
 	if name := t.env.BuiltinName(c.Obj); name != "" {
 		if h, ok := builtinHandlers[name]; ok {
-			if v, done := symBuiltinArgs(f, name, args, kw); done {
+			if v, done := t.symBuiltinArgs(f, name, args, kw); done {
 				return v, nil
 			}
 			return h(t, f, args, kw)

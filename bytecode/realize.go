@@ -121,11 +121,17 @@ func (t *Tracer) lazy(o py.Obj, src Source) Value {
 
 // realize turns a LazyV into its real value (installing guards); other values pass through.
 func (t *Tracer) realize(f *frame, v Value) (Value, error) {
+	r, err := t.realizeLazy(f, v)
+	if s, isSym := r.(*SymV); isSym && err == nil {
+		return specializeSym(f, s), nil
+	}
+	return r, err
+}
+
+// realizeLazy is realize that leaves a dynamic size (SymV) symbolic.
+func (t *Tracer) realizeLazy(f *frame, v Value) (Value, error) {
 	l, ok := v.(*LazyV)
 	if !ok {
-		if s, isSym := v.(*SymV); isSym {
-			return specializeSym(f, s), nil
-		}
 		return v, nil
 	}
 	if l.real != nil {

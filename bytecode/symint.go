@@ -468,12 +468,7 @@ func symDims(dyn map[int]bool) string {
 }
 
 // realizeKeepSym is realize for paths that handle SymV themselves.
-func (t *Tracer) realizeKeepSym(f *frame, v Value) (Value, error) {
-	if _, ok := v.(*SymV); ok {
-		return v, nil
-	}
-	return t.realize(f, v)
-}
+func (t *Tracer) realizeKeepSym(f *frame, v Value) (Value, error) { return t.realizeLazy(f, v) }
 
 // staticSize is dim d's size as a plain int, specialising it when symbolic (len(x), iterating
 // over a tensor: the count of Python values depends on it).
@@ -506,7 +501,18 @@ func specializeIn(v Value, why string) {
 // symBuiltinArgs prepares dynamic sizes among a builtin's arguments (in place): int(n) of a
 // dynamic size is itself (done); type() and isinstance() take it as it is (its type is int);
 // every other builtin gets the value of this call, guarded (range(n), min, abs, ...).
-func symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg) (Value, bool) {
+func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg) (Value, bool) {
+	if name == "type" || name == "isinstance" || name == "int" {
+		for i, a := range args {
+			if l, ok := a.(*LazyV); ok {
+				if r, err := t.realizeLazy(f, l); err == nil {
+					if _, isSym := r.(*SymV); isSym {
+						args[i] = r
+					}
+				}
+			}
+		}
+	}
 	if name == "int" && len(args) == 1 && len(kw) == 0 {
 		if s, ok := args[0].(*SymV); ok {
 			return s, true
