@@ -374,58 +374,7 @@ func contiguousLike(m *primtorch.TensorMeta) *primtorch.TensorMeta {
 func atHints(g *fxgraph.Graph) *fxgraph.Graph {
 	c := fxgraph.Clone(g)
 	c.Shapes = nil
-	var arg func(a fxgraph.Arg) fxgraph.Arg
-	arg = func(a fxgraph.Arg) fxgraph.Arg {
-		switch v := a.(type) {
-		case fxgraph.Const:
-			if s, ok := v.V.(primtorch.SymInt); ok {
-				return fxgraph.Const{V: s.Hint()}
-			}
-		case fxgraph.List:
-			out := fxgraph.List{Elems: make([]fxgraph.Arg, len(v.Elems))}
-			for i, e := range v.Elems {
-				out.Elems[i] = arg(e)
-			}
-			return out
-		case fxgraph.Tuple:
-			out := fxgraph.Tuple{Elems: make([]fxgraph.Arg, len(v.Elems))}
-			for i, e := range v.Elems {
-				out.Elems[i] = arg(e)
-			}
-			return out
-		}
-		return a
-	}
-	var meta func(v any) any
-	meta = func(v any) any {
-		switch m := v.(type) {
-		case primtorch.SymInt:
-			return m.Hint()
-		case *primtorch.TensorMeta:
-			if m == nil || m.Sym == nil {
-				return m
-			}
-			out := m.Clone() // Shape, Strides and Offset hold the hints
-			out.Sym = nil
-			return out
-		case []any:
-			out := make([]any, len(m))
-			for i, e := range m {
-				out[i] = meta(e)
-			}
-			return out
-		}
-		return v
-	}
-	for _, n := range c.Nodes {
-		for i, a := range n.Args {
-			n.Args[i] = arg(a)
-		}
-		for i := range n.Kwargs {
-			n.Kwargs[i].Value = arg(n.Kwargs[i].Value)
-		}
-		n.Meta = meta(n.Meta)
-	}
+	fxgraph.MapSymbols(c, func(s primtorch.SymInt) primtorch.SymInt { return primtorch.SymConst(s.Hint()) })
 	return c
 }
 

@@ -92,54 +92,74 @@ func ResolveSpecialized(g *Graph) {
 	if g.Shapes == nil || len(g.Shapes.Specialized()) == 0 {
 		return
 	}
-	for _, n := range g.Nodes {
-		switch m := n.Meta.(type) {
+	MapSymbols(g, primtorch.SymInt.Resolve)
+}
+
+// MapSymbols rewrites, in place, every size expression of g — in node metas (a tensor's
+// symbolic sizes, strides and offset; a SymInt meta) and in constant arguments — as f gives it;
+// a meta left with no symbols becomes static, a constant an int64.
+func MapSymbols(g *Graph, f func(primtorch.SymInt) primtorch.SymInt) {
+	all := func(xs []primtorch.SymInt) []primtorch.SymInt {
+		out := make([]primtorch.SymInt, len(xs))
+		for i, x := range xs {
+			out[i] = f(x)
+		}
+		return out
+	}
+	var meta func(v any) any
+	meta = func(v any) any {
+		switch m := v.(type) {
 		case *primtorch.TensorMeta:
-			if m != nil && m.Sym != nil {
-				n.Meta = primtorch.ResolveValue(m)
+			if m == nil || m.Sym == nil {
+				return m
 			}
+			return m.Clone().SetSymLayout(all(m.Sym.Sizes), all(m.Sym.Strides), f(m.Sym.Offset))
+		case primtorch.SymInt:
+			return primtorch.SymValue(f(m))
 		case []any:
 			out := make([]any, len(m))
 			for i, e := range m {
-				out[i] = primtorch.ResolveValue(e)
+				out[i] = meta(e)
 			}
-			n.Meta = out
-		case primtorch.SymInt:
-			n.Meta = primtorch.ResolveValue(m)
+			return out
 		}
+		return v
+	}
+	for _, n := range g.Nodes {
+		n.Meta = meta(n.Meta)
 		for i, a := range n.Args {
-			n.Args[i] = resolveArg(a)
+			n.Args[i] = mapSymArg(a, f)
 		}
-		for i, kw := range n.Kwargs {
-			n.Kwargs[i].Value = resolveArg(kw.Value)
+		for i := range n.Kwargs {
+			n.Kwargs[i].Value = mapSymArg(n.Kwargs[i].Value, f)
 		}
 	}
 }
 
-func resolveArg(a Arg) Arg {
+func mapSymArg(a Arg, f func(primtorch.SymInt) primtorch.SymInt) Arg {
 	switch x := a.(type) {
 	case Const:
 		if s, ok := x.V.(primtorch.SymInt); ok {
-			return Const{V: primtorch.SymValue(s.Resolve())}
+			return Const{V: primtorch.SymValue(f(s))}
 		}
 	case List:
 		out := make([]Arg, len(x.Elems))
 		for i, e := range x.Elems {
-			out[i] = resolveArg(e)
+			out[i] = mapSymArg(e, f)
 		}
 		return List{Elems: out}
 	case Tuple:
 		out := make([]Arg, len(x.Elems))
 		for i, e := range x.Elems {
-			out[i] = resolveArg(e)
+			out[i] = mapSymArg(e, f)
 		}
 		return Tuple{Elems: out}
 	case Slice:
-		return Slice{Start: resolveArg(x.Start), Stop: resolveArg(x.Stop), Step: resolveArg(x.Step)}
+		return Slice{Start: mapSymArg(x.Start, f), Stop: mapSymArg(x.Stop, f), Step: mapSymArg(x.Step, f)}
 	case Dict:
 		out := make([]DictEntry, len(x.Entries))
 		for i, e := range x.Entries {
-			out[i] = DictEntry{Key: e.Key, Value: resolveArg(e.Value)}
+			out[i] = DictEntry{Key: e.Key, Value: mapSymArg(e.Value, f)}
 		}
 		return Dict{Entries: out}
 	}

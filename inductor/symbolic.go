@@ -117,65 +117,8 @@ func specializeSymbols(g *fxgraph.Graph) *fxgraph.Graph {
 		refuseSym("the size %s mixes specialised and free symbols", s)
 		return s
 	}
-	fixAll := func(xs []primtorch.SymInt) []primtorch.SymInt {
-		out := make([]primtorch.SymInt, len(xs))
-		for i, x := range xs {
-			out[i] = fix(x)
-		}
-		return out
-	}
-	var meta func(v any) any
-	meta = func(v any) any {
-		switch m := v.(type) {
-		case *primtorch.TensorMeta:
-			if m == nil || m.Sym == nil {
-				return m
-			}
-			c := m.Clone()
-			return c.SetSymLayout(fixAll(m.Sym.Sizes), fixAll(m.Sym.Strides), fix(m.Sym.Offset))
-		case primtorch.SymInt:
-			return primtorch.SymValue(fix(m))
-		case []any:
-			out := make([]any, len(m))
-			for i, e := range m {
-				out[i] = meta(e)
-			}
-			return out
-		}
-		return v
-	}
-	var arg func(a fxgraph.Arg) fxgraph.Arg
-	arg = func(a fxgraph.Arg) fxgraph.Arg {
-		switch a := a.(type) {
-		case fxgraph.Const:
-			if s, ok := a.V.(primtorch.SymInt); ok {
-				return fxgraph.Const{V: primtorch.SymValue(fix(s))}
-			}
-		case fxgraph.List:
-			out := fxgraph.List{Elems: make([]fxgraph.Arg, len(a.Elems))}
-			for i, e := range a.Elems {
-				out.Elems[i] = arg(e)
-			}
-			return out
-		case fxgraph.Tuple:
-			out := fxgraph.Tuple{Elems: make([]fxgraph.Arg, len(a.Elems))}
-			for i, e := range a.Elems {
-				out.Elems[i] = arg(e)
-			}
-			return out
-		}
-		return a
-	}
 	c := fxgraph.Clone(g)
-	for _, n := range c.Nodes {
-		n.Meta = meta(n.Meta)
-		for i, a := range n.Args {
-			n.Args[i] = arg(a)
-		}
-		for i := range n.Kwargs {
-			n.Kwargs[i].Value = arg(n.Kwargs[i].Value)
-		}
-	}
+	fxgraph.MapSymbols(c, fix)
 	return c
 }
 

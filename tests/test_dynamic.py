@@ -142,7 +142,9 @@ def test_mark_dynamic_errors():
         ptgo.compile(lambda t: t, dynamic="yes")
 
 
-def test_guards_and_logs_name_the_symbol(ptgo_log):
+def test_guards_and_logs_name_the_symbol(ptgo_log, monkeypatch):
+    monkeypatch.setattr(ptgo.config, "assume_dynamic", False)  # automatic dynamic, even under PTGO_DYNAMIC=1
+
     def f(x):
         return x * 2
 
