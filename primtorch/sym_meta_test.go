@@ -143,13 +143,20 @@ func TestSymConvBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "f32[s0,4,7,7]", p.(*TensorMeta).SymString())
 
-	// a symbolic spatial size: convolution's meta reads concrete sizes, so it specialises
+	// a symbolic spatial size: convolution's meta reads concrete sizes, so it specialises that
+	// symbol and keeps the batch (dynamic=True makes every dim symbolic)
 	s1 := env.NewSymbol(16, "x.size(2)")
 	x = NewSymContiguous(Float32, []SymInt{s0, SymConst(3), s1, s1}, CPU)
 	r, err = Lookup("torch.conv2d").Meta([]Value{x, w}, nil)
 	require.NoError(t, err)
+	require.Equal(t, "f32[s0,4,14,14]", r.(*TensorMeta).SymString())
+	require.True(t, !env.IsSpecialized(0) && env.IsSpecialized(1))
+	// a batch that is also a spatial size: nothing stays symbolic
+	x = NewSymContiguous(Float32, []SymInt{s0, SymConst(3), s0, s0}, CPU)
+	r, err = Lookup("torch.conv2d").Meta([]Value{x, w}, nil)
+	require.NoError(t, err)
 	require.Nil(t, r.(*TensorMeta).Sym)
-	require.True(t, env.IsSpecialized(0) && env.IsSpecialized(1))
+	require.True(t, env.IsSpecialized(0))
 }
 
 func TestSymNonSymbolicOpSpecializes(t *testing.T) {

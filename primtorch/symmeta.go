@@ -505,6 +505,7 @@ func batchSymbolic(m metaFn) metaFn {
 		if !a.HasSymbols() {
 			return m(a)
 		}
+		specializeAllButBatch(a)
 		i, n, ok := symbolicBatch(a)
 		if ok {
 			r, err := m(withArg(a, i, batchAt(a.vals[i].(*TensorMeta), n.Hint())))
@@ -518,6 +519,37 @@ func batchSymbolic(m metaFn) metaFn {
 		}
 		a.specialize(a.Op.Name)
 		return m(a)
+	}
+}
+
+// specializeAllButBatch specialises every symbol of the call except self's batch size when that
+// is a bare symbol no other size of the call mentions (dynamic=True makes channels and spatial
+// dims symbolic too; a convolution keeps only its batch).
+func specializeAllButBatch(a *Args) {
+	self, ok := a.Get(a.Op.Schema.Params[0].Canon).(*TensorMeta)
+	if !ok || self == nil || self.Sym == nil || len(self.Shape) < 3 {
+		return
+	}
+	id, coef, c, lin := self.Sym.Sizes[0].Linear()
+	if !lin || coef != 1 || c != 0 {
+		return
+	}
+	for _, s := range self.Sym.Sizes[1:] {
+		for _, x := range s.Symbols() {
+			if x == id {
+				return
+			}
+		}
+	}
+	for i, v := range a.vals {
+		VisitSymbols(v, func(s SymInt) {
+			for _, x := range s.Symbols() {
+				if x != id {
+					s.Env().Specialize(x, a.Op.Name)
+				}
+			}
+		})
+		a.vals[i] = ResolveValue(v)
 	}
 }
 
