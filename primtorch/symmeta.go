@@ -315,7 +315,11 @@ func symSuggestMemoryFormat(m *TensorMeta) MemoryFormat {
 	return ContiguousFormat
 }
 
-// symSortDimsByStride is sortDimsByStride.
+// symSortDimsByStride orders dims from fastest to slowest as TensorIterator does: an insertion
+// sort starting from the reversed dim order, where a comparison involving a zero stride is
+// ambiguous (the dims keep their order) and equal strides put the smaller size first.
+// strides[i] are per-operand stride lists; shape is the common shape. Symbolic comparisons are
+// decided at the hints, with guards.
 func symSortDimsByStride(shape []SymInt, strides [][]SymInt) []int {
 	n := len(shape)
 	perm := make([]int, n)
@@ -358,7 +362,8 @@ func symSortDimsByStride(shape []SymInt, strides [][]SymInt) []int {
 	return perm
 }
 
-// symInferDenseStrides is inferDenseStrides.
+// symInferDenseStrides is torch's infer_dense_strides: dense strides that keep the dim order of
+// strides (empty_like of a non-dense tensor).
 func symInferDenseStrides(shape, strides []SymInt) []SymInt {
 	perm := symSortDimsByStride(shape, [][]SymInt{strides})
 	out := make([]SymInt, len(shape))
@@ -372,7 +377,8 @@ func symInferDenseStrides(shape, strides []SymInt) []SymInt {
 	return out
 }
 
-// symLikeStrides is LikeStrides.
+// symLikeStrides returns the strides of empty_like(m, memory_format=mf) (clone, zeros_like, to,
+// ...): preserve_format keeps m's strides when m is dense, keeps its dim order when it is not.
 func symLikeStrides(m *TensorMeta, mf MemoryFormat) []SymInt {
 	sizes, strides := m.SymSizes(), m.SymStrides()
 	switch mf {
