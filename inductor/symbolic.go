@@ -3,8 +3,6 @@ package inductor
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 
 	"ptgo/fxgraph"
@@ -450,52 +448,13 @@ type symTerm struct {
 	mono []int
 }
 
-// symTerms splits a size expression into its constant and its terms (from its canonical text,
-// "4*s0*s1 + s2 - 3").
+// symTerms splits a size expression into its constant and its terms (primtorch.SymInt.Terms:
+// monomials with their symbol ids ascending).
 func symTerms(s Sym) (int64, []symTerm) {
-	if k, ok := s.IsConst(); ok {
-		return k, nil
-	}
-	text := strings.ReplaceAll(s.String(), " ", "")
-	var c int64
-	var out []symTerm
-	i := 0
-	for i < len(text) {
-		sign := int64(1)
-		switch text[i] {
-		case '+':
-			i++
-		case '-':
-			sign = -1
-			i++
-		}
-		j := i
-		for j < len(text) && text[j] != '+' && text[j] != '-' {
-			j++
-		}
-		t := symTerm{coef: sign}
-		for _, f := range strings.Split(text[i:j], "*") {
-			if strings.HasPrefix(f, "s") {
-				id, err := strconv.Atoi(f[1:])
-				if err != nil {
-					panic("ptgo BUG: inductor: size expression " + s.String())
-				}
-				t.mono = append(t.mono, id)
-				continue
-			}
-			k, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				panic("ptgo BUG: inductor: size expression " + s.String())
-			}
-			t.coef *= k
-		}
-		if len(t.mono) == 0 {
-			c += t.coef
-		} else {
-			sort.Ints(t.mono)
-			out = append(out, t)
-		}
-		i = j
+	c, terms := s.Terms()
+	out := make([]symTerm, len(terms))
+	for k, t := range terms {
+		out[k] = symTerm{coef: t.Coef, mono: t.Syms}
 	}
 	return c, out
 }
