@@ -238,29 +238,9 @@ func usedSymbols(g *fxgraph.Graph) map[int]bool {
 			}
 		}
 	}
-	var walkArg func(a fxgraph.Arg)
-	walkArg = func(a fxgraph.Arg) {
-		switch v := a.(type) {
-		case fxgraph.Const:
-			primtorch.VisitSymbols(v.V, note)
-		case fxgraph.List:
-			for _, e := range v.Elems {
-				walkArg(e)
-			}
-		case fxgraph.Tuple:
-			for _, e := range v.Elems {
-				walkArg(e)
-			}
-		}
-	}
 	for _, n := range g.Nodes {
 		primtorch.VisitSymbols(n.Meta, note)
-		for _, a := range n.Args {
-			walkArg(a)
-		}
-		for _, kw := range n.Kwargs {
-			walkArg(kw.Value)
-		}
+		fxgraph.VisitArgSymbols(n, note)
 	}
 	return used
 }

@@ -165,3 +165,37 @@ func mapSymArg(a Arg, f func(primtorch.SymInt) primtorch.SymInt) Arg {
 	}
 	return a
 }
+
+// VisitArgSymbols calls f with every symbolic size expression among n's constant arguments
+// (nested in lists, tuples, slices and dicts too); node arguments are not entered.
+func VisitArgSymbols(n *Node, f func(primtorch.SymInt)) {
+	var walk func(a Arg)
+	walk = func(a Arg) {
+		switch x := a.(type) {
+		case Const:
+			primtorch.VisitSymbols(x.V, f)
+		case List:
+			for _, e := range x.Elems {
+				walk(e)
+			}
+		case Tuple:
+			for _, e := range x.Elems {
+				walk(e)
+			}
+		case Slice:
+			walk(x.Start)
+			walk(x.Stop)
+			walk(x.Step)
+		case Dict:
+			for _, e := range x.Entries {
+				walk(e.Value)
+			}
+		}
+	}
+	for _, a := range n.Args {
+		walk(a)
+	}
+	for _, kw := range n.Kwargs {
+		walk(kw.Value)
+	}
+}

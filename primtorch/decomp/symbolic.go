@@ -89,29 +89,10 @@ func (d *decomposer) symbolicNode(n *fxgraph.Node) bool {
 		return true
 	}
 	found := false
-	var walk func(a fxgraph.Arg)
-	walk = func(a fxgraph.Arg) {
-		switch a := a.(type) {
-		case *fxgraph.Node:
-			found = found || primtorch.HasSymbols(a.Meta)
-		case fxgraph.Const:
-			found = found || primtorch.HasSymbols(a.V)
-		case fxgraph.List:
-			for _, e := range a.Elems {
-				walk(e)
-			}
-		case fxgraph.Tuple:
-			for _, e := range a.Elems {
-				walk(e)
-			}
-		}
+	for _, in := range n.Inputs() {
+		found = found || primtorch.HasSymbols(in.Meta)
 	}
-	for _, a := range n.Args {
-		walk(a)
-	}
-	for _, kw := range n.Kwargs {
-		walk(kw.Value)
-	}
+	fxgraph.VisitArgSymbols(n, func(primtorch.SymInt) { found = true })
 	return found
 }
 
