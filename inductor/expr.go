@@ -27,9 +27,9 @@ type AtomKind uint8
 
 const (
 	AtomVar AtomKind = iota // index variable Var (times the size symbols Mono, when set)
-	AtomDiv                 // X // N
-	AtomMod                 // X % N
-	AtomInd                 // Val (an int64 value) wrapped into [0, N), checked at run time
+	AtomDiv                 // X // N (times the size symbols Mono, when set)
+	AtomMod                 // X % N (times Mono, when set)
+	AtomInd                 // Val (an int64 value) wrapped into [0, N), checked at run time (times Mono)
 	AtomSym                 // the product of the size symbols Mono (a symbolic stride or offset)
 )
 
@@ -40,8 +40,9 @@ type Atom struct {
 	X    Expr
 	N    int64
 	Val  *Value
-	// Mono: size symbol ids, ascending (repeats are powers), of an AtomSym or of an AtomVar with
-	// a symbolic coefficient (i0·s1: a stride of a symbolic layout); env is their ShapeEnv.
+	// Mono: size symbol ids, ascending (repeats are powers), of an AtomSym, or the symbolic
+	// coefficient of another atom (i0·s1, (i0 // 4)·s1: a stride of a symbolic layout); env is
+	// their ShapeEnv.
 	Mono []int
 	env  *primtorch.ShapeEnv
 	key  string
@@ -65,7 +66,22 @@ func newAtom(a *Atom) *Atom {
 	case AtomInd:
 		a.key = "ind(#" + strconv.Itoa(a.Val.ID) + "," + strconv.FormatInt(a.N, 10) + ")"
 	}
+	if a.Kind != AtomVar && a.Kind != AtomSym && len(a.Mono) > 0 {
+		a.key += "*" + monoText(a.Mono)
+	}
 	return a
+}
+
+// scaledBy reports a division, modulo or indirect atom with a symbolic coefficient (its value
+// is not X // N itself: the simplification rules that read X and N do not apply).
+func (a *Atom) scaledBy() bool { return a.Kind != AtomVar && a.Kind != AtomSym && len(a.Mono) > 0 }
+
+// plainAtom reports an atom of kind k without a symbolic coefficient.
+func (a *Atom) plainAtom(k AtomKind) bool { return a.Kind == k && len(a.Mono) == 0 }
+
+// withMono is a (division, modulo or indirect) atom times the size symbols mono.
+func (a *Atom) withMono(mono []int, env *primtorch.ShapeEnv) *Atom {
+	return newAtom(&Atom{Kind: a.Kind, Var: a.Var, X: a.X, N: a.N, Val: a.Val, Mono: mulMonos(a.Mono, mono), env: env})
 }
 
 // Term is Coef·Atom.
@@ -212,6 +228,9 @@ func (e Expr) Range(b Bounds) (lo, hi int64, ok bool) {
 }
 
 func (a *Atom) rangeOf(b Bounds) (lo, hi int64, ok bool) {
+	if a.scaledBy() {
+		return 0, 0, false // times a size symbol: ≥ 2, no upper bound
+	}
 	switch a.Kind {
 	case AtomSym:
 		return 0, 0, false // ≥ 2, no upper bound
@@ -297,9 +316,9 @@ func mergeDivModPairs(e Expr, b Bounds) (Expr, bool) {
 		if t.Atom.Kind != AtomMod {
 			continue
 		}
-		x, c, k := t.Atom.X, t.Atom.N, t.Coef
+		x, c, k, mono := t.Atom.X, t.Atom.N, t.Coef, monoText(t.Atom.Mono)
 		for j, u := range e.Terms {
-			if j == i || u.Coef != k*c {
+			if j == i || u.Coef != k*c || monoText(u.Atom.Mono) != mono {
 				continue
 			}
 			var repl Expr
@@ -307,11 +326,14 @@ func mergeDivModPairs(e Expr, b Bounds) (Expr, bool) {
 			case u.Atom.Kind == AtomDiv && u.Atom.N == c && u.Atom.X.Key() == x.Key():
 				repl = x.Scale(k)
 			case u.Atom.Kind == AtomMod && u.Atom.X.Terms != nil && len(u.Atom.X.Terms) == 1 && u.Atom.X.C == 0 &&
-				u.Atom.X.Terms[0].Coef == 1 && u.Atom.X.Terms[0].Atom.Kind == AtomDiv &&
+				u.Atom.X.Terms[0].Coef == 1 && u.Atom.X.Terms[0].Atom.plainAtom(AtomDiv) &&
 				u.Atom.X.Terms[0].Atom.N == c && u.Atom.X.Terms[0].Atom.X.Key() == x.Key():
 				repl = Mod(x, c*u.Atom.N, b).Scale(k)
 			default:
 				continue
+			}
+			if len(t.Atom.Mono) > 0 { // k·c·(x//c)·m + k·(x%c)·m → k·x·m
+				repl = repl.mulMono(t.Atom.Mono, t.Atom.env)
 			}
 			rest := Expr{C: e.C + repl.C}
 			for m, w := range e.Terms {
@@ -348,12 +370,12 @@ func FloorDiv(x Expr, d int64, b Bounds) Expr {
 	if lo, hi, ok := rest.Range(b); ok && floorDiv(lo, d) == floorDiv(hi, d) {
 		return q.AddConst(floorDiv(lo, d))
 	}
-	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.Kind == AtomDiv {
+	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.plainAtom(AtomDiv) {
 		inner := rest.Terms[0].Atom
 		return q.Add(FloorDiv(inner.X, inner.N*d, b))
 	}
 	// (x % (k·d)) // d = (x // d) % k
-	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.Kind == AtomMod && rest.Terms[0].Atom.N%d == 0 {
+	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.plainAtom(AtomMod) && rest.Terms[0].Atom.N%d == 0 {
 		inner := rest.Terms[0].Atom
 		return q.Add(Mod(FloorDiv(inner.X, d, b), inner.N/d, b))
 	}
@@ -377,7 +399,7 @@ func Mod(x Expr, m int64, b Bounds) Expr {
 	if lo, hi, ok := rest.Range(b); ok && floorDiv(lo, m) == floorDiv(hi, m) {
 		return rest.AddConst(-m * floorDiv(lo, m))
 	}
-	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.Kind == AtomMod && rest.Terms[0].Atom.N%m == 0 {
+	if rest.C == 0 && len(rest.Terms) == 1 && rest.Terms[0].Coef == 1 && rest.Terms[0].Atom.plainAtom(AtomMod) && rest.Terms[0].Atom.N%m == 0 {
 		return Mod(rest.Terms[0].Atom.X, m, b)
 	}
 	return atomExpr(newAtom(&Atom{Kind: AtomMod, X: rest, N: m}))
@@ -407,6 +429,9 @@ func (e Expr) Subst(f func(k int) Expr, b Bounds, vs *valueSubst) Expr {
 			r = Mod(t.Atom.X.Subst(f, b, vs), t.Atom.N, b)
 		case AtomInd:
 			r = Ind(vs.value(t.Atom.Val), t.Atom.N)
+		}
+		if t.Atom.scaledBy() {
+			r = r.mulMono(t.Atom.Mono, t.Atom.env)
 		}
 		r = r.Scale(t.Coef)
 		out.C += r.C
@@ -452,6 +477,13 @@ func (e Expr) Format(names func(int) string, ind func(*Atom) string, cStyle bool
 	return b.String()
 }
 
+func (a *Atom) monoSuffix(cStyle bool) string {
+	if len(a.Mono) == 0 {
+		return ""
+	}
+	return "*" + monoFormat(a.Mono, cStyle)
+}
+
 func (a *Atom) format(names func(int) string, ind func(*Atom) string, cStyle bool) string {
 	switch a.Kind {
 	case AtomVar:
@@ -472,9 +504,9 @@ func (a *Atom) format(names func(int) string, ind func(*Atom) string, cStyle boo
 		} else if cStyle {
 			op = " / "
 		}
-		return "(" + x + op + strconv.FormatInt(a.N, 10) + ")"
+		return "(" + x + op + strconv.FormatInt(a.N, 10) + ")" + a.monoSuffix(cStyle)
 	case AtomInd:
-		return ind(a)
+		return ind(a) + a.monoSuffix(cStyle)
 	}
 	return "?"
 }
@@ -531,7 +563,7 @@ func mulMonos(a, b []int) []int {
 	return out
 }
 
-// mulMono returns e·Π mono. A division, modulo or indirect term times a symbol is refused.
+// mulMono returns e·Π mono.
 func (e Expr) mulMono(mono []int, env *primtorch.ShapeEnv) Expr {
 	out := Expr{}
 	if e.C != 0 {
@@ -545,7 +577,7 @@ func (e Expr) mulMono(mono []int, env *primtorch.ShapeEnv) Expr {
 		case AtomSym:
 			a = newAtom(&Atom{Kind: AtomSym, Mono: mulMonos(t.Atom.Mono, mono), env: env})
 		default:
-			refuseSym("an index with a division, modulo or indirection times a symbolic stride (%s)", e)
+			a = t.Atom.withMono(mono, env)
 		}
 		out.Terms = append(out.Terms, Term{Coef: t.Coef, Atom: a})
 	}

@@ -296,6 +296,25 @@ var symCasesData = []symCase{
   %rn : f32[3] = prims.exp(%r)
   return (%ln, %pf, %rn)
 `, vals: [][]int64{{2}, {3}, {12}, {20}}},
+	// heads merged into the batch: the copy reads x at (i // 4)·(8·s0) + (i % 4)·2 + ..., a
+	// division times a symbolic stride; and back
+	{name: "merge_heads_symbolic_stride", text: `graph f[s0=8](x: f32[2,s0,8]):
+  %v : f32[2,s0,4,2] = prims.view(%x, [2, sym("s0"), 4, 2])
+  %p : f32[2,4,s0,2]{sym("8*s0"),2,8,1} = prims.permute(%v, [0, 2, 1, 3])
+  %c : f32[2,4,s0,2] = prims.clone(%p)
+  %m : f32[8,s0,2] = prims.view(%c, [8, sym("s0"), 2])
+  %t : f32[8,s0,2] = prims.tanh(%m)
+  %b : f32[2,4,s0,2] = prims.view(%t, [2, 4, sym("s0"), 2])
+  %q : f32[2,s0,4,2]{sym("8*s0"),2,sym("2*s0"),1} = prims.permute(%b, [0, 2, 1, 3])
+  %y : f32[2,s0,4,2] = prims.neg(%q)
+  return (%t, %y)
+`, vals: [][]int64{{2}, {3}, {17}, {40}}},
+	// rows picked by an index from a [4, s0] tensor: an indirect index times the row stride s0
+	{name: "index_rows_symbolic_stride", text: `graph f[s0=8](x: f32[4,s0], sel: i64[3]):
+  %r : f32[3,s0] = prims.index_select(%x, 0, %sel)
+  %t : f32[3,s0] = prims.tanh(%r)
+  return (%t,)
+`, vals: [][]int64{{2}, {5}, {33}}},
 }
 
 func TestSymbolicDifferential(t *testing.T) {

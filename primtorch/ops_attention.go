@@ -10,8 +10,9 @@ var attentionDefs = []*def{
 		notes("the dtype checks of torch's CPU kernel choice (flash or math) are not modelled beyond same-dtype inputs").with(fSymbolic),
 	// torch's fused inference kernels (nn.TransformerEncoderLayer and nn.MultiheadAttention call
 	// them in eval mode without autograd; the same schemas in torch 1.13 and 2.x). Rows so that
-	// capture keeps their sizes symbolic; decomposition: the fast paths of d_fastpath.go for
-	// static calls, prims.fallback (torch runs the kernel) for symbolic ones.
+	// capture keeps their sizes symbolic; decomposition: the fast paths of d_fastpath.go (a
+	// symbolic batch and sequence length included), prims.fallback (torch runs the kernel) for
+	// the calls they decline.
 	row(OpTransformerEncoderLayerFwd, KindComposite, PromoteNone,
 		"_transformer_encoder_layer_fwd(Tensor src, int embed_dim, int num_heads, Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, bool use_gelu, bool norm_first, float eps, Tensor norm_weight_1, Tensor norm_bias_1, Tensor norm_weight_2, Tensor norm_bias_2, Tensor ffn_weight_1, Tensor ffn_bias_1, Tensor ffn_weight_2, Tensor ffn_bias_2, Tensor? mask=None, int? mask_type=None) -> Tensor",
 		"torch._transformer_encoder_layer_fwd", metaTransformerEncoderLayerFwd).

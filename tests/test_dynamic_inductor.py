@@ -57,6 +57,12 @@ CASES = {
     "slice_from_3": (lambda x: x[:, 3:].tanh() + x[:, 1:4].sum(1, keepdim=True),
                      lambda n: (torch.randn(2, n + 3, 8),), False),
     "pad_sequence": (lambda x: F.pad(x, (0, 0, 1, 2), value=0.5).tanh(), lambda n: (torch.randn(2, n, 8),), False),
+    # heads split out of a [B, T, H·dh] tensor and merged into the batch ([B·H, T, dh]): the copy
+    # reads at (i // H)·(T·H·dh), a division times a symbolic stride
+    "merge_heads_into_batch": (lambda x: x.view(2, x.size(1), 4, 2).permute(0, 2, 1, 3).reshape(8, x.size(1), 2).tanh(),
+                               lambda n: (torch.randn(2, n, 8),), False),
+    # rows picked from a [4, T] tensor: an indirect index times the symbolic row stride T
+    "index_select_rows": (lambda x, i: x.index_select(0, i).tanh() * 2, lambda n: (torch.randn(4, n), torch.tensor([3, 0, 2])), False),
 }
 
 
@@ -66,3 +72,21 @@ def test_inductor_symbolic(case):
     with torch.no_grad():
         n = sweep(fn, make, SIZES, seeded)
     assert n <= 2, "%d graphs for %d sizes" % (n, len(SIZES))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_encoder_fast_path_symbolic(norm_first, ptgo_log):
+    # torch's fused encoder-layer kernel (eval, no grad) decomposes with a symbolic batch and
+    # sequence length into kernels around the matrix products; nothing stays a call to torch
+    ptgo.set_logs("perf_hints,dynamic")
+    torch.manual_seed(0)
+    m = nn.TransformerEncoderLayer(32, 4, 48, dropout=0.0, batch_first=True, norm_first=norm_first,
+                                   activation="gelu" if norm_first else "relu").eval()
+    cf = ptgo.compile(m, dynamic=True)
+    with torch.no_grad():
+        for b, t in ((2, 5), (3, 9), (2, 17), (4, 2), (2, 40)):
+            x = torch.randn(b, t, 32)
+            assert_same(cf(x), m(x), "size %r" % ((b, t),))
+    assert compiled_count() == 1, ptgo_log.text
+    assert "prims.fallback" not in ptgo_log.text, ptgo_log.text
+    assert "static shapes" not in ptgo_log.text, ptgo_log.text

@@ -67,8 +67,8 @@ type fpArgs struct {
 // it has none (or declined) and n stays a fallback.
 func (d *decomposer) decomposeFastPath(n *fxgraph.Node) (ok bool, err error) {
 	fp, found := fastPathDecomps[n.Target]
-	if !found || n.Op != fxgraph.CallFunction || d.symbolicNode(n) {
-		return false, nil // (the fast paths read concrete sizes: a symbolic call stays a fallback)
+	if !found || n.Op != fxgraph.CallFunction {
+		return false, nil
 	}
 	a := &fpArgs{d: d, n: n, args: map[string]fxgraph.Arg{}, defs: fp.defaults}
 	if len(n.Args) > len(fp.params) {
@@ -106,6 +106,9 @@ func (d *decomposer) decomposeFastPath(n *fxgraph.Node) (ok bool, err error) {
 	}
 	switch r := res.(type) {
 	case *fxgraph.Node:
+		if want := n.TensorMeta(); want != nil && !sameSyms(sizesOf(r), want.SymSizes()) {
+			bug("fast-path decomposition of %s gives sizes %v, torch's %v", n.Target, sizesOf(r), want.SymSizes())
+		}
 		d.fixLayout(r, n.TensorMeta())
 		d.env[n] = &tstate{cur: r}
 	case []any:
@@ -225,46 +228,52 @@ type attnWeights struct {
 // no mask. It returns the output [B, T, D] and the attention probabilities [B·heads, T, T].
 func (d *decomposer) selfAttention(x *fxgraph.Node, w attnWeights) (out, probs *fxgraph.Node, err error) {
 	m := metaOf(x)
-	if len(m.Shape) != 3 || m.Shape[2] != w.embed || w.heads <= 0 || w.embed%w.heads != 0 {
+	if len(m.Shape) != 3 || w.heads <= 0 || w.embed%w.heads != 0 {
 		return nil, nil, errFallback
 	}
-	b, t, dm := m.Shape[0], m.Shape[1], m.Shape[2]
+	if m.SymSizes()[2].Hint() != w.embed {
+		return nil, nil, errFallback
+	}
+	m.SymSizes()[2].Specialize("the embedding size of torch's fused attention") // (guarded equal to embed_dim)
+	// the batch and the sequence length may be size symbols; the embedding is static
+	b, t, dm := m.SymSizes()[0], m.SymSizes()[1], w.embed
 	h, dh := w.heads, w.embed/w.heads
+	bt, bh, k := b.Mul(t), b.MulConst(h), primtorch.SymConst
 	for _, p := range []*fxgraph.Node{w.qkvW, w.qkvB, w.projW, w.projB} {
 		if metaOf(p).DType != m.DType {
 			return nil, nil, errFallback
 		}
 	}
 	// qkv = x·W_qkvᵀ, [B, T, 3D]
-	qkv := d.reshape(d.prim("mm", d.reshape(x, []int64{b * t, dm}), d.transpose(w.qkvW, 0, 1)), []int64{b, t, 3 * dm})
+	qkv := d.reshape(d.prim("mm", d.reshape(x, []sym{bt, k(dm)}), d.transpose(w.qkvW, 0, 1)), []sym{b, t, k(3 * dm)})
 	// (qkv + bias) per part, q scaled by 1/√dh computed as torch does (sqrt in the dtype, the
 	// quotient in double, rounded to the dtype)
 	scale := 1.0 / math.Sqrt(float64(dh))
 	if m.DType == primtorch.Float32 {
 		scale = float64(float32(1.0 / float64(float32(math.Sqrt(float64(dh))))))
 	}
-	part := func(k int64, scaled bool) *fxgraph.Node {
-		s := d.slice(qkv, 2, k*dm, (k+1)*dm, 1)
-		bias := d.slice(w.qkvB, 0, k*dm, (k+1)*dm, 1)
-		v := d.add(s, d.expand(bias, []int64{b, t, dm}))
+	part := func(i int64, scaled bool) *fxgraph.Node {
+		s := d.slice(qkv, 2, i*dm, (i+1)*dm, 1)
+		bias := d.slice(w.qkvB, 0, i*dm, (i+1)*dm, 1)
+		v := d.add(s, d.expand(bias, []sym{b, t, k(dm)}))
 		if scaled {
 			v = d.mul(v, scale)
 		}
 		// [B, T, H, dh] → [B, H, T, dh] → [B·H, T, dh]
-		heads := d.permute(d.view(v, []int64{b, t, h, dh}), []int64{0, 2, 1, 3})
-		return d.reshape(heads, []int64{b * h, t, dh})
+		heads := d.permute(d.view(v, []sym{b, t, k(h), k(dh)}), []int64{0, 2, 1, 3})
+		return d.reshape(heads, []sym{bh, t, k(dh)})
 	}
-	q, k, v := part(0, true), part(1, false), part(2, false)
-	scores := d.prim("bmm", q, d.transpose(k, 1, 2)) // [B·H, T, T]
+	q, kk, v := part(0, true), part(1, false), part(2, false)
+	scores := d.prim("bmm", q, d.transpose(kk, 1, 2)) // [B·H, T, T]
 	// softmax over keys as torch's last-dim kernel computes it
 	mx := d.reduce("amax", scores, []int{2}, true)
-	e := d.un("exp", d.sub(scores, d.expand(mx, []int64{b * h, t, t})))
+	e := d.un("exp", d.sub(scores, d.expand(mx, []sym{bh, t, t})))
 	sum := d.reduce("sum", e, []int{2}, true)
-	probs = asNode(d.mul(e, d.expand(d.un("reciprocal", sum), []int64{b * h, t, t})))
+	probs = asNode(d.mul(e, d.expand(d.un("reciprocal", sum), []sym{bh, t, t})))
 	ctxv := d.prim("bmm", probs, v) // [B·H, T, dh]
-	merged := d.reshape(d.permute(d.view(ctxv, []int64{b, h, t, dh}), []int64{0, 2, 1, 3}), []int64{b * t, dm})
+	merged := d.reshape(d.permute(d.view(ctxv, []sym{b, k(h), t, k(dh)}), []int64{0, 2, 1, 3}), []sym{bt, k(dm)})
 	proj := d.prim("addmm", w.projB, merged, d.transpose(w.projW, 0, 1))
-	return d.reshape(proj, []int64{b, t, dm}), probs, nil
+	return d.reshape(proj, []sym{b, t, k(dm)}), probs, nil
 }
 
 // layerNorm is torch.layer_norm over the last dim (as dLayerNorm decomposes it).
@@ -285,10 +294,9 @@ func (d *decomposer) layerNorm(x, w, b *fxgraph.Node, eps float64) *fxgraph.Node
 
 // linear3 is x [B, T, K]·Wᵀ + bias as addmm over the B·T rows, viewed [B, T, N].
 func (d *decomposer) linear3(x, w, bias *fxgraph.Node) *fxgraph.Node {
-	m := metaOf(x)
-	rows := m.Shape[0] * m.Shape[1]
-	r := d.prim("addmm", bias, d.reshape(x, []int64{rows, m.Shape[2]}), d.transpose(w, 0, 1))
-	return d.reshape(r, []int64{m.Shape[0], m.Shape[1], metaOf(w).Shape[0]})
+	s := sizesOf(x)
+	r := d.prim("addmm", bias, d.reshape(x, []sym{s[0].Mul(s[1]), s[2]}), d.transpose(w, 0, 1))
+	return d.reshape(r, []sym{s[0], s[1], sizesOf(w)[0]})
 }
 
 func floatInput(x *fxgraph.Node) bool {
@@ -395,13 +403,13 @@ func dNativeMultiHeadAttention(a *fpArgs) (any, error) {
 	if !needWeights {
 		return []any{out, nil}, nil
 	}
-	m := metaOf(q)
-	b, t := m.Shape[0], m.Shape[1]
-	weights := d.view(probs, []int64{b, heads, t, t})
+	qs := sizesOf(q)
+	b, t := qs[0], qs[1]
+	weights := d.view(probs, []sym{b, primtorch.SymConst(heads), t, t})
 	if average {
 		weights = d.div(d.reduce("sum", weights, []int{1}, false), float64(heads))
 	}
-	if wm == nil || !equalInts(wm.Shape, metaOf(weights).Shape) {
+	if wm == nil || !sameSyms(wm.SymSizes(), sizesOf(weights)) {
 		return nil, fmt.Errorf("decomp: ptgo BUG: %s: attention weights %v, torch gives %v", a.n.Target, metaOf(weights).Shape, wm)
 	}
 	return []any{out, weights}, nil

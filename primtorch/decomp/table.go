@@ -374,8 +374,8 @@ var decomps = [primtorch.NumOps]decompFn{
 // the reviewed allowlist of TestDecompCoverage. (Decompositions also fall back for argument
 // combinations they do not handle: dropout in training, pad modes, ...; see Status.)
 var fallbackOps = map[primtorch.OpID]string{
-	primtorch.OpTransformerEncoderLayerFwd: "torch's fused kernel: static calls take the fast-path decomposition (d_fastpath.go), symbolic ones stay torch's",
-	primtorch.OpNativeMultiHeadAttention:   "torch's fused kernel: static calls take the fast-path decomposition (d_fastpath.go), symbolic ones stay torch's",
+	primtorch.OpTransformerEncoderLayerFwd: "torch's fused kernel: self-attention on float inputs without a mask takes the fast-path decomposition (d_fastpath.go, symbolic batch and length included); other calls stay torch's",
+	primtorch.OpNativeMultiHeadAttention:   "torch's fused kernel: self-attention on float inputs without a mask takes the fast-path decomposition (d_fastpath.go, symbolic batch and length included); other calls stay torch's",
 	primtorch.OpComplex:                    "complex results stay torch's (no complex core ops)",
 	primtorch.OpErfinv:                     "no core op computes erfinv",
 	primtorch.OpErfinvInplace:              "the in-place form of a fallback op",
