@@ -26,11 +26,11 @@ def capture_graphs(name):
     graphs = []
     orig = _runtime.make_compiled_graph
 
-    def record(plan_json, lib_path, consts):
+    def record(plan_json, lib_path, consts, rerun=None):
         from ptgo import _fast
 
-        g = orig(plan_json, lib_path, consts)
-        entry = [_fast.Graph(*_plan_args(plan_json, lib_path, consts)), None]
+        g = orig(plan_json, lib_path, consts, rerun)
+        entry = [graph_for_profile(plan_json, lib_path, consts), None]
         graphs.append(entry)
 
         def recorded(*args):
@@ -54,22 +54,12 @@ def capture_graphs(name):
     return model, fast, args, grad, graphs
 
 
-def _plan_args(plan_json, lib_path, consts):
-    import json
+def graph_for_profile(plan_json, lib_path, consts):
+    """A second runtime Graph object of a compiled graph's plan, for Graph.profile."""
+    from ptgo import _fast
 
-    plan = json.loads(plan_json)
-    externs = {}
-    for st in plan["steps"]:
-        if st["op"] == "extern":
-            st["args"] = [_runtime._decode_plan_arg(a) for a in st["args"]]
-            st["kwargs"] = [[k, _runtime._decode_plan_arg(v)] for k, v in st.get("kwargs") or []]
-            fn = _runtime._extern_callable(st["target"])
-            if fn is not None:
-                externs[st["target"]] = fn
-    for out in plan["outputs"]:
-        if "value" in out:
-            out["value"] = _runtime._decode_plan_arg(out["value"])
-    return plan, lib_path, externs, list(consts)
+    plan, externs = _runtime._decode_plan(plan_json)
+    return _fast.Graph(plan, lib_path, externs, list(consts), None)
 
 
 def per_call(fn, reps):
