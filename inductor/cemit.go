@@ -762,12 +762,16 @@ func (kg *kgen) indirect(a *Atom, sc *scope) string {
 		return name
 	}
 	v := kg.val(a.Val, sc)
-	n := strconv.FormatInt(a.N, 10)
+	n := a.ExtentC()
 	raw := kg.newTmp()
 	kg.w.line(fmt.Sprintf("int64_t %s = (int64_t)%s + ((int64_t)%s < 0 ? %s : 0);", raw, v, v, n))
-	kg.w.line(fmt.Sprintf("ptgo_oob |= (uint64_t)%s >= %sULL;", raw, n))
+	nu := n + "ULL"
+	if a.Size != nil {
+		nu = "(uint64_t)" + n
+	}
+	kg.w.line(fmt.Sprintf("ptgo_oob |= (uint64_t)%s >= %s;", raw, nu))
 	name := kg.newTmp()
-	kg.w.line(fmt.Sprintf("int64_t %s = (uint64_t)%s < %sULL ? %s : 0;", name, raw, n, raw))
+	kg.w.line(fmt.Sprintf("int64_t %s = (uint64_t)%s < %s ? %s : 0;", name, raw, nu, raw))
 	if sc.inds == nil {
 		sc.inds = map[string]string{}
 	}

@@ -174,17 +174,18 @@
 // for one input size). Cat and constant_pad_nd along a symbolic dim read through masks with
 // symbolic bounds; a slice of a symbolic dim may start past 2 or from the end when the meta's
 // size says it stays in range (x[:, 3:], x[:, -3:]), and a slice may start at a size expression
-// (data[s0:s0+16]). A
-// symbol the trace specialised is its hint (the graph is static in it).
+// (data[s0:s0+16]). An index term of any kind may carry a symbolic coefficient ((i0 // 4)*s1 when
+// heads merge into a batch over a symbolic length, ind*s0), and an indirect index may index a
+// symbolic dim (gather, index, index_select, scatter along the length: it wraps and checks
+// against the size variable, so an out-of-range index still reruns with torch for eager's
+// error). A symbol the trace specialised is its hint (the graph is static in it).
 //
 // What needs a static size is refused with a *SymbolicUnsupported error (IsSymbolicUnsupported),
 // never compiled for the hints: a target outside symbolicTargets (ops with no lowering such as
-// as_strided), a symbolic dim that is indexed (gather, index, index_select, scatter,
-// index_put), sliced from a start the meta does not bound, or selected, a view that splits or
-// merges a symbolic dim with another dim (a division or modulo by a symbol) unless the dims are
-// dense in storage (the view is then an alias with merged strides), a division or modulo
-// of an index times a symbolic stride, argmax over several dims one of which is symbolic, and
-// CUDA (CompileCUDA). The
+// as_strided), a symbolic dim sliced from a start the meta does not bound, or selected, a view
+// that splits or merges a symbolic dim with another dim (a division or modulo by a symbol)
+// unless the dims are dense in storage (the view is then an alias with merged strides), argmax
+// over several dims one of which is symbolic, and CUDA (CompileCUDA). The
 // pipeline then compiles the graph with static shapes.
 //
 // # Not done

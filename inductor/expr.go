@@ -29,7 +29,7 @@ const (
 	AtomVar AtomKind = iota // index variable Var (times the size symbols Mono, when set)
 	AtomDiv                 // X // N (times the size symbols Mono, when set)
 	AtomMod                 // X % N (times Mono, when set)
-	AtomInd                 // Val (an int64 value) wrapped into [0, N), checked at run time (times Mono)
+	AtomInd                 // Val (an int64 value) wrapped into [0, N) (or [0, Size)), checked at run time (times Mono)
 	AtomSym                 // the product of the size symbols Mono (a symbolic stride or offset)
 )
 
@@ -40,6 +40,8 @@ type Atom struct {
 	X    Expr
 	N    int64
 	Val  *Value
+	// Size is an indirect atom's symbolic extent (the indexed dim's size; N is 0 then).
+	Size *Sym
 	// Mono: size symbol ids, ascending (repeats are powers), of an AtomSym, or the symbolic
 	// coefficient of another atom (i0·s1, (i0 // 4)·s1: a stride of a symbolic layout); env is
 	// their ShapeEnv.
@@ -64,7 +66,7 @@ func newAtom(a *Atom) *Atom {
 	case AtomMod:
 		a.key = "mod(" + a.X.Key() + "," + strconv.FormatInt(a.N, 10) + ")"
 	case AtomInd:
-		a.key = "ind(#" + strconv.Itoa(a.Val.ID) + "," + strconv.FormatInt(a.N, 10) + ")"
+		a.key = "ind(#" + strconv.Itoa(a.Val.ID) + "," + a.extentText() + ")"
 	}
 	if a.Kind != AtomVar && a.Kind != AtomSym && len(a.Mono) > 0 {
 		a.key += "*" + monoText(a.Mono)
@@ -81,7 +83,23 @@ func (a *Atom) plainAtom(k AtomKind) bool { return a.Kind == k && len(a.Mono) ==
 
 // withMono is a (division, modulo or indirect) atom times the size symbols mono.
 func (a *Atom) withMono(mono []int, env *primtorch.ShapeEnv) *Atom {
-	return newAtom(&Atom{Kind: a.Kind, Var: a.Var, X: a.X, N: a.N, Val: a.Val, Mono: mulMonos(a.Mono, mono), env: env})
+	return newAtom(&Atom{Kind: a.Kind, Var: a.Var, X: a.X, N: a.N, Val: a.Val, Size: a.Size, Mono: mulMonos(a.Mono, mono), env: env})
+}
+
+// extentText is an indirect atom's extent: N, or its symbolic size.
+func (a *Atom) extentText() string {
+	if a.Size != nil {
+		return a.Size.String()
+	}
+	return strconv.FormatInt(a.N, 10)
+}
+
+// ExtentC is an indirect atom's extent in C (a literal or the kernel's size variables).
+func (a *Atom) ExtentC() string {
+	if a.Size != nil {
+		return sizeC(*a.Size)
+	}
+	return strconv.FormatInt(a.N, 10)
 }
 
 // Term is Coef·Atom.
@@ -255,6 +273,9 @@ func (a *Atom) rangeOf(b Bounds) (lo, hi int64, ok bool) {
 		}
 		return 0, a.N - 1, true
 	case AtomInd:
+		if a.Size != nil {
+			return 0, 0, false
+		}
 		return 0, a.N - 1, true
 	}
 	return 0, 0, false
@@ -409,6 +430,22 @@ func Mod(x Expr, m int64, b Bounds) Expr {
 // from the end, and a value outside [-n, n) makes the kernel return status 1.
 func Ind(v *Value, n int64) Expr { return atomExpr(newAtom(&Atom{Kind: AtomInd, Val: v, N: n})) }
 
+// IndSym is Ind for a dimension whose size may be a size symbol.
+func IndSym(v *Value, n Sym) Expr {
+	if k, ok := n.IsConst(); ok {
+		return Ind(v, k)
+	}
+	return atomExpr(newAtom(&Atom{Kind: AtomInd, Val: v, Size: &n}))
+}
+
+// extent is an indirect atom's extent as a size.
+func (a *Atom) extent() Sym {
+	if a.Size != nil {
+		return *a.Size
+	}
+	return symc(a.N)
+}
+
 // Subst replaces variable k by f(k) everywhere (inside atoms too) and simplifies under b, the
 // bounds of the new variables. vs rebuilds values inside indirect atoms.
 func (e Expr) Subst(f func(k int) Expr, b Bounds, vs *valueSubst) Expr {
@@ -428,7 +465,7 @@ func (e Expr) Subst(f func(k int) Expr, b Bounds, vs *valueSubst) Expr {
 		case AtomMod:
 			r = Mod(t.Atom.X.Subst(f, b, vs), t.Atom.N, b)
 		case AtomInd:
-			r = Ind(vs.value(t.Atom.Val), t.Atom.N)
+			r = IndSym(vs.value(t.Atom.Val), t.Atom.extent())
 		}
 		if t.Atom.scaledBy() {
 			r = r.mulMono(t.Atom.Mono, t.Atom.env)
@@ -644,6 +681,11 @@ func exprSymbols(e Expr, add func(id int)) {
 		}
 		if t.Atom.Kind == AtomDiv || t.Atom.Kind == AtomMod {
 			exprSymbols(t.Atom.X, add)
+		}
+		if t.Atom.Size != nil {
+			for _, id := range t.Atom.Size.Symbols() {
+				add(id)
+			}
 		}
 	}
 }

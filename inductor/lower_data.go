@@ -168,7 +168,7 @@ func lowerGather(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	idx := indexVars(metaSizes(m), 0)
 	iv := l.g.vals.Cast(l.load(it, idx, b), primtorch.Int64)
 	at := append([]Expr(nil), idx...)
-	at[dim] = Ind(iv, staticSize(t.sizes[dim], "an indexed dim"))
+	at[dim] = IndSym(iv, t.sizes[dim])
 	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at, b), m.DType)), nil
 }
 
@@ -199,7 +199,7 @@ func lowerIndexSelect(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	}
 	iv := l.g.vals.Cast(l.load(it, iat, b), primtorch.Int64)
 	at := append([]Expr(nil), idx...)
-	at[dim] = Ind(iv, staticSize(t.sizes[dim], "an indexed dim"))
+	at[dim] = IndSym(iv, t.sizes[dim])
 	return l.newPointwise(m, l.g.vals.Cast(l.load(t, at, b), m.DType)), nil
 }
 
@@ -287,7 +287,7 @@ func (l *lowerer) advancedIndex(n *fxgraph.Node, t *tensor, indices fxgraph.Arg)
 			if it := idxT[k]; it != nil {
 				ia, _ := broadcastIndex(bidx, bshape, it.sizes)
 				iv := l.g.vals.Cast(l.load(it, ia, b), primtorch.Int64)
-				out[k] = Ind(iv, staticSize(t.sizes[k], "an indexed dim"))
+				out[k] = IndSym(iv, t.sizes[k])
 			} else {
 				out[k] = idx[srcDim[k]]
 			}

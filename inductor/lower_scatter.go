@@ -35,7 +35,7 @@ func lowerScatter(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	target := append([]Expr(nil), idx...)
 	if len(x.sizes) > 0 {
 		iv := l.g.vals.Cast(l.load(it, idx, b), primtorch.Int64)
-		target[dim] = Ind(iv, staticSize(x.sizes[dim], "scatter"))
+		target[dim] = IndSym(iv, x.sizes[dim])
 	}
 	return l.scatterInto(m, x, &ScatterNode{Ranges: append([]Sym(nil), it.sizes...), Target: target, Body: body}), nil
 }

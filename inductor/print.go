@@ -156,7 +156,7 @@ func writeBuffer(b *strings.Builder, buf *Buffer, indent string) {
 		names := varNamer(len(n.Ranges))
 		ind := func(a *Atom) string {
 			_, s := formatValue(a.Val, names)
-			return "ind(" + s + ", " + strconv.FormatInt(a.N, 10) + ")"
+			return "ind(" + s + ", " + a.extentText() + ")"
 		}
 		flat := flatten(n.Target, n.Into.Layout.Strides, n.Into.Layout.Offset, nil)
 		writeBody(b, n.Body, len(n.Ranges), 0, indent+"  ")
@@ -276,7 +276,7 @@ func formatValue(v *Value, names func(int) string) (lets []string, final string)
 	})
 	named := map[*Value]string{}
 	var str func(x *Value) string
-	ind := func(a *Atom) string { return "ind(" + str(a.Val) + ", " + strconv.FormatInt(a.N, 10) + ")" }
+	ind := func(a *Atom) string { return "ind(" + str(a.Val) + ", " + a.extentText() + ")" }
 	exprText := func(e Expr) string { return e.Format(names, ind, false) }
 	str = func(x *Value) string {
 		if n, ok := named[x]; ok {

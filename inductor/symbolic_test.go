@@ -309,6 +309,15 @@ var symCasesData = []symCase{
   %y : f32[2,s0,4,2] = prims.neg(%q)
   return (%t, %y)
 `, vals: [][]int64{{2}, {3}, {17}, {40}}},
+	// gather, index and scatter along a symbolic dim: the indirect index wraps and checks against s0
+	{name: "index_along_symbolic_dim", text: `graph f[s0=8](x: f32[4,s0], idx: i64[4,3], y: f32[s0,4], sel: i64[2], idxs: i64[1,4], v: f32[1,4]):
+  %c : f32[4,3] = prims.gather(%x, 1, %idx)
+  %ct : f32[4,3] = prims.tanh(%c)
+  %r : f32[2,4] = prims.index(%y, [%sel])
+  %rn : f32[2,4] = prims.neg(%r)
+  %w : f32[s0,4] = prims.scatter(%y, 0, %idxs, %v)
+  return (%ct, %rn, %w)
+`, vals: [][]int64{{4}, {5}, {33}}},
 	// rows picked by an index from a [4, s0] tensor: an indirect index times the row stride s0
 	{name: "index_rows_symbolic_stride", text: `graph f[s0=8](x: f32[4,s0], sel: i64[3]):
   %r : f32[3,s0] = prims.index_select(%x, 0, %sel)
@@ -387,14 +396,6 @@ func TestSymbolicRefused(t *testing.T) {
   %y : f32[s0,4] = prims.as_strided(%x, [sym("s0"), 4], [4, 1], 0)
   return (%y,)
 `, "prims.as_strided (node %y) has no symbolic lowering"},
-		{"scatter along a symbolic dim", `graph f[s0=8](x: f32[s0,4], idx: i64[2,4], v: f32[2,4]):
-  %y : f32[s0,4] = prims.scatter(%x, 0, %idx, %v)
-  return (%y,)
-`, "scatter needs a static size, got s0"},
-		{"gather along a symbolic dim", `graph f[s0=8](x: f32[4,s0], idx: i64[4,3]):
-  %c : f32[4,3] = prims.gather(%x, 1, %idx)
-  return (%c,)
-`, "an indexed dim needs a static size"},
 		{"slice of a symbolic dim", `graph f[s0=8](x: f32[s0,4]):
   %s : f32[2,4] = prims.slice(%x, 0, 3, 5, 1)
   %y : f32[2,4] = prims.neg(%s)
