@@ -66,10 +66,7 @@ func vjpSlice(c *vjpCtx) {
 	m := x.TensorMeta()
 	dim := normDim(c.intArg(1), m.Dim())
 	start, end, step := c.symArg(2), c.symArg(3), c.intArg(4)
-	size := m.SymSizes()[dim]
-	if !end.Equal(size) && end.GeHint(size) { // prims.slice's end is at most the size
-		end = size
-	}
+	size := m.SymSizes()[dim] // (prims.slice's meta holds 0 <= start <= end <= size, guarded)
 	if step == 1 {
 		if k, ok := start.IsConst(); ok && k == 0 && end.Equal(size) {
 			c.give(x, c.g)
