@@ -170,8 +170,9 @@
 // the other externs (convolution, fallbacks run by torch: dropout, einsum, ...) bind results whose
 // layouts are their metas' symbolic ones (copied into them when torch returns another layout),
 // and their size arguments are size expressions evaluated per call ({"sym": ...}); a frozen
-// graph's convolution of a symbolic input runs torch's convolution (the packed oneDNN path is
-// for one input size). Cat and constant_pad_nd along a symbolic dim read through masks with
+// graph's packed convolution of an input with a symbolic batch keeps a oneDNN context per batch
+// size (the runtime's, the most recent 8), and a call whose input is not contiguous runs torch's
+// convolution. Cat and constant_pad_nd along a symbolic dim read through masks with
 // symbolic bounds; a slice of a symbolic dim may start past 2 or from the end when the meta's
 // size says it stays in range (x[:, 3:], x[:, -3:]), and a slice may start at a size expression
 // (data[s0:s0+16]). An index term of any kind may carry a symbolic coefficient ((i0 // 4)*s1 when

@@ -276,7 +276,7 @@ def test_frozen_convolutions_run_packed_and_repack_after_writes():
     m.bn.running_mean.uniform_(-1, 1)
     m.bn.running_var.uniform_(0.5, 2)
     x = torch.randn(2, 3, 12, 12)
-    cm = ptgo.compile(m, dynamic=False)  # the packed oneDNN path is for static input sizes
+    cm = ptgo.compile(m, dynamic=False)
     with torch.no_grad():
         for _ in range(2):
             assert_same(cm(x), m(x))
@@ -294,6 +294,27 @@ def test_frozen_convolutions_run_packed_and_repack_after_writes():
         assert_same(cm(x), m(x))
         m.a.weight.add_(0.1)  # folded into a's packed weight: recompiles
         assert_same(cm(x), m(x))
+
+
+def test_frozen_convolutions_with_a_symbolic_batch_run_packed():
+    # one symbolic graph for every batch size; the packed convolutions get a context per batch
+    # size (the most recent 8), repacked after a weight write, and a non-contiguous input (a
+    # channels-last batch) runs torch's convolution
+    torch.manual_seed(0)
+    m = ConvChain().eval()
+    cm = ptgo.compile(m, dynamic=True)
+    before = stats()
+    with torch.no_grad():
+        for b in (2, 3, 5, 2, 9, 4, 6, 7, 8, 10, 11, 3, 2):
+            x = torch.randn(b, 3, 12, 12)
+            assert_same(cm(x), m(x), "batch %d" % b)
+        assert stats()["compiled"] - before["compiled"] == 1
+        x = torch.randn(4, 3, 12, 12)
+        assert _conv_ops(cm, x).count("mkldnn_prepacked::conv2d_run") == 2
+        m.b.weight.mul_(-1.5)
+        assert_same(cm(x), m(x))
+        xc = torch.randn(3, 3, 12, 12).to(memory_format=torch.channels_last)
+        assert_same(cm(xc), m(xc))
 
 
 def test_unfrozen_convolutions_stay_torchs():

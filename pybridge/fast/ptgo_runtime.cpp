@@ -198,11 +198,17 @@ struct TensorKey {
   bool operator==(const TensorKey& o) const { return impl == o.impl && version == o.version && data == o.data; }
 };
 
+// A context is made for one input size: a symbolic (any batch) input keeps one per batch size it
+// met, the most recent kPackedSizes.
 struct Prepacked {
-  c10::IValue ctx;
+  struct Ctx {
+    std::vector<int64_t> input_size;
+    c10::IValue ctx;
+  };
+  std::vector<Ctx> ctxs;  // most recently used last
   TensorKey w, b;
-  std::vector<int64_t> input_size;
 };
+constexpr size_t kPackedSizes = 8;
 
 struct Step {
   StepOp op;
@@ -549,15 +555,26 @@ const c10::OperatorHandle* prepack_op(bool run) {
   return ops[run ? 1 : 0];
 }
 
-// run_packed runs a packed convolution step, packing first when its weight or bias changed.
+// run_packed runs a packed convolution step, packing first when its weight or bias changed or
+// the input has a size it has no context for (a symbolic batch).
 at::Tensor run_packed(const Step& st, const std::vector<at::Tensor>& bufs) {
   Prepacked& pk = *st.packed;
+  const at::Tensor& x = bufs[st.args[0].buf];
   const at::Tensor& w = bufs[st.args[1].buf];
   at::Tensor b;
   if (st.args[2].buf >= 0) b = bufs[st.args[2].buf];
   TensorKey kw = TensorKey::of(w), kb = TensorKey::of(b);
-  if (pk.ctx.isNone() || !(kw == pk.w) || !(kb == pk.b)) {
-    const std::vector<int64_t> syms;  // a packed convolution's input is static (packable)
+  if (!(kw == pk.w) || !(kb == pk.b)) {
+    pk.ctxs.clear();
+    pk.w = kw;
+    pk.b = kb;
+  }
+  const std::vector<int64_t> size = x.sizes().vec();
+  size_t hit = pk.ctxs.size();
+  for (size_t i = 0; i < pk.ctxs.size(); i++)
+    if (pk.ctxs[i].input_size == size) hit = i;
+  if (hit == pk.ctxs.size()) {
+    const std::vector<int64_t> syms;  // stride, padding and dilation are static (packable)
     torch::jit::Stack stack;
     stack.emplace_back(w.contiguous());
     if (b.defined()) stack.emplace_back(b.contiguous());
@@ -566,16 +583,17 @@ at::Tensor run_packed(const Step& st, const std::vector<at::Tensor>& bufs) {
     stack.emplace_back(ints_of(st.args[4], syms));
     stack.emplace_back(ints_of(st.args[5], syms));
     stack.emplace_back(static_cast<int64_t>(PyLong_AsLongLong(st.args[8].value)));
-    stack.emplace_back(pk.input_size);
+    stack.emplace_back(size);
     stack.emplace_back(std::string("none"));
     prepack_op(false)->callBoxed(&stack);
-    pk.ctx = std::move(stack.back());
-    pk.w = kw;
-    pk.b = kb;
+    if (pk.ctxs.size() == kPackedSizes) pk.ctxs.erase(pk.ctxs.begin());
+    pk.ctxs.push_back({size, std::move(stack.back())});
+  } else if (hit + 1 != pk.ctxs.size()) {
+    std::rotate(pk.ctxs.begin() + hit, pk.ctxs.begin() + hit + 1, pk.ctxs.end());
   }
   torch::jit::Stack stack;
-  stack.emplace_back(bufs[st.args[0].buf]);
-  stack.emplace_back(pk.ctx);
+  stack.emplace_back(x);
+  stack.emplace_back(pk.ctxs.back().ctx);
   prepack_op(true)->callBoxed(&stack);
   return stack.back().toTensor();
 }
@@ -591,13 +609,21 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
   if (!is_const[w] || (b >= 0 && !is_const[b]) || (b < 0 && st.args[2].value != nullptr)) return false;
   if (st.args[6].value != Py_False || PyLong_AsLongLong(st.args[8].value) != 1) return false;
   const Buf &xs = specs[x], &ws = specs[w];
-  // a symbolic input (a batch of any size) runs torch's convolution: the packed context is
-  // made for one input size
-  if (xs.symbolic || ws.symbolic) return false;
-  if (xs.dtype != c10::kFloat || ws.dtype != c10::kFloat || xs.sizes.size() != 4 || ws.sizes.size() != 4) return false;
+  if (ws.symbolic || xs.sizes.size() != 4) return false;
+  // a symbolic input may have a symbolic batch only (contiguous: checked per call, see
+  // packed_input_ok); it gets a context per batch size
+  if (xs.symbolic) {
+    for (int d = 1; d < 4; d++)
+      if (!xs.sym_sizes[d].terms.empty()) return false;
+  }
+  if (xs.dtype != c10::kFloat || ws.dtype != c10::kFloat || ws.sizes.size() != 4) return false;
   if (xs.sizes[1] < 16 || ws.sizes[2] * ws.sizes[3] <= 1) return false;
   for (size_t i = 0; i < 3; i++)
-    if (st.args[i + 3].items.size() != 2) return false;
+    if (st.args[i + 3].items.size() != 2 || st.args[i + 3].is_sym) return false;
+  for (size_t i = 0; i < 3; i++)
+    for (const Arg& a : st.args[i + 3].items)
+      if (a.is_sym) return false;
+  if (xs.symbolic_layout) return true;
   int64_t stride = 1;
   for (int d = 3; d >= 0; d--) {
     if (xs.sizes[d] != 1 && xs.strides[d] != stride) return false;
@@ -605,6 +631,10 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
   }
   return true;
 }
+
+// packed_input_ok says whether this call's input of a packed convolution is contiguous (a
+// symbolic layout's is known only per call; oneDNN's packed run reads it dense).
+bool packed_input_ok(const at::Tensor& x) { return x.is_contiguous(); }
 
 // run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
 // reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
@@ -880,7 +910,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
               r = at::addmm(bufs[st.args[0].buf], bufs[st.args[1].buf], bufs[st.args[2].buf]);
               break;
             case ExternKind::Convolution: {
-              if (st.packed) {
+              if (st.packed && packed_input_ok(bufs[st.args[0].buf])) {
                 r = run_packed(st, bufs);
                 break;
               }
@@ -1346,7 +1376,6 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     for (Step& st : *g->steps) {
       if (st.op == StepOp::Extern && packable(st, *g->bufs, is_const)) {
         st.packed = std::make_shared<Prepacked>();
-        st.packed->input_size = (*g->bufs)[st.args[0].buf].sizes;
       }
     }
   }
