@@ -62,13 +62,14 @@ CASES = {
     "merge_heads_into_batch": (lambda x: x.view(2, x.size(1), 4, 2).permute(0, 2, 1, 3).reshape(8, x.size(1), 2).tanh(),
                                lambda n: (torch.randn(2, n, 8),), False),
     # the last real token of each sequence (GPT-2's sequence-classification pooling): an index
-    # along the symbolic length, wrapped and checked against it
+    # along the symbolic length, wrapped and checked against it (lengths n + 5: no size equals
+    # another by chance, which duck shaping would guard, with dynamic=True forced on)
     "last_token_by_length": (lambda h, lengths: h[torch.arange(h.size(0)), lengths - 1].tanh(),
-                             lambda n: (torch.randn(3, n, 8), torch.tensor([n, 1, max(1, n // 2)])), False),
+                             lambda n: (torch.randn(3, n + 5, 8), torch.tensor([n + 5, 1, n // 2 + 1])), False),
     "gather_along_length": (lambda x, i: torch.gather(x, 1, i).sigmoid(),
-                            lambda n: (torch.randn(2, n, 4), torch.randint(0, n, (2, 3, 4))), False),
+                            lambda n: (torch.randn(2, n + 5, 4), torch.randint(0, n + 5, (2, 3, 4))), False),
     "scatter_along_length": (lambda x, i, v: x.scatter(1, i, v) * 2,
-                             lambda n: (torch.randn(2, n), torch.tensor([[0], [n - 1]]), torch.randn(2, 1)), False),
+                             lambda n: (torch.randn(2, n + 5), torch.tensor([[0], [n + 4]]), torch.randn(2, 1)), False),
     # rows picked from a [4, T] tensor: an indirect index times the symbolic row stride T
     "index_select_rows": (lambda x, i: x.index_select(0, i).tanh() * 2, lambda n: (torch.randn(4, n), torch.tensor([3, 0, 2])), False),
 }
