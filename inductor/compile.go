@@ -212,7 +212,7 @@ func Unfused(g *Graph) *Schedule {
 	for _, b := range g.Buffers {
 		switch d := b.Def.(type) {
 		case *Extern:
-			if d.Outs[0] == b {
+			if d.Primary() == b {
 				s.Steps = append(s.Steps, &ExternStep{Call: d})
 			}
 		case *Pointwise, *Reduction, *Scan, *ScatterNode:

@@ -250,6 +250,9 @@ func (x *cudaExec) extern(st PStep) error {
 		return fmt.Errorf("inductor: extern %s gave %d results, the plan expects %d", st.Target, len(outs), len(st.Outs))
 	}
 	for i, id := range st.Outs {
+		if id < 0 {
+			continue // a None result
+		}
 		spec := x.p.Buffers[id]
 		t := outs[i]
 		if st.Into {

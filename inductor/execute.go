@@ -158,6 +158,9 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, n
 				return nil, fmt.Errorf("inductor: extern %s gave %d results, the plan expects %d", st.Target, len(outs), len(st.Outs))
 			}
 			for i, id := range st.Outs {
+				if id < 0 {
+					continue // a None result
+				}
 				spec := specs[id]
 				t := outs[i]
 				if st.Into {

@@ -158,11 +158,11 @@ func (f *fuser) add(b *Buffer) {
 		f.newGroup("alias", b)
 		return
 	case *Extern:
-		if d.Outs[0] == b {
+		if d.Primary() == b {
 			gr := f.newGroup("extern", b)
 			gr.ext = d
 		} else {
-			f.groupOf[b] = f.groupOf[d.Outs[0]]
+			f.groupOf[b] = f.groupOf[d.Primary()]
 		}
 		return
 	case *Scan:
@@ -363,6 +363,9 @@ func (f *fuser) successors(gr *group) []*group {
 		bufs = gr.ext.Outs
 	}
 	for _, b := range bufs {
+		if b == nil {
+			continue // a None result
+		}
 		for _, u := range f.users[b] {
 			if ug := f.groupOf[u]; ug != nil && ug != gr && !seen[ug] {
 				seen[ug] = true

@@ -187,10 +187,23 @@ type Extern struct {
 	Target string
 	Args   []ExternArg
 	Kwargs []ExternKwarg
-	Outs   []*Buffer
+	// Outs are the results' buffers, one per tuple element; nil for an element torch returns
+	// as None (a gradient convolution_backward is not asked for).
+	Outs []*Buffer
 	// Reason says why the op is an extern: "extern" (matmul/convolution by design), "fallback"
 	// (prims.fallback) or "no lowering".
 	Reason string
+}
+
+// Primary is the extern's first result buffer: the one that stands for the call (scheduling,
+// fusion groups, printing).
+func (e *Extern) Primary() *Buffer {
+	for _, o := range e.Outs {
+		if o != nil {
+			return o
+		}
+	}
+	return nil
 }
 
 // ExternArg is an extern call's argument: a tensor (Buf), None, a scalar (Value: bool, int64,
@@ -381,7 +394,7 @@ func (g *Graph) addBuffer(dt primtorch.DType, sizes []Sym, layout Layout, def No
 func (g *Graph) Users() map[*Buffer][]*Buffer {
 	users := map[*Buffer][]*Buffer{}
 	for _, b := range g.Buffers {
-		if ext, ok := b.Def.(*Extern); ok && ext.Outs[0] != b {
+		if ext, ok := b.Def.(*Extern); ok && ext.Primary() != b {
 			continue
 		}
 		for _, r := range b.Def.Reads() {

@@ -424,15 +424,20 @@ func (l *lowerer) extern(n *fxgraph.Node, target string, args []fxgraph.Arg, kwa
 	case []any:
 		for _, el := range meta {
 			tm, ok := el.(*primtorch.TensorMeta)
-			if !ok || tm == nil {
-				return nil, lowerError(n, "extern results must be tensors; a tuple element is %T", el)
+			if el == nil || (ok && tm == nil) { // torch returns None there
+				e.Outs = append(e.Outs, nil)
+				out.tuple = append(out.tuple, &lowered{})
+				continue
+			}
+			if !ok {
+				return nil, lowerError(n, "extern results must be tensors or None; a tuple element is %T", el)
 			}
 			out.tuple = append(out.tuple, addOut(tm))
 		}
 	default:
 		return nil, lowerError(n, "extern call with a %T result is not supported; its meta must be a tensor or a tuple of tensors", n.Meta)
 	}
-	if len(e.Outs) == 0 {
+	if e.Primary() == nil {
 		return nil, lowerError(n, "extern call with no tensor result")
 	}
 	return out, nil

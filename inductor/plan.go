@@ -176,8 +176,13 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 				ps.Kwargs = append(ps.Kwargs, PKwarg{Name: kw.Name, Value: conv(kw.Value)})
 			}
 			ps.Into = IntoTargets[e.Target] && len(e.Outs) == 1
+			var written []int
 			for _, o := range e.Outs {
 				var id int
+				if o == nil { // a None result
+					ps.Outs = append(ps.Outs, -1)
+					continue
+				}
 				if ps.Into {
 					id = pb.ref(o, "alloc")
 					alloc(id)
@@ -186,10 +191,11 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 					allocated[id] = true
 				}
 				ps.Outs = append(ps.Outs, id)
+				written = append(written, id)
 				touched = append(touched, id)
 			}
 			steps = append(steps, ps)
-			uses = append(uses, stepUse{bufs: touched, writes: ps.Outs, escape: !retainsNothing[e.Target]})
+			uses = append(uses, stepUse{bufs: touched, writes: written, escape: !retainsNothing[e.Target]})
 		}
 	}
 	for _, o := range g.Outputs {

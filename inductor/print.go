@@ -115,7 +115,10 @@ func intsText(xs []int64) string {
 func bufNames(bs []*Buffer) string {
 	parts := make([]string, len(bs))
 	for i, b := range bs {
-		parts[i] = b.Name
+		parts[i] = "None"
+		if b != nil {
+			parts[i] = b.Name
+		}
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
@@ -129,8 +132,8 @@ func writeBuffer(b *strings.Builder, buf *Buffer, indent string) {
 	case *AliasNode:
 		b.WriteString("alias of " + n.Base.Name + "\n")
 	case *Extern:
-		if k := externOutIndex(n, buf); k > 0 {
-			fmt.Fprintf(b, "output %d of %s\n", k, n.Outs[0].Name)
+		if k := externOutIndex(n, buf); n.Primary() != buf {
+			fmt.Fprintf(b, "output %d of %s\n", k, n.Primary().Name)
 			return
 		}
 		b.WriteString(externText(n))

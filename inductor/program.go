@@ -294,6 +294,9 @@ func refsText(ids []int) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {
 		parts[i] = "%" + strconv.Itoa(id)
+		if id < 0 {
+			parts[i] = "None"
+		}
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
