@@ -2,6 +2,7 @@ package aotautograd
 
 import (
 	"ptgo/fxgraph"
+	"ptgo/primtorch"
 )
 
 // Derivatives of externs: matrix products through matrix products of the transposes (still
@@ -118,4 +119,45 @@ func vjpConvolution(c *vjpCtx) {
 		item.Where = c.loc
 		c.give(t, item)
 	}
+}
+
+// fallbackDerivatives are the derivatives of the torch kernels decompositions call through
+// prims.fallback by name (primtorch's Fallback* targets), keyed by target; any other fallback
+// whose inputs require grad makes the graph not differentiable by ptgo.
+var fallbackDerivatives = map[string]vjpFn{
+	primtorch.FallbackMaxPool2d: vjpMaxPool2d,
+}
+
+// fallbackDerivative is the derivative of a prims.fallback node's target, or nil.
+func fallbackDerivative(n *fxgraph.Node) vjpFn {
+	if len(n.Args) == 0 {
+		return nil
+	}
+	target, _ := n.Args[0].(fxgraph.Const).V.(string)
+	return fallbackDerivatives[target]
+}
+
+// max_pool2d(x, kernel, stride, padding, dilation, ceil) (primtorch.FallbackMaxPool2d): torch's
+// max_pool2d_with_indices_backward with the indices recomputed from x by
+// max_pool2d_with_indices (x is saved instead of the indices eager keeps: the same window
+// choices, every tie and NaN included).
+func vjpMaxPool2d(c *vjpCtx) {
+	x := c.x(1)
+	if !c.needs(1) {
+		return
+	}
+	out := c.n.TensorMeta()
+	idxMeta := contiguousLike(out)
+	idxMeta.DType = primtorch.Int64
+	valMeta := contiguousLike(out)
+	params := c.n.Args[2:7]
+	withIdx := c.builder.g.AddCall("prims.fallback", append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dWithIndices}, x}, params...),
+		nil, []any{valMeta, idxMeta})
+	withIdx.Where = c.loc
+	idx := c.builder.g.AddCall("operator.getitem", []fxgraph.Arg{withIdx, fxgraph.Const{V: int64(1)}}, nil, idxMeta.Clone())
+	idx.Where = c.loc
+	args := append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dBackward}, c.g, x}, params...)
+	gx := c.builder.g.AddCall("prims.fallback", append(args, idx), nil, contiguousLike(x.TensorMeta()))
+	gx.Where = c.loc
+	c.give(x, gx)
 }

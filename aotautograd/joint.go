@@ -311,6 +311,9 @@ func (jb *jointBuilder) backward(body []*fxgraph.Node) (err error) {
 		}
 		op := primtorch.Lookup(n.Target)
 		d := derivatives[op.ID]
+		if op.ID == primtorch.OpPrimFallback {
+			d.vjp = fallbackDerivative(n)
+		}
 		if d.vjp == nil {
 			if op.ID == primtorch.OpPrimFallback {
 				return notDifferentiable(n, noneFallback)

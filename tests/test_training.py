@@ -242,3 +242,53 @@ def test_non_contiguous_incoming_gradient():
         fn(x).backward(torch.arange(12.).reshape(4, 3).t())
         out.append(x.grad)
     assert_same(out[1], out[0])
+
+
+class PoolDropoutNet(nn.Module):
+    """The layers that used to send a training graph back to torch: a bias-free convolution of
+    an input that needs no grad, max pooling (non-overlapping, and 3×3 stride 2 over a ReLU's
+    ties), dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.drop = nn.Dropout(0.3)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(self.bn(self.c1(x))), 2)
+        x = torch.nn.functional.max_pool2d(torch.relu(self.c2(x)), 3, 2, 1)
+        return self.fc(self.drop(x.mean((2, 3))))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_pool_dropout_and_bias_free_conv_train_compiled(backend, ptgo_log):
+    # compiled, not run with torch: dropout draws eager's random numbers (its noise is torch's,
+    # the product ptgo's), max pooling's gradient is torch's kernel, a convolution's unneeded
+    # input gradient is None; losses, gradients, BatchNorm statistics and the RNG state after
+    # each step equal eager's
+    ptgo.set_logs("perf_hints")
+    torch.manual_seed(0)
+    ref = PoolDropoutNet()
+    cmp = PoolDropoutNet()
+    cmp.load_state_dict(ref.state_dict())
+    compiled = ptgo.compile(cmp, backend=backend)
+    before = stats()
+    for step in range(3):
+        x = torch.randn(4, 3, 18, 18)
+        got = []
+        for model in (ref, compiled):
+            torch.manual_seed(step)
+            loss = model(x).square().mean()
+            loss.backward()
+            got.append((loss.detach(), torch.rand(2)))
+        assert_same(got[1], got[0], "step %d" % step)
+        for p, q in zip(ref.parameters(), cmp.parameters()):
+            assert_same(q.grad, p.grad, "gradient at step %d" % step)
+            p.grad = q.grad = None
+        assert_same(cmp.bn.running_mean, ref.bn.running_mean)
+    assert "runs with torch" not in ptgo_log.text, ptgo_log.text
+    if backend == "inductor":
+        assert stats()["autograd"] - before["autograd"] >= 1

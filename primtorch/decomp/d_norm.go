@@ -186,13 +186,42 @@ func dInstanceNorm(c *ctx) (any, error) {
 
 // dDropout is the identity (torch returns its input) unless it drops in training: then the call
 // stays a fallback so the random mask comes from torch's generator.
+// dDropout is torch's CPU dropout in training (aten's _dropout_impl): noise =
+// bernoulli(1 - p) / (1 - p) over a contiguous tensor of x's size, then x · noise. The noise
+// stays torch's, so the random stream is eager's: it is torch.dropout of a contiguous tensor of
+// ones (1 · noise is the noise exactly, drawn as dropout draws it), and the product is ptgo's,
+// fused with its neighbours and differentiated as a product (the gradient is g · noise). Inputs
+// that are not contiguous (torch 2 draws their noise in their own layout, 1.13 contiguous),
+// p = 1 (no draw) and non-float inputs stay torch's dropout.
 func dDropout(c *ctx) (any, error) {
+	d := c.d
 	x := c.selfNode()
 	p := c.float("p")
-	if c.bool("train") && p > 0 && metaOf(x).Numel() > 0 {
+	m := metaOf(x)
+	if !c.bool("train") || p == 0 || m.Numel() == 0 {
+		return x, nil
+	}
+	if p >= 1 || !m.DType.IsFloatingPoint() || !symContiguous(m) {
 		return nil, errFallback
 	}
-	return x, nil
+	ones := d.prim("full", sizesOf(x), 1.0, m.DType)
+	nm := metaOf(ones).Clone()
+	nm.RequiresGrad = false
+	noise := d.g.AddCall("prims.fallback", []fxgraph.Arg{fxgraph.Const{V: "torch.dropout"}, ones, fxgraph.Const{V: p}, fxgraph.Const{V: true}}, nil, nm)
+	noise.Where = d.cur.Where
+	return d.mul(x, noise), nil
+}
+
+// symContiguous reports whether m is row-major contiguous for every value of its symbols.
+func symContiguous(m *primtorch.TensorMeta) bool {
+	sizes := m.SymSizes()
+	want := primtorch.SymContiguousStrides(sizes)
+	for i, st := range m.SymStrides() {
+		if k, static := sizes[i].IsConst(); !(static && k == 1) && !st.Equal(want[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // poolInts reads an int[k] pooling argument (an int stands for k equal ones); ok=false for
@@ -237,7 +266,7 @@ func poolInts(v any, k int) ([]int64, bool) {
 // max_pool2d gives it all to the one its index picks.
 func dMaxPool2d(c *ctx) (any, error) {
 	d := c.d
-	if (c.has("return_indices") && c.bool("return_indices")) || d.rg {
+	if c.has("return_indices") && c.bool("return_indices") {
 		return nil, errFallback
 	}
 	x := c.selfNode()
@@ -270,6 +299,9 @@ func dMaxPool2d(c *ctx) (any, error) {
 		}
 	}
 	ceil := c.has("ceil_mode") && c.bool("ceil_mode")
+	if d.rg {
+		return d.maxPoolTorch(x, c.outMeta(), kernel, stride, padding, dilation, ceil), nil
+	}
 	h, w := m.Shape[nd-2], m.Shape[nd-1]
 	for i, size := range []int64{h, w} {
 		if stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1 || size < kernel[i] || (ceil && size%kernel[i] != 0) {
@@ -288,6 +320,24 @@ func dMaxPool2d(c *ctx) (any, error) {
 		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(out).Shape, c.outMeta().Shape)
 	}
 	return out, nil
+}
+
+// maxPoolTorch is max_pool2d in a training graph: torch's kernel (a prims.fallback of
+// primtorch.FallbackMaxPool2d with every argument spelled out), which aotautograd
+// differentiates with torch's max_pool2d_with_indices_backward, so the gradient goes to the
+// window element torch picks (the first maximum, on ties after a ReLU too; a NaN) rather than
+// being shared among ties as amax's is.
+func (d *decomposer) maxPoolTorch(x *fxgraph.Node, out *primtorch.TensorMeta, kernel, stride, padding, dilation []int64, ceil bool) *fxgraph.Node {
+	m := out.Clone()
+	args := []fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2d}, x}
+	for _, l := range [][]int64{kernel, stride, padding, dilation} {
+		a, _ := toArg(append([]int64{}, l...))
+		args = append(args, a)
+	}
+	args = append(args, fxgraph.Const{V: ceil})
+	n := d.g.AddCall("prims.fallback", args, nil, m)
+	n.Where = d.cur.Where
+	return n
 }
 
 // maxPoolWindows is max_pool2d over overlapping or padded windows (ceil_mode off): the input
