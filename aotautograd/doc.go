@@ -36,7 +36,8 @@
 //
 // Errors wrap primtorch.ErrUnsupported when the graph is valid but ptgo cannot differentiate it
 // — ErrNotDifferentiable (a *NotDifferentiableError naming the node) when a gradient would flow
-// through a prims.fallback (dropout in training, pooling, einsum: torch-level calls) or a
+// through a prims.fallback (einsum, sorting, ...: torch-level calls; not the targets of
+// fallbackDerivatives, max pooling) or a
 // cumprod longer than 256; inputs that require grad and are written, or that the backward
 // reads after the forward wrote them —: the caller runs the graph with torch. "ptgo BUG"
 // errors are this package's own bugs.

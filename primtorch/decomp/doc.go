@@ -41,12 +41,13 @@
 // multiplies by the reciprocal of the sum, as torch's last-dim kernel does). Masks, cross
 // attention and other dtypes than float32/float64 stay fallbacks. max_pool2d over windows that
 // tile the input is a view and an amax (which the C backend fuses with the BatchNorm/ReLU before
-// it); in graphs autograd sees it stays torch's (amax would share a gradient among tied maxima).
+// it); in graphs autograd sees it is torch's kernel with every argument spelled out
+// (primtorch.FallbackMaxPool2d, whose derivative aotautograd has: amax would share a gradient
+// among tied maxima). Dropout in training is x times torch's noise (dDropout).
 //
 // Calls without a decomposition (fallbackOps in table.go: random ops, pooling, sorting,
-// data-dependent ops, ...; dropout in training and other argument combinations a decomposition
-// declines with errFallback; targets the registry does not know; complex or non-CPU tensors)
-// stay as prims.fallback(target, args..., **kwargs): the torch-level call, run by torch, so
+// data-dependent ops, ...; argument combinations a decomposition declines with errFallback;
+// targets the registry does not know; complex or non-CPU tensors) stay as prims.fallback(target, args..., **kwargs): the torch-level call, run by torch, so
 // random numbers come from torch's generator exactly as eager draws them. A tuple result of a
 // fallback is read with operator.getitem — the one non-prims target of a prims graph.
 //
