@@ -365,7 +365,10 @@ func lowerAddmm(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 		return nil, lowerError(n, "prims.addmm takes (bias, a, b), got %d arguments", len(n.Args))
 	}
 	bias := l.tensorArg(n.Args[0])
-	if bias == nil || bias.dtype() != m.DType {
+	// A 16-bit product is rounded to its dtype when stored: adding the bias afterwards would
+	// round twice where torch's addmm rounds once (bias + product in float), so bfloat16 and
+	// float16 addmm stay one call.
+	if bias == nil || bias.dtype() != m.DType || (m.DType != primtorch.Float32 && m.DType != primtorch.Float64) {
 		return l.extern(n, n.Target, n.Args, n.Kwargs, "extern")
 	}
 	prod, err := l.extern(n, "prims.mm", n.Args[1:], nil, "extern")
