@@ -207,6 +207,7 @@ class _Symbols:
         self.low: List[Any] = []  # Dynamo's lower bound of each symbol's value range
         self.folded: Dict[torch.fx.Node, Any] = {}
         self.env = None
+        self._readers = None
 
     def _note_env(self, x):
         if self.env is None:
@@ -390,7 +391,9 @@ class _Symbols:
         return out
 
     def values(self, args) -> List[int]:
-        return [r(args) for r in self.readers()]
+        if self._readers is None:
+            self._readers = self.readers()
+        return [r(args) for r in self._readers]
 
 
 def _padd(acc, p):
