@@ -44,14 +44,21 @@ import (
 //	symbol s0, s1, ... in order: SYM = {"input": 0, "dim": 1, "hint": 8}, the placeholder (by
 //	position) and dim whose size the symbol is ("dim": -1: the placeholder is an int; -2: the
 //	symbol is the tensor's storage offset), or "input": -1 for a symbol the trace
-//	specialised (its value is always the hint). Tensor metas give the sizes at the hints. Only
-//	the encoder writes symbols: Go never reads a symbolic graph back from JSON.
+//	specialised (its value is always the hint). The input and dim are where SymbolBindings
+//	finds the symbol; the decoder checks that the placeholders' metas agree.
 //
 //	META = null                                           none (the output node)
 //	     | {"tensor": {"dtype": "float32", "shape": [4, 8], "stride": [8, 1],
 //	                   "storage_offset": 0, "device": "cpu", "requires_grad": false}}
 //	     | {"tuple": [META, ...]}                         a tuple of values (null for None)
 //	     | INT | {"float": ...} | {"complex": ...} | true | false   a Python scalar
+//	     | {"sym": ...}                                   a size expression (an int placeholder
+//	                                                      of a symbolic graph: the symbol itself)
+//
+//	In a tensor meta, each entry of shape and stride and the storage_offset is an INT or a
+//	{"sym": ...} size expression. The encoder writes the sizes at the hints (fx_export builds
+//	example tensors from them); python/ptgo/fx_import.py writes a torch.fx graph's symbolic
+//	sizes as expressions, which the decoder reads into TensorMeta.Sym.
 //
 // Every object in ARG and META has exactly one key, its tag.
 
@@ -294,9 +301,10 @@ func DecodeJSON(data []byte) (*Graph, error) {
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	var jg struct {
-		Version *int       `json:"version"`
-		Name    string     `json:"name"`
-		Nodes   []jsonNode `json:"nodes"`
+		Version *int         `json:"version"`
+		Name    string       `json:"name"`
+		Symbols []jsonSymbol `json:"symbols"`
+		Nodes   []jsonNode   `json:"nodes"`
 	}
 	if err := dec.Decode(&jg); err != nil {
 		return nil, fmt.Errorf("fxgraph: cannot decode graph JSON: %w; pass what EncodeJSON wrote", err)
@@ -308,6 +316,13 @@ func DecodeJSON(data []byte) (*Graph, error) {
 		return nil, fmt.Errorf("fxgraph: cannot decode graph JSON: version is not %d; this reader knows schema version %d only", jsonVersion, jsonVersion)
 	}
 	d := &jsonDecoder{g: New(jg.Name), byName: map[string]*Node{}}
+	if len(jg.Symbols) > 0 {
+		env, err := decodeSymbols(jg.Symbols, jg.Nodes)
+		if err != nil {
+			return nil, fmt.Errorf("fxgraph: cannot decode graph JSON: %w", err)
+		}
+		d.env, d.g.Shapes = env, env
+	}
 	for i, jn := range jg.Nodes {
 		n, err := d.node(&jn)
 		if err != nil {
@@ -318,12 +333,141 @@ func DecodeJSON(data []byte) (*Graph, error) {
 			d.byName[n.Name] = n
 		}
 	}
+	if d.env != nil {
+		for id, b := range SymbolBindings(d.g) {
+			js := jg.Symbols[id]
+			if js.Input < 0 {
+				d.env.Specialize(id, "the graph specialised it")
+				continue
+			}
+			if b.Input != js.Input || b.Dim != js.Dim {
+				return nil, fmt.Errorf("fxgraph: cannot decode graph JSON: symbols[%d] says placeholder %d dim %d carries s%d, but the placeholders' metas bind it to placeholder %d dim %d; write the first placeholder whose size (or int value) is the bare symbol", id, js.Input, js.Dim, id, b.Input, b.Dim)
+			}
+		}
+	}
 	return d.g, nil
+}
+
+// jsonSymbol is one entry of "symbols".
+type jsonSymbol struct {
+	Input int   `json:"input"`
+	Dim   int   `json:"dim"`
+	Hint  int64 `json:"hint"`
+}
+
+// decodeSymbols makes the graph's ShapeEnv: one symbol per entry with its hint, its source
+// named after the placeholder that carries it.
+func decodeSymbols(syms []jsonSymbol, nodes []jsonNode) (*primtorch.ShapeEnv, error) {
+	var phs []string
+	for _, jn := range nodes {
+		if jn.Op == "placeholder" {
+			phs = append(phs, jn.Target)
+		}
+	}
+	env := primtorch.NewShapeEnv()
+	for id, s := range syms {
+		src := "(specialised)"
+		if s.Input >= 0 {
+			if s.Input >= len(phs) {
+				return nil, fmt.Errorf("symbols[%d] names placeholder %d of %d", id, s.Input, len(phs))
+			}
+			switch {
+			case s.Dim == -1:
+				src = phs[s.Input]
+			case s.Dim == OffsetDim:
+				src = phs[s.Input] + ".storage_offset()"
+			case s.Dim >= 0:
+				src = fmt.Sprintf("%s.size(%d)", phs[s.Input], s.Dim)
+			default:
+				return nil, fmt.Errorf("symbols[%d] has dim %d; write a dim ≥ 0, -1 (an int placeholder) or -2 (a storage offset)", id, s.Dim)
+			}
+		}
+		env.NewSymbol(s.Hint, src)
+	}
+	return env, nil
 }
 
 type jsonDecoder struct {
 	g      *Graph
 	byName map[string]*Node
+	env    *primtorch.ShapeEnv // the graph's symbols, nil when it has none
+}
+
+// sym reads a {"sym": {"c": 2, "terms": [[4, [0, 1]], ...]}} size expression over d's symbols.
+func (d *jsonDecoder) sym(x any) (primtorch.SymInt, error) {
+	obj, ok := x.(map[string]any)
+	if !ok {
+		return primtorch.SymInt{}, fmt.Errorf("sym is not an object {\"c\": INT, \"terms\": [[COEF, [SYMBOL, ...]], ...]}")
+	}
+	num := func(v any, what string) (int64, error) {
+		n, ok := v.(json.Number)
+		if !ok {
+			return 0, fmt.Errorf("sym %s %v is not an integer", what, v)
+		}
+		return strconv.ParseInt(string(n), 10, 64)
+	}
+	var s primtorch.SymInt
+	for k, v := range obj {
+		switch k {
+		case "c":
+			c, err := num(v, "constant")
+			if err != nil {
+				return s, err
+			}
+			s = s.AddConst(c)
+		case "terms":
+			terms, ok := v.([]any)
+			if !ok {
+				return s, fmt.Errorf("sym terms are not a JSON array")
+			}
+			for i, t := range terms {
+				pair, _ := t.([]any)
+				if len(pair) != 2 {
+					return s, fmt.Errorf("sym term %d is not [COEF, [SYMBOL, ...]]", i)
+				}
+				coef, err := num(pair[0], "coefficient")
+				if err != nil {
+					return s, err
+				}
+				ids, _ := pair[1].([]any)
+				m := primtorch.SymConst(coef)
+				for _, idv := range ids {
+					id, err := num(idv, "symbol")
+					if err != nil {
+						return s, err
+					}
+					if d.env == nil || id < 0 || int(id) >= d.env.NumSymbols() {
+						return s, fmt.Errorf("sym term %d names symbol s%d, which the graph's \"symbols\" do not list", i, id)
+					}
+					m = m.Mul(d.env.Symbol(int(id)))
+				}
+				s = s.Add(m)
+			}
+		default:
+			return s, fmt.Errorf("unknown sym field %q; expected c and terms", k)
+		}
+	}
+	return s, nil
+}
+
+// symOrInt reads an INT or a {"sym": ...} entry of a tensor meta.
+func (d *jsonDecoder) symOrInt(v any, what string) (primtorch.SymInt, error) {
+	if obj, ok := v.(map[string]any); ok {
+		tag, x, err := tagged(obj)
+		if err != nil || tag != "sym" {
+			return primtorch.SymInt{}, fmt.Errorf("%s is neither an integer nor a {\"sym\": ...} size expression", what)
+		}
+		return d.sym(x)
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return primtorch.SymInt{}, fmt.Errorf("%s is not an integer", what)
+	}
+	x, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil {
+		return primtorch.SymInt{}, fmt.Errorf("%s = %s is not an int64", what, n)
+	}
+	return primtorch.SymConst(x), nil
 }
 
 func (d *jsonDecoder) node(jn *jsonNode) (*Node, error) {
@@ -353,7 +497,7 @@ func (d *jsonDecoder) node(jn *jsonNode) (*Node, error) {
 		}
 		n.Kwargs = append(n.Kwargs, Kwarg{Name: name, Value: a})
 	}
-	m, err := decodeMeta(jn.Meta)
+	m, err := d.meta(jn.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("meta: %w", err)
 	}
@@ -432,6 +576,10 @@ func (d *jsonDecoder) arg(v any) (Arg, error) {
 			entries = append(entries, DictEntry{Key: key, Value: a})
 		}
 		return Dict{Entries: entries}, nil
+	}
+	if tag == "sym" {
+		si, err := d.sym(x)
+		return Const{primtorch.SymValue(si)}, err
 	}
 	c, err := decodeTagged(tag, x)
 	return Const{c}, err
@@ -528,7 +676,7 @@ func parseJSONFloat(s string) (float64, error) {
 	return f, nil
 }
 
-func decodeMeta(v any) (any, error) {
+func (d *jsonDecoder) meta(v any) (any, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		c, err := decodeScalar(v)
@@ -543,7 +691,13 @@ func decodeMeta(v any) (any, error) {
 	}
 	switch tag {
 	case "tensor":
-		return decodeTensorMeta(x)
+		return d.tensorMeta(x)
+	case "sym":
+		si, err := d.sym(x)
+		if err != nil {
+			return nil, err
+		}
+		return primtorch.SymValue(si), nil
 	case "tuple":
 		items, ok := x.([]any)
 		if !ok {
@@ -551,7 +705,7 @@ func decodeMeta(v any) (any, error) {
 		}
 		elems := make([]any, len(items))
 		for i, item := range items {
-			if elems[i], err = decodeMeta(item); err != nil {
+			if elems[i], err = d.meta(item); err != nil {
 				return nil, fmt.Errorf("tuple element %d: %w", i, err)
 			}
 		}
@@ -559,15 +713,17 @@ func decodeMeta(v any) (any, error) {
 	case "float", "complex":
 		return decodeTagged(tag, x)
 	}
-	return nil, fmt.Errorf("unknown meta tag %q; expected tensor, tuple, float or complex", tag)
+	return nil, fmt.Errorf("unknown meta tag %q; expected tensor, tuple, sym, float or complex", tag)
 }
 
-func decodeTensorMeta(x any) (*primtorch.TensorMeta, error) {
+func (d *jsonDecoder) tensorMeta(x any) (*primtorch.TensorMeta, error) {
 	obj, ok := x.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("tensor meta is not an object")
 	}
 	m := &primtorch.TensorMeta{Device: primtorch.CPU}
+	var sizes, strides []primtorch.SymInt
+	offset := primtorch.SymConst(0)
 	var err error
 	seen := map[string]bool{}
 	for k, v := range obj {
@@ -581,17 +737,11 @@ func decodeTensorMeta(x any) (*primtorch.TensorMeta, error) {
 			}
 			m.DType = dt
 		case "shape":
-			m.Shape, err = jsonInts(v, k)
+			sizes, err = d.symInts(v, k)
 		case "stride":
-			m.Strides, err = jsonInts(v, k)
+			strides, err = d.symInts(v, k)
 		case "storage_offset":
-			var c any
-			if c, err = decodeScalar(v); err == nil {
-				var isInt bool
-				if m.Offset, isInt = c.(int64); !isInt {
-					err = fmt.Errorf("storage_offset %v is not an integer", v)
-				}
-			}
+			offset, err = d.symOrInt(v, k)
 		case "device":
 			s, _ := v.(string)
 			m.Device, err = primtorch.ParseDevice(s)
@@ -611,25 +761,25 @@ func decodeTensorMeta(x any) (*primtorch.TensorMeta, error) {
 		return nil, fmt.Errorf("tensor meta needs dtype and shape")
 	}
 	if !seen["stride"] {
-		m.Strides = primtorch.ContiguousStrides(m.Shape)
+		strides = primtorch.SymContiguousStrides(sizes)
 	}
-	return m, nil
+	if len(strides) != len(sizes) {
+		return nil, fmt.Errorf("tensor meta has %d sizes and %d strides", len(sizes), len(strides))
+	}
+	return m.SetSymLayout(sizes, strides, offset), nil
 }
 
-func jsonInts(v any, what string) ([]int64, error) {
+// symInts reads a JSON array of INT or {"sym": ...} entries.
+func (d *jsonDecoder) symInts(v any, what string) ([]primtorch.SymInt, error) {
 	items, ok := v.([]any)
 	if !ok {
 		return nil, fmt.Errorf("%s is not a JSON array", what)
 	}
-	out := make([]int64, len(items))
+	out := make([]primtorch.SymInt, len(items))
 	for i, item := range items {
-		num, ok := item.(json.Number)
-		if !ok {
-			return nil, fmt.Errorf("%s[%d] is not an integer", what, i)
-		}
-		x, err := strconv.ParseInt(string(num), 10, 64)
+		x, err := d.symOrInt(item, fmt.Sprintf("%s[%d]", what, i))
 		if err != nil {
-			return nil, fmt.Errorf("%s[%d] = %s is not an int64", what, i, num)
+			return nil, err
 		}
 		out[i] = x
 	}

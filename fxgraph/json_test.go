@@ -2,6 +2,7 @@ package fxgraph
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -136,9 +137,19 @@ func FuzzDecodeJSON(f *testing.F) {
 	for _, tt := range decodeErrorTests {
 		f.Add([]byte(tt.json))
 	}
+	f.Add([]byte(symbolicJSON))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := DecodeJSON(data)
 		if err != nil {
+			return
+		}
+		if g.Shapes != nil {
+			// symbolic metas are encoded at their hints (the example metas fx_export reads), so a
+			// symbolic graph does not decode back to itself; it must still encode
+			_, err := EncodeJSON(g)
+			if err != nil && !strings.Contains(err.Error(), "no graph input that carries it") {
+				t.Fatalf("a decoded symbolic graph must encode: %v", err)
+			}
 			return
 		}
 		again, err := EncodeJSON(g)
@@ -147,4 +158,48 @@ func FuzzDecodeJSON(f *testing.F) {
 		require.NoError(t, err)
 		require.Empty(t, Diff(g, back))
 	})
+}
+
+// symbolicJSON is a torch.fx graph with dynamic shapes as python/ptgo/fx_import.py writes it: an
+// int placeholder carrying s0, a tensor whose dim 1 is s1, a view to s0*s1.
+const symbolicJSON = `{"version": 1, "name": "f", "symbols": [{"input": 0, "dim": -1, "hint": 5}, {"input": 1, "dim": 1, "hint": 8}], "nodes": [
+	{"name": "s77", "op": "placeholder", "target": "s77", "meta": {"sym": {"c": 0, "terms": [[1, [0]]]}}},
+	{"name": "x", "op": "placeholder", "target": "x", "meta": {"tensor": {"dtype": "float32", "shape": [{"sym": {"c": 0, "terms": [[1, [0]]]}}, {"sym": {"c": 0, "terms": [[1, [1]]]}}], "stride": [{"sym": {"c": 0, "terms": [[1, [1]]]}}, 1], "storage_offset": 0, "device": "cpu", "requires_grad": false}}},
+	{"name": "v", "op": "call_method", "target": "view", "args": [{"node": "x"}, {"sym": {"c": 0, "terms": [[1, [0, 1]]]}}], "meta": {"tensor": {"dtype": "float32", "shape": [{"sym": {"c": 0, "terms": [[1, [0, 1]]]}}], "stride": [1], "storage_offset": 0, "device": "cpu", "requires_grad": false}}},
+	{"name": "output", "op": "output", "target": "output", "args": [{"tuple": [{"node": "v"}]}]}]}`
+
+func TestDecodeJSONSymbols(t *testing.T) {
+	g, err := DecodeJSON([]byte(symbolicJSON))
+	require.NoError(t, err)
+	require.NotNil(t, g.Shapes)
+	require.Equal(t, []int64{5, 8}, g.Shapes.Hints())
+	require.Equal(t, "x.size(1)", g.Shapes.SourceOf(1))
+	require.Equal(t, []SymbolBinding{{Input: 0, Dim: -1}, {Input: 1, Dim: 1}}, SymbolBindings(g))
+	x := g.Nodes[1].TensorMeta()
+	require.Equal(t, "f32[s0,s1]", x.SymString())
+	require.Equal(t, []int64{5, 8}, x.Shape, "the concrete fields hold the hints")
+	require.Equal(t, []int64{8, 1}, x.Strides)
+	require.Equal(t, "s0*s1", g.Nodes[2].Args[1].(Const).V.(primtorch.SymInt).String())
+	require.Equal(t, "f32[s0*s1]", g.Nodes[2].TensorMeta().SymString())
+	require.NoError(t, Verify(g, nil))
+	require.NoError(t, CheckSymbols(g))
+}
+
+func TestDecodeJSONSymbolErrors(t *testing.T) {
+	for _, tt := range []struct{ name, from, to, want string }{
+		{"binding", `{"input": 1, "dim": 1, "hint": 8}`, `{"input": 1, "dim": 0, "hint": 8}`, "symbols[1] says placeholder 1 dim 0 carries s1, but the placeholders' metas bind it to placeholder 1 dim 1"},
+		{"unknown symbol", `[[1, [0, 1]]]}}]`, `[[1, [0, 2]]]}}]`, `names symbol s2, which the graph's "symbols" do not list`},
+		{"no placeholder", `{"input": 0, "dim": -1, "hint": 5}`, `{"input": 7, "dim": -1, "hint": 5}`, "symbols[0] names placeholder 7 of 2"},
+		{"bad dim", `{"input": 0, "dim": -1, "hint": 5}`, `{"input": 0, "dim": -3, "hint": 5}`, "symbols[0] has dim -3"},
+		{"bad entry", `"stride": [{"sym": {"c": 0, "terms": [[1, [1]]]}}, 1]`, `"stride": [{"float": "1.0"}, 1]`, "stride[0] is neither an integer nor a {\"sym\": ...} size expression"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			js := strings.Replace(symbolicJSON, tt.from, tt.to, 1)
+			require.NotEqual(t, symbolicJSON, js)
+			_, err := DecodeJSON([]byte(js))
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	_, err := DecodeJSON([]byte(`{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"sym": {"c": 0, "terms": [[1, [0]]]}}]}]}`))
+	require.ErrorContains(t, err, `names symbol s0, which the graph's "symbols" do not list`)
 }

@@ -23,6 +23,15 @@ func Lower(g *fxgraph.Graph) (ir *Graph, err error) {
 		if err := l.symbolic(); err != nil {
 			return nil, err
 		}
+	} else {
+		// int placeholders whose symbols were all specialised (a torch.fx graph's SymInt input
+		// that ptgo specialised under a guard): the caller still passes them
+		for _, n := range g.Placeholders() {
+			switch n.Meta.(type) {
+			case primtorch.SymInt, int64:
+				l.g.IntInputs++
+			}
+		}
 	}
 	for _, n := range g.Nodes {
 		if err := l.node(n); err != nil {

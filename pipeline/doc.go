@@ -42,7 +42,11 @@
 // schema name, builtins and torch._C functions by their importable path), recomputes every
 // registered call's meta with primtorch's meta functions and compares it with the meta the
 // graph came with (torch's FakeTensor, or ptgo's own from its capture). What ptgo cannot take
-// is an *Unsupported naming the node: the caller runs the GraphModule as it is.
+// is an *Unsupported naming the node: the caller runs the GraphModule as it is. A symbolic
+// graph (Dynamo's dynamic shapes) arrives with its symbols table and polynomial sizes; its
+// metas are compared as polynomials, and CompileFX returns the guards ptgo's import and
+// compile recorded (FXResult.Guards), which the caller checks on every call because Dynamo
+// owns the frame's guards; a NeedsStatic answer runs the graph with torch.
 //
 // The package talks to Python only through Host and py.Obj handles, so it builds and tests with
 // CGO_ENABLED=0; Config.CompileC replaces inductor.Compile in tests that must not load C.

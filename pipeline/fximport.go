@@ -156,6 +156,9 @@ func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case fxgraph.Placeholder, fxgraph.GetAttr:
+			if _, isInt := n.Meta.(primtorch.SymInt); isInt && n.Op == fxgraph.Placeholder {
+				continue // an int input that is a size symbol (a SymInt placeholder)
+			}
 			if n.TensorMeta() == nil {
 				return &Unsupported{Node: n.Name, Reason: fmt.Sprintf("input %s is not a tensor (meta %v)", n.Target, n.Meta)}
 			}
@@ -190,6 +193,7 @@ func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
 				}
 			}
 		}
+		specializeSliceBounds(n)
 		mapTarget(n)
 		op := callOp(n)
 		if op == nil {
@@ -225,6 +229,39 @@ func RecomputeMetas(g *fxgraph.Graph, gradEnabled bool) error {
 		n.Meta = meta
 	}
 	return nil
+}
+
+// specializeSliceBounds replaces symbolic slice bounds (x[:, :n] with n a SymInt input) by
+// their hints, guarded: ptgo's slices take int bounds, as its capture realizes them.
+func specializeSliceBounds(n *fxgraph.Node) {
+	var fix func(a fxgraph.Arg) fxgraph.Arg
+	fix = func(a fxgraph.Arg) fxgraph.Arg {
+		switch a := a.(type) {
+		case fxgraph.Slice:
+			parts := []fxgraph.Arg{a.Start, a.Stop, a.Step}
+			for i, p := range parts {
+				if c, ok := p.(fxgraph.Const); ok {
+					if s, sym := c.V.(primtorch.SymInt); sym {
+						parts[i] = fxgraph.Const{V: s.Specialize(fmt.Sprintf("a slice bound of %s", n.Name))}
+					}
+				}
+			}
+			return fxgraph.Slice{Start: parts[0], Stop: parts[1], Step: parts[2]}
+		case fxgraph.Tuple:
+			return fxgraph.Tuple{Elems: fixAll(a.Elems, fix)}
+		case fxgraph.List:
+			return fxgraph.List{Elems: fixAll(a.Elems, fix)}
+		}
+		return a
+	}
+	n.Args = fixAll(n.Args, fix)
+}
+
+func fixAll(args []fxgraph.Arg, fix func(fxgraph.Arg) fxgraph.Arg) []fxgraph.Arg {
+	for i, a := range args {
+		args[i] = fix(a)
+	}
+	return args
 }
 
 func describe(n *fxgraph.Node) string {
@@ -290,10 +327,15 @@ func metaDiff(ours, theirs any, output, viewNoGrad bool) string {
 			return fmt.Sprintf("ptgo computes %v, torch a tensor %s", ours, t)
 		case o.DType != t.DType || !slices.Equal(o.Shape, t.Shape) || o.Device != t.Device:
 			return fmt.Sprintf("ptgo computes %s, torch %s", o, t)
+		case !symEqual(o.SymSizes(), t.SymSizes()):
+			return fmt.Sprintf("ptgo computes sizes %s, torch %s", o.SymString(), t.SymString())
 		case o.RequiresGrad != t.RequiresGrad && !(viewNoGrad && t.RequiresGrad && !output):
 			return fmt.Sprintf("ptgo says requires_grad=%v, torch %v", o.RequiresGrad, t.RequiresGrad)
 		case output && (!stridesEqual(o, t) || o.Offset != t.Offset):
 			return fmt.Sprintf("the graph returns it with strides %v+%d in ptgo, %v+%d in torch", o.Strides, o.Offset, t.Strides, t.Offset)
+		case output && (!symEqual(strideOfBig(o), strideOfBig(t)) ||
+			!symEqual([]primtorch.SymInt{o.SymOffset()}, []primtorch.SymInt{t.SymOffset()})):
+			return fmt.Sprintf("the graph returns it with layout %s in ptgo, %s in torch", o.SymString(), t.SymString())
 		}
 		return ""
 	case []any:
@@ -311,6 +353,35 @@ func metaDiff(ours, theirs any, output, viewNoGrad bool) string {
 	// Scalars: torch's value is what the graph saw; ptgo's meta of a Python number is the
 	// number too when it knows it.
 	return ""
+}
+
+// symEqual compares two symbolic size lists where both sides are symbolic: a size one side
+// has as a constant (ptgo specialised it under a guard the compiled graph checks, or Dynamo
+// did under its own) was already compared at the hints.
+func symEqual(a, b []primtorch.SymInt) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		_, ac := a[i].IsConst()
+		_, bc := b[i].IsConst()
+		if !ac && !bc && !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// strideOfBig is m's symbolic strides with those of dims of size 0 or 1 zeroed (any stride
+// is right there), for symEqual.
+func strideOfBig(m *primtorch.TensorMeta) []primtorch.SymInt {
+	st := m.SymStrides()
+	for i, sz := range m.SymSizes() {
+		if k, ok := sz.IsConst(); ok && k <= 1 {
+			st[i] = primtorch.SymConst(0)
+		}
+	}
+	return st
 }
 
 // stridesEqual compares strides where they matter: dims of size 1 may have any stride.
@@ -493,35 +564,65 @@ type FXRequest struct {
 	Freezing    bool
 }
 
+// FXResult is what CompileFX made of a torch.fx graph.
+type FXResult struct {
+	// Obj is the compiled callable, 0 when the graph runs with torch (Reason says why).
+	Obj    py.Obj
+	Reason string
+	// Guards are what ptgo's import and compile assumed about the graph's size symbols beyond
+	// their being ≥ 2 (a decomposition that specialised one, a meta function that compared
+	// two). Dynamo owns the frame's guards and knows none of these: the caller checks them on
+	// every call and runs the graph with torch when one fails.
+	Guards []primtorch.SymGuard
+}
+
 // CompileFX imports a torch.fx graph and compiles it with ptgo's C backend (Backend Inductor).
-// It returns the compiled callable, or 0 and the reason the graph runs with torch (named on
-// perf_hints and in Stats); err is a compile failure.
-func CompileFX(h Host, cfg Config, r *FXRequest) (py.Obj, string, error) {
+// It returns the compiled callable, or no callable and the reason the graph runs with torch
+// (named on perf_hints and in Stats); err is a compile failure. A graph with size symbols that
+// a stage cannot compile symbolically (NeedsStatic) runs with torch: ptgo cannot add the guard
+// a static compile would need to Dynamo's frame.
+func CompileFX(h Host, cfg Config, r *FXRequest) (*FXResult, error) {
 	g, err := ImportFX(r.JSON, ImportOptions{GradEnabled: r.GradEnabled})
 	if err != nil {
 		var u *Unsupported
 		if errors.As(err, &u) {
 			NoteFallback(r.Name, err.Error())
-			return 0, err.Error(), nil
+			return &FXResult{Reason: err.Error()}, nil
 		}
-		return 0, "", err
+		return nil, err
 	}
 	if logs.On(logs.Graph) {
 		logs.Printf(logs.Graph, "imported %s:\n%s", r.Name, g.String())
 	}
 	for _, n := range g.Nodes {
 		if n.Op == fxgraph.GetAttr && r.Attrs[n.Target] == 0 {
-			return 0, "", fmt.Errorf("ptgo BUG: no tensor for get_attr %s of %s", n.Target, r.Name)
+			return nil, fmt.Errorf("ptgo BUG: no tensor for get_attr %s of %s", n.Target, r.Name)
 		}
 	}
 	req := &Request{Name: r.Name, Graph: g, Attrs: r.Attrs, GradEnabled: r.GradEnabled, Backend: Inductor, Freezing: r.Freezing}
 	obj, err := Compile(h, cfg, req)
+	var ns *NeedsStatic
+	if errors.As(err, &ns) {
+		reason := "symbolic sizes ptgo's pipeline cannot compile symbolically (" + ns.Reason +
+			"); Dynamo owns the guards a static compile would need"
+		NoteFallback(r.Name, reason)
+		return &FXResult{Reason: reason}, nil
+	}
 	if err != nil {
-		return 0, "", fmt.Errorf("ptgo: compiling %s failed: %w", r.Name, err)
+		return nil, fmt.Errorf("ptgo: compiling %s failed: %w", r.Name, err)
 	}
 	if obj == 0 {
-		return 0, "ptgo's pipeline runs it with torch (the reason is on PTGO_LOGS=perf_hints)", nil
+		return &FXResult{Reason: "ptgo's pipeline runs it with torch (the reason is on PTGO_LOGS=perf_hints)"}, nil
 	}
 	count(&stats.fx)
-	return obj, "", nil
+	res := &FXResult{Obj: obj}
+	if g.Shapes != nil {
+		res.Guards = g.Shapes.Guards()
+		if logs.On(logs.Dynamic) {
+			for _, gd := range res.Guards {
+				logs.Printf(logs.Dynamic, "%s: checked on every call (Dynamo does not know it): %s (%s)", r.Name, gd, gd.Why)
+			}
+		}
+	}
+	return res, nil
 }

@@ -176,19 +176,20 @@ func TestCompileFXThroughThePipeline(t *testing.T) {
 	require.NoError(t, err)
 	h := &fakeHost{}
 	before := Stats()
-	obj, reason, err := CompileFX(h, testConfig, &FXRequest{Name: "torch.fx graph 1", JSON: js, Attrs: mlpAttrs()})
+	res, err := CompileFX(h, testConfig, &FXRequest{Name: "torch.fx graph 1", JSON: js, Attrs: mlpAttrs()})
 	require.NoError(t, err)
-	require.Empty(t, reason)
-	require.NotZero(t, obj)
+	require.Empty(t, res.Reason)
+	require.NotZero(t, res.Obj)
+	require.Empty(t, res.Guards)
 	require.Equal(t, [4]int{1, 0, 1, 0}, statsDelta(before, Stats()))
 
 	bad := parse(t, importRefusals[0].text)
 	js, err = fxgraph.EncodeJSON(bad)
 	require.NoError(t, err)
-	obj, reason, err = CompileFX(h, testConfig, &FXRequest{Name: "torch.fx graph 2", JSON: js})
+	res, err = CompileFX(h, testConfig, &FXRequest{Name: "torch.fx graph 2", JSON: js})
 	require.NoError(t, err)
-	require.Zero(t, obj)
-	require.Contains(t, reason, "differs from torch's")
+	require.Zero(t, res.Obj)
+	require.Contains(t, res.Reason, "differs from torch's")
 }
 
 // Imports go down the pipeline: pipeline sees Python only through bytecode/py, kernels knows no
@@ -213,4 +214,41 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
+}
+
+// symFXJSON is a Dynamo graph with dynamic shapes as fx_import.py writes it: x is f32[s0,4]
+// (hint 4), relu keeps it, view flattens it to the VIEW size.
+const symFXJSON = `{"version": 1, "name": "forward", "symbols": [{"input": 0, "dim": 0, "hint": 4}], "nodes": [
+	{"name": "x", "op": "placeholder", "target": "x", "meta": {"tensor": {"dtype": "float32", "shape": [{"sym": {"c": 0, "terms": [[1, [0]]]}}, 4], "stride": [4, 1], "storage_offset": 0, "device": "cpu", "requires_grad": false}}},
+	{"name": "relu", "op": "call_function", "target": "torch.relu", "args": [{"node": "x"}], "meta": {"tensor": {"dtype": "float32", "shape": [{"sym": {"c": 0, "terms": [[1, [0]]]}}, 4], "stride": [4, 1], "storage_offset": 0, "device": "cpu", "requires_grad": false}}},
+	{"name": "view", "op": "call_method", "target": "view", "args": [{"node": "relu"}, {"sym": {"c": 0, "terms": [[4, [0]]]}}], "meta": {"tensor": {"dtype": "float32", "shape": [VIEW], "stride": [1], "storage_offset": 0, "device": "cpu", "requires_grad": false}}},
+	{"name": "output", "op": "output", "target": "output", "args": [{"tuple": [{"node": "view"}]}]}]}`
+
+func TestImportFXSymbolic(t *testing.T) {
+	js := strings.Replace(symFXJSON, "VIEW", `{"sym": {"c": 0, "terms": [[4, [0]]]}}`, 1)
+	g, err := ImportFX([]byte(js), ImportOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, g.Shapes.NumSymbols())
+	require.Equal(t, "f32[s0,4]", g.Nodes[1].TensorMeta().SymString())
+	require.Equal(t, "f32[4*s0]", g.Nodes[2].TensorMeta().SymString())
+	require.Empty(t, g.Shapes.Guards(), "nothing for the compiled graph to check beyond Dynamo's guards")
+
+	// torch's size agrees at the hint (2*s0 + 8 = 16 = 4*s0 at s0 = 4) but not for other sizes
+	js = strings.Replace(symFXJSON, "VIEW", `{"sym": {"c": 8, "terms": [[2, [0]]]}}`, 1)
+	_, err = ImportFX([]byte(js), ImportOptions{})
+	require.ErrorContains(t, err, "ptgo computes sizes f32[4*s0], torch f32[2*s0+8]")
+}
+
+func TestImportFXSpecializesSymbolicSliceBounds(t *testing.T) {
+	js := `{"version": 1, "name": "forward", "symbols": [{"input": 0, "dim": -1, "hint": 3}], "nodes": [
+	{"name": "n", "op": "placeholder", "target": "n", "meta": {"sym": {"c": 0, "terms": [[1, [0]]]}}},
+	{"name": "x", "op": "placeholder", "target": "x", "meta": {"tensor": {"dtype": "float32", "shape": [6, 8], "stride": [8, 1], "storage_offset": 0, "device": "cpu", "requires_grad": false}}},
+	{"name": "cut", "op": "call_function", "target": "operator.getitem", "args": [{"node": "x"}, {"tuple": [{"slice": [null, null, null]}, {"slice": [null, {"sym": {"c": 0, "terms": [[1, [0]]]}}, null]}]}]},
+	{"name": "output", "op": "output", "target": "output", "args": [{"tuple": [{"node": "cut"}]}]}]}`
+	g, err := ImportFX([]byte(js), ImportOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "f32[6,3]{8,1}", g.Nodes[2].TensorMeta().SymString())
+	guards := g.Shapes.Guards()
+	require.Len(t, guards, 1)
+	require.Equal(t, "s0 == 3", guards[0].String(), "the compiled graph checks it on every call")
 }

@@ -6,6 +6,7 @@ import (
 
 	"ptgo/bytecode/py"
 	"ptgo/pipeline"
+	"ptgo/primtorch"
 )
 
 // A torch.fx graph handed to ptgo's backend (torch.compile(m, backend="ptgo"), or
@@ -22,7 +23,7 @@ type fxOptions struct {
 var fxSeq int
 
 // compileFX is ptgo_go_compile_fx: the options and the attrs dict turned into Go, then
-// pipeline.CompileFX.
+// pipeline.CompileFX. The result is the tuple (compiled callable, guards JSON: fxGuardsJSON).
 func compileFX(api py.API, graphJSON []byte, attrsDict py.Obj, optsJSON []byte, rerun py.Obj) (py.Obj, string, error) {
 	var opts fxOptions
 	if err := json.Unmarshal(optsJSON, &opts); err != nil {
@@ -44,7 +45,35 @@ func compileFX(api py.API, graphJSON []byte, attrsDict py.Obj, optsJSON []byte, 
 	}
 	req := &pipeline.FXRequest{Name: name, JSON: graphJSON, Attrs: attrs,
 		GradEnabled: opts.GradEnabled, Freezing: opts.Freezing}
-	return pipeline.CompileFX(&pyHost{api: api, rerun: rerun}, pipelineConfig(), req)
+	res, err := pipeline.CompileFX(&pyHost{api: api, rerun: rerun}, pipelineConfig(), req)
+	if err != nil || res.Obj == 0 {
+		if err != nil {
+			return 0, "", err
+		}
+		return 0, res.Reason, nil
+	}
+	guards, err := fxGuardsJSON(res.Guards)
+	if err != nil {
+		return 0, "", err
+	}
+	return api.NewTuple([]py.Obj{res.Obj, api.NewStr(guards)}), "", nil
+}
+
+// fxGuardsJSON writes the guards python/ptgo/fx_import.py checks on every call of a compiled
+// symbolic FX graph: [{"sym": EXPR, "rel": ">=", "why": "..."}, ...], each asserting
+// EXPR rel 0 with EXPR in fxgraph's {"sym": ...} form over the graph's symbols.
+func fxGuardsJSON(gs []primtorch.SymGuard) (string, error) {
+	out := make([]map[string]any, 0, len(gs))
+	for _, g := range gs {
+		c, terms := g.Left.Sub(g.Right).Terms()
+		ts := make([][]any, len(terms))
+		for i, t := range terms {
+			ts[i] = []any{t.Coef, t.Syms}
+		}
+		out = append(out, map[string]any{"sym": map[string]any{"c": c, "terms": ts}, "rel": g.Rel.String(), "why": g.Why})
+	}
+	b, err := json.Marshal(out)
+	return string(b), err
 }
 
 // fxImportText is the request "fx_import": the graph text ImportFX makes of a GraphModule's JSON

@@ -358,3 +358,29 @@ def test_interrupt_during_an_fx_compile_is_raised_as_itself(monkeypatch):
     fn = torch_entry_point(gm, [x])
     assert delta(s0, stats())["fx"] == 1
     assert_same(fn(x), gm.forward(x))
+
+
+def test_size_expressions_as_polynomials():
+    """Dynamo's sympy size expressions as ptgo's integer polynomials: exact floor division and
+    modulo, a Max/Min one argument of which dominates for symbols >= 2; the rest refused."""
+    sympy = pytest.importorskip("sympy")
+    F = pytest.importorskip("torch.utils._sympy.functions")
+    from ptgo.fx_import import FXImportUnsupported, _Symbols
+
+    s0, s1 = sympy.symbols("s77 s27", integer=True, positive=True)
+    syms = _Symbols()
+    syms.ids = {s0: 0, s1: 1}
+    cases = [
+        (4 * s0 * s1 + 2, {(0, 1): 4, (): 2}),
+        (s1 ** 2 - s0, {(1, 1): 1, (0,): -1}),
+        (F.FloorDiv(6 * s0 + 5, 3), {(0,): 2, (): 1}),
+        (F.Mod(6 * s0 + 5, 3), {(): 2}),
+        (F.Max(1, s0), {(0,): 1}),
+        (F.Min(2 * s0, s0 + 1), {(0,): 1, (): 1}),
+    ]
+    for e, want in cases:
+        assert syms.poly(e, "x") == want, e
+    for e, why in ((F.FloorDiv(s0, 2), "inexact FloorDiv"), (F.Max(s0, s1), "Max of sizes"),
+                   (sympy.Symbol("u0"), "no input carries")):
+        with pytest.raises(FXImportUnsupported, match=why):
+            syms.poly(e, "x")

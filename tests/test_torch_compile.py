@@ -177,23 +177,182 @@ def test_function_training_grads():
     assert delta(s0, stats())["autograd"] == 1
 
 
-def test_dynamic_shapes_run_gm_forward(ptgo_log):
-    """dynamic=None: the first graph is static and compiled; after a shape change Dynamo sends
-    a graph with SymInt placeholders, which ptgo does not compile yet: gm.forward runs it,
-    named on perf_hints, with eager's results."""
+# ---- dynamic shapes: Dynamo's symbolic graphs compiled by ptgo's symbolic pipeline ----------
+
+TORCH_RAN = ("runs with torch", "runs the graph with torch")
+
+
+def sweep(fn, inputs, dynamic, grad=False):
+    """torch.compile(fn, backend="ptgo", dynamic=dynamic) called on each input tuple, each
+    result equal to eager's (and the gradients of the inputs' parameters when grad); the stats
+    delta."""
+    compiled = torch.compile(fn, backend="ptgo", dynamic=dynamic)
+    params = list(fn.parameters()) if isinstance(fn, nn.Module) else []
+    s0 = stats()
+    for args in inputs:
+        with torch.enable_grad() if grad else torch.no_grad():
+            out = compiled(*clone_args(args))
+            ref = fn(*args)
+        assert_same(out, ref)
+        if grad:
+            out.pow(2).sum().backward()
+            got = [p.grad.clone() for p in params]
+            for p in params:
+                p.grad = None
+            ref.pow(2).sum().backward()
+            for k, (g, p) in enumerate(zip(got, params)):
+                assert_grad_close(g, p.grad, "grad[%d]" % k)
+            for p in params:
+                p.grad = None
+    return delta(s0, stats())
+
+
+def assert_compiled_symbolic(d, log, graphs=1, autograd=False):
+    """ptgo compiled `graphs` FX graphs, none ran with torch: with sizes changing on every call,
+    one graph serving them all is the symbolic one."""
+    assert d["fx"] == graphs and d["fallbacks"] == 0, d
+    assert d["autograd" if autograd else "compiled"] == graphs, d
+    assert not any(t in log.text for t in TORCH_RAN), log.text
+
+
+def pointwise(x):
+    return (torch.sin(x) * 2 + 1).relu() - x.mean(dim=-1, keepdim=True)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(12, 32), nn.Linear(32, 5)
+
+    def forward(self, x):
+        return self.b(torch.nn.functional.gelu(self.a(x)))
+
+
+class Block(nn.Module):
+    """A transformer-ish block: pre-norm single-head attention and an MLP, residuals."""
+
+    def __init__(self, c=16, heads=1):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(c), nn.LayerNorm(c)
+        self.qkv, self.proj = nn.Linear(c, 3 * c), nn.Linear(c, c)
+        self.ff = nn.Sequential(nn.Linear(c, 4 * c), nn.GELU(), nn.Linear(4 * c, c))
+        self.c, self.heads = c, heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(self.c, dim=-1)
+        if self.heads > 1:
+            q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
+        a = torch.softmax(q @ k.transpose(-2, -1) * (C // self.heads) ** -0.5, dim=-1) @ v
+        if self.heads > 1:
+            a = a.transpose(1, 2).reshape(B, T, C)
+        x = x + self.proj(a)
+        return x + self.ff(self.ln2(x))
+
+
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_dynamic_pointwise(dynamic, ptgo_log):
+    ptgo.set_logs("perf_hints")
+    if dynamic:  # every dim symbolic from the start: one graph for every 2-d shape
+        shapes = [(8, 4), (9, 4), (10, 5), (3, 7), (33, 16), (2, 2)]
+    else:  # automatic dynamic: static first, then the dim that changed is symbolic
+        shapes = [(8, 4), (9, 4), (10, 4), (3, 4), (100, 4), (2, 4)]
+    d = sweep(pointwise, [(torch.randn(*s),) for s in shapes], dynamic)
+    assert_compiled_symbolic(d, ptgo_log, graphs=1 if dynamic else 2)
+
+
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_dynamic_mlp_batch_sizes(dynamic, ptgo_log):
+    ptgo.set_logs("perf_hints")
+    m = MLP().eval()
+    d = sweep(m, [(torch.randn(n, 12),) for n in (3, 5, 17, 64, 7, 300)], dynamic)
+    assert_compiled_symbolic(d, ptgo_log, graphs=1 if dynamic else 2)
+
+
+def test_dynamic_mlp_training(ptgo_log):
+    ptgo.set_logs("perf_hints")
+    m = MLP().train()
+    d = sweep(m, [(torch.randn(n, 12),) for n in (3, 5, 17, 64)], True, grad=True)
+    assert_compiled_symbolic(d, ptgo_log, autograd=True)
+
+
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_dynamic_transformer_block_sequence_lengths(dynamic, ptgo_log):
+    ptgo.set_logs("perf_hints")
+    m = Block().eval()
+    d = sweep(m, [(torch.randn(2, t, 16),) for t in (5, 9, 12, 17, 33, 64)], dynamic)
+    assert_compiled_symbolic(d, ptgo_log, graphs=1 if dynamic else 2)
+
+
+def test_dynamic_mark_dynamic(ptgo_log):
+    ptgo.set_logs("perf_hints")
+    m = Block().eval()
+    cm = torch.compile(m, backend="ptgo")
+    s0 = stats()
+    for t in (5, 9, 12):
+        x = torch.randn(2, t, 16)
+        torch._dynamo.mark_dynamic(x, 1)  # symbolic from the first call
+        with torch.no_grad():
+            assert_same(cm(x), m(x))
+    assert_compiled_symbolic(delta(s0, stats()), ptgo_log)
+
+
+def test_dynamic_multi_head_block_runs_with_torch(ptgo_log):
+    """Heads split by view/transpose make an index with a division times a symbolic stride,
+    which ptgo's C backend does not compile symbolically (its own capture compiles one graph
+    per size then): Dynamo owns the frame, so the graph runs with torch, named on perf_hints."""
+    ptgo.set_logs("perf_hints")
+    m = Block(heads=2).eval()
+    d = sweep(m, [(torch.randn(2, t, 16),) for t in (5, 9, 12)], True)
+    assert d["fx"] == 0 and d["fallbacks"] == 1, d
+    assert "cannot compile symbolically" in ptgo_log.text, ptgo_log.text
+
+
+def test_dynamic_sizes_that_are_no_polynomial_run_with_torch(ptgo_log):
     ptgo.set_logs("perf_hints")
 
-    def f(x):
-        return (torch.sin(x) * 2 + 1).relu()
+    def halves(x):
+        return x.view(x.size(0) // 2, -1) * 2
 
-    cf = torch.compile(f, backend="ptgo")
+    def scaled(x):
+        return x * (x.shape[0] / 2)
+
+    for fn, why in ((halves, "an inexact FloorDiv"), (scaled, "symbolic SymFloat")):
+        d = sweep(fn, [(torch.randn(n, 3),) for n in (4, 6, 8)], True)
+        assert d["fx"] == 0, d
+        assert why in ptgo_log.text, ptgo_log.text
+
+
+def test_dynamic_returned_size_and_int_input(ptgo_log):
+    ptgo.set_logs("perf_hints")
+
+    def flat(x):
+        return x.reshape(-1) + 1, x.shape[0] * 3, [x.size(1)]
+
+    d = sweep(flat, [(torch.randn(n, 3),) for n in (4, 6, 8)], True)
+    assert_compiled_symbolic(d, ptgo_log)
+
+    def cut(x, n):  # n becomes a SymInt input; ptgo specialises the slice bound under a guard
+        return (x[:, :n] * 2).sum(dim=1) + n
+
+    torch._dynamo.reset()
     s0 = stats()
-    for n in (8, 16, 24):
-        x = torch.randn(n, 4)
-        assert_same(cf(x), f(x))
-    d = delta(s0, stats())
-    assert d["fx"] == 1, d
-    assert "SymInt, not a tensor" in ptgo_log.text or "symbolic" in ptgo_log.text, ptgo_log.text
+    cf = torch.compile(cut, backend="ptgo")
+    for n in (3, 4, 5, 6, 4):
+        x = torch.randn(6, 8)
+        assert_same(cf(x, n), cut(x, n))
+    assert delta(s0, stats())["fx"] == 2
+    assert "a guard ptgo's compile assumed fails (a slice bound" in ptgo_log.text, ptgo_log.text
+
+
+def test_dynamic_non_contiguous_input():
+    def f(x):
+        return torch.tanh(x) + x.sum(dim=0)
+
+    cf = torch.compile(f, backend="ptgo", dynamic=True)
+    for n in (4, 6, 9):
+        for x in (torch.randn(n, 5), torch.randn(5, n).t(), torch.randn(n, 10)[:, ::2]):
+            assert_same(cf(x), f(x))
 
 
 def test_input_at_another_storage_offset_runs_with_torch(ptgo_log):
