@@ -154,6 +154,16 @@ var metaOf = func(op *primtorch.Op, vals []primtorch.Value) (primtorch.Value, er
 // emit appends prims.<name>(args...) with its meta (requires_grad off: backward values are
 // computed without grad).
 func (b *builder) emit(name string, args ...any) *fxgraph.Node {
+	return b.emitCall(name, true, args)
+}
+
+// fresh emits a new node even where an equal one exists (one that must be a tensor of its own),
+// and does not offer it for reuse.
+func (b *builder) fresh(name string, args ...any) *fxgraph.Node {
+	return b.emitCall(name, false, args)
+}
+
+func (b *builder) emitCall(name string, reuse bool, args []any) *fxgraph.Node {
 	target := "prims." + name
 	fargs := make([]fxgraph.Arg, len(args))
 	vals := make([]primtorch.Value, len(args))
@@ -164,7 +174,7 @@ func (b *builder) emit(name string, args ...any) *fxgraph.Node {
 	if op == nil || !op.IsPrim() {
 		bug("emit of %s, which is not a core op", target)
 	}
-	if n := b.seen[callKey(target, fargs)]; n != nil {
+	if n := b.seen[callKey(target, fargs)]; reuse && n != nil {
 		return n
 	}
 	meta, err := metaOf(op, vals)
@@ -178,7 +188,9 @@ func (b *builder) emit(name string, args ...any) *fxgraph.Node {
 	m.RequiresGrad = false
 	n := b.g.AddCall(target, fargs, nil, m)
 	n.Where = b.loc
-	b.remember(n)
+	if reuse {
+		b.remember(n)
+	}
 	return n
 }
 

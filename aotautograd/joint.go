@@ -259,6 +259,7 @@ func buildJoint(g *fxgraph.Graph, requiresGrad []bool) (*joint, error) {
 	if err := jb.backward(body); err != nil {
 		return nil, err
 	}
+	owned := map[*fxgraph.Node]bool{} // storage roots a gradient already holds
 	for _, p := range jt.primals {
 		var grad *fxgraph.Node
 		if jt.rg[p] {
@@ -268,6 +269,20 @@ func buildJoint(g *fxgraph.Graph, requiresGrad []bool) (*joint, error) {
 				grad = jb.b.zerosLike(p.TensorMeta())
 			case grad != nil && isView(grad) && !symDense(grad.TensorMeta()):
 				grad = jb.b.emit("clone", grad) // no stride-0 or gapped gradients
+			}
+			// Every gradient is a tensor of its own, as eager's are: the builder reuses equal
+			// computations, so two inputs' gradients (the bias gradients of two BatchNorms whose
+			// outputs are added: both the sum of one incoming gradient) could be one node, or a
+			// view of another's, or a tensor the forward saved. autograd would then put one
+			// tensor into both .grad fields, and the next accumulation into one would change the
+			// other (resnet's second training step without zero_grad).
+			if grad != nil {
+				r := storageRoot(grad)
+				if owned[r] || jt.forward[r] {
+					grad = jb.b.fresh("clone", grad)
+					r = grad
+				}
+				owned[r] = true
 			}
 		}
 		jt.gradIns = append(jt.gradIns, grad)
@@ -330,6 +345,18 @@ func (jb *jointBuilder) backward(body []*fxgraph.Node) (err error) {
 		d.vjp(&vjpCtx{builder: jb.b, n: n, g: g, j: jb})
 	}
 	return nil
+}
+
+// storageRoot follows view prims from n to the node whose storage n shares.
+func storageRoot(n *fxgraph.Node) *fxgraph.Node {
+	for isView(n) {
+		src, ok := n.Args[0].(*fxgraph.Node)
+		if !ok {
+			break
+		}
+		n = src
+	}
+	return n
 }
 
 // isView reports whether n is a view prim.

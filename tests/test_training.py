@@ -232,6 +232,30 @@ def test_grad_accumulates_and_unused_parameters_stay_none():
     assert_same(out[1], out[0])
 
 
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_equal_gradients_are_separate_tensors_and_accumulate_as_eager(backend):
+    # Two biases added to one value have equal gradients (the sum of the incoming gradient), and
+    # a third input's gradient is a view of it: ptgo's backward computes the sum once, but each
+    # .grad must be a tensor of its own, or the second backward (accumulating without zero_grad)
+    # adds into one tensor through two fields (resnet's second step: bn2.bias and
+    # downsample.1.bias).
+    def f(x, a, b, c):
+        return ((x + a + b + c).relu() * x).sum()
+
+    out = []
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        torch.manual_seed(0)
+        x = torch.randn(5, 4)
+        ps = [torch.randn(4, requires_grad=True), torch.randn(4, requires_grad=True),
+              torch.randn(1, 4, requires_grad=True)]
+        fn(x, *ps).backward()
+        fn(x * 2, *ps).backward()
+        ptrs = {p.grad.data_ptr() for p in ps}
+        assert len(ptrs) == 3, "gradients share memory"
+        out.append([p.grad for p in ps])
+    assert_same(out[1], out[0])
+
+
 def test_non_contiguous_incoming_gradient():
     def f(x):
         return x.sin() * 3
