@@ -191,6 +191,9 @@ type Extern struct {
 	// Reason says why the op is an extern: "extern" (matmul/convolution by design), "fallback"
 	// (prims.fallback) or "no lowering".
 	Reason string
+	// Effects are the call's effects as the op registry states them (fxgraph.CallEffects): Fuse
+	// keeps the externs that draw random numbers or write in their program order.
+	Effects primtorch.Effects
 }
 
 // ExternArg is an extern call's argument: a tensor (Buf), None, a scalar (Value: bool, int64,
