@@ -65,6 +65,30 @@ def test_random_ops_keep_their_order(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("layout", ["t", "slice_t"])
+@pytest.mark.parametrize("op", ["uniform_", "bernoulli_", "normal_"])
+def test_random_inplace_on_a_strided_input_draws_in_memory_order(backend, layout, op):
+    """Fuzz seeds 1711, 1924: x.uniform_() on a transposed input draws for its elements in
+    memory order; the fallback's copy of x must have x's layout, not a contiguous one (eager's
+    numbers at transposed positions)."""
+    def f(x):
+        getattr(x, op)()
+        return x * 2
+
+    def make():
+        base = torch.zeros(3, 8)
+        return base.t() if layout == "t" else base[:, ::2].t()
+
+    xe, xc = make(), make()
+    torch.manual_seed(2)
+    expected = f(xe)
+    torch.manual_seed(2)
+    got = ptgo.compile(f, backend=backend)(xc)
+    assert_same(got, expected)
+    assert_same(xc, xe)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_dead_index_out_of_range_raises(backend):
     def f(x, i):
         x[i]
