@@ -58,6 +58,10 @@ func (c *compiler) decompose() (*fxgraph.Graph, error) {
 		}
 		return nil, err
 	}
+	c.written, c.inputs = WrittenInputs(pg), nil
+	for _, p := range pg.Placeholders() {
+		c.inputs = append(c.inputs, p.Name)
+	}
 	return pg, nil
 }
 
