@@ -242,3 +242,38 @@ def test_non_contiguous_incoming_gradient():
         fn(x).backward(torch.arange(12.).reshape(4, 3).t())
         out.append(x.grad)
     assert_same(out[1], out[0])
+
+
+def _grad_or_error(fn, x, g):
+    x = x.clone().requires_grad_()
+    try:
+        y = fn(x * 1)
+        y.backward(g)
+        return y.detach(), x.grad
+    except RuntimeError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("case", ["0d", "0d_dim", "1d_all", "1d_dim", "correction", "var_mean", "std"])
+def test_variance_without_degrees_of_freedom_differentiates_as_eager(backend, case):
+    """Fuzz seed 813: var over as many elements as its correction. torch 1.13's var_backward
+    answers inf * grad when reducing every dim (a 0-d input), raises for a 1-element 1-d input
+    ('returned an invalid gradient'), NaN with a dim; differentiating the decomposition gave
+    0/0 = NaN everywhere. Those calls run with torch."""
+    fn, x, g = {
+        "0d": (lambda x: x.var(), torch.tensor(0.7), torch.tensor(-2.0)),
+        "0d_dim": (lambda x: x.var(0), torch.tensor(0.7), torch.tensor(-2.0)),
+        "1d_all": (lambda x: x.var(), torch.tensor([0.7]), torch.tensor(-2.0)),
+        "1d_dim": (lambda x: x.var(0), torch.tensor([0.7]), torch.tensor(-2.0)),
+        "correction": (lambda x: torch.var(x, 0, correction=3), torch.tensor([0.7, 1.0, 2.0]), torch.tensor(-2.0)),
+        "var_mean": (lambda x: torch.var_mean(x)[0], torch.tensor(0.7), torch.tensor(-2.0)),
+        "std": (lambda x: x.std(), torch.tensor(0.7), torch.tensor(-2.0)),
+    }[case]
+    want = _grad_or_error(fn, x, g)
+    got = _grad_or_error(ptgo.compile(fn, backend=backend), x, g)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert_same(got[0], want[0])
+        assert_same(got[1], want[1])

@@ -209,6 +209,12 @@ func dVar(c *ctx) (any, error) {
 	if v, ok := c.a.Opt("keepdim"); ok {
 		keep, _ = v.(bool)
 	}
+	if k, ok := symNumelOver(sizesOf(x), dims).IsConst(); ok && float64(k)-c.correction() <= 0 && metaOf(x).RequiresGrad {
+		// No degrees of freedom: torch's var_backward has its own answers there (inf * grad
+		// when reducing every dim, an invalid-gradient error for a 1-element 1-d input, NaN
+		// with a dim), which differentiating the decomposition (0/0) does not give; torch runs it.
+		return nil, errFallback
+	}
 	v, mean := d.variance(x, dims, keep, c.correction())
 	name := c.op.Schema.Name
 	if name == "std" || name == "std_mean" {
