@@ -277,3 +277,22 @@ def test_variance_without_degrees_of_freedom_differentiates_as_eager(backend, ca
     else:
         assert_same(got[0], want[0])
         assert_same(got[1], want[1])
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("row", [[2.0, 0.0, 3.0, 0.0, 5.0], [0.0, 1e30, 2.0, -1.0], [2.0, float("inf"), 3.0, 1.0],
+                                 [1.5, -2.0, 0.5, 3.0], [0.0, 0.0, 2.0, 3.0], [float("nan"), 0.0, 2.0, 1.0]])
+def test_cumprod_gradient_with_zeros_and_infinities_as_eager(backend, row):
+    """Fuzz seed 1186: cumprod's gradient is torch's cumprod_backward, which masks what follows
+    the first zero of a row; the exact every-product-but-one form gave NaN for a row with a zero
+    and an inf (0 * inf)."""
+    def f(x):
+        return torch.cumprod(x ** 3, -1) * 1
+
+    base = torch.tensor([row, [1.0] * len(row)])
+    g = torch.arange(1.0, 1.0 + base.numel()).reshape(base.shape)
+    want = base.clone().requires_grad_()
+    f(want).backward(g)
+    got = base.clone().requires_grad_()
+    ptgo.compile(f, backend=backend)(got).backward(g)
+    assert_same(got.grad, want.grad)
