@@ -296,3 +296,21 @@ def test_cumprod_gradient_with_zeros_and_infinities_as_eager(backend, row):
     got = base.clone().requires_grad_()
     ptgo.compile(f, backend=backend)(got).backward(g)
     assert_same(got.grad, want.grad)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_rounding_division_gradient_is_zeros_as_eager(backend):
+    """Fuzz seed 1359: torch's gradient of div(rounding_mode='trunc') is zeros for both operands,
+    whatever the incoming gradient; differentiating trunc(a / b) gave 0 / 0 = NaN where b is 0."""
+    def f(x, y):
+        return torch.div(x, y, rounding_mode="trunc")
+
+    def run(fn):
+        x = torch.tensor([1.0, 2.0, -3.5], dtype=torch.float64, requires_grad=True)
+        y = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        out = fn(x, y)
+        out.backward(torch.tensor([float("inf"), 1.0, float("nan")], dtype=torch.float64))
+        return out.detach(), x.grad, y.grad
+
+    for got, want in zip(run(ptgo.compile(f, backend=backend)), run(f)):
+        assert_same(got, want)
