@@ -246,6 +246,13 @@ func dLogsumexp(c *ctx) (any, error) {
 	return d.convert(d.add(d.un("log", s), m), out), nil
 }
 
+// maxFloatNormElems is the most elements a float32 (bfloat16, float16) p-norm sums in C.
+// torch's CPU norm kernel accumulates such sums in float32, lane by lane (and is not a
+// cascade sum, as its sum is): over more elements its rounding drifts past float32's
+// tolerance from the double accumulation of ptgo's kernels (a 300×300 norm by 5e-5), so
+// larger norms run with torch. Max, min and count norms (p = ±inf, 0) are exact either way.
+const maxFloatNormElems = 1024
+
 // dNorm is torch.norm / linalg.vector_norm for p = 2, 1, ±inf, 0 and other numbers ("fro" is 2,
 // "nuc" falls back).
 func dNorm(c *ctx) (any, error) {
@@ -268,6 +275,10 @@ func dNorm(c *ctx) (any, error) {
 	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
 	keep := c.bool("keepdim")
 	out := c.outMeta().DType
+	if opmath(out) == primtorch.Float32 && p != 0 && !math.IsInf(p, 0) &&
+		symNumelOver(sizesOf(x), dims).GtHint(primtorch.SymConst(maxFloatNormElems)) { // (guarded)
+		return nil, errFallback
+	}
 	xc := d.convert(x, opmath(out))
 	a := d.un("abs", xc)
 	var r val
