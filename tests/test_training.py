@@ -314,3 +314,19 @@ def test_rounding_division_gradient_is_zeros_as_eager(backend):
 
     for got, want in zip(run(ptgo.compile(f, backend=backend)), run(f)):
         assert_same(got, want)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_layer_norm_of_an_empty_batch_gives_parameters_zero_gradients(backend):
+    """Fuzz seed 1790: an empty result is a clone of its same-shaped argument, which cut the
+    weight's and bias's gradient paths (.grad None where eager gives zeros)."""
+    ln = nn.LayerNorm(3)
+
+    def f(x):
+        return ln(x)
+
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        ln.zero_grad(set_to_none=True)
+        fn(torch.zeros(0, 3, requires_grad=True)).backward(torch.zeros(0, 3))
+        assert_same(ln.weight.grad, torch.zeros(3))
+        assert_same(ln.bias.grad, torch.zeros(3))
