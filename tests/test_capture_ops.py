@@ -274,14 +274,3 @@ def test_op_inductor(name, grad):
         actual = compiled(*clone_args(args))
         assert_same(actual, expected)
         assert_same(compiled(*clone_args(args)), expected)
-
-
-def test_callables_get_their_own_names():
-    """torch 1.13's __init__ leaves its loop variable `obj` bound to zeros_like: the name table
-    must call it torch.zeros_like (the registry's op, compiled), not torch.obj (an unknown call
-    that ran as a torch fallback)."""
-    from ptgo import _runtime
-
-    assert _runtime.torch_name(torch.zeros_like) == "torch.zeros_like"
-    assert _runtime.torch_name(torch.sin) == "torch.sin"
-    assert _runtime.torch_name(F.relu) == "torch.nn.functional.relu"

@@ -321,20 +321,15 @@ def _build_names():
     names = {}
 
     def add_module(mod, prefix):
-        # A callable reachable under several names gets its own __name__ when that is one of
-        # them: torch 1.13's __init__ leaves its loop variable `obj` bound to zeros_like, which
-        # must still be torch.zeros_like (the registry's name), not torch.obj.
-        keys = [k for k in dir(mod) if not k.startswith("__")]
-        for own in (True, False):
-            for k in keys:
-                try:
-                    v = getattr(mod, k)
-                except Exception:
-                    continue
-                if own != (getattr(v, "__name__", None) == k):
-                    continue
-                if callable(v) and not isinstance(v, type) and id(v) not in names:
-                    names[id(v)] = (prefix + "." + k, v)
+        for k in dir(mod):
+            if k.startswith("__"):
+                continue
+            try:
+                v = getattr(mod, k)
+            except Exception:
+                continue
+            if callable(v) and not isinstance(v, type) and id(v) not in names:
+                names[id(v)] = (prefix + "." + k, v)
 
     add_module(operator, "operator")
     add_module(F, "torch.nn.functional")
