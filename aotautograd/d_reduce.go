@@ -1,7 +1,6 @@
 package aotautograd
 
 import (
-	"fmt"
 	"slices"
 
 	"ptgo/fxgraph"
@@ -143,14 +142,17 @@ func vjpCumsum(c *vjpCtx) {
 	c.give(x, c.flip(c.emit("cumsum", c.flip(c.g, d), int64(d)), d))
 }
 
-// maxCumprodLen bounds the scan length cumprod's exact gradient handles: it builds an n×n
-// matrix per scanned row.
-const maxCumprodLen = 256
-
-// cumprod: dL/dx_k = sum_{j>=k} g_j * prod_{i<=j, i!=k} x_i, computed exactly (zeros
-// included) as the cumulative product of a matrix whose row k has x_k replaced by 1, masked to
-// j >= k and summed; O(n^2) per row, so scans longer than maxCumprodLen are not differentiated
-// by ptgo.
+// cumprod: torch 1.13's cumprod_backward (first-order), so that zeros, infinities and NaN give
+// eager's gradients. Per row, with w = y * g (y the forward's result) and z1, z2 the first and
+// second zero of x:
+//   - k < z1 (every k of a row without zeros): the reversed cumulative sum of w up to z1,
+//     divided by x_k;
+//   - k = z1: prod(x[:z1]) * sum over z1 <= j < z2 of g_j * prod(x[z1+1..j]);
+//   - k > z1: 0.
+//
+// Eager takes the first branch for the whole tensor when it holds no zero; it agrees with this
+// one row by row. The exact n×n form (every product with x_k left out) gave NaN where eager
+// masks: an inf after a zero made every product of the row 0·inf.
 func vjpCumprod(c *vjpCtx) {
 	if !c.needs(0) {
 		return
@@ -170,23 +172,28 @@ func vjpCumprod(c *vjpCtx) {
 	case isOne(n):
 		c.give(x, c.g)
 		return
-	case n.GtHint(primtorch.SymConst(maxCumprodLen)):
-		panic(abort{notDifferentiable(c.n, fmt.Sprintf("cumprod over %s elements (ptgo's exact gradient builds an n×n matrix per row; at most %d)", n, maxCumprodLen))})
 	}
+	c.exact(x, c.n)
 	xp, perm := moveLast(c.builder, x, d)
 	gp, _ := moveLast(c.builder, c.g, d)
-	rows := slices.Clone(symSizes(xp)[:m.Dim()-1])
-	r := int64(len(rows))
-	square := append(slices.Clone(rows), n, n)
-	zero := primtorch.SymConst(0)
-	kIdx := c.expand(c.reshape(c.iota(n, zero, 1), []primtorch.SymInt{n, primtorch.SymConst(1)}), []primtorch.SymInt{n, n})
-	jIdx := c.expand(c.reshape(c.iota(n, zero, 1), []primtorch.SymInt{primtorch.SymConst(1), n}), []primtorch.SymInt{n, n})
-	eye := c.expand(c.emit("eq", kIdx, jIdx), square)
-	upper := c.expand(c.emit("ge", jIdx, kIdx), square)
-	xs := c.expand(c.unsqueeze(xp, r), square)
-	p := c.emit("cumprod", c.where(eye, 1.0, xs), r+1)
-	gs := c.expand(c.unsqueeze(gp, r), square)
-	terms := c.where(upper, c.mul(p, gs), 0.0)
-	gx := c.emit("sum", terms, []int64{r + 1}, false)
+	yp, _ := moveLast(c.builder, c.n, d)
+	sizes := symSizes(xp)
+	last := int64(m.Dim() - 1)
+	isZeroX := c.emit("eq", xp, 0.0)
+	zeros := c.emit("cumsum", c.convert(isZeroX, primtorch.Int64), last) // zeros up to k
+	before := c.emit("eq", zeros, int64(0))                              // k < z1
+	span := c.emit("eq", zeros, int64(1))                                // z1 <= k < z2
+	first := c.emit("logical_and", isZeroX, span)                        // k = z1
+	between := c.emit("logical_and", span, c.emit("logical_not", first)) // z1 < k < z2
+	w := c.mul(yp, gp)
+	revcumsum := c.flip(c.emit("cumsum", c.flip(c.where(before, w, 0.0), int(last)), last), int(last))
+	gBefore := c.div(revcumsum, xp)
+	after := c.emit("cumprod", c.where(between, xp, 1.0), last)
+	s := c.sum(c.mul(after, c.where(span, gp, 0.0)), []int64{last}, true)
+	// prod(x[:z1]): the cumulative product over the elements before z1, read at the row's end
+	prefix := c.emit("cumprod", c.where(before, xp, 1.0), last)
+	prod := c.emit("slice", prefix, last, n.AddConst(-1), n, int64(1))
+	gFirst := c.expand(c.mul(s, prod), sizes)
+	gx := c.where(before, gBefore, c.where(first, gFirst, 0.0))
 	c.give(x, c.permute(gx, invertPerm(perm)))
 }

@@ -37,8 +37,7 @@
 // Errors wrap primtorch.ErrUnsupported when the graph is valid but ptgo cannot differentiate it
 // — ErrNotDifferentiable (a *NotDifferentiableError naming the node) when a gradient would flow
 // through a prims.fallback (einsum, sorting, ...: torch-level calls; not the targets of
-// fallbackDerivatives, max pooling) or a
-// cumprod longer than 256; inputs that require grad and are written, or that the backward
+// fallbackDerivatives, max pooling); inputs that require grad and are written, or that the backward
 // reads after the forward wrote them —: the caller runs the graph with torch. "ptgo BUG"
 // errors are this package's own bugs.
 //
@@ -51,11 +50,12 @@
 // has zero gradient at 0; maximum/minimum of two tensors split the gradient evenly on ties (a
 // NaN operand gets it all), against a number the tensor gets it where strictly beyond the
 // number (relu's and hardtanh's rule); pow differentiates both operands with torch's zero
-// cases; amax/amin split the gradient among ties; prod and cumprod are exact with zeros (no
-// division by the input); views map the gradient back (expand sums over broadcast dims, slice
-// and select pad with zeros, as_strided adds into a zero storage); gathers (gather,
-// index_select, index) become accumulating index_puts into zeros; mm/bmm/addmm use products of
-// the transposes (still externs); convolution is one prims.fallback of
+// cases; amax/amin split the gradient among ties; prod is exact with zeros (no division by
+// the input); cumprod is torch's cumprod_backward (zeros masked as it masks them); views map
+// the gradient back (expand sums over broadcast dims, slice and select pad with zeros,
+// as_strided adds into a zero storage); gathers (gather, index_select, index) become
+// accumulating index_puts into zeros; mm/bmm/addmm use products of the transposes (still
+// externs); convolution is one prims.fallback of
 // torch.ops.aten.convolution_backward (ConvolutionBackward), whose tuple result Split types
 // itself (contiguous gradients of the inputs' shapes).
 //

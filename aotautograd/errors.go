@@ -10,7 +10,7 @@ import (
 
 // ErrNotDifferentiable is wrapped by Split's error when a gradient would have to flow through
 // an op ptgo has no derivative for (a prims.fallback: a torch-level call such as dropout in
-// training or max pooling, run by torch), or through a cumprod too long for the exact formula.
+// training or max pooling, run by torch).
 // The error also wraps primtorch.ErrUnsupported: the caller runs the graph with torch, whose
 // autograd differentiates it.
 var ErrNotDifferentiable = errors.New("not differentiable by ptgo")

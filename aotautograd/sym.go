@@ -16,7 +16,7 @@ import (
 // sizes as SymInts (TensorMeta.SymSizes) and pass them to the prims they emit as size
 // expressions (Const{SymInt}, through primtorch.SymValue, so a static graph's constants stay
 // int64 and it splits exactly as before). A decision a formula cannot take for every size (is
-// this dim 1? is the scan longer than maxCumprodLen?) is taken at the hints and guarded
+// this dim 1?) is taken at the hints and guarded
 // (SymInt.EqualHint, GeHint), as the meta functions do; a formula that needs concrete sizes
 // (as_strided's storage geometry) specialises the symbols it reads (SymInt.Specialize records
 // the guard). The backward's placeholders must carry every symbol it uses (Split saves a

@@ -620,5 +620,5 @@ func TestSymbolicSplitGuards(t *testing.T) {
 	_, err = aotautograd.Split(g, []bool{true}, aotautograd.Options{Check: true})
 	require.NoError(t, err)
 	require.Empty(t, g.Shapes.Specialized())
-	require.Contains(t, fmt.Sprint(g.Shapes.Guards()), "257 > s0")
+	require.Empty(t, g.Shapes.Guards()) // cumprod's gradient is O(n) per row at any length
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"ptgo/logs"
+	"ptgo/primtorch"
 )
 
 // MaxKernelNodes bounds how many stored or local nodes one fused kernel holds.
@@ -34,6 +35,7 @@ const MaxKernelNodes = 32
 func Fuse(g *Graph) *Schedule {
 	f := &fuser{g: g, groupOf: map[*Buffer]*group{}, users: g.Users(), outputs: g.outputSet()}
 	f.orderMutations()
+	f.orderEffects()
 	for _, b := range g.Buffers {
 		f.add(b)
 	}
@@ -109,6 +111,25 @@ func (f *fuser) orderMutations() {
 				}
 			}
 		}
+	}
+}
+
+// orderEffects keeps the extern calls that draw random numbers or write (torch's random
+// generator, an argument) in program order: each gets an ordering edge to the next. Without
+// it a kernel fused across two of them could move the later one first (rand_like before a
+// normal whose input a kernel after rand_like also computes): torch's generator, and the
+// values drawn, would differ from eager's.
+func (f *fuser) orderEffects() {
+	var prev *Buffer
+	for _, b := range f.g.Buffers {
+		e, ok := b.Def.(*Extern)
+		if !ok || e.Outs[0] != b || e.Effects&(primtorch.EffectRandom|primtorch.EffectWrites) == 0 {
+			continue
+		}
+		if prev != nil {
+			f.users[prev] = append(f.users[prev], b)
+		}
+		prev = b
 	}
 }
 

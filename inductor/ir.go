@@ -193,6 +193,9 @@ type Extern struct {
 	// Reason says why the op is an extern: "extern" (matmul/convolution by design), "fallback"
 	// (prims.fallback) or "no lowering".
 	Reason string
+	// Effects are the call's effects as the op registry states them (fxgraph.CallEffects): Fuse
+	// keeps the externs that draw random numbers or write in their program order.
+	Effects primtorch.Effects
 }
 
 // Primary is the extern's first result buffer: the one that stands for the call (scheduling,

@@ -398,7 +398,7 @@ func lowerFallback(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 // extern makes n an extern call of target; tensor arguments are realized as buffers with the
 // layout of their meta.
 func (l *lowerer) extern(n *fxgraph.Node, target string, args []fxgraph.Arg, kwargs []fxgraph.Kwarg, reason string) (*lowered, error) {
-	e := &Extern{Target: target, Reason: reason}
+	e := &Extern{Target: target, Reason: reason, Effects: fxgraph.CallEffects(n)}
 	for _, a := range args {
 		ea, err := l.externArg(n, a)
 		if err != nil {

@@ -58,6 +58,10 @@ func (c *compiler) decompose() (*fxgraph.Graph, error) {
 		}
 		return nil, err
 	}
+	c.written, c.inputs = WrittenInputs(pg), nil
+	for _, p := range pg.Placeholders() {
+		c.inputs = append(c.inputs, p.Name)
+	}
 	return pg, nil
 }
 
@@ -147,15 +151,15 @@ func LiftAttrs(g *fxgraph.Graph) (*fxgraph.Graph, []string) {
 
 // Rerunnable reports whether a compiled graph whose kernels reject their data (an index out of
 // range) may be run again with torch on the same inputs: g (the torch-level graph) and pg (its
-// decomposition) write no input or buffer (no prims.copy_, out= or inplace=True), draw no
-// random numbers and call no torch fallback, so the failed run left nothing the user can see.
+// decomposition) write no input or buffer (no prims.copy_, out= or inplace=True) and draw no
+// random numbers, so the failed run left nothing the user can see.
 func Rerunnable(g, pg *fxgraph.Graph) bool {
 	for _, gr := range []*fxgraph.Graph{g, pg} {
 		for _, n := range gr.Nodes {
 			// The registry's facts (fxgraph.CallEffects): a write or a random draw would be seen
-			// twice; an unknown call counts as both. prims.fallback runs torch-level ops whose
-			// effects the node does not show.
-			if n.Target == "prims.fallback" || fxgraph.CallEffects(n)&(primtorch.EffectWrites|primtorch.EffectRandom) != 0 {
+			// twice; an unknown call counts as both. A prims.fallback has its torch-level
+			// target's effects (torch.tensor([2]) has none; Tensor.uniform_ writes and draws).
+			if fxgraph.CallEffects(n)&(primtorch.EffectWrites|primtorch.EffectRandom) != 0 {
 				return false
 			}
 		}

@@ -103,6 +103,11 @@ type Host interface {
 	CUDAGraph(plan []byte, kernels *inductor.CUDAKernels, consts []py.Obj, rerun py.Obj) (py.Obj, error)
 	// SearchPath is Python's sys.path (where a pip-installed NVRTC lives).
 	SearchPath() []string
+	// AliasChecked wraps a compiled graph that writes the inputs at positions written
+	// (ptgo._runtime.alias_checked): a call where one of them shares memory with another input
+	// runs fallback (the captured graph with torch) instead, and says so on perf_hints.
+	// inputs are the graph inputs' names, for the message.
+	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error)
 }
 
 // Stage names where a compile failed.
@@ -148,6 +153,9 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 		if IsSymbolicUnsupported(err) {
 			return 0, &NeedsStatic{Reason: SymbolicReason(err)}
 		}
+		if err == nil {
+			obj, err = c.aliasChecked(obj)
+		}
 		if err != nil {
 			return 0, &Error{Stage: StageAutograd, Err: err}
 		}
@@ -171,6 +179,9 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 		if IsSymbolicUnsupported(err) {
 			return 0, &NeedsStatic{Reason: SymbolicReason(err)}
 		}
+		if err == nil {
+			obj, err = c.aliasChecked(obj)
+		}
 		if err != nil {
 			return 0, &Error{Stage: StageInductor, Err: err}
 		}
@@ -186,6 +197,49 @@ type compiler struct {
 	r   *Request
 	// frozen: the graph's parameters are constants (freezing ran); the plan says so (Frozen).
 	frozen bool
+	// written are the positions of the graph inputs its decomposition writes (WrittenInputs);
+	// inputs their names.
+	written []int
+	inputs  []string
+}
+
+// WrittenInputs are the positions among g's placeholders of the inputs a decomposed graph
+// writes (the targets of its prims.copy_ epilogue).
+func WrittenInputs(pg *fxgraph.Graph) []int {
+	pos := map[*fxgraph.Node]int{}
+	for i, p := range pg.Placeholders() {
+		pos[p] = i
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, n := range pg.Nodes {
+		if n.Target != "prims.copy_" || len(n.Args) == 0 {
+			continue
+		}
+		if dst, ok := n.Args[0].(*fxgraph.Node); ok {
+			if i, ok := pos[dst]; ok && !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// aliasChecked wraps a compiled graph that writes some of its inputs so that a call where one
+// of them shares memory with another input runs with torch. The decomposition made the writes
+// functional assuming inputs do not alias (x1.neg_() then a read of x0 = base[:-1] when x1 is
+// base[1:] reads x0's old values), as AOTAutograd assumes and checks at run time; the aliasing
+// is a fact of the call, not of the guarded metadata.
+func (c *compiler) aliasChecked(obj py.Obj) (py.Obj, error) {
+	if obj == 0 || len(c.written) == 0 {
+		return obj, nil
+	}
+	fb, err := c.h.TorchRerun(c.r.Graph, c.r.Attrs)
+	if err != nil {
+		return 0, err
+	}
+	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name)
 }
 
 // ---- statistics -------------------------------------------------------------------------------

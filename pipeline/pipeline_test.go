@@ -21,9 +21,11 @@ type fakeHost struct {
 	autograd []fakeAutograd
 	torch    []*fxgraph.Graph
 	reruns   int
-	folds    int
-	versions map[py.Obj]int64
-	cuda     []fakeCUDA
+	// aliasChecked lists the written inputs of each AliasChecked call.
+	aliasChecked [][]int
+	folds        int
+	versions     map[py.Obj]int64
+	cuda         []fakeCUDA
 	// runtimeErr is what CompiledGraph fails with, when set.
 	runtimeErr error
 	// versionErr is what TensorVersion fails with, when set (an inference tensor).
@@ -119,6 +121,11 @@ func (h *fakeHost) TorchGraph(g *fxgraph.Graph) (py.Obj, error) {
 func (h *fakeHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, error) {
 	h.reruns++
 	return h.obj(), nil
+}
+
+func (h *fakeHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error) {
+	h.aliasChecked = append(h.aliasChecked, written)
+	return compiled, nil
 }
 
 // planOnly is inductor.Compile without building or loading C (CGO_ENABLED=0 has no dlopen).

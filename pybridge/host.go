@@ -108,6 +108,19 @@ func (h *pyHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, 
 	return runtimeCall(h.api, "torch_rerun", js, dict)
 }
 
+func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error) {
+	api := h.api
+	ws := make([]py.Obj, len(written))
+	for i, k := range written {
+		ws[i] = api.NewInt(int64(k))
+	}
+	ns := make([]py.Obj, len(inputs))
+	for i, n := range inputs {
+		ns[i] = api.NewStr(n)
+	}
+	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name))
+}
+
 // compileWithPipeline runs ptgo's pipeline on a captured graph (backends "inductor" and
 // "aot_eager"); 0 means the backend's torch.fx path runs it. Errors come back as the driver
 // reports them.

@@ -353,3 +353,33 @@ def test_default_freezing_never_fails_a_compile(ptgo_log):
         x = torch.randn(2, 3, 16, 16)
         assert_same(ptgo.compile(m)(x), m(x))
     assert "not frozen" in ptgo_log.text, ptgo_log.text
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "one element"])
+def test_gelu_signed_zeros_as_eager(dtype, layout):
+    """Fuzz seed 256: torch's CPU gelu runs oneDNN's kernel for a contiguous float32 tensor of
+    more than one element (-0.0 and large negative x give +0.0) and ATen's x/2 * (1 + erf(x/√2))
+    otherwise (-0.0): the C kernel computes the form eager's kernel would."""
+    import torch.nn.functional as F
+
+    def f(x):
+        return F.gelu(x)
+
+    base = torch.tensor([-0.0, -30.0, 0.0, 1.0, -1e30, 2.0], dtype=dtype)
+    x = {"contiguous": base, "strided": base[::2], "one element": base[:1]}[layout]
+    want, got = f(x), ptgo.compile(f)(x)
+    assert torch.equal(torch.signbit(got), torch.signbit(want))
+    torch.testing.assert_close(got, want, rtol=1.6e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3])
+def test_large_float32_norm_as_eager(p):
+    """Fuzz seed 1771: torch's CPU norm accumulates float32 sums in float32 (no cascade), so
+    over 90000 elements of about 1.7 it is 5e-5 below the exact value that the C kernel's double
+    accumulation gives; such norms run with torch (small ones stay compiled)."""
+    def f(x):
+        return (x * 1).norm(p)
+
+    x = torch.randn(300, 300).clamp(min=2)
+    assert_same(ptgo.compile(f)(x), f(x))

@@ -316,3 +316,91 @@ def test_pool_dropout_and_bias_free_conv_train_compiled(backend, ptgo_log):
     assert "runs with torch" not in ptgo_log.text, ptgo_log.text
     if backend == "inductor":
         assert stats()["autograd"] - before["autograd"] >= 1
+
+
+def _grad_or_error(fn, x, g):
+    x = x.clone().requires_grad_()
+    try:
+        y = fn(x * 1)
+        y.backward(g)
+        return y.detach(), x.grad
+    except RuntimeError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("case", ["0d", "0d_dim", "1d_all", "1d_dim", "correction", "var_mean", "std"])
+def test_variance_without_degrees_of_freedom_differentiates_as_eager(backend, case):
+    """Fuzz seed 813: var over as many elements as its correction. torch 1.13's var_backward
+    answers inf * grad when reducing every dim (a 0-d input), raises for a 1-element 1-d input
+    ('returned an invalid gradient'), NaN with a dim; differentiating the decomposition gave
+    0/0 = NaN everywhere. Those calls run with torch."""
+    fn, x, g = {
+        "0d": (lambda x: x.var(), torch.tensor(0.7), torch.tensor(-2.0)),
+        "0d_dim": (lambda x: x.var(0), torch.tensor(0.7), torch.tensor(-2.0)),
+        "1d_all": (lambda x: x.var(), torch.tensor([0.7]), torch.tensor(-2.0)),
+        "1d_dim": (lambda x: x.var(0), torch.tensor([0.7]), torch.tensor(-2.0)),
+        "correction": (lambda x: torch.var(x, 0, correction=3), torch.tensor([0.7, 1.0, 2.0]), torch.tensor(-2.0)),
+        "var_mean": (lambda x: torch.var_mean(x)[0], torch.tensor(0.7), torch.tensor(-2.0)),
+        "std": (lambda x: x.std(), torch.tensor(0.7), torch.tensor(-2.0)),
+    }[case]
+    want = _grad_or_error(fn, x, g)
+    got = _grad_or_error(ptgo.compile(fn, backend=backend), x, g)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert_same(got[0], want[0])
+        assert_same(got[1], want[1])
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("row", [[2.0, 0.0, 3.0, 0.0, 5.0], [0.0, 1e30, 2.0, -1.0], [2.0, float("inf"), 3.0, 1.0],
+                                 [1.5, -2.0, 0.5, 3.0], [0.0, 0.0, 2.0, 3.0], [float("nan"), 0.0, 2.0, 1.0]])
+def test_cumprod_gradient_with_zeros_and_infinities_as_eager(backend, row):
+    """Fuzz seed 1186: cumprod's gradient is torch's cumprod_backward, which masks what follows
+    the first zero of a row; the exact every-product-but-one form gave NaN for a row with a zero
+    and an inf (0 * inf)."""
+    def f(x):
+        return torch.cumprod(x ** 3, -1) * 1
+
+    base = torch.tensor([row, [1.0] * len(row)])
+    g = torch.arange(1.0, 1.0 + base.numel()).reshape(base.shape)
+    want = base.clone().requires_grad_()
+    f(want).backward(g)
+    got = base.clone().requires_grad_()
+    ptgo.compile(f, backend=backend)(got).backward(g)
+    assert_same(got.grad, want.grad)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_rounding_division_gradient_is_zeros_as_eager(backend):
+    """Fuzz seed 1359: torch's gradient of div(rounding_mode='trunc') is zeros for both operands,
+    whatever the incoming gradient; differentiating trunc(a / b) gave 0 / 0 = NaN where b is 0."""
+    def f(x, y):
+        return torch.div(x, y, rounding_mode="trunc")
+
+    def run(fn):
+        x = torch.tensor([1.0, 2.0, -3.5], dtype=torch.float64, requires_grad=True)
+        y = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        out = fn(x, y)
+        out.backward(torch.tensor([float("inf"), 1.0, float("nan")], dtype=torch.float64))
+        return out.detach(), x.grad, y.grad
+
+    for got, want in zip(run(ptgo.compile(f, backend=backend)), run(f)):
+        assert_same(got, want)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_layer_norm_of_an_empty_batch_gives_parameters_zero_gradients(backend):
+    """Fuzz seed 1790: an empty result is a clone of its same-shaped argument, which cut the
+    weight's and bias's gradient paths (.grad None where eager gives zeros)."""
+    ln = nn.LayerNorm(3)
+
+    def f(x):
+        return ln(x)
+
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        ln.zero_grad(set_to_none=True)
+        fn(torch.zeros(0, 3, requires_grad=True)).backward(torch.zeros(0, 3))
+        assert_same(ln.weight.grad, torch.zeros(3))
+        assert_same(ln.bias.grad, torch.zeros(3))

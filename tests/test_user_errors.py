@@ -400,3 +400,24 @@ def test_unsupported_break_message_is_not_a_bug(ptgo_log):
     assert_same(ptgo.compile(m, backend="eager")(x), m(x))
     assert "ptgo BUG" not in ptgo_log.text
     assert "Graph break" in ptgo_log.text
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_with_a_tensor_made_inside(backend):
+    """Fuzz seed 1928: x[torch.tensor([2])] (the index made by torch.tensor inside the graph, a
+    torch fallback without effects) out of range in a training graph: the graph is rerun with
+    torch, which raises its own message, not ptgo's 'index out of range in ptgo kernel'."""
+    import torch.nn as nn
+
+    lin = nn.Linear(1, 4)
+
+    def f(x):
+        return lin(x[torch.tensor([2])])
+
+    compiled = ptgo.compile(f, backend=backend)
+    compiled(torch.randn(3))
+    with pytest.raises(IndexError) as want:
+        f(torch.randn(2))
+    with pytest.raises(IndexError) as got:
+        compiled(torch.randn(2))
+    assert str(got.value) == str(want.value)

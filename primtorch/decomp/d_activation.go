@@ -3,6 +3,8 @@ package decomp
 import (
 	"math"
 
+	"github.com/klauspost/cpuid/v2"
+
 	"ptgo/primtorch"
 )
 
@@ -29,20 +31,54 @@ func dHardtanh(c *ctx) (any, error) {
 	}), nil
 }
 
-// dGelu is x/2 + x/2 * erf(x/√2), or with approximate="tanh" x/2 * (1 + tanh(√(2/π) (x +
-// 0.044715 x³))).
+// dGelu is x/2 * (1 + erf(x/√2)), or with approximate="tanh" x/2 * (1 + tanh(√(2/π) (x +
+// 0.044715 x³))). Where torch's CPU gelu runs oneDNN's kernel instead (mkldnnGelu) it is
+// x/2 + x/2 * erf(x/√2), as that kernel computes it: the two differ in the sign of zero
+// results (-0.0 and large negative x give +0.0 with oneDNN, -0.0 with ATen's kernel).
 func dGelu(c *ctx) (any, error) {
 	d := c.d
 	tanh := c.str("approximate") == "tanh"
+	onednn := !tanh && mkldnnGelu(metaOf(c.selfNode()))
 	return c.unary(func(x val) val {
 		half := d.mul(x, 0.5)
 		if tanh {
 			inner := d.mul(d.add(x, d.mul(d.mul(d.mul(x, x), x), 0.044715)), math.Sqrt(2/math.Pi))
 			return d.mul(half, d.add(d.un("tanh", inner), 1.0))
 		}
-		// x/2 + x/2·erf(x/√2), as torch's kernel computes it: -0.0 and large negative x give +0.0
-		return d.add(half, d.mul(half, d.un("erf", d.mul(x, 1/math.Sqrt2))))
+		erf := d.un("erf", d.mul(x, 1/math.Sqrt2))
+		if onednn {
+			return d.add(half, d.mul(half, erf))
+		}
+		return d.mul(half, d.add(erf, 1.0))
 	}), nil
+}
+
+// mkldnnGelu reports whether torch's CPU gelu (erf form) takes oneDNN's kernel for an input
+// (ATen's use_mkldnn in Activation.cpp): a contiguous float32 tensor of more than one
+// element, or bfloat16 on a CPU with AVX-512 BW, VL and DQ (mkldnn_bf16_device_check); other
+// inputs take ATen's own kernel.
+func mkldnnGelu(m *primtorch.TensorMeta) bool {
+	if m == nil || m.Device.Type != "cpu" {
+		return false
+	}
+	if m.IsSymbolic() {
+		// a size symbol is at least 2: more than one element
+		sizes, strides, want := m.SymSizes(), m.SymStrides(), primtorch.SymContiguousStrides(m.SymSizes())
+		for i := range sizes {
+			if k, ok := sizes[i].IsConst(); !(ok && k == 1) && !strides[i].Equal(want[i]) {
+				return false
+			}
+		}
+	} else if !m.IsContiguous() || m.Numel() == 1 {
+		return false
+	}
+	switch m.DType {
+	case primtorch.Float32:
+		return true
+	case primtorch.BFloat16:
+		return cpuid.CPU.Supports(cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ)
+	}
+	return false
 }
 
 // dSilu is x / (1 + exp(-x)).

@@ -321,6 +321,20 @@ func asFloat(v any) float64 {
 	return 0
 }
 
+// zeroGradient is v (computed from xs without gradient) made to depend on each x of xs that
+// requires grad with a zero gradient, as an op whose derivative is zeros_like(grad) does:
+// where(false, x, v), whose derivative gives x where(false, grad, 0), zeros even for a NaN or
+// infinite incoming gradient.
+func (d *decomposer) zeroGradient(v val, xs ...val) val {
+	for _, x := range xs {
+		if m := metaOf(x); m != nil && m.RequiresGrad {
+			no := d.full(sizesOf(v), false, primtorch.Bool)
+			v = d.where(no, x, v)
+		}
+	}
+	return v
+}
+
 // dDiv is true division, or with rounding_mode "trunc" / "floor".
 func dDiv(c *ctx) (any, error) {
 	d := c.d
@@ -329,7 +343,15 @@ func dDiv(c *ctx) (any, error) {
 	case "trunc":
 		return d.ew(primtorch.PromoteDefault, func(v []val) val {
 			if dtypeOf(v[0]).IsFloatingPoint() || dtypeOf(v[1]).IsFloatingPoint() {
-				return d.un("trunc", d.div(v[0], v[1]))
+				q := d.div(v[0], v[1])
+				if !d.rg {
+					return d.un("trunc", q)
+				}
+				// torch's gradient of a rounding division is zeros for both operands whatever
+				// the incoming gradient; differentiating trunc(a / b) would give 0 / b (NaN
+				// where b is 0)
+				asNode(q).TensorMeta().RequiresGrad = false
+				return d.zeroGradient(d.un("trunc", q), v...)
 			}
 			// integers: (a - fmod(a, b)) is a multiple of b, so floor division is exact.
 			return d.bin("floordiv", d.sub(v[0], d.bin("fmod", v[0], v[1])), v[1])

@@ -209,6 +209,12 @@ func dVar(c *ctx) (any, error) {
 	if v, ok := c.a.Opt("keepdim"); ok {
 		keep, _ = v.(bool)
 	}
+	if k, ok := symNumelOver(sizesOf(x), dims).IsConst(); ok && float64(k)-c.correction() <= 0 && metaOf(x).RequiresGrad {
+		// No degrees of freedom: torch's var_backward has its own answers there (inf * grad
+		// when reducing every dim, an invalid-gradient error for a 1-element 1-d input, NaN
+		// with a dim), which differentiating the decomposition (0/0) does not give; torch runs it.
+		return nil, errFallback
+	}
 	v, mean := d.variance(x, dims, keep, c.correction())
 	name := c.op.Schema.Name
 	if name == "std" || name == "std_mean" {
@@ -240,6 +246,13 @@ func dLogsumexp(c *ctx) (any, error) {
 	return d.convert(d.add(d.un("log", s), m), out), nil
 }
 
+// maxFloatNormElems is the most elements a float32 (bfloat16, float16) p-norm sums in C.
+// torch's CPU norm kernel accumulates such sums in float32, lane by lane (and is not a
+// cascade sum, as its sum is): over more elements its rounding drifts past float32's
+// tolerance from the double accumulation of ptgo's kernels (a 300×300 norm by 5e-5), so
+// larger norms run with torch. Max, min and count norms (p = ±inf, 0) are exact either way.
+const maxFloatNormElems = 1024
+
 // dNorm is torch.norm / linalg.vector_norm for p = 2, 1, ±inf, 0 and other numbers ("fro" is 2,
 // "nuc" falls back).
 func dNorm(c *ctx) (any, error) {
@@ -262,6 +275,10 @@ func dNorm(c *ctx) (any, error) {
 	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
 	keep := c.bool("keepdim")
 	out := c.outMeta().DType
+	if opmath(out) == primtorch.Float32 && p != 0 && !math.IsInf(p, 0) &&
+		symNumelOver(sizesOf(x), dims).GtHint(primtorch.SymConst(maxFloatNormElems)) { // (guarded)
+		return nil, errFallback
+	}
 	xc := d.convert(x, opmath(out))
 	a := d.un("abs", xc)
 	var r val

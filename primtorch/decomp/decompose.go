@@ -255,7 +255,7 @@ func (d *decomposer) emptyResult(c *ctx) val {
 			continue
 		}
 		if x.DType == m.DType && len(x.Shape) == len(m.Shape) && primtorch.SymShapesEqual(x.SymSizes(), m.SymSizes()) {
-			return d.prim("clone", c.in(p.Canon))
+			return d.emptyClone(c, p.Canon, m)
 		}
 		empty = empty || x.Numel() == 0
 	}
@@ -263,6 +263,31 @@ func (d *decomposer) emptyResult(c *ctx) val {
 		return nil // (an argument's current value decides: a stale result meta never does)
 	}
 	return d.full(m.SymSizes(), 0, m.DType)
+}
+
+// emptyClone is the empty result cloned from argument name, with the gradient paths of the
+// call's other arguments that require grad kept (zero gradients: eager's backward of
+// layer_norm over an empty batch gives its weight and bias zeros, not None); nil when one of
+// them does not broadcast to the result, or has another dtype (the decomposition then runs).
+func (d *decomposer) emptyClone(c *ctx, name string, m *primtorch.TensorMeta) val {
+	var others []string
+	for _, p := range c.op.Schema.Params {
+		x, ok := c.a.Get(p.Canon).(*primtorch.TensorMeta)
+		if !ok || p.Canon == name || !x.RequiresGrad || !d.rg {
+			continue
+		}
+		b, err := primtorch.SymBroadcastShapes(x.SymSizes(), m.SymSizes())
+		if err != nil || x.DType != m.DType || !primtorch.SymShapesEqual(b, m.SymSizes()) {
+			return nil
+		}
+		others = append(others, p.Canon)
+	}
+	v := d.prim("clone", c.in(name))
+	var xs []val
+	for _, o := range others {
+		xs = append(xs, d.expand(c.in(o), m.SymSizes()))
+	}
+	return d.zeroGradient(v, xs...)
 }
 
 func resultRequiresGrad(m any) bool {

@@ -9,6 +9,21 @@ import (
 	"ptgo/primtorch"
 )
 
+// cloneLike is a copy of v laid out as torch's clone lays it out (preserve_format: v's strides
+// when dense, else dense strides in v's stride order). An in-place call a fallback runs on the
+// copy then visits the elements in the order it visits v's: random in-place ops
+// (uniform_, bernoulli_) draw for them in memory order, so a contiguous copy of a transposed
+// input would get eager's numbers at transposed positions.
+func (d *decomposer) cloneLike(v val) *fxgraph.Node {
+	c := d.prim("clone", v)
+	if want, err := primtorch.OpClone.Op().Meta([]primtorch.Value{metaOf(v)}, nil); err == nil {
+		if w, ok := want.(*primtorch.TensorMeta); ok && w.IsNonOverlappingAndDense() {
+			setStrides(c.TensorMeta(), w)
+		}
+	}
+	return c
+}
+
 // fallback keeps call n as prims.fallback(target, args..., **kwargs) with its tensor arguments
 // replaced by their current values. A call that writes its first argument and returns it
 // (relu_, Tensor.uniform_, inplace=True) gets a clone of it, and its result becomes that
@@ -57,7 +72,7 @@ func (d *decomposer) fallback(n *fxgraph.Node, op *primtorch.Op, c *ctx) error {
 			v := d.read(s)
 			if first && selfWritten {
 				selfState = s
-				return d.prim("clone", v)
+				return d.cloneLike(v)
 			}
 			return v
 		})

@@ -719,6 +719,55 @@ def torch_rerun(graph_json, attrs):
     return _C.Disabled(rerun)
 
 
+def _span(t):
+    """The bytes t's elements lie in, [first, end); None when it has none."""
+    if not t.numel():
+        return None
+    lo = t.data_ptr()
+    return lo, lo + (sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
+def _input_name(names, i):
+    return names[i] if i < len(names) else "input %d" % i
+
+
+def alias_checked(compiled, fallback, written, inputs, name):
+    """compiled, for a graph that writes its inputs at positions `written`, behind a check that
+    none of them shares memory with another input: ptgo's decomposition made the writes
+    functional assuming no input aliases another (AOTAutograd assumes the same and checks it
+    on every call), so with x0 = base[:-1], x1 = base[1:], a read of x0 after x1.neg_() would
+    see x0's old values. Such a call runs `fallback` (the captured graph with torch), and
+    perf_hints says so once (inputs: the graph inputs' names)."""
+    from . import _C
+
+    written = tuple(written)
+    inputs = list(inputs)
+    hinted = []
+
+    def run(*args):
+        spans = None
+        for i in written:
+            w = args[i]
+            if not isinstance(w, torch.Tensor):
+                continue
+            if spans is None:
+                spans = [_span(a) if isinstance(a, torch.Tensor) else None for a in args]
+            sw = spans[i]
+            if sw is None:
+                continue
+            for j, s in enumerate(spans):
+                if j != i and s is not None and s[0] < sw[1] and sw[0] < s[1]:
+                    if not hinted:
+                        hinted.append(True)
+                        _logging.emit("perf_hints", "%s: %s, which the graph writes, shares memory with %s: "
+                                      "the call runs with torch (the compiled graph assumes inputs that do not "
+                                      "alias)" % (name, _input_name(inputs, i), _input_name(inputs, j)))
+                    return fallback(*args)
+        return compiled(*args)
+
+    return _C.Disabled(run)
+
+
 def autograd_probe(graph_json, attrs, grad_enabled):
     """Runs a captured graph once with torch on dummy tensors of its inputs' metadata (copies of
     its parameters and buffers) and then the backward of each output, to learn whether eager's
