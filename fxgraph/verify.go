@@ -135,7 +135,7 @@ func (v *verifier) node(g *Graph, i int, n *Node, seenCall *bool) {
 			v.at(n, "call_method receiver %s is not a node", argString(n.Args[0]))
 		}
 	case GetAttr:
-		if !isAttrPath(n.Target) {
+		if !isModulePath(n.Target) {
 			v.at(n, "get_attr target %q is not a dotted attribute path such as fc1.weight or layers.0.bias", n.Target)
 		}
 	case Output:
@@ -274,4 +274,16 @@ func (v *verifier) checkMeta(n *Node, check MetaChecker) {
 		v.at(n, "meta %s differs from %s computed for %s; the stage that set it is out of step with the op registry",
 			metaString(n.Meta), metaString(want), n.Target)
 	}
+}
+
+// isModulePath reports a dotted path of torch module and parameter names: each part non-empty
+// and without whitespace or control characters. torch's add_module refuses only "" and names
+// with a dot, so real models hold names that are no identifiers (regnet's "block1-0").
+func isModulePath(s string) bool {
+	for part := range strings.SplitSeq(s, ".") {
+		if part == "" || strings.ContainsFunc(part, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return false
+		}
+	}
+	return true
 }

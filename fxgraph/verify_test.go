@@ -89,7 +89,7 @@ var verifyTests = []struct {
 		node(g, "relu").Op = CallMethod
 		node(g, "relu").Args = nil
 	}, "call_method has no receiver"},
-	{"get_attr target", func(g *Graph) { node(g, "fc1_bias").Target = "fc1 bias" }, `get_attr target "fc1 bias" is not a dotted attribute path`},
+	{"get_attr target", func(g *Graph) { node(g, "fc1_bias").Target = "fc1..bias" }, `get_attr target "fc1..bias" is not a dotted attribute path`},
 	{"get_attr args", func(g *Graph) { node(g, "fc1_bias").Args = []Arg{none()} }, "get_attr takes no arguments, has 1 args"},
 	{"get_attr scalar", func(g *Graph) { node(g, "fc1_bias").Meta = int64(3) }, "get_attr meta 3 is not a tensor meta"},
 	{"placeholder target", func(g *Graph) { g.Nodes[0].Target = "self.x" }, `placeholder target "self.x" is not a Python identifier`},

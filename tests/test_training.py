@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 import ptgo
 from ptgo import _C
@@ -404,3 +405,24 @@ def test_layer_norm_of_an_empty_batch_gives_parameters_zero_gradients(backend):
         fn(torch.zeros(0, 3, requires_grad=True)).backward(torch.zeros(0, 3))
         assert_same(ln.weight.grad, torch.zeros(3))
         assert_same(ln.bias.grad, torch.zeros(3))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_norm_of_a_zero_vector_differentiates_as_eager(backend):
+    """torch's norm_backward gives a zero vector a zero gradient (it masks norm == 0), where the
+    root's derivative is infinite: differentiating sqrt(sum(x * x)) gave NaN for F.normalize of
+    a zero row (swin_v2_t's attention over zero-padded tokens, whose key bias is zeroed)."""
+    def f(k, w):
+        return ((F.normalize(k, dim=-1) * w).sum() + (torch.linalg.vector_norm(k, dim=-1) * w[:, 0]).sum()
+                + (k.norm(3, dim=-1) * w[:, 1]).sum() + (F.normalize(k, p=1.5, dim=-1) * w).sum())
+
+    out = []
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        k = torch.arange(-6.0, 6.0).reshape(3, 4) / 4
+        k[1] = 0
+        k.requires_grad_()
+        w = torch.arange(12.0).reshape(3, 4)
+        fn(k, w).backward()
+        out.append(k.grad)
+    assert torch.isfinite(out[1]).all()
+    assert_same(out[1], out[0])

@@ -163,12 +163,12 @@ func dPixelShuffle(shuffle bool) decompFn {
 	}
 }
 
-// vectorNorm is the p-norm over dims, kept.
+// vectorNorm is the p-norm over dims (torch.norm, linalg.vector_norm, F.normalize, ...).
 func (d *decomposer) vectorNorm(x val, p float64, dims []int, keepdim bool) val {
 	a := d.un("abs", x)
 	switch {
 	case p == 2:
-		return d.un("sqrt", d.reduce("sum", d.mul(x, x), dims, keepdim))
+		return d.normRoot(x, d.reduce("sum", d.mul(x, x), dims, keepdim), 2)
 	case p == 1:
 		return d.reduce("sum", a, dims, keepdim)
 	case math.IsInf(p, 1):
@@ -178,7 +178,26 @@ func (d *decomposer) vectorNorm(x val, p float64, dims []int, keepdim bool) val 
 	case p == 0:
 		return d.reduce("sum", d.convert(d.bin("ne", x, 0.0), dtypeOf(x)), dims, keepdim)
 	}
-	return d.bin("pow", d.reduce("sum", d.bin("pow", a, p), dims, keepdim), 1/p)
+	return d.normRoot(x, d.reduce("sum", d.bin("pow", a, p), dims, keepdim), p)
+}
+
+// normRoot is s^(1/p), the p-norm of x from its sum s of |x|^p. Where x requires grad, a zero
+// sum's root is where(s == 0, 0, root(where(s == 0, 1, s))): the same values, and torch's
+// gradient, which is 0 for a vector of zeros (norm_backward masks norm == 0) where the root's
+// derivative is infinite (0 * inf = NaN): F.normalize of a zero row, swin_v2's attention over
+// padded tokens.
+func (d *decomposer) normRoot(x, s val, p float64) val {
+	root := func(v val) val {
+		if p == 2 {
+			return d.un("sqrt", v)
+		}
+		return d.bin("pow", v, 1/p)
+	}
+	if m := metaOf(x); m == nil || !m.RequiresGrad {
+		return root(s)
+	}
+	z := d.bin("eq", s, zero(s))
+	return d.where(z, zero(s), root(d.where(z, scalarAs(int64(1), dtypeOf(s)), s)))
 }
 
 // dNormalize is x / max(||x||_p over dim, eps).

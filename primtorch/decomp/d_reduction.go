@@ -279,23 +279,7 @@ func dNorm(c *ctx) (any, error) {
 		symNumelOver(sizesOf(x), dims).GtHint(primtorch.SymConst(maxFloatNormElems)) { // (guarded)
 		return nil, errFallback
 	}
-	xc := d.convert(x, opmath(out))
-	a := d.un("abs", xc)
-	var r val
-	switch {
-	case p == 2:
-		r = d.un("sqrt", d.reduce("sum", d.mul(xc, xc), dims, keep))
-	case p == 1:
-		r = d.reduce("sum", a, dims, keep)
-	case math.IsInf(p, 1):
-		r = d.reduce("amax", a, dims, keep)
-	case math.IsInf(p, -1):
-		r = d.reduce("amin", a, dims, keep)
-	case p == 0:
-		r = d.reduce("sum", d.convert(d.bin("ne", xc, 0.0), dtypeOf(xc)), dims, keep)
-	default:
-		r = d.bin("pow", d.reduce("sum", d.bin("pow", a, p), dims, keep), 1/p)
-	}
+	r := d.vectorNorm(d.convert(x, opmath(out)), p, dims, keep)
 	return d.convert(r, out), nil
 }
 
