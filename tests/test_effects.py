@@ -186,7 +186,11 @@ def test_gradient_of_a_maximum_over_a_transcendental_result(backend, fn, red):
         xc, wc = x0.clone().requires_grad_(), w0.clone().requires_grad_()
         compiled(xc, wc).backward()
         assert_same(xc.grad, x.grad)
-        assert_same(wc.grad, w.grad)
+        # w.grad sums 64 rows of x * act'(x * w): its rounding scales with the sum of their
+        # magnitudes (act' differs from torch's vectorised erf/tanh by an ulp, and on AVX-512
+        # machines gelu's rows cancel to 4e-5 relative); a missed mask moves a whole term (~1)
+        # (|act'| <= 1.13): the tolerance is 1e-6 of that sum, 1.5e-4 here
+        torch.testing.assert_close(wc.grad, w.grad, rtol=1.3e-6, atol=max(1e-6 * x0.abs().sum(0).max().item(), 1e-5))
 
 
 def _copy_into(x0, x1):
