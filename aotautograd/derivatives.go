@@ -206,10 +206,7 @@ func (c *vjpCtx) exact(xs ...any) {
 		if !ok || n == nil {
 			continue
 		}
-		for isView(n) {
-			n = n.Args[0].(*fxgraph.Node)
-		}
-		if n.Op == fxgraph.CallFunction {
+		if n = storageRoot(n); n.Op == fxgraph.CallFunction {
 			c.j.exact[n] = true
 		}
 	}

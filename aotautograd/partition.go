@@ -218,11 +218,7 @@ func (jt *joint) saveAll(s *sets, recomputeReductions bool) []*fxgraph.Node {
 		}
 		for _, u := range s.users[n] {
 			if s.backward[u] && !s.forward[u] {
-				b := n
-				for isView(b) {
-					b = b.Args[0].(*fxgraph.Node)
-				}
-				want[b] = true
+				want[storageRoot(n)] = true
 			}
 		}
 	}
