@@ -358,9 +358,10 @@ def test_default_freezing_never_fails_a_compile(ptgo_log):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 @pytest.mark.parametrize("layout", ["contiguous", "strided", "one element"])
 def test_gelu_signed_zeros_as_eager(dtype, layout):
-    """Fuzz seed 256: torch's CPU gelu runs oneDNN's kernel for a contiguous float32 tensor of
-    more than one element (-0.0 and large negative x give +0.0) and ATen's x/2 * (1 + erf(x/√2))
-    otherwise (-0.0): the C kernel computes the form eager's kernel would."""
+    """Fuzz seed 256: torch 1.13's CPU gelu runs oneDNN's kernel for a contiguous float32 tensor
+    of more than one element (-0.0 and large negative x give +0.0) and ATen's x/2 * (1 +
+    erf(x/√2)) otherwise (-0.0); torch 2.14's always runs ATen's: the C kernel computes the form
+    the running torch's kernel would."""
     import torch.nn.functional as F
 
     def f(x):

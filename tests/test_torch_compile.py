@@ -112,36 +112,68 @@ def test_torchvision_inference(name):
     assert d["fx"] == 1 and d["compiled"] == 1, d
 
 
+def _train_step(name, dtype):
+    """One forward and backward of model name in training mode, compiled through Dynamo and
+    eagerly, from the same weights: (compiled model, eager model, compiled output, eager output,
+    stats delta of the compiled step)."""
+    make, shape = torchvision_models()[name]
+    torch.manual_seed(0)
+    m = make().train().to(dtype)
+    ref_model = make().train().to(dtype)
+    ref_model.load_state_dict(m.state_dict())
+    compiled = torch.compile(m, backend="ptgo", dynamic=False)
+    x = torch.randn(*shape, dtype=dtype)
+    s0 = stats()
+    out = compiled(x.clone())
+    out.sum().backward()
+    d = delta(s0, stats())
+    ref = ref_model(x)
+    ref.sum().backward()
+    return m, ref_model, out, ref, d
+
+
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "vit_small"])
 def test_torchvision_training(name, ptgo_log):
     """Forward and backward in training mode: values, grads and BatchNorm statistics as eager's.
-    None of the three compiles to C yet, as on ptgo.compile's own path: resnet18 (max_pool2d,
-    A28) and vit (multi_head_attention_forward) have ops ptgo cannot differentiate, and
-    mobilenet_v2's bias-free convolutions give a convolution_backward with a None result the C
-    backend's extern lowering does not take. They run with torch, named on perf_hints."""
+    resnet18 and mobilenet_v2 compile to C (max_pool2d and bias-free convolutions stay
+    compiled, A108); vit's multi_head_attention_forward has an op ptgo cannot differentiate, so
+    it runs with torch, named on perf_hints.
+
+    mobilenet_v2's backward over a batch of 2 is chaotic in float32 (its last BatchNorms
+    normalise 8 values; see test_zoo's _verify_in_float64): eager's own float32 gradients are
+    0.1% RMS off float64 at the first layer, and which of the two float32 computations is the
+    closer varies by layer (ptgo's error is a seventh of eager's at features.14, 2.7x at
+    features.0), and running variances differ by 1.3e-5. A value past the float32 tolerance is therefore judged by compiling the same
+    model in float64, which must agree with eager's float64 to 1e-8."""
     ptgo.set_logs("perf_hints")
-    make, shape = torchvision_models()[name]
-    torch.manual_seed(0)
-    m = make().train()
-    ref_model = make().train()
-    ref_model.load_state_dict(m.state_dict())
-    compiled = torch.compile(m, backend="ptgo", dynamic=False)
-    x = torch.randn(*shape)
-    s0 = stats()
-    out = compiled(x.clone())
-    ref = ref_model(x)
+    m, ref_model, out, ref, d = _train_step(name, torch.float32)
     assert_same(out, ref)
-    out.sum().backward()
-    ref.sum().backward()
+    off = []
     for (k, p), (_, q) in zip(m.named_parameters(), ref_model.named_parameters()):
-        assert_grad_close(p.grad, q.grad, "grad of " + k)
+        try:
+            assert_grad_close(p.grad, q.grad, "grad of " + k)
+        except AssertionError as e:
+            off.append(str(e).splitlines()[0])
     # BatchNorm running statistics moved as eager's did.
     for (k, a), (_, b) in zip(m.state_dict().items(), ref_model.state_dict().items()):
-        assert_same(a, b, k)
-    d = delta(s0, stats())
-    assert d["fx"] == 0 and d["fallbacks"] >= 1, d
-    reason = {"mobilenet_v2": "extern results must be tensors"}.get(name, "no derivative for prims.fallback")
-    assert reason in ptgo_log.text, ptgo_log.text
+        try:
+            assert_same(a, b, k)
+        except AssertionError as e:
+            off.append(str(e).splitlines()[0])
+    if name == "vit_small":
+        assert d["fx"] == 0 and d["fallbacks"] >= 1, d
+        assert "no derivative for prims.fallback" in ptgo_log.text, ptgo_log.text
+    else:
+        assert d["fx"] == 1 and d["autograd"] == 1 and d["fallbacks"] == 0, d
+    if off:
+        m64, ref64, out64, want64, _ = _train_step(name, torch.float64)
+        torch.testing.assert_close(out64, want64, rtol=1e-8, atol=0)
+        pairs = [("grad of " + k, p.grad, q.grad) for (k, p), (_, q) in
+                 zip(m64.named_parameters(), ref64.named_parameters())]
+        pairs += [(k, a, b) for (k, a), (_, b) in zip(m64.state_dict().items(), ref64.state_dict().items())]
+        for k, a, b in pairs:
+            torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-10,
+                                       msg=lambda msg: "float64 %s: %s\nfloat32 off: %s" % (k, msg, off))
 
 
 def test_functions_static_shapes():
@@ -297,15 +329,13 @@ def test_dynamic_mark_dynamic(ptgo_log):
     assert_compiled_symbolic(delta(s0, stats()), ptgo_log)
 
 
-def test_dynamic_multi_head_block_runs_with_torch(ptgo_log):
-    """Heads split by view/transpose make an index with a division times a symbolic stride,
-    which ptgo's C backend does not compile symbolically (its own capture compiles one graph
-    per size then): Dynamo owns the frame, so the graph runs with torch, named on perf_hints."""
+def test_dynamic_multi_head_block_compiles_symbolically(ptgo_log):
+    """Heads split by view/transpose make an index with a division times a symbolic stride; the
+    C backend compiles it symbolically: one graph serves every sequence length."""
     ptgo.set_logs("perf_hints")
     m = Block(heads=2).eval()
     d = sweep(m, [(torch.randn(2, t, 16),) for t in (5, 9, 12)], True)
-    assert d["fx"] == 0 and d["fallbacks"] == 1, d
-    assert "cannot compile symbolically" in ptgo_log.text, ptgo_log.text
+    assert_compiled_symbolic(d, ptgo_log)
 
 
 def test_dynamic_sizes_that_are_no_polynomial_run_with_torch(ptgo_log):
