@@ -324,6 +324,32 @@ def test_pool_dropout_and_bias_free_conv_train_compiled(backend, ptgo_log):
         assert stats()["autograd"] - before["autograd"] >= 1
 
 
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("variant", ["dropout", "alpha_dropout", "dropout2d", "feature_alpha_dropout"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_every_dropout_variant_in_training_as_eager(backend, variant, grad):
+    """Fuzz seed 142: the alpha and feature variants of dropout draw other noise than plain
+    dropout (a mask plus an offset, one draw per channel): each gives eager's values, gradient and
+    random stream, compiled or run with torch."""
+    import torch.nn.functional as F
+    drop = getattr(F, variant)
+
+    def f(x):
+        return drop(torch.tanh(x) * 2, 0.3, True) + 1
+
+    x0 = torch.randn(2, 4, 3, 3)
+    compiled = ptgo.compile(f, backend=backend)
+    got = []
+    for fn in (f, compiled):
+        x = x0.clone().requires_grad_(grad)
+        torch.manual_seed(7)
+        y = fn(x)
+        if grad:
+            y.square().sum().backward()
+        got.append((y.detach(), x.grad, torch.rand(2)))
+    assert_same(got[1], got[0])
+
+
 def _grad_or_error(fn, x, g):
     x = x.clone().requires_grad_()
     try:

@@ -184,15 +184,16 @@ func dInstanceNorm(c *ctx) (any, error) {
 	return d.convert(y, m.DType), nil
 }
 
-// dDropout is the identity (torch returns its input) unless it drops in training: then the call
-// stays a fallback so the random mask comes from torch's generator.
-// dDropout is torch's CPU dropout in training (aten's _dropout_impl): noise =
-// bernoulli(1 - p) / (1 - p) over a contiguous tensor of x's size, then x · noise. The noise
-// stays torch's, so the random stream is eager's: it is torch.dropout of a contiguous tensor of
-// ones (1 · noise is the noise exactly, drawn as dropout draws it), and the product is ptgo's,
-// fused with its neighbours and differentiated as a product (the gradient is g · noise). Inputs
-// that are not contiguous (torch 2 draws their noise in their own layout, 1.13 contiguous),
-// p = 1 (no draw) and non-float inputs stay torch's dropout.
+// dDropout is the identity (torch returns its input) unless it drops in training. Then plain
+// dropout is torch's CPU dropout (aten's _dropout_impl): noise = bernoulli(1 - p) / (1 - p)
+// over a contiguous tensor of x's size, then x · noise. The noise stays torch's, so the random
+// stream is eager's: it is torch.dropout of a contiguous tensor of ones (1 · noise is the noise
+// exactly, drawn as dropout draws it), and the product is ptgo's, fused with its neighbours and
+// differentiated as a product (the gradient is g · noise). Inputs that are not contiguous
+// (torch 2 draws their noise in their own layout, 1.13 contiguous), p = 1 (no draw) and non-float
+// inputs stay torch's dropout, and so do the feature and alpha variants in training (their
+// noise has x's batch and channel dims only, or a mask plus an offset): a call that stays a
+// fallback draws from torch's generator as eager does.
 func dDropout(c *ctx) (any, error) {
 	d := c.d
 	x := c.selfNode()
@@ -201,7 +202,11 @@ func dDropout(c *ctx) (any, error) {
 	if !c.bool("train") || p == 0 || m.Numel() == 0 {
 		return x, nil
 	}
-	if p >= 1 || !m.DType.IsFloatingPoint() || !symContiguous(m) {
+	fn := c.op
+	if fn.Functional != nil {
+		fn = fn.Functional
+	}
+	if fn.ID != primtorch.OpDropout || p >= 1 || !m.DType.IsFloatingPoint() || !symContiguous(m) {
 		return nil, errFallback
 	}
 	ones := d.prim("full", sizesOf(x), 1.0, m.DType)
