@@ -109,11 +109,17 @@ func lowerClone(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	return l.newPointwise(m, l.g.vals.Cast(l.load(t, indexVars(metaSizes(m), 0), boundsOf(metaSizes(m))), m.DType)), nil
 }
 
-// lowerFull lowers full(shape, value, dtype): a constant.
+// lowerFull lowers full(shape, value, dtype): a constant, or a size expression computed from
+// the call's sizes (BatchNorm's n / (n - 1) over a symbolic batch).
 func lowerFull(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	m, err := tensorMeta(n)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := arg(n, 1, "value").(fxgraph.Const); ok {
+		if s, ok := c.V.(primtorch.SymInt); ok {
+			return l.newPointwise(m, l.g.vals.Cast(l.g.vals.Index(primtorch.Int64, symExpr(s)), m.DType)), nil
+		}
 	}
 	v, ok := l.scalarArg(arg(n, 1, "value"))
 	if !ok {

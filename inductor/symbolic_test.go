@@ -116,6 +116,15 @@ var symCases = []symCase{
   %t  : f32[] = prims.sum(%x, None, False)
   return (%s, %mu, %mx, %t)
 `, vals: [][]int64{{2}, {3}, {17}, {64}, {1000}}},
+	{name: "full_of_a_size", text: `graph f[s0=8](x: f32[s0,3]):
+  %n  : f64[] = prims.full([], sym("3*s0"), torch.float64)
+  %n1 : f64[] = prims.full([], sym("3*s0 - 1"), torch.float64)
+  %c  : f64[] = prims.div(%n, %n1)
+  %cf : f32[] = prims.convert_element_type(%c, torch.float32)
+  %ce : f32[s0,3] = prims.expand(%cf, [sym("s0"), 3])
+  %y  : f32[s0,3] = prims.mul(%x, %ce)
+  return (%y,)
+`, vals: [][]int64{{2}, {3}, {17}, {64}}},
 	{name: "views_permute", text: `graph f[s0=8](x: f32[s0,4,16]):
   %v  : f32[s0,64] = prims.view(%x, [sym("s0"), 64])
   %t  : f32[64,s0]{1,64} = prims.permute(%v, [1, 0])

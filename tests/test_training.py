@@ -314,11 +314,6 @@ def test_pool_dropout_and_bias_free_conv_train_compiled(backend, ptgo_log):
             assert_same(q.grad, p.grad, "gradient at step %d" % step)
             p.grad = q.grad = None
         assert_same(cmp.bn.running_mean, ref.bn.running_mean)
-    # Known limit (issue 10): with dynamic=True forced on (PTGO_DYNAMIC=1) inductor cannot lower
-    # the dropout noise's prims.full yet ("full needs a constant fill value"), and torch runs
-    # the forward; values are still compared above.
-    if ptgo.config.assume_dynamic and backend == "inductor":
-        return
     assert "runs with torch" not in ptgo_log.text, ptgo_log.text
     if backend == "inductor":
         assert stats()["autograd"] - before["autograd"] >= 1
