@@ -371,16 +371,27 @@ def test_variance_without_degrees_of_freedom_differentiates_as_eager(backend, ca
         "var_mean": (lambda x: torch.var_mean(x)[0], torch.tensor(0.7), torch.tensor(-2.0)),
         "std": (lambda x: x.std(), torch.tensor(0.7), torch.tensor(-2.0)),
     }[case]
-    if case == "correction" and ptgo.config.assume_dynamic:
-        # Known bug (issue 8/10): with dynamic=True forced on, the length is a symbol and the
-        # no-degrees-of-freedom test (length == correction) is not guarded, so the decomposition
-        # runs and gives NaN where eager gives its inf gradient.
-        pytest.xfail("var with a symbolic length equal to its correction: not yet guarded")
     want = _grad_or_error(fn, x, g)
     got = _grad_or_error(ptgo.compile(fn, backend=backend), x, g)
     if isinstance(want, str):
         assert got == want
     else:
+        assert_same(got[0], want[0])
+        assert_same(got[1], want[1])
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_variance_over_a_symbolic_length_and_a_large_correction(backend):
+    """With dynamic=True a length may equal var's correction of 3 at one call and not at the
+    next: the length is specialised under a guard, so each size gets eager's gradient (inf at
+    length 3, finite at 5), whichever came first."""
+    def fn(x):
+        return torch.var(x, 0, correction=3)
+
+    compiled = ptgo.compile(fn, backend=backend, dynamic=True)
+    for n in (5, 3, 6, 3):
+        x = torch.linspace(0.5, 2.0, n)
+        got, want = _grad_or_error(compiled, x, torch.tensor(-2.0)), _grad_or_error(fn, x, torch.tensor(-2.0))
         assert_same(got[0], want[0])
         assert_same(got[1], want[1])
 

@@ -209,7 +209,14 @@ func dVar(c *ctx) (any, error) {
 	if v, ok := c.a.Opt("keepdim"); ok {
 		keep, _ = v.(bool)
 	}
-	if k, ok := symNumelOver(sizesOf(x), dims).IsConst(); ok && float64(k)-c.correction() <= 0 && metaOf(x).RequiresGrad {
+	n := symNumelOver(sizesOf(x), dims)
+	k, ok := n.IsConst()
+	if !ok && metaOf(x).RequiresGrad && c.correction() >= 2 {
+		// a symbolic length (at least 2) may equal a correction of 2 or more: specialise (as
+		// variance does for such corrections), so the guard keeps the answer below exact
+		k, ok = n.Specialize("var's correction"), true
+	}
+	if ok && float64(k)-c.correction() <= 0 && metaOf(x).RequiresGrad {
 		// No degrees of freedom: torch's var_backward has its own answers there (inf * grad
 		// when reducing every dim, an invalid-gradient error for a 1-element 1-d input, NaN
 		// with a dim), which differentiating the decomposition (0/0) does not give; torch runs it.
