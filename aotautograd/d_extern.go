@@ -126,6 +126,7 @@ func vjpConvolution(c *vjpCtx) {
 // whose inputs require grad makes the graph not differentiable by ptgo.
 var fallbackDerivatives = map[string]vjpFn{
 	primtorch.FallbackMaxPool2d: vjpMaxPool2d,
+	primtorch.FallbackAvgPool2d: vjpAvgPool2d,
 }
 
 // fallbackDerivative is the derivative of a prims.fallback node's target, or nil.
@@ -158,6 +159,19 @@ func vjpMaxPool2d(c *vjpCtx) {
 	idx.Where = c.loc
 	args := append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dBackward}, c.g, x}, params...)
 	gx := c.builder.g.AddCall("prims.fallback", append(args, idx), nil, contiguousLike(x.TensorMeta()))
+	gx.Where = c.loc
+	c.give(x, gx)
+}
+
+// avg_pool2d(x, kernel, stride, padding, ceil, count_include_pad, divisor)
+// (primtorch.FallbackAvgPool2d): torch's avg_pool2d_backward, which reads x's sizes.
+func vjpAvgPool2d(c *vjpCtx) {
+	x := c.x(1)
+	if !c.needs(1) {
+		return
+	}
+	args := append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackAvgPool2dBackward}, c.g, x}, c.n.Args[2:8]...)
+	gx := c.builder.g.AddCall("prims.fallback", args, nil, contiguousLike(x.TensorMeta()))
 	gx.Where = c.loc
 	c.give(x, gx)
 }

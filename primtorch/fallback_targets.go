@@ -16,4 +16,12 @@ const (
 	// Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool
 	// ceil_mode, Tensor indices) -> Tensor, the kernel eager autograd runs.
 	FallbackMaxPool2dBackward = "torch.ops.aten.max_pool2d_with_indices_backward"
+	// FallbackAvgPool2d is aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride,
+	// int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor,
+	// with every argument given: a training graph's average pooling (its derivative is
+	// FallbackAvgPool2dBackward's).
+	FallbackAvgPool2d = "torch.ops.aten.avg_pool2d"
+	// FallbackAvgPool2dBackward is aten::avg_pool2d_backward(Tensor grad_output, Tensor self,
+	// the six arguments above) -> Tensor, the kernel eager autograd runs.
+	FallbackAvgPool2dBackward = "torch.ops.aten.avg_pool2d_backward"
 )

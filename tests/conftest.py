@@ -18,6 +18,11 @@ except ImportError:
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import ptgo  # noqa: E402
+from ptgo import _runtime  # noqa: E402
+
+# The tests read ptgo's counters through _C.request, which needs the lib path that the first
+# compile would set; a test whose first act is reading them must not find ptgo uninitialised.
+_runtime.ensure_initialized()
 
 # Tolerances per dtype (rtol, atol), as torch.testing uses.
 TOLERANCES = {

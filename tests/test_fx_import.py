@@ -165,11 +165,10 @@ def test_models_through_entry_point(model, train):
     if backend.graphs:
         assert all(backend.ran_torch(i) for i in range(len(backend.graphs))) == (ran_c == 0)
     assert entry["fx"] == ran_c
-    # Every model compiles, training graphs with dropout (mlp) and max_pool2d included, except
-    # the cnn's training graph: its avg_pool2d has no ptgo derivative yet, so torch runs that
-    # graph (named on perf_hints), on both paths alike.
+    # Every model compiles, training graphs with dropout (mlp), max_pool2d and avg_pool2d (cnn,
+    # differentiated with torch's avg_pool2d_backward) included, on both paths alike.
     if one_graph_capture(backend):
-        assert ran_c == (0 if train and model == "cnn" else 1), direct
+        assert ran_c == 1, direct
 
 
 @pytest.mark.parametrize("name", ["mlp", "cnn", "encoder", "gpt_block", "small_cnn", "norm_softmax_chain"])

@@ -374,6 +374,36 @@ def test_gelu_signed_zeros_as_eager(dtype, layout):
     torch.testing.assert_close(got, want, rtol=1.6e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("cfg", [
+    dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1), dict(kernel_size=5, stride=3),
+    dict(kernel_size=(3, 2), stride=(1, 2), padding=(1, 0)), dict(kernel_size=3, stride=2, padding=1, divisor_override=7),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_avg_pool2d_bit_exact(cfg, layout, dtype, ptgo_log):
+    """avg_pool2d compiles to strided window views summed in the window's row-major order from
+    +0.0 (a window of -0.0s averages to +0.0), as torch's CPU kernel adds: values, signs of zero
+    and strides equal eager's; count_include_pad=False over padding and ceil_mode run torch's."""
+    import torch.nn.functional as F
+
+    def f(x):
+        return F.avg_pool2d(torch.relu(x) - x * 0.5, **cfg)
+
+    x = torch.randn(2, 5, 17, 13, dtype=dtype) * 100
+    x[0, 0, :4, :4] = -0.0
+    x[1, 2, 3, 4] = 3e38  # float32 sums overflow to inf as eager's do
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    ptgo.set_logs("perf_hints")
+    before = stats()
+    want, got = f(x), ptgo.compile(f)(x)
+    assert torch.equal(got, want) and torch.equal(torch.signbit(got), torch.signbit(want))
+    assert got.stride() == want.stride()
+    assert stats()["compiled"] == before["compiled"] + 1
+    torch_runs = "ceil_mode" in cfg or cfg.get("count_include_pad") is False
+    assert ("avg_pool2d stays a call to torch" in ptgo_log.text) == torch_runs, ptgo_log.text
+
+
 @pytest.mark.parametrize("p", [2, 1, 3])
 def test_large_float32_norm_as_eager(p):
     """Fuzz seed 1771: torch's CPU norm accumulates float32 sums in float32 (no cascade), so

@@ -345,6 +345,48 @@ def test_every_dropout_variant_in_training_as_eager(backend, variant, grad):
     assert_same(got[1], got[0])
 
 
+class AvgPoolNet(nn.Module):
+    """densenet's transition (BatchNorm, ReLU, 1x1 conv, 2x2 average pool) and inception's
+    3x3 stride-1 average pool, with and without counting the padding."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(4)
+        self.c = nn.Conv2d(4, 6, 1, bias=False)
+        self.c2 = nn.Conv2d(6, 3, 3, padding=1)
+
+    def forward(self, x):
+        y = torch.nn.functional.avg_pool2d(self.c(torch.relu(self.bn(x))), 2, 2)
+        z = torch.nn.functional.avg_pool2d(self.c2(y), 3, 1, 1, count_include_pad=False)
+        return (torch.nn.functional.avg_pool2d(z, 3, 1, 1) + z).sum((2, 3))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_avg_pool_train_compiled(backend, ptgo_log):
+    # compiled, not run with torch: avg_pool2d in a training graph is torch's kernel,
+    # differentiated with torch's avg_pool2d_backward (eager's kernel), so the pool's own
+    # gradient is eager's; losses, gradients and BatchNorm statistics equal eager's
+    ptgo.set_logs("perf_hints")
+    torch.manual_seed(0)
+    ref, cmp = AvgPoolNet(), AvgPoolNet()
+    cmp.load_state_dict(ref.state_dict())
+    compiled = ptgo.compile(cmp, backend=backend)
+    before = stats()
+    for step in range(2):
+        x = torch.randn(2, 4, 10, 10)
+        losses = [model(x).square().sum() for model in (ref, compiled)]
+        for loss in losses:
+            loss.backward()
+        assert_same(losses[1].detach(), losses[0].detach(), "step %d" % step)
+        for p, q in zip(ref.parameters(), cmp.parameters()):
+            torch.testing.assert_close(q.grad, p.grad, rtol=1e-5, atol=1e-5)
+            p.grad = q.grad = None
+        assert_same(cmp.bn.running_var, ref.bn.running_var)
+    assert "runs with torch" not in ptgo_log.text, ptgo_log.text
+    if backend == "inductor":
+        assert stats()["autograd"] - before["autograd"] >= 1
+
+
 def _grad_or_error(fn, x, g):
     x = x.clone().requires_grad_()
     try:

@@ -345,6 +345,105 @@ func (d *decomposer) maxPoolTorch(x *fxgraph.Node, out *primtorch.TensorMeta, ke
 	return n
 }
 
+// dAvgPool2d is avg_pool2d. Outside training graphs, on float32 and float64 inputs without
+// ceil_mode (spatial sizes specialised, as the meta function does), it is the sum of one strided view of the zero-padded
+// input per window position, in the window's row-major order, divided by the divisor: the
+// order torch's CPU kernel adds in (from 0, so a final + 0.0 gives its +0.0 for a window of
+// -0.0s; padded zeros add nothing else), which the C backend fuses with what produces the input
+// (densenet's BatchNorm/ReLU before each transition). count_include_pad=False over padding
+// (a divisor per position) stays torch's kernel. In a training graph it is torch's kernel (a
+// prims.fallback of primtorch.FallbackAvgPool2d with every argument spelled out), which
+// aotautograd differentiates with torch's avg_pool2d_backward, the kernel eager autograd runs
+// (densenet's transitions and inception's branches used to send the whole training graph to
+// torch).
+func dAvgPool2d(c *ctx) (any, error) {
+	d := c.d
+	x := c.selfNode()
+	m := metaOf(x)
+	nd := len(m.Shape)
+	if !m.DType.IsFloatingPoint() || (nd != 3 && nd != 4) {
+		return nil, errFallback
+	}
+	kernel, ok := poolInts(c.get("kernel_size"), 2)
+	if !ok {
+		return nil, errFallback
+	}
+	stride := kernel
+	if c.has("stride") && c.get("stride") != nil {
+		if s, ok := poolInts(c.get("stride"), 2); ok && len(s) > 0 {
+			stride = s
+		} else if !ok {
+			return nil, errFallback
+		}
+	}
+	padding := []int64{0, 0}
+	if c.has("padding") {
+		if padding, ok = poolInts(c.get("padding"), 2); !ok {
+			return nil, errFallback
+		}
+	}
+	if len(kernel) != 2 || len(stride) != 2 || len(padding) != 2 {
+		return nil, errFallback
+	}
+	var divisor fxgraph.Arg = fxgraph.Const{V: nil}
+	override := int64(0)
+	if c.has("divisor_override") && c.get("divisor_override") != nil {
+		k, ok := c.get("divisor_override").(int64)
+		if !ok || k == 0 {
+			return nil, errFallback
+		}
+		divisor, override = fxgraph.Const{V: k}, k
+	}
+	ceil := c.has("ceil_mode") && c.bool("ceil_mode")
+	countPad := !c.has("count_include_pad") || c.bool("count_include_pad")
+	if d.rg {
+		args := []fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackAvgPool2d}, x}
+		for _, l := range [][]int64{kernel, stride, padding} {
+			a, _ := toArg(append([]int64{}, l...))
+			args = append(args, a)
+		}
+		args = append(args, fxgraph.Const{V: ceil}, fxgraph.Const{V: countPad}, divisor)
+		n := d.g.AddCall("prims.fallback", args, nil, c.outMeta().Clone())
+		n.Where = d.cur.Where
+		return n, nil
+	}
+	padded := padding[0] != 0 || padding[1] != 0
+	if ceil || (padded && !countPad && override == 0) || (m.DType != primtorch.Float32 && m.DType != primtorch.Float64) {
+		return nil, errFallback
+	}
+	for _, s := range m.SymSizes()[nd-2:] {
+		s.Specialize("avg_pool2d's windows") // the meta function did (batchSymbolic): the same guard
+	}
+	out := c.outMeta().Shape
+	ho, wo := out[nd-2], out[nd-1]
+	if len(out) != nd || ho <= 0 || wo <= 0 {
+		return nil, errFallback
+	}
+	var v val = x
+	if padded {
+		v = d.prim("constant_pad_nd", x, []int64{padding[1], padding[1], padding[0], padding[0]}, scalarAs(0.0, m.DType))
+	}
+	var acc val
+	for ki := int64(0); ki < kernel[0]; ki++ {
+		for kj := int64(0); kj < kernel[1]; kj++ {
+			win := d.slice(d.slice(v, nd-2, ki, ki+(ho-1)*stride[0]+1, stride[0]), nd-1, kj, kj+(wo-1)*stride[1]+1, stride[1])
+			if acc == nil {
+				acc = win
+			} else {
+				acc = d.add(acc, win)
+			}
+		}
+	}
+	if !equalInts(metaOf(acc).Shape, out) {
+		bug("avg_pool2d of %v gives %v, torch %v", m.Shape, metaOf(acc).Shape, out)
+	}
+	div := override
+	if div == 0 {
+		div = kernel[0] * kernel[1] // without ceil_mode every window lies inside the padded input
+	}
+	return d.div(d.add(acc, 0.0), float64(div)), nil
+}
+
 // maxPoolWindows is max_pool2d over overlapping or padded windows (ceil_mode off): the input
 // padded with -inf, one strided view per window position (kh×kw of them) and a maximum chain
 // over them, which the C backend fuses into one pass over the output (resnet's 3×3 stride-2 pool

@@ -535,6 +535,11 @@ PTGO_EXPORT void ptgo_shim_arena_pop(void) {
 
 static int load_go(void) {
     if (go_state != 0) return go_state;
+    if (lib_path[0] == 0) {
+        /* before ptgo._runtime.ensure_initialized: not a failure to remember */
+        snprintf(go_error, sizeof go_error, "ptgo is not initialized yet (ptgo._runtime.ensure_initialized)");
+        return -1;
+    }
     go_state = -1;
     if (forked_child) {
         snprintf(go_error, sizeof go_error,

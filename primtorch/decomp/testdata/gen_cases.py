@@ -1056,10 +1056,40 @@ def gen_pool_windows():
     add(g.out(g.call(mp, g.inp(T(1, 2, 6, 6)), 3, 2, 1, ceil_mode=True)))
 
 
+def gen_avg_pool():
+    """avg_pool2d: a sum of strided views of the zero-padded input in the window's row-major
+    order, then the divisor; count_include_pad=False over padding and ceil_mode stay fallbacks.
+    Last in main: the values of the cases before do not move."""
+    ap = "torch.nn.functional.avg_pool2d"
+    one("avg_pool2d", ap, T(2, 3, 4, 6), 2, tag="densenet_transition")
+    one("avg_pool2d", ap, T(1, 2, 5, 7), (2, 3), tag="floor")
+    one("avg_pool2d", ap, T(1, 3, 6, 5), 3, 1, 1, tag="inception_branch")
+    one("avg_pool2d", ap, T(2, 2, 7, 9), (3, 2), (1, 2), (1, 0), tag="rect")
+    one("avg_pool2d", ap, T(3, 6, 6, layout="t"), 3, 2, 1, tag="unbatched_transposed_padded")
+    one("avg_pool2d", ap, T(1, 2, 6, 6, dtype=f64), 3, 2, 1, tag="f64")
+    one("avg_pool2d", ap, T(1, 2, 6, 6), 3, 2, 1, divisor_override=4, tag="divisor_override")
+    one("avg_pool2d", ap, T(1, 2, 6, 6), 3, 2, 1, count_include_pad=False, divisor_override=5, tag="no_pad_count_override")
+    one("avg_pool2d", ap, T(1, 2, 5, 5), 2, 2, 0, count_include_pad=False, tag="no_pad_count_unpadded")
+    inf = float("inf")
+    special = [-0.0, -0.0, 1.0, -0.0, -0.0, -0.0, inf, 2.0, 1e30, 3e38, 0.0, -0.0, 3e38, 3e38, -inf, 1.0]
+    one("avg_pool2d", ap, T(1, 1, 4, 4, vals=special), 2, tag="specials")
+    one("avg_pool2d", ap, T(1, 1, 4, 4, vals=special), 3, 1, 1, tag="specials_padded")
+    for tag, kw in (("ceil_mode", {"ceil_mode": True}), ("no_pad_count", {"count_include_pad": False})):
+        g = G("avg_pool2d", tag)
+        g.fallback = True
+        add(g.out(g.call(ap, g.inp(T(1, 2, 6, 6)), 3, 2, 1, **kw)))
+    g = G("graph", "bn_relu_avg_pool")
+    x = g.inp(T(2, 4, 4, 4))
+    y = g.call("torch.nn.functional.batch_norm", x, g.attr("bn.running_mean", T(4)), g.attr("bn.running_var", T(4, lo=0.5, hi=2)),
+               g.attr("bn.weight", T(4)), g.attr("bn.bias", T(4)), False, 0.1, 1e-5)
+    add(g.out(g.call(ap, g.call("torch.relu", y), 2, 2)))
+
+
+
 def main():
     for gen in (gen_unary, gen_activations, gen_binary, gen_ternary, gen_reductions, gen_norm, gen_linalg,
                 gen_conv, gen_views, gen_getitem, gen_join, gen_index, gen_factories, gen_casts, gen_losses,
-                gen_misc, gen_out, gen_edges, gen_graphs, gen_pooling, gen_versions, gen_pool_windows):
+                gen_misc, gen_out, gen_edges, gen_graphs, gen_pooling, gen_versions, gen_pool_windows, gen_avg_pool):
         gen()
     major, minor = (int("".join(c for c in p if c.isdigit()) or 0) for p in torch.__version__.split("+")[0].split(".")[:2])
     with open(os.path.join(sys.argv[1], "cases_%d_%d.json" % (major, minor)), "w") as f:
