@@ -374,6 +374,20 @@ def test_gelu_signed_zeros_as_eager(dtype, layout):
     torch.testing.assert_close(got, want, rtol=1.6e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("op", ["normalize", "cosine_similarity", "pairwise_distance"])
+def test_large_float32_norms_inside_other_ops_as_eager(op):
+    """normalize, cosine_similarity and pairwise_distance compute torch's vector norm too: over
+    more than 1024 float32 values they run with torch as norm does (one rule, torchNormDrifts)."""
+    import torch.nn.functional as F
+    fns = {"normalize": lambda x, y: F.normalize(x * 1, dim=1),
+           "cosine_similarity": lambda x, y: F.cosine_similarity(x * 1, y, dim=1),
+           "pairwise_distance": lambda x, y: F.pairwise_distance(x * 1, y, p=3)}
+    f = fns[op]
+    x, y = torch.randn(3, 90000).clamp(min=2), torch.randn(3, 90000).clamp(max=-1)
+    got, want = ptgo.compile(f)(x, y), f(x, y)
+    assert torch.equal(got, want), (got - want).abs().max()
+
+
 @pytest.mark.parametrize("cfg", [
     dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1), dict(kernel_size=5, stride=3),
     dict(kernel_size=(3, 2), stride=(1, 2), padding=(1, 0)), dict(kernel_size=3, stride=2, padding=1, divisor_override=7),

@@ -211,6 +211,9 @@ func dNormalize(c *ctx) (any, error) {
 	cdt := opmath(m.DType)
 	xc := d.convert(x, cdt)
 	dim := wrap(c.int("dim"), len(m.Shape))
+	if torchNormDrifts(xc, c.float("p"), []int{dim}) {
+		return nil, errFallback
+	}
 	n := d.bin("maximum", d.vectorNorm(xc, c.float("p"), []int{dim}, true), c.float("eps"))
 	return d.convert(d.div(xc, d.expand(n, m.SymSizes())), m.DType), nil
 }
@@ -225,6 +228,9 @@ func dCosineSimilarity(c *ctx) (any, error) {
 	v := d.prepare(cdt, shape, []val{x1, x2})
 	dim := wrap(c.int("dim"), len(shape))
 	eps := c.float("eps")
+	if torchNormDrifts(v[0], 2, []int{dim}) {
+		return nil, errFallback
+	}
 	n1 := d.expand(d.bin("maximum", d.vectorNorm(v[0], 2, []int{dim}, true), eps), shape)
 	n2 := d.expand(d.bin("maximum", d.vectorNorm(v[1], 2, []int{dim}, true), eps), shape)
 	r := d.reduce("sum", d.mul(d.div(v[0], n1), d.div(v[1], n2)), []int{dim}, false)
@@ -243,7 +249,11 @@ func dPairwiseDistance(c *ctx) (any, error) {
 	if len(shape) == 0 {
 		diff = d.reshape(diff, []int64{1})
 	}
-	r := d.vectorNorm(diff, c.float("p"), []int{len(metaOf(diff).Shape) - 1}, c.bool("keepdim"))
+	last := []int{len(metaOf(diff).Shape) - 1}
+	if torchNormDrifts(diff, c.float("p"), last) {
+		return nil, errFallback
+	}
+	r := d.vectorNorm(diff, c.float("p"), last, c.bool("keepdim"))
 	return d.reshape(d.convert(r, out.DType), out.SymSizes()), nil
 }
 

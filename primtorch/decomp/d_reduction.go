@@ -260,6 +260,16 @@ func dLogsumexp(c *ctx) (any, error) {
 // larger norms run with torch. Max, min and count norms (p = ±inf, 0) are exact either way.
 const maxFloatNormElems = 1024
 
+// torchNormDrifts reports whether torch's p-norm of x (in its computation dtype) over dims
+// sums more float32 values than maxFloatNormElems, so that its float32 accumulation drifts
+// from the C kernel's (guarded on a symbolic length): every decomposition that computes a norm
+// (norm, normalize, cosine_similarity, pairwise_distance: all torch's vector-norm kernel) asks
+// here and runs torch's op instead.
+func torchNormDrifts(x val, p float64, dims []int) bool {
+	return dtypeOf(x) == primtorch.Float32 && p != 0 && !math.IsInf(p, 0) &&
+		symNumelOver(sizesOf(x), dims).GtHint(primtorch.SymConst(maxFloatNormElems)) // (guarded)
+}
+
 // dNorm is torch.norm / linalg.vector_norm for p = 2, 1, ±inf, 0 and other numbers ("fro" is 2,
 // "nuc" falls back).
 func dNorm(c *ctx) (any, error) {
@@ -282,11 +292,11 @@ func dNorm(c *ctx) (any, error) {
 	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
 	keep := c.bool("keepdim")
 	out := c.outMeta().DType
-	if opmath(out) == primtorch.Float32 && p != 0 && !math.IsInf(p, 0) &&
-		symNumelOver(sizesOf(x), dims).GtHint(primtorch.SymConst(maxFloatNormElems)) { // (guarded)
+	xc := d.convert(x, opmath(out))
+	if torchNormDrifts(xc, p, dims) {
 		return nil, errFallback
 	}
-	r := d.vectorNorm(d.convert(x, opmath(out)), p, dims, keep)
+	r := d.vectorNorm(xc, p, dims, keep)
 	return d.convert(r, out), nil
 }
 
