@@ -387,6 +387,23 @@ def test_avg_pool_train_compiled(backend, ptgo_log):
         assert stats()["autograd"] - before["autograd"] >= 1
 
 
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_batch_norm_of_an_empty_batch_leaves_its_statistics(backend):
+    """Fuzz seed 956: torch's batch_norm of an empty input returns a copy and leaves the running
+    statistics alone; the mean of no elements made them NaN."""
+    torch.manual_seed(0)
+    ref, cmp = nn.BatchNorm1d(3), nn.BatchNorm1d(3)
+    compiled = ptgo.compile(cmp, backend=backend)
+    outs = []
+    for model in (ref, compiled):
+        x = torch.randn(0, 3, requires_grad=True)
+        y = model(x * 2)
+        y.sum().backward()
+        outs.append((y.detach(), x.grad))
+    assert_same(outs[1], outs[0])
+    assert_same(cmp.state_dict(), ref.state_dict())
+
+
 def _grad_or_error(fn, x, g):
     x = x.clone().requires_grad_()
     try:

@@ -99,6 +99,15 @@ func dBatchNorm(c *ctx) (any, error) {
 			dims = append(dims, k)
 		}
 	}
+	all := make([]int, len(m.Shape))
+	for k := range all {
+		all[k] = k
+	}
+	if k, ok := symNumelOver(m.SymSizes(), all).IsConst(); ok && k == 0 {
+		// torch's batch_norm of an empty input returns a copy and leaves the running
+		// statistics alone (fuzz seed 956: the mean of nothing made them NaN)
+		return d.convert(d.prim("clone", x), c.outMeta().DType), nil
+	}
 	training := c.bool("training")
 	rm, rv := c.in("running_mean"), c.in("running_var")
 	var y val
