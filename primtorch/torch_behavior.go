@@ -21,10 +21,13 @@ type torchBehavior struct {
 	// Promotion: a bfloat16 tensor with a complex number gives bcomplex32, not complex64
 	// (promoteState.halfComplex).
 	BFloat16ComplexIsBComplex32 bool
+	// Values (read by decompositions through Behavior()).
+	GeluOneDNN               bool // CPU gelu takes oneDNN's kernel where it can (+0.0 for -0.0 and large negative x; dGelu)
+	ClampIgnoresLoneNaNBound bool // clamp with a NaN number as its only bound returns x (2.14: NaN; dClamp)
 }
 
 var behaviorTable = []VersionRow[torchBehavior]{
-	{Torch113, torchBehavior{}},
+	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true}},
 	{Torch214, torchBehavior{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
@@ -35,3 +38,6 @@ var behaviorTable = []VersionRow[torchBehavior]{
 
 // behavior is the running torch's row (a torch between two tested versions gets the older's).
 func behavior() torchBehavior { return ForTorch(behaviorTable, Torch()) }
+
+// Behavior is the running torch's row, for the stages outside the registry (decompositions).
+func Behavior() torchBehavior { return behavior() }

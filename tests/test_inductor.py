@@ -374,6 +374,29 @@ def test_gelu_signed_zeros_as_eager(dtype, layout):
     torch.testing.assert_close(got, want, rtol=1.6e-2, atol=1e-2)
 
 
+def test_clamp_with_a_nan_bound_as_the_running_torch():
+    """Fuzz seed 429: torch 1.13's clamp with a NaN number as its only bound returns x, 2.14's
+    NaN (primtorch.Behavior); with both bounds NaN on both. clamp_ writes either way: on a leaf
+    that requires grad it raises as eager does (the write had been dropped)."""
+    nan = float("nan")
+
+    def f(x):
+        return x.clamp(min=nan) * 2, x.clamp(max=nan), torch.clamp(x, nan, 1.0), torch.clamp_min(x, nan)
+
+    x = torch.tensor([0.3, -1.0, -0.0])
+    for got, want in zip(ptgo.compile(f)(x), f(x)):
+        assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.nan_to_num(), want.nan_to_num())
+        assert torch.equal(got.nan_to_num().signbit(), want.nan_to_num().signbit())
+
+    def g(x):
+        x.clamp_(min=nan)
+        return x * 2
+
+    for fn in (g, ptgo.compile(g)):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            fn(torch.tensor(0.3, requires_grad=True))
+
+
 @pytest.mark.parametrize("op", ["normalize", "cosine_similarity", "pairwise_distance"])
 def test_large_float32_norms_inside_other_ops_as_eager(op):
     """normalize, cosine_similarity and pairwise_distance compute torch's vector norm too: over

@@ -53,20 +53,13 @@ func dGelu(c *ctx) (any, error) {
 	}), nil
 }
 
-// geluOneDNN says per torch version whether its CPU gelu can take oneDNN's kernel at all:
-// torch 1.13's does (ATen's use_mkldnn in Activation.cpp); 2.14's runs ATen's own kernel for
-// every dtype, size and layout (measured: -0.0 and -30 give -0.0 in float32 and bfloat16).
-var geluOneDNN = []primtorch.VersionRow[bool]{
-	{Since: primtorch.Torch113, Value: true},
-	{Since: primtorch.Torch214, Value: false},
-}
-
 // mkldnnGelu reports whether torch's CPU gelu (erf form) takes oneDNN's kernel for an input:
-// on a torch whose gelu can (geluOneDNN), a contiguous float32 tensor of more than one
+// on a torch whose gelu can (torch 1.13's, GeluOneDNN: 2.14's runs ATen's own kernel for every
+// dtype, size and layout), a contiguous float32 tensor of more than one
 // element, or bfloat16 on a CPU with AVX-512 BW, VL and DQ (mkldnn_bf16_device_check); other
 // inputs take ATen's own kernel.
 func mkldnnGelu(m *primtorch.TensorMeta) bool {
-	if m == nil || m.Device.Type != "cpu" || !primtorch.ForTorch(geluOneDNN, primtorch.Torch()) {
+	if m == nil || m.Device.Type != "cpu" || !primtorch.Behavior().GeluOneDNN {
 		return false
 	}
 	if m.IsSymbolic() {

@@ -205,10 +205,11 @@ func dClamp(c *ctx) (any, error) {
 	if _, ok := c.a.Opt("max"); ok {
 		hi = c.in("max")
 	}
-	// A NaN number as a bound: torch.clamp with only that bound ignores it; with both bounds,
-	// and clamp_min/clamp_max, the result is NaN (torch 1.13's CPU kernels).
+	// A NaN number as a bound: torch 1.13's clamp with only that bound ignores it (a copy of x:
+	// clamp_ still writes, so autograd's in-place checks see the write); with both bounds, with
+	// clamp_min/clamp_max, and on torch 2.14 always, the result is NaN.
 	fn := c.op.Canonical().ID == primtorch.OpClampMin || c.op.Canonical().ID == primtorch.OpClampMax ||
-		lo != nil && hi != nil
+		lo != nil && hi != nil || !primtorch.Behavior().ClampIgnoresLoneNaNBound
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		r := v[0]
 		for i, below := range []bool{true, false} {
@@ -219,6 +220,9 @@ func dClamp(c *ctx) (any, error) {
 			if f, ok := b.(float64); ok && math.IsNaN(f) {
 				if fn {
 					return d.add(r, math.NaN())
+				}
+				if r == v[0] {
+					r = d.prim("clone", r)
 				}
 				continue
 			}
