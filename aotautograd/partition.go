@@ -1,6 +1,7 @@
 package aotautograd
 
 import (
+	"errors"
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
 )
@@ -151,6 +152,42 @@ func weight(n *fxgraph.Node, s *sets) int64 {
 // gradients (they are computed in the backward). A node whose in is on the source side of the cut and out on the
 // sink side is saved; one wholly on the sink side is computed in the backward.
 func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, error) {
+	saved, err := jt.cut(s, recomputeReductions, true)
+	if errors.Is(err, errInfiniteCut) {
+		saved, err = jt.cut(s, recomputeReductions, false)
+	}
+	return saved, err
+}
+
+// errInfiniteCut: no finite cut exists under the constraints asked for.
+var errInfiniteCut = errors.New("aotautograd: the min-cut is infinite")
+
+// readByBackward is the graph inputs the backward reads itself (or through views of them):
+// the inputs eager's autograd saves too. An input that needs no grad (data, indices, masks)
+// read only through values computed from it (an embedding's indices, x.long() % 5) is not
+// saved in their stead when eagerInputs: eager saves those values, and code after the graph
+// may write the input in place before the backward runs, which eager allows (fuzz seed 1483)
+// and a saved input would refuse. Parameters and other inputs that require grad stay free to
+// be recomputed from (a LayerNorm's affine output from its weight): writing them in place
+// between a forward and its backward is what an optimizer step does after the backward.
+func readByBackward(nodes []*fxgraph.Node, s *sets) map[*fxgraph.Node]bool {
+	read := map[*fxgraph.Node]bool{}
+	for _, n := range nodes {
+		if !s.tangent[n] {
+			continue
+		}
+		for _, u := range n.Inputs() {
+			if r := storageRoot(u); isInput(r, s) {
+				read[r] = true
+			}
+		}
+	}
+	return read
+}
+
+// cut computes the min-cut; with eagerInputs, graph inputs the backward does not read itself
+// (readByBackward) cannot be saved.
+func (jt *joint) cut(s *sets, recomputeReductions, eagerInputs bool) ([]*fxgraph.Node, error) {
 	var nodes []*fxgraph.Node
 	id := map[*fxgraph.Node]int{}
 	for _, n := range jt.g.Nodes {
@@ -169,8 +206,13 @@ func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, err
 			gradOut[gi] = true
 		}
 	}
+	direct := readByBackward(nodes, s)
 	for i, n := range nodes {
-		f.addEdge(in(i), out(i), weight(n, s))
+		w := weight(n, s)
+		if eagerInputs && isInput(n, s) && !direct[n] && !gradOut[n] && !metaRequiresGrad(n.Meta) {
+			w = inf
+		}
+		f.addEdge(in(i), out(i), w)
 		switch {
 		case s.tangent[n] || gradOut[n]:
 			// (a gradient no tangent reaches, torch's zeros_like(grad) times an input, is
@@ -184,6 +226,9 @@ func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, err
 		}
 	}
 	if flow := f.maxFlow(source, sink); flow >= inf {
+		if eagerInputs {
+			return nil, errInfiniteCut
+		}
 		for _, n := range nodes {
 			if s.mutated[n] && !s.tangent[n] {
 				return nil, unsupportedf("the backward reads input %s, which the forward's epilogue writes (prims.copy_)", n.Name)
