@@ -98,6 +98,9 @@ type KernelCode struct {
 	// indirect index was out of range; StatusZeroDiv, an integer division (floordiv,
 	// remainder, fmod) by zero, which torch reports as RuntimeError("ZeroDivisionError").
 	HasIndexCheck bool
+	// Symbols are the size symbols the kernel reads from ints (a symbolic program's): its
+	// results change with them, so it is never a Once kernel.
+	Symbols []int
 }
 
 // Kernel statuses (bits of a kernel's nonzero return).
@@ -578,6 +581,7 @@ func (kg *kgen) signature() *KernelCode {
 		kc.Writes = append(kc.Writes, true)
 	}
 	kc.HasIndexCheck = kg.hasInd
+	kc.Symbols = kg.symbolsUsed()
 	return kc
 }
 

@@ -22,7 +22,7 @@ import (
 // constant subgraphs such as causal masks — are marked Once: the runtime runs them on the first
 // call with a fresh arena and keeps their results, which nothing else ever writes.
 func Plan(s *Schedule, src *Source) (*Program, error) {
-	pb := &planner{p: &Program{Name: s.Graph.Name}, id: map[*Buffer]int{}, src: src}
+	pb := &planner{p: &Program{Name: s.Graph.Name}, id: map[*Buffer]int{}, src: src, symbols: map[string][]int{}}
 	return pb.build(s)
 }
 
@@ -45,6 +45,8 @@ type planner struct {
 	p   *Program
 	id  map[*Buffer]int
 	src *Source
+	// symbols: the size symbols each kernel reads (KernelCode.Symbols), by kernel name
+	symbols map[string][]int
 }
 
 func (pb *planner) ref(b *Buffer, role string) int {
@@ -105,6 +107,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 	kernelCode := map[string]*KernelCode{}
 	for _, kc := range pb.src.Kernels {
 		kernelCode[kc.Name] = kc
+		pb.symbols[kc.Name] = kc.Symbols
 	}
 	// steps without alloc/free first; lifetimes after
 	var steps []PStep
@@ -311,7 +314,8 @@ func (pb *planner) constantSteps(steps []PStep, uses []stepUse, inArena func(int
 		}
 	}
 	for i, st := range steps {
-		if st.Op != "kernel" || len(uses[i].writes) == 0 {
+		if st.Op != "kernel" || len(uses[i].writes) == 0 || len(pb.symbols[st.Kernel]) > 0 {
+			// (a kernel that reads a size symbol computes per call: BatchNorm's n/(n-1))
 			continue
 		}
 		written := map[int]bool{}

@@ -222,6 +222,20 @@ def test_sequence_length_sweeps(backend, model):
     assert n <= 2, "%d graphs over %d lengths" % (n, len(sizes))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_norm_statistics_over_a_symbolic_batch(backend):
+    """The running variance's unbiased factor n/(n-1) is computed from the call's batch size:
+    a kernel that reads no tensor but a size symbol runs on every call (it had been run once
+    per arena, like a constant: the factor of the first batch size served every later one)."""
+    torch.manual_seed(0)
+    ref, cmp = nn.BatchNorm1d(4), nn.BatchNorm1d(4)
+    compiled = ptgo.compile(cmp, backend=backend, dynamic=True)
+    for n in (16, 16, 2, 5, 2):
+        x = torch.randn(n, 4)
+        assert_same(compiled(x), ref(x))
+        assert_same(cmp.state_dict(), ref.state_dict(), "batch of %d" % n)
+
+
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
