@@ -270,6 +270,36 @@ func poolInts(v any, k int) ([]int64, bool) {
 	return nil, false
 }
 
+// poolWindows reads a 2-d pooling call's input (a float tensor of 3 or 4 dims) and its
+// kernel_size, stride (none or empty: the kernel) and padding, each as two ints; ok=false for
+// anything else (the call stays torch's).
+func poolWindows(c *ctx) (x *fxgraph.Node, m *primtorch.TensorMeta, kernel, stride, padding []int64, ok bool) {
+	x = c.selfNode()
+	m = metaOf(x)
+	if nd := len(m.Shape); !m.DType.IsFloatingPoint() || (nd != 3 && nd != 4) {
+		return nil, nil, nil, nil, nil, false
+	}
+	if kernel, ok = poolInts(c.get("kernel_size"), 2); !ok || len(kernel) != 2 {
+		return nil, nil, nil, nil, nil, false
+	}
+	stride, padding = kernel, []int64{0, 0}
+	if c.has("stride") && c.get("stride") != nil {
+		s, ok := poolInts(c.get("stride"), 2)
+		if !ok || len(s) != 0 && len(s) != 2 {
+			return nil, nil, nil, nil, nil, false
+		}
+		if len(s) == 2 {
+			stride = s
+		}
+	}
+	if c.has("padding") {
+		if padding, ok = poolInts(c.get("padding"), 2); !ok || len(padding) != 2 {
+			return nil, nil, nil, nil, nil, false
+		}
+	}
+	return x, m, kernel, stride, padding, true
+}
+
 // dMaxPool2d: windows that tile the input (stride = kernel, no padding, dilation 1) are a view
 // [..., Ho, kh, Wo, kw] of the input and an amax over the window dims, which the C backend fuses
 // with what produces the input (a BatchNorm/ReLU epilogue): one pass instead of torch's
@@ -283,30 +313,12 @@ func dMaxPool2d(c *ctx) (any, error) {
 	if c.has("return_indices") && c.bool("return_indices") {
 		return nil, errFallback
 	}
-	x := c.selfNode()
-	m := metaOf(x)
-	nd := len(m.Shape)
-	if !m.DType.IsFloatingPoint() || (nd != 3 && nd != 4) {
-		return nil, errFallback
-	}
-	kernel, ok := poolInts(c.get("kernel_size"), 2)
+	x, m, kernel, stride, padding, ok := poolWindows(c)
 	if !ok {
 		return nil, errFallback
 	}
-	stride := kernel
-	if c.has("stride") {
-		if s, ok := poolInts(c.get("stride"), 2); ok && len(s) > 0 {
-			stride = s
-		} else if !ok {
-			return nil, errFallback
-		}
-	}
-	padding, dilation := []int64{0, 0}, []int64{1, 1}
-	if c.has("padding") {
-		if padding, ok = poolInts(c.get("padding"), 2); !ok {
-			return nil, errFallback
-		}
-	}
+	nd := len(m.Shape)
+	dilation := []int64{1, 1}
 	if c.has("dilation") {
 		if dilation, ok = poolInts(c.get("dilation"), 2); !ok {
 			return nil, errFallback
@@ -367,33 +379,11 @@ func (d *decomposer) maxPoolTorch(x *fxgraph.Node, out *primtorch.TensorMeta, ke
 // torch).
 func dAvgPool2d(c *ctx) (any, error) {
 	d := c.d
-	x := c.selfNode()
-	m := metaOf(x)
-	nd := len(m.Shape)
-	if !m.DType.IsFloatingPoint() || (nd != 3 && nd != 4) {
-		return nil, errFallback
-	}
-	kernel, ok := poolInts(c.get("kernel_size"), 2)
+	x, m, kernel, stride, padding, ok := poolWindows(c)
 	if !ok {
 		return nil, errFallback
 	}
-	stride := kernel
-	if c.has("stride") && c.get("stride") != nil {
-		if s, ok := poolInts(c.get("stride"), 2); ok && len(s) > 0 {
-			stride = s
-		} else if !ok {
-			return nil, errFallback
-		}
-	}
-	padding := []int64{0, 0}
-	if c.has("padding") {
-		if padding, ok = poolInts(c.get("padding"), 2); !ok {
-			return nil, errFallback
-		}
-	}
-	if len(kernel) != 2 || len(stride) != 2 || len(padding) != 2 {
-		return nil, errFallback
-	}
+	nd := len(m.Shape)
 	var divisor fxgraph.Arg = fxgraph.Const{V: nil}
 	override := int64(0)
 	if c.has("divisor_override") && c.get("divisor_override") != nil {
