@@ -151,10 +151,10 @@ func weight(n *fxgraph.Node, s *sets) int64 {
 // (they are computed in the forward), and n.out → sink for tangent-dependent nodes and the
 // gradients (they are computed in the backward). A node whose in is on the source side of the cut and out on the
 // sink side is saved; one wholly on the sink side is computed in the backward.
-func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, error) {
-	saved, err := jt.cut(s, recomputeReductions, true)
+func (jt *joint) minCut(s *sets, recomputeReductions bool, moduleState map[string]bool) ([]*fxgraph.Node, error) {
+	saved, err := jt.cut(s, recomputeReductions, moduleState)
 	if errors.Is(err, errInfiniteCut) {
-		saved, err = jt.cut(s, recomputeReductions, false)
+		saved, err = jt.cut(s, recomputeReductions, nil)
 	}
 	return saved, err
 }
@@ -163,13 +163,13 @@ func (jt *joint) minCut(s *sets, recomputeReductions bool) ([]*fxgraph.Node, err
 var errInfiniteCut = errors.New("aotautograd: the min-cut is infinite")
 
 // readByBackward is the graph inputs the backward reads itself (or through views of them):
-// the inputs eager's autograd saves too. An input that needs no grad (data, indices, masks)
-// read only through values computed from it (an embedding's indices, x.long() % 5) is not
-// saved in their stead when eagerInputs: eager saves those values, and code after the graph
-// may write the input in place before the backward runs, which eager allows (fuzz seed 1483)
-// and a saved input would refuse. Parameters and other inputs that require grad stay free to
-// be recomputed from (a LayerNorm's affine output from its weight): writing them in place
-// between a forward and its backward is what an optimizer step does after the backward.
+// the inputs eager's autograd saves too. An input read only through values computed from it
+// (an embedding's indices from x.long() % 5, x * s from an activation after a graph break) is
+// not saved in their stead: eager saves those values, and code after the graph may write the
+// input in place before the backward runs, which eager allows (fuzz seeds 1483, 1470) and a
+// saved input would refuse. A module's parameters and buffers stay free to be recomputed from
+// (a LayerNorm's affine output from its weight): user code writes them in place only outside
+// a forward and its backward (an optimizer step).
 func readByBackward(nodes []*fxgraph.Node, s *sets) map[*fxgraph.Node]bool {
 	read := map[*fxgraph.Node]bool{}
 	for _, n := range nodes {
@@ -185,9 +185,10 @@ func readByBackward(nodes []*fxgraph.Node, s *sets) map[*fxgraph.Node]bool {
 	return read
 }
 
-// cut computes the min-cut; with eagerInputs, graph inputs the backward does not read itself
-// (readByBackward) cannot be saved.
-func (jt *joint) cut(s *sets, recomputeReductions, eagerInputs bool) ([]*fxgraph.Node, error) {
+// cut computes the min-cut; with moduleState non-nil, graph inputs that are not module state
+// and that the backward does not read itself (readByBackward) cannot be saved.
+func (jt *joint) cut(s *sets, recomputeReductions bool, moduleState map[string]bool) ([]*fxgraph.Node, error) {
+	eagerInputs := moduleState != nil
 	var nodes []*fxgraph.Node
 	id := map[*fxgraph.Node]int{}
 	for _, n := range jt.g.Nodes {
@@ -209,7 +210,7 @@ func (jt *joint) cut(s *sets, recomputeReductions, eagerInputs bool) ([]*fxgraph
 	direct := readByBackward(nodes, s)
 	for i, n := range nodes {
 		w := weight(n, s)
-		if eagerInputs && isInput(n, s) && !direct[n] && !gradOut[n] && !metaRequiresGrad(n.Meta) {
+		if eagerInputs && isInput(n, s) && !direct[n] && !gradOut[n] && !moduleState[n.Name] {
 			w = inf
 		}
 		f.addEdge(in(i), out(i), w)

@@ -21,6 +21,12 @@ type Options struct {
 	// Check verifies the joint, forward and backward graphs with decomp.Verify (tests,
 	// PTGO_CHECK=1).
 	Check bool
+	// ModuleState marks, per placeholder, a module's parameter or buffer (the pipeline's lifted
+	// attributes): the partition may save those in place of values computed from them, since
+	// user code writes them in place only outside a forward and its backward (an optimizer
+	// step). Other inputs are saved only where the backward reads them itself (A115). nil:
+	// the inputs that require grad count as module state.
+	ModuleState []bool
 }
 
 // Graphs is a prims graph differentiated and partitioned into a forward and a backward graph.
@@ -90,7 +96,14 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 	all := jt.saveAll(sets, opts.RecomputeReductions)
 	saved := all
 	if opts.Partition == MinCut {
-		if saved, err = jt.minCut(sets, opts.RecomputeReductions); err != nil {
+		state := map[string]bool{}
+		for i, p := range g.Placeholders() {
+			m := p.TensorMeta()
+			if opts.ModuleState == nil && m != nil && m.RequiresGrad || i < len(opts.ModuleState) && opts.ModuleState[i] {
+				state[p.Name] = true
+			}
+		}
+		if saved, err = jt.minCut(sets, opts.RecomputeReductions, state); err != nil {
 			return nil, err
 		}
 	}

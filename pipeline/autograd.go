@@ -52,12 +52,14 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		return 0, nil
 	}
 	lifted, attrPaths := LiftAttrs(pg)
-	var requires []bool
-	for _, p := range lifted.Placeholders() {
+	var requires, state []bool
+	phs := lifted.Placeholders()
+	for i, p := range phs {
 		m := p.TensorMeta()
 		requires = append(requires, m != nil && m.RequiresGrad)
+		state = append(state, i >= len(phs)-len(attrPaths)) // LiftAttrs puts the attributes last
 	}
-	split, err := aotautograd.Split(lifted, requires, aotautograd.Options{Check: c.cfg.CheckIR})
+	split, err := aotautograd.Split(lifted, requires, aotautograd.Options{Check: c.cfg.CheckIR, ModuleState: state})
 	if err != nil {
 		if isUnsupported(err) || errors.Is(err, aotautograd.ErrNotDifferentiable) {
 			NoteFallback(r.Name, err.Error())

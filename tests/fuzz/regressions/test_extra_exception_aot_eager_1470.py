@@ -48,15 +48,11 @@ PROGRAM = {'seed': 1470,
  'calls': 1}
 
 
-# Known bug (issue 8), the class of seed 1483 (A115) for an input that requires grad: the
-# region after .item() gets x0 (an activation) as an input, and the min-cut partition saves x0
-# and recomputes x0 * s2 in the backward, where eager's mish saves x0 * s2; x0.div_ after the
-# print then writes x0, and ptgo's backward raises where eager succeeds. A115 keeps inputs that
-# need no grad from being saved that way; inputs that require grad are not yet told apart from
-# parameters (which the optimizer writes only after the backward).
-KNOWN = pytest.mark.xfail(strict=True, reason="partition saves an activation input the user later writes in place")
-
-
-@pytest.mark.parametrize("backend", ["eager", pytest.param("aot_eager", marks=KNOWN), pytest.param("inductor", marks=KNOWN)])
+# The class of seed 1483 (A115) for an input that requires grad: the region after .item() gets
+# x0 (an activation) as an input; the min-cut partition saved x0 and recomputed x0 * s2 in the
+# backward, where eager's mish saves x0 * s2; x0.div_ after the print then wrote x0, and ptgo's
+# backward raised where eager succeeds. Only module state may stand in for values computed
+# from it (aotautograd.Options.ModuleState).
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_program(backend):
     check(PROGRAM, backend)
