@@ -207,7 +207,10 @@ func (jt *joint) cut(s *sets, recomputeReductions bool, moduleState map[string]b
 			gradOut[gi] = true
 		}
 	}
-	direct := readByBackward(nodes, s)
+	var direct map[*fxgraph.Node]bool
+	if eagerInputs {
+		direct = readByBackward(nodes, s)
+	}
 	for i, n := range nodes {
 		w := weight(n, s)
 		if eagerInputs && isInput(n, s) && !direct[n] && !gradOut[n] && !moduleState[n.Name] {

@@ -22,7 +22,7 @@ import (
 // constant subgraphs such as causal masks — are marked Once: the runtime runs them on the first
 // call with a fresh arena and keeps their results, which nothing else ever writes.
 func Plan(s *Schedule, src *Source) (*Program, error) {
-	pb := &planner{p: &Program{Name: s.Graph.Name}, id: map[*Buffer]int{}, src: src, symbols: map[string][]int{}}
+	pb := &planner{p: &Program{Name: s.Graph.Name}, id: map[*Buffer]int{}, src: src, code: map[string]*KernelCode{}}
 	return pb.build(s)
 }
 
@@ -42,11 +42,10 @@ var retainsNothing = map[string]bool{"prims.mm": true, "prims.bmm": true, "prims
 const ArenaAlign = 64
 
 type planner struct {
-	p   *Program
-	id  map[*Buffer]int
-	src *Source
-	// symbols: the size symbols each kernel reads (KernelCode.Symbols), by kernel name
-	symbols map[string][]int
+	p    *Program
+	id   map[*Buffer]int
+	src  *Source
+	code map[string]*KernelCode // src's kernels by name
 }
 
 func (pb *planner) ref(b *Buffer, role string) int {
@@ -104,10 +103,8 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 	for _, in := range g.Inputs {
 		p.Inputs = append(p.Inputs, pb.ref(in, "input"))
 	}
-	kernelCode := map[string]*KernelCode{}
 	for _, kc := range pb.src.Kernels {
-		kernelCode[kc.Name] = kc
-		pb.symbols[kc.Name] = kc.Symbols
+		pb.code[kc.Name] = kc
 	}
 	// steps without alloc/free first; lifetimes after
 	var steps []PStep
@@ -136,7 +133,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 	for _, st := range s.Steps {
 		switch st := st.(type) {
 		case *Kernel:
-			kc := kernelCode[st.Name]
+			kc := pb.code[st.Name]
 			if kc == nil {
 				return nil, fmt.Errorf("ptgo BUG: inductor: kernel %s has no generated code", st.Name)
 			}
@@ -314,7 +311,7 @@ func (pb *planner) constantSteps(steps []PStep, uses []stepUse, inArena func(int
 		}
 	}
 	for i, st := range steps {
-		if st.Op != "kernel" || len(uses[i].writes) == 0 || len(pb.symbols[st.Kernel]) > 0 {
+		if st.Op != "kernel" || len(uses[i].writes) == 0 || len(pb.code[st.Kernel].Symbols) > 0 {
 			// (a kernel that reads a size symbol computes per call: BatchNorm's n/(n-1))
 			continue
 		}

@@ -99,11 +99,7 @@ func dBatchNorm(c *ctx) (any, error) {
 			dims = append(dims, k)
 		}
 	}
-	all := make([]int, len(m.Shape))
-	for k := range all {
-		all[k] = k
-	}
-	if k, ok := symNumelOver(m.SymSizes(), all).IsConst(); ok && k == 0 {
+	if m.Numel() == 0 { // (a size symbol is at least 2: only a static 0 empties a tensor)
 		// torch's batch_norm of an empty input returns a copy and leaves the running
 		// statistics alone (fuzz seed 956: the mean of nothing made them NaN)
 		return d.convert(d.prim("clone", x), c.outMeta().DType), nil
@@ -367,9 +363,9 @@ func (d *decomposer) maxPoolTorch(x *fxgraph.Node, out *primtorch.TensorMeta, ke
 }
 
 // dAvgPool2d is avg_pool2d. Outside training graphs, on float32 and float64 inputs without
-// ceil_mode (spatial sizes specialised, as the meta function does), it is the sum of one strided view of the zero-padded
-// input per window position, in the window's row-major order, divided by the divisor: the
-// order torch's CPU kernel adds in (from 0, so a final + 0.0 gives its +0.0 for a window of
+// ceil_mode (spatial sizes specialised, as the meta function does), it is the sum of one
+// strided view of the zero-padded input per window position (windowChain, in the window's
+// row-major order), divided by the divisor: the order torch's CPU kernel adds in (from 0, so a final + 0.0 gives its +0.0 for a window of
 // -0.0s; padded zeros add nothing else), which the C backend fuses with what produces the input
 // (densenet's BatchNorm/ReLU before each transition). count_include_pad=False over padding
 // (a divisor per position) stays torch's kernel. In a training graph it is torch's kernel (a
@@ -413,28 +409,9 @@ func dAvgPool2d(c *ctx) (any, error) {
 	for _, s := range m.SymSizes()[nd-2:] {
 		s.Specialize("avg_pool2d's windows") // the meta function did (batchSymbolic): the same guard
 	}
-	out := c.outMeta().Shape
-	ho, wo := out[nd-2], out[nd-1]
-	if len(out) != nd || ho <= 0 || wo <= 0 {
+	acc, ok := d.windowChain(x, kernel, stride, padding, []int64{1, 1}, c.outMeta().Shape, 0.0, "add")
+	if !ok {
 		return nil, errFallback
-	}
-	var v val = x
-	if padded {
-		v = d.prim("constant_pad_nd", x, []int64{padding[1], padding[1], padding[0], padding[0]}, scalarAs(0.0, m.DType))
-	}
-	var acc val
-	for ki := int64(0); ki < kernel[0]; ki++ {
-		for kj := int64(0); kj < kernel[1]; kj++ {
-			win := d.slice(d.slice(v, nd-2, ki, ki+(ho-1)*stride[0]+1, stride[0]), nd-1, kj, kj+(wo-1)*stride[1]+1, stride[1])
-			if acc == nil {
-				acc = win
-			} else {
-				acc = d.add(acc, win)
-			}
-		}
-	}
-	if !equalInts(metaOf(acc).Shape, out) {
-		bug("avg_pool2d of %v gives %v, torch %v", m.Shape, metaOf(acc).Shape, out)
 	}
 	div := override
 	if div == 0 {
@@ -449,18 +426,30 @@ func dAvgPool2d(c *ctx) (any, error) {
 // took torch's max_pool2d_with_indices 8 ms at 224×224, A92). maximum propagates NaN as
 // max_pool2d does; padded positions never win.
 func (d *decomposer) maxPoolWindows(x *fxgraph.Node, kernel, stride, padding, dilation, out []int64) (any, error) {
+	acc, ok := d.windowChain(x, kernel, stride, padding, dilation, out, math.Inf(-1), "maximum")
+	if !ok {
+		return nil, errFallback
+	}
+	return acc, nil
+}
+
+// windowChain pads x's last two dims with the number pad and combines its kh·kw strided window
+// views, in the window's row-major order, with the binary prim op: a 2-d pooling of output
+// sizes out (max_pool2d's maximum, avg_pool2d's sum). ok=false for an output without
+// positions.
+func (d *decomposer) windowChain(x *fxgraph.Node, kernel, stride, padding, dilation, out []int64, pad float64, op string) (val, bool) {
 	m := metaOf(x)
 	nd := len(m.Shape)
 	if len(out) != nd {
-		return nil, errFallback
+		return nil, false
 	}
 	ho, wo := out[nd-2], out[nd-1]
 	if ho <= 0 || wo <= 0 {
-		return nil, errFallback
+		return nil, false
 	}
 	var v val = x
 	if padding[0] != 0 || padding[1] != 0 {
-		v = d.prim("constant_pad_nd", x, []int64{padding[1], padding[1], padding[0], padding[0]}, scalarAs(math.Inf(-1), m.DType))
+		v = d.prim("constant_pad_nd", x, []int64{padding[1], padding[1], padding[0], padding[0]}, scalarAs(pad, m.DType))
 	}
 	var acc val
 	for ki := int64(0); ki < kernel[0]; ki++ {
@@ -470,14 +459,14 @@ func (d *decomposer) maxPoolWindows(x *fxgraph.Node, kernel, stride, padding, di
 			if acc == nil {
 				acc = win
 			} else {
-				acc = d.bin("maximum", acc, win)
+				acc = d.bin(op, acc, win)
 			}
 		}
 	}
 	if !equalInts(metaOf(acc).Shape, out) {
-		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(acc).Shape, out)
+		bug("pooling (%s) of %v gives %v, torch %v", op, m.Shape, metaOf(acc).Shape, out)
 	}
-	return acc, nil
+	return acc, true
 }
 
 // unbiasFactor is n / (n - 1) for the running variance (a count of 0 or 1 divides by 1, as
