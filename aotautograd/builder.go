@@ -84,7 +84,7 @@ func toArg(x any) (fxgraph.Arg, primtorch.Value) {
 		return v, v.Meta
 	case nil:
 		return fxgraph.Const{V: nil}, nil
-	case bool, int64, float64, string, primtorch.DType:
+	case bool, int64, float64, string, primtorch.DType, primtorch.SymFloat:
 		return fxgraph.Const{V: v}, v
 	case primtorch.SymInt:
 		sv := primtorch.SymValue(v)

@@ -51,6 +51,10 @@ type Graphs struct {
 	// autograd graph); nil for placeholders that get no gradient. An input none of whose
 	// outputs the caller differentiates gets None from eager (.grad stays None), not zeros.
 	GradDeps [][]int
+	// BackwardFloats lists, for each float placeholder of Backward (after the tangents), the
+	// index of the forward placeholder whose value it takes (a Python float read at run time,
+	// floats.go).
+	BackwardFloats []int
 	// Recomputed names the forward nodes Backward computes again instead of reading them.
 	Recomputed []string
 	// SavedBytes is the size of Saved; SaveAllBytes that of the SaveAll partition's.
@@ -141,6 +145,10 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 			return nil, err
 		}
 	}
+	floats, err := addBackwardFloats(bw, fw)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Check {
 		for _, x := range []*fxgraph.Graph{fw, bw} {
 			if err := verify(x); err != nil {
@@ -155,7 +163,7 @@ func Split(g *fxgraph.Graph, requiresGrad []bool, opts Options) (s *Graphs, err 
 		}
 	}
 	s = &Graphs{Forward: fw, Backward: bw, NumOutputs: len(jt.outs), Tangents: jt.tangentOf, Joint: jt.g,
-		SavedBytes: savedBytes(saved), SaveAllBytes: savedBytes(all), GradDeps: jt.gradDeps()}
+		SavedBytes: savedBytes(saved), SaveAllBytes: savedBytes(all), GradDeps: jt.gradDeps(), BackwardFloats: floats}
 	primal := map[*fxgraph.Node]int{}
 	for i, p := range jt.primals {
 		primal[p] = i

@@ -213,6 +213,8 @@ func (t *Tracer) pyTypeOf(f *frame, v Value) (py.Obj, error) {
 		return x.Class, nil
 	case *SymV:
 		return k("builtins.int"), nil
+	case *SymF:
+		return k("builtins.float"), nil
 	}
 	return 0, f.unsupported("", "type() of %s", v.Describe())
 }

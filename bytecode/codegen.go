@@ -363,6 +363,8 @@ func (g *codeGen) rebuild(v Value) error {
 		g.emit(CALL, 2)
 	case *SymV:
 		return g.rebuildSym(x.S)
+	case *SymF:
+		return g.loadSource(x.Source)
 	case *RangeV, *SliceV, *SetV:
 		o, err := materialize(g, v)
 		if err != nil {

@@ -11,4 +11,5 @@ func (c *Capture) InstallCompileShapeGuards() {
 	for _, g := range c.Graph.Shapes.Guards() {
 		c.Guards.Sym(g, c.SymSources)
 	}
+	installFloatGuards(c.Guards, c.Graph.Shapes, c.FloatSources)
 }

@@ -56,6 +56,8 @@ type Capture struct {
 	// SymSources says where each size symbol of Graph is read (symint.go): the transformed
 	// code computes a dynamic size that is live at its end from them.
 	SymSources []symSource
+	// FloatSources says where each float symbol of Graph is read (symfloat.go).
+	FloatSources []floatSource
 	// GradEnabled is the grad mode the frame was entered with (guarded); the graph's
 	// torch._C._set_grad_enabled calls change it from there.
 	GradEnabled bool
@@ -143,7 +145,9 @@ func captureOnce(env *Env, req *FrameRequest, stopAt int) (cap *Capture, err err
 	cap = &Capture{Guards: t.guards, Code: ci.code, Attrs: t.attrs, AttrSources: t.attrSources, Func: req.Func}
 	defer func() {
 		cap.SymSources = t.symSources
+		cap.FloatSources = t.floatSources
 		fxgraph.ResolveSpecialized(t.graph)
+		fxgraph.ResolveSpecializedFloats(t.graph)
 	}()
 	defer t.installShapeGuards()
 	defer func() {

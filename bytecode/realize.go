@@ -125,10 +125,17 @@ func (t *Tracer) realize(f *frame, v Value) (Value, error) {
 	if s, isSym := r.(*SymV); isSym && err == nil {
 		return specializeSym(f, s), nil
 	}
+	if s, isSym := r.(*SymF); isSym && err == nil {
+		return specializeFloat(f, s), nil
+	}
 	return r, err
 }
 
-// realizeLazy is realize that leaves a dynamic size (SymV) symbolic.
+// realizeNumbers is realize that leaves dynamic sizes (SymV) and floats (SymF) symbolic, for
+// the paths that take both: an op's arguments (record), binary operators.
+func (t *Tracer) realizeNumbers(f *frame, v Value) (Value, error) { return t.realizeLazy(f, v) }
+
+// realizeLazy is realize that leaves dynamic sizes (SymV) and floats (SymF) symbolic.
 func (t *Tracer) realizeLazy(f *frame, v Value) (Value, error) {
 	l, ok := v.(*LazyV)
 	if !ok {
@@ -189,6 +196,11 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		if k == py.KInt && src != nil {
 			if sv := t.intInput(o, c, src); sv != nil {
 				return sv, nil
+			}
+		}
+		if k == py.KFloat && src != nil {
+			if sf := t.floatInput(o, c, src); sf != nil {
+				return sf, nil
 			}
 		}
 		if src != nil {

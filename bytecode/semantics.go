@@ -25,10 +25,10 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 		return nil, internalError("bad BINARY_OP argument")
 	}
 	var err error
-	if a, err = t.realizeKeepSym(f, a); err != nil {
+	if a, err = t.realizeNumbers(f, a); err != nil {
 		return nil, err
 	}
-	if b, err = t.realizeKeepSym(f, b); err != nil {
+	if b, err = t.realizeNumbers(f, b); err != nil {
 		return nil, err
 	}
 	name := binaryOpNames[op]
@@ -42,9 +42,11 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 	}
 	_, sa := a.(*SymV)
 	_, sb := b.(*SymV)
+	_, fa := a.(*SymF)
+	_, fb := b.(*SymF)
 	_, ta0 := a.(*TensorV)
 	_, tb0 := b.(*TensorV)
-	if (sa || sb) && !ta0 && !tb0 {
+	if (sa || sb || fa || fb) && !ta0 && !tb0 {
 		// int arithmetic whose result is not a polynomial: with the values of this call
 		if a, err = t.realize(f, a); err != nil {
 			return nil, err

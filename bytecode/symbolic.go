@@ -317,6 +317,10 @@ type Tracer struct {
 	shapes     *primtorch.ShapeEnv
 	symByHint  map[int64]primtorch.SymInt
 	symSources []symSource
+	// floatSources says where each float symbol is read, floatByName the SymF of each source
+	// (symfloat.go).
+	floatSources []floatSource
+	floatByName  map[string]*SymF
 	// inputs are the graph's placeholders in order, with where they come from.
 	inputs []*TensorV
 	// inputByObj finds an input already read through another source (aliasing).

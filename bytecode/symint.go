@@ -148,6 +148,7 @@ const (
 // the last compile and the dimensions already made symbolic.
 type dimHistory struct {
 	sizes   []int64
+	floats  []float64    // a float argument's value at the last compile (symfloat.go)
 	dynamic map[int]bool // by dim; offsetDim for the storage offset
 	offset  int64
 	seen    bool
@@ -177,6 +178,9 @@ type codeDims struct {
 	// staticOnly is why the backend refused this code's symbolic graph ("" while it did not):
 	// later compiles capture it static directly instead of tracing twice.
 	staticOnly string
+	// floatsStatic is why the backend refused this code's float arguments read at run time
+	// (symfloat.go): later compiles specialise them.
+	floatsStatic string
 }
 
 func codeHistory(c *Code) *codeDims {
@@ -413,6 +417,7 @@ func (t *Tracer) installShapeGuards() {
 	for _, g := range t.shapes.Guards() {
 		t.guards.Sym(g, t.symSources)
 	}
+	installFloatGuards(t.guards, t.shapes, t.floatSources)
 }
 
 // dynamicMarks reads the dims mark_dynamic / mark_static (and torch._dynamo.mark_dynamic) put
@@ -468,7 +473,13 @@ func symDims(dyn map[int]bool) string {
 }
 
 // realizeKeepSym is realize for paths that handle SymV themselves.
-func (t *Tracer) realizeKeepSym(f *frame, v Value) (Value, error) { return t.realizeLazy(f, v) }
+func (t *Tracer) realizeKeepSym(f *frame, v Value) (Value, error) {
+	r, err := t.realizeLazy(f, v)
+	if s, isSym := r.(*SymF); isSym && err == nil {
+		return specializeFloat(f, s), nil
+	}
+	return r, err
+}
 
 // staticSize is dim d's size as a plain int, specialising it when symbolic (len(x), iterating
 // over a tensor: the count of Python values depends on it).
@@ -506,7 +517,9 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 		for i, a := range args {
 			if l, ok := a.(*LazyV); ok {
 				if r, err := t.realizeLazy(f, l); err == nil {
-					if _, isSym := r.(*SymV); isSym {
+					_, isSym := r.(*SymV)
+					_, isFloat := r.(*SymF)
+					if isSym || isFloat && name != "int" {
 						args[i] = r
 					}
 				}
@@ -524,10 +537,16 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 				args[i] = specializeSym(f, s)
 			}
 		}
+		if s, ok := a.(*SymF); ok && name != "type" && name != "isinstance" {
+			args[i] = specializeFloat(f, s)
+		}
 	}
 	for i := range kw {
 		if s, ok := kw[i].Val.(*SymV); ok {
 			kw[i].Val = specializeSym(f, s)
+		}
+		if s, ok := kw[i].Val.(*SymF); ok {
+			kw[i].Val = specializeFloat(f, s)
 		}
 	}
 	return nil, false

@@ -163,7 +163,7 @@ func (t *Tracer) torchCall(f *frame, path string, obj py.Obj, args []Value, kw [
 
 func anyTensor(t *Tracer, f *frame, vs []Value) bool {
 	for _, v := range vs {
-		r, err := t.realize(f, v)
+		r, err := t.realizeNumbers(f, v)
 		if err != nil {
 			continue
 		}
@@ -190,6 +190,14 @@ func (t *Tracer) tensorOperator(f *frame, name string, inplace bool, operands ..
 			name = strings.TrimPrefix(name, "i") // 2 += x is 2 + x
 		}
 	}
+	if _, selfTensor := operands[0].(*TensorV); !selfTensor && name == "truediv" {
+		// number / tensor is Tensor.__rtruediv__: tensor.reciprocal() * number, rounded as such
+		r, err := t.record(f, true, "reciprocal", primtorch.Lookup("Tensor.reciprocal"), []Value{operands[1]}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return t.record(f, false, "operator.mul", primtorch.Lookup("operator.mul"), []Value{r, operands[0]}, nil)
+	}
 	target := "operator." + name
 	return t.record(f, false, target, primtorch.Lookup(target), operands, nil)
 }
@@ -207,6 +215,7 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		}
 		kw[i].Val = r
 	}
+	t.floatArgsOf(f, op, args, kw)
 	origArgs, origKw := args, kw
 	args, kw, policy, err := t.autocastArgs(f, target, op, args, kw)
 	if err != nil {
@@ -495,7 +504,7 @@ func (t *Tracer) realizeDeep(f *frame, vs []Value) error {
 }
 
 func (t *Tracer) realizeValue(f *frame, v Value) (Value, error) {
-	r, err := t.realizeKeepSym(f, v)
+	r, err := t.realizeNumbers(f, v)
 	if err != nil {
 		return nil, err
 	}
@@ -547,6 +556,8 @@ func (t *Tracer) toArg(f *frame, v Value) (fxgraph.Arg, error) {
 	switch x := v.(type) {
 	case *SymV:
 		return fxgraph.Const{V: x.S}, nil
+	case *SymF:
+		return fxgraph.Const{V: x.F}, nil
 	case *TensorV:
 		return x.Node, nil
 	case *ConstV:
@@ -589,7 +600,7 @@ func (t *Tracer) toArg(f *frame, v Value) (fxgraph.Arg, error) {
 func (t *Tracer) toArgs(f *frame, vs []Value) ([]fxgraph.Arg, error) {
 	out := make([]fxgraph.Arg, len(vs))
 	for i, v := range vs {
-		r, err := t.realizeKeepSym(f, v)
+		r, err := t.realizeNumbers(f, v)
 		if err != nil {
 			return nil, err
 		}
@@ -646,13 +657,15 @@ func (t *Tracer) metaArgs(f *frame, args []Value, kw []kwArg) ([]primtorch.Value
 }
 
 func (t *Tracer) metaVal(f *frame, v Value) (primtorch.Value, error) {
-	v, err := t.realizeKeepSym(f, v)
+	v, err := t.realizeNumbers(f, v)
 	if err != nil {
 		return nil, err
 	}
 	switch x := v.(type) {
 	case *SymV:
 		return x.S, nil
+	case *SymF:
+		return x.F, nil
 	case *TensorV:
 		return x.Meta, nil
 	case *ConstV:
@@ -1030,8 +1043,14 @@ func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, k
 		}
 		x, args = tv, args[1:]
 	}
+	// a float read at run time stays one for the methods of ops that take it (x.mul(a)); the
+	// others (and the metadata queries answered here) get its value, guarded
+	keepFloat := t.realizeKeepSym
+	if op := primtorch.Lookup("Tensor." + name); op != nil && op.SymFloats {
+		keepFloat = t.realizeNumbers
+	}
 	for i := range args {
-		r, err := t.realizeKeepSym(f, args[i])
+		r, err := keepFloat(f, args[i])
 		if err != nil {
 			return nil, err
 		}

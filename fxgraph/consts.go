@@ -88,6 +88,8 @@ func writeConst(b *strings.Builder, v any) {
 		b.WriteString("torch." + string(v))
 	case primtorch.SymInt:
 		b.WriteString("sym(" + strconv.Quote(v.String()) + ")")
+	case primtorch.SymFloat:
+		b.WriteString("symfloat(" + strconv.Quote(v.String()) + ")")
 	default:
 		fmt.Fprintf(b, "<%T %v>", v, v)
 	}
@@ -99,6 +101,9 @@ func constEqual(a, b any) bool {
 	case primtorch.SymInt:
 		b, ok := b.(primtorch.SymInt)
 		return ok && a.Equal(b)
+	case primtorch.SymFloat:
+		b, ok := b.(primtorch.SymFloat)
+		return ok && a == b
 	case float64:
 		b, ok := b.(float64)
 		return ok && floatEqual(a, b)
@@ -115,7 +120,7 @@ func constEqual(a, b any) bool {
 // constProblem says what is wrong with a constant value, or "" when it is one Const allows.
 func constProblem(v any) string {
 	switch v := v.(type) {
-	case nil, bool, int64, float64, complex128, string, primtorch.Ellipsis, primtorch.SymInt:
+	case nil, bool, int64, float64, complex128, string, primtorch.Ellipsis, primtorch.SymInt, primtorch.SymFloat:
 		return ""
 	case primtorch.DType:
 		if v >= primtorch.NumDTypes {

@@ -134,6 +134,9 @@ func EncodeJSON(g *Graph) ([]byte, error) {
 type jsonEncoder struct {
 	pos map[*Node]int // nodes already written
 	cur *Node
+	// floats names the placeholder of each float symbol (primtorch/symfloat.go): an argument
+	// that is one refers to it
+	floats map[int]string
 }
 
 // write appends v's compact JSON without HTML escaping.
@@ -149,6 +152,12 @@ func (e *jsonEncoder) write(buf *bytes.Buffer, v any) error {
 
 func (e *jsonEncoder) node(n *Node) (*jsonNode, error) {
 	jn := &jsonNode{Name: n.Name, Op: n.Op.String(), Target: n.Target, Where: n.Where, Stack: n.Stack}
+	if f, ok := n.Meta.(primtorch.SymFloat); ok && n.Op == Placeholder {
+		if e.floats == nil {
+			e.floats = map[int]string{}
+		}
+		e.floats[f.ID] = n.Name
+	}
 	if int(n.Op) >= len(nodeOpNames) {
 		return nil, fmt.Errorf("unknown op %s", n.Op)
 	}
@@ -185,6 +194,13 @@ func (e *jsonEncoder) arg(a Arg) (any, error) {
 		}
 		return map[string]any{"node": a.Name}, nil
 	case Const:
+		if f, ok := a.V.(primtorch.SymFloat); ok {
+			name, ok := e.floats[f.ID]
+			if !ok {
+				return nil, fmt.Errorf("float symbol %s has no placeholder", f)
+			}
+			return map[string]any{"node": name}, nil
+		}
 		return constJSON(a.V)
 	case List:
 		elems, err := e.args(a.Elems)
@@ -283,6 +299,8 @@ func metaJSON(m any) (any, error) {
 		return map[string]any{"tuple": elems}, nil
 	case bool, int64, float64, complex128, primtorch.SymInt:
 		return constJSON(m)
+	case primtorch.SymFloat:
+		return constJSON(m.Hint())
 	}
 	return nil, fmt.Errorf("meta of Go type %T is not a tensor meta, tuple or scalar", m)
 }

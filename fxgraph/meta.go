@@ -214,7 +214,7 @@ func metaProblem(m any) string {
 			}
 		}
 		return ""
-	case bool, int64, float64, complex128, primtorch.SymInt:
+	case bool, int64, float64, complex128, primtorch.SymInt, primtorch.SymFloat:
 		return ""
 	case nil:
 		return "meta is missing"

@@ -199,3 +199,55 @@ func VisitArgSymbols(n *Node, f func(primtorch.SymInt)) {
 		walk(kw.Value)
 	}
 }
+
+// ResolveSpecializedFloats replaces, in place, every float symbol constant (a Python float
+// argument read at run time, primtorch/symfloat.go) that the trace specialised by its value:
+// the guard makes the value fixed, and later stages then see a plain number.
+func ResolveSpecializedFloats(g *Graph) {
+	if g.Shapes == nil {
+		return
+	}
+	spec := g.Shapes.SpecializedFloats()
+	if len(spec) == 0 {
+		return
+	}
+	res := func(a Arg) Arg {
+		if c, ok := a.(Const); ok {
+			if f, ok := c.V.(primtorch.SymFloat); ok {
+				if _, done := spec[f.ID]; done {
+					return Const{V: f.Hint()}
+				}
+			}
+		}
+		return a
+	}
+	for _, n := range g.Nodes {
+		for i, a := range n.Args {
+			n.Args[i] = res(a)
+		}
+		for i := range n.Kwargs {
+			n.Kwargs[i].Value = res(n.Kwargs[i].Value)
+		}
+	}
+}
+
+// HasFloatSymbols reports whether a constant of g is a float symbol not specialised.
+func HasFloatSymbols(g *Graph) bool {
+	found := false
+	for _, n := range g.Nodes {
+		check := func(a Arg) {
+			if c, ok := a.(Const); ok {
+				if f, ok := c.V.(primtorch.SymFloat); ok && !f.IsSpecialized() {
+					found = true
+				}
+			}
+		}
+		for _, a := range n.Args {
+			check(a)
+		}
+		for _, kw := range n.Kwargs {
+			check(kw.Value)
+		}
+	}
+	return found
+}

@@ -653,6 +653,8 @@ func (kg *kgen) val(v *Value, sc *scope) string {
 		return kg.temp(v, "("+cCompute(v.DType)+")("+kg.expr(v.Expr, sc)+")", sc)
 	case VSize:
 		return kg.temp(v, "(int64_t)"+sizeC(v.Size), sc)
+	case VFloat:
+		return kg.temp(v, "floats["+strconv.FormatInt(v.Num.I, 10)+"]", sc)
 	case VCast:
 		return kg.temp(v, kg.convert(v.Args[0], kg.val(v.Args[0], sc), v.DType), sc)
 	case VOp:

@@ -101,6 +101,9 @@ type KernelCode struct {
 	// Symbols are the size symbols the kernel reads from ints (a symbolic program's): its
 	// results change with them, so it is never a Once kernel.
 	Symbols []int
+	// Floats are the float arguments the kernel reads from floats (Graph.FloatInputs): a
+	// Once kernel neither.
+	Floats []int
 }
 
 // Kernel statuses (bits of a kernel's nonzero return).
@@ -582,6 +585,7 @@ func (kg *kgen) signature() *KernelCode {
 	}
 	kc.HasIndexCheck = kg.hasInd
 	kc.Symbols = kg.symbolsUsed()
+	kc.Floats = kg.floatsUsed()
 	return kc
 }
 
@@ -681,6 +685,22 @@ func (kg *kgen) symbolsUsed() []int {
 				}
 			})
 		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// floatsUsed lists the float arguments the kernel's values read (VFloat), in order.
+func (kg *kgen) floatsUsed() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, n := range kg.nodes {
+		walkValues(n.roots(), func(v *Value) {
+			if k := int(v.Num.I); v.Kind == VFloat && !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		})
 	}
 	sort.Ints(out)
 	return out

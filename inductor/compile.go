@@ -181,7 +181,7 @@ func (c *Compiled) Run(inputs []*Tensor, nthreads int) ([]*Tensor, error) {
 		return Execute(c.Program, c.Library, inputs, nthreads)
 	}
 	defer c.mu.Unlock()
-	return execute(c.Program, c.Library, inputs, nil, nthreads, &c.arena)
+	return execute(c.Program, c.Library, inputs, nil, nil, nthreads, &c.arena)
 }
 
 // RunInts is Run for a graph that takes int arguments (Program.IntInputs), in placeholder order.
@@ -190,7 +190,17 @@ func (c *Compiled) RunInts(inputs []*Tensor, ints []int64, nthreads int) ([]*Ten
 		return ExecuteInts(c.Program, c.Library, inputs, ints, nthreads)
 	}
 	defer c.mu.Unlock()
-	return execute(c.Program, c.Library, inputs, ints, nthreads, &c.arena)
+	return execute(c.Program, c.Library, inputs, ints, nil, nthreads, &c.arena)
+}
+
+// RunArgs is Run for a graph that takes int and float arguments (Program.IntInputs,
+// Program.FloatInputs), each in placeholder order.
+func (c *Compiled) RunArgs(inputs []*Tensor, ints []int64, floats []float64, nthreads int) ([]*Tensor, error) {
+	if !c.mu.TryLock() {
+		return ExecuteArgs(c.Program, c.Library, inputs, ints, floats, nthreads)
+	}
+	defer c.mu.Unlock()
+	return execute(c.Program, c.Library, inputs, ints, floats, nthreads, &c.arena)
 }
 
 func checkStage(opts Options, g *Graph, stage string) error {

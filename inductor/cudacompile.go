@@ -54,8 +54,8 @@ func CompileCUDA(g *fxgraph.Graph, opts CUDACompileOptions) (*CompiledCUDA, erro
 		}
 	}
 	dump("0_prims.txt", g.String())
-	if IsSymbolic(g) {
-		return nil, &SymbolicUnsupported{Graph: g.Name, Reason: "the CUDA renderer compiles static shapes only"}
+	if IsSymbolic(g) || fxgraph.HasFloatSymbols(g) {
+		return nil, &SymbolicUnsupported{Graph: g.Name, Reason: "the CUDA renderer compiles static shapes and constant floats only"}
 	}
 	ir, err := Lower(g)
 	if err != nil {

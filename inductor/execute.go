@@ -16,13 +16,19 @@ import (
 // (prims.mm, prims.bmm, prims.addmm; an Into extern's result is copied into its allocated
 // buffer); other externs (fallbacks, convolution) are an error here.
 func Execute(p *Program, lib *kernels.Library, inputs []*Tensor, nthreads int) ([]*Tensor, error) {
-	return execute(p, lib, inputs, nil, nthreads, &execArena{})
+	return execute(p, lib, inputs, nil, nil, nthreads, &execArena{})
 }
 
 // ExecuteInts is Execute for a program that takes int arguments (Program.IntInputs): ints are
 // their values, in placeholder order.
 func ExecuteInts(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, nthreads int) ([]*Tensor, error) {
-	return execute(p, lib, inputs, ints, nthreads, &execArena{})
+	return execute(p, lib, inputs, ints, nil, nthreads, &execArena{})
+}
+
+// ExecuteArgs is Execute for a program that takes int and float arguments (Program.IntInputs,
+// Program.FloatInputs), each in placeholder order.
+func ExecuteArgs(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, floats []float64, nthreads int) ([]*Tensor, error) {
+	return execute(p, lib, inputs, ints, floats, nthreads, &execArena{})
 }
 
 // execArena is the memory a plan's temporaries live in, kept across calls as the CPython runtime
@@ -35,12 +41,15 @@ type execArena struct {
 	dyn []byte
 }
 
-func execute(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, nthreads int, a *execArena) ([]*Tensor, error) {
+func execute(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, floats []float64, nthreads int, a *execArena) ([]*Tensor, error) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, fmt.Errorf("inductor: program %s takes %d inputs, got %d", p.Name, len(p.Inputs), len(inputs))
 	}
 	if len(ints) != p.IntInputs {
 		return nil, fmt.Errorf("inductor: program %s takes %d int arguments, got %d", p.Name, p.IntInputs, len(ints))
+	}
+	if len(floats) != p.FloatInputs {
+		return nil, fmt.Errorf("inductor: program %s takes %d float arguments, got %d", p.Name, p.FloatInputs, len(floats))
 	}
 	specs, syms, err := concreteBuffersInts(p, inputs, ints)
 	if err != nil {
@@ -134,7 +143,11 @@ func execute(p *Program, lib *kernels.Library, inputs []*Tensor, ints []int64, n
 			if len(p.Symbols) > 0 {
 				ints = syms
 			}
-			if err := k.Call(ptrs, ints, st.Floats, max(nthreads, 1)); err != nil {
+			fl := st.Floats
+			if p.FloatInputs > 0 {
+				fl = floats
+			}
+			if err := k.Call(ptrs, ints, fl, max(nthreads, 1)); err != nil {
 				return nil, fmt.Errorf("inductor: %w (status bits: 1 an index out of range, 2 an integer division by zero)", err)
 			}
 		case "extern":

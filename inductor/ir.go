@@ -375,8 +375,13 @@ type Graph struct {
 	// IntInputs: how many int arguments (int placeholders, symbolic) the graph takes among its
 	// inputs, in placeholder order with the tensors.
 	IntInputs int
+	// FloatInputs: how many float arguments (float placeholders, primtorch/symfloat.go) the
+	// graph takes among its inputs, in placeholder order; kernels read them from floats.
+	FloatInputs int
 
 	vals *values
+	// floatArg is the float argument index of each float symbol
+	floatArg map[int]int
 }
 
 // NewGraph returns an empty graph.

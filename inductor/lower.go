@@ -19,6 +19,15 @@ func Lower(g *fxgraph.Graph) (ir *Graph, err error) {
 	defer recoverSym(g.Name, &err)
 	g = specializeSymbols(g)
 	l := &lowerer{fx: g, g: NewGraph(g.Name), env: map[*fxgraph.Node]*lowered{}}
+	for _, n := range g.Placeholders() {
+		if f, ok := n.Meta.(primtorch.SymFloat); ok {
+			if l.g.floatArg == nil {
+				l.g.floatArg = map[int]int{}
+			}
+			l.g.floatArg[f.ID] = l.g.FloatInputs
+			l.g.FloatInputs++
+		}
+	}
 	if IsSymbolic(g) {
 		if err := l.symbolic(); err != nil {
 			return nil, err

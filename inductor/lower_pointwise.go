@@ -56,6 +56,11 @@ func lowerPointwise(op string) lowerFn {
 				args[i] = l.g.vals.Cast(l.g.vals.SizeValue(sz), want)
 				continue
 			}
+			if v, ok := l.floatArg(a); ok {
+				// a float argument: its value at run time, converted as a constant would be
+				args[i] = l.g.vals.Cast(v, want)
+				continue
+			}
 			s, ok := l.scalarArg(a)
 			if !ok {
 				return nil, lowerError(n, "operand %d is neither a tensor nor a Python scalar", i)
@@ -178,4 +183,22 @@ func lowerCopy(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	b.Mutates = dst.buf
 	l.origin(b)
 	return &lowered{t: dst}, nil
+}
+
+// floatArg is a constant argument that is a float argument read at run time (a float symbol,
+// primtorch/symfloat.go) as the value the kernel reads.
+func (l *lowerer) floatArg(a fxgraph.Arg) (*Value, bool) {
+	c, ok := a.(fxgraph.Const)
+	if !ok {
+		return nil, false
+	}
+	f, ok := c.V.(primtorch.SymFloat)
+	if !ok {
+		return nil, false
+	}
+	k, ok := l.g.floatArg[f.ID]
+	if !ok {
+		panic(fmt.Sprintf("ptgo BUG: inductor: float symbol %s has no placeholder in graph %s", f, l.fx.Name))
+	}
+	return l.g.vals.FloatArg(k), true
 }

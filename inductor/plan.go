@@ -100,6 +100,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 	p := pb.p
 	p.Symbols = g.Symbols
 	p.IntInputs = g.IntInputs
+	p.FloatInputs = g.FloatInputs
 	for _, in := range g.Inputs {
 		p.Inputs = append(p.Inputs, pb.ref(in, "input"))
 	}
@@ -311,8 +312,9 @@ func (pb *planner) constantSteps(steps []PStep, uses []stepUse, inArena func(int
 		}
 	}
 	for i, st := range steps {
-		if st.Op != "kernel" || len(uses[i].writes) == 0 || len(pb.code[st.Kernel].Symbols) > 0 {
-			// (a kernel that reads a size symbol computes per call: BatchNorm's n/(n-1))
+		if kc := pb.code[st.Kernel]; st.Op != "kernel" || len(uses[i].writes) == 0 || len(kc.Symbols) > 0 || len(kc.Floats) > 0 {
+			// (a kernel that reads a size symbol or a float argument computes per call:
+			// BatchNorm's n/(n-1))
 			continue
 		}
 		written := map[int]bool{}

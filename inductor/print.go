@@ -295,6 +295,8 @@ func formatValue(v *Value, names func(int) string) (lets []string, final string)
 			s = "index(" + exprText(x.Expr) + ", " + x.DType.String() + ")"
 		case VSize:
 			s = "size(" + x.Size.String() + ")"
+		case VFloat:
+			s = "float_arg(" + strconv.FormatInt(x.Num.I, 10) + ")"
 		case VCast:
 			s = "convert(" + str(x.Args[0]) + ", " + x.DType.String() + ")"
 		case VMasked:

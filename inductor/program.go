@@ -113,6 +113,10 @@ type Program struct {
 	// program whose symbols include int arguments): the call's arguments are the tensors of
 	// Inputs and these ints, mixed in placeholder order.
 	IntInputs int
+	// FloatInputs is how many Python floats the caller passes among the inputs (float
+	// arguments read at run time, primtorch/symfloat.go), in placeholder order with the tensors
+	// and ints: every kernel's floats argument is their values, in order.
+	FloatInputs int
 }
 
 // SymbolSource is where the runtime reads a size symbol's value: Dim ≥ 0, dim Dim of tensor
@@ -336,6 +340,9 @@ func (p *Program) JSON() ([]byte, error) {
 	if p.IntInputs > 0 {
 		fmt.Fprintf(&b, ` "int_inputs": %d,`, p.IntInputs)
 	}
+	if p.FloatInputs > 0 {
+		fmt.Fprintf(&b, ` "float_inputs": %d,`, p.FloatInputs)
+	}
 	b.WriteString("\n \"buffers\": [")
 	for i, bs := range p.Buffers {
 		if i > 0 {
@@ -517,18 +524,19 @@ func argJSON(a PArg) (string, error) {
 // DecodeProgram reads the JSON form back.
 func DecodeProgram(data []byte) (*Program, error) {
 	var raw struct {
-		Version    int               `json:"version"`
-		Name       string            `json:"name"`
-		ArenaBytes int64             `json:"arena_bytes"`
-		Frozen     bool              `json:"frozen"`
-		Buffers    []json.RawMessage `json:"buffers"`
-		Inputs     []int             `json:"inputs"`
-		Outputs    []map[string]any  `json:"outputs"`
-		Steps      []json.RawMessage `json:"steps"`
-		Device     string            `json:"device"`
-		CUDA       json.RawMessage   `json:"cuda"`
-		Symbols    []SymbolSource    `json:"symbols"`
-		IntInputs  int               `json:"int_inputs"`
+		Version     int               `json:"version"`
+		Name        string            `json:"name"`
+		ArenaBytes  int64             `json:"arena_bytes"`
+		Frozen      bool              `json:"frozen"`
+		Buffers     []json.RawMessage `json:"buffers"`
+		Inputs      []int             `json:"inputs"`
+		Outputs     []map[string]any  `json:"outputs"`
+		Steps       []json.RawMessage `json:"steps"`
+		Device      string            `json:"device"`
+		CUDA        json.RawMessage   `json:"cuda"`
+		Symbols     []SymbolSource    `json:"symbols"`
+		IntInputs   int               `json:"int_inputs"`
+		FloatInputs int               `json:"float_inputs"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -538,7 +546,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if raw.Version != ProgramVersion {
 		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, Device: raw.Device, IntInputs: raw.IntInputs}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, Device: raw.Device, IntInputs: raw.IntInputs, FloatInputs: raw.FloatInputs}
 	if err := p.decodeCUDA(raw.CUDA); err != nil {
 		return nil, err
 	}

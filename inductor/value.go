@@ -24,6 +24,7 @@ const (
 	VCast                    // Args[0] converted to DType
 	VMasked                  // Args[0] ? Args[1] : Args[2], evaluating only the branch taken
 	VSize                    // the size expression Size (over the size symbols) as an int64 value
+	VFloat                   // the call's float argument Num.I (a Python float read at run time) as a float64 value
 )
 
 // Number is a constant: F for floating dtypes, I for integers and bools (0 or 1).
@@ -83,6 +84,8 @@ func (vs *values) intern(v *Value) *Value {
 		b.WriteString(v.Expr.Key())
 	case VSize:
 		b.WriteString(v.Size.Key())
+	case VFloat:
+		b.WriteString(strconv.FormatInt(v.Num.I, 10))
 	case VConst:
 		b.WriteString(strconv.FormatUint(math.Float64bits(v.Num.F), 16) + "/" + strconv.FormatInt(v.Num.I, 10))
 	}
@@ -188,6 +191,11 @@ func (vs *values) SizeValue(s Sym) *Value {
 		return vs.ConstI(primtorch.Int64, k)
 	}
 	return vs.intern(&Value{Kind: VSize, DType: primtorch.Int64, Size: s})
+}
+
+// FloatArg is the call's float argument k (Graph.FloatInputs) as a float64 value.
+func (vs *values) FloatArg(k int) *Value {
+	return vs.intern(&Value{Kind: VFloat, DType: primtorch.Float64, Num: Number{I: int64(k)}})
 }
 
 // Index is the index expression e as a value of dtype dt.
@@ -306,7 +314,7 @@ func (s *valueSubst) value(v *Value) *Value {
 		if r == nil {
 			r = s.vs.Load(v.Buf, idx)
 		}
-	case VConst, VSize:
+	case VConst, VSize, VFloat:
 		r = v
 	case VIndex:
 		r = s.vs.Index(v.DType, v.Expr.Subst(s.vars, s.bounds, s))
@@ -378,7 +386,7 @@ func cost(v *Value) int {
 		switch x.Kind {
 		case VOp:
 			total += opTable[x.Op].cost
-		case VLoad, VCast, VMasked, VIndex, VSize:
+		case VLoad, VCast, VMasked, VIndex, VSize, VFloat:
 			total++
 		}
 	})

@@ -47,6 +47,9 @@ type Region struct {
 	// whose writes ptgo cannot see); a double backward then raises with it instead of
 	// differing from eager.
 	NoRecompute string
+	// Floats lists, for each float argument Backward takes after the tangents, the input whose
+	// value it is (aotautograd.Graphs.BackwardFloats: a Python float read at run time).
+	Floats []int
 }
 
 // recomputeEffects fills in what a recompute of the region must undo: the placeholders of the

@@ -50,7 +50,7 @@ func pyTypeName(v Value) string {
 		return "bool"
 	case int64, int, SymInt:
 		return "int"
-	case float64:
+	case float64, SymFloat:
 		return "float"
 	case complex128:
 		return "complex"
@@ -140,10 +140,12 @@ func convertElem(v Value, b BaseType, numbersAsTensors bool) (Value, bool) {
 			return int64(x), numbersAsTensors
 		case SymInt:
 			return SymValue(x), numbersAsTensors
+		case SymFloat:
+			return x, numbersAsTensors
 		}
 	case TScalar:
 		switch x := v.(type) {
-		case bool, int64, float64, complex128:
+		case bool, int64, float64, complex128, SymFloat:
 			return x, true
 		case int:
 			return int64(x), true
@@ -159,7 +161,7 @@ func convertElem(v Value, b BaseType, numbersAsTensors bool) (Value, bool) {
 		}
 	case TFloat:
 		switch x := v.(type) {
-		case float64:
+		case float64, SymFloat:
 			return x, true
 		case int64:
 			return float64(x), true

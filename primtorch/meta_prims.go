@@ -33,6 +33,11 @@ func checkScalarFor(v Value, dt DType, what string) error {
 			return primErrorf("%s: the float %s is not a value of dtype %s; convert the operand to a floating dtype first", what, fmtFloat(x), dt)
 		}
 		return nil
+	case SymFloat:
+		if !dt.IsFloatingPoint() {
+			return primErrorf("%s: the float %s is not a value of dtype %s; convert the operand to a floating dtype first", what, x, dt)
+		}
+		return nil
 	}
 	return primErrorf("%s: %s is neither a tensor nor a real Python number", what, pyTypeName(v))
 }

@@ -105,6 +105,9 @@ type Op struct {
 	// Symbolic: the meta function handles symbolic sizes (sym.go); MetaArgs specialises the
 	// arguments of every other op to their hints, with guards.
 	Symbolic bool
+	// SymFloats: the op's operands self and other may be a SymFloat (symfloat.go); MetaArgs
+	// specialises the SymFloats of every other op, and of this one's other parameters.
+	SymFloats bool
 
 	meta        metaFn
 	ownGrad     bool
@@ -231,6 +234,7 @@ func (op *Op) MetaArgs(a *Args) (out Value, err error) {
 	if op.DataDependent {
 		return nil, &Error{Kind: ErrDataDependent, Op: op.Name, Msg: op.Name + "'s output shape depends on the values of its inputs"}
 	}
+	a.specializeFloats(op)
 	if !op.Symbolic && a.HasSymbols() {
 		a.specialize(op.Name)
 	}

@@ -157,12 +157,12 @@ var numbersSelf = map[string]bool{
 
 // Elementwise ops of two tensors.
 var binaryDefs = allSymbolic(
-	bin(OpAdd, OpAddInplace, "add.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@add operator.add", "Tensor.add_ operator.iadd", metaAddSub),
-	bin(OpSub, OpSubInplace, "sub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@sub @subtract operator.sub", "Tensor.sub_ Tensor.subtract_ operator.isub", metaAddSub),
-	bin(OpRsub, noInplace, "rsub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "torch.rsub", "", metaRsub),
-	bin(OpMul, OpMulInplace, "mul.Tensor", "", PromoteDefault, "@mul @multiply operator.mul", "Tensor.mul_ Tensor.multiply_ operator.imul", metaPointwise),
+	bin(OpAdd, OpAddInplace, "add.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@add operator.add", "Tensor.add_ operator.iadd", metaAddSub).with(fSymFloat),
+	bin(OpSub, OpSubInplace, "sub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "@sub @subtract operator.sub", "Tensor.sub_ Tensor.subtract_ operator.isub", metaAddSub).with(fSymFloat),
+	bin(OpRsub, noInplace, "rsub.Tensor", ", *, Scalar alpha=1", PromoteDefault, "torch.rsub", "", metaRsub).with(fSymFloat),
+	bin(OpMul, OpMulInplace, "mul.Tensor", "", PromoteDefault, "@mul @multiply operator.mul", "Tensor.mul_ Tensor.multiply_ operator.imul", metaPointwise).with(fSymFloat),
 	bin(OpDiv, OpDivInplace, "div.Tensor_mode", ", *, str? rounding_mode=None", PromoteIntToFloat, "@div @divide @true_divide operator.truediv",
-		"Tensor.div_ Tensor.divide_ Tensor.true_divide_ operator.itruediv", metaDiv).notes("with rounding_mode the promotion is DEFAULT").raises(integerResult),
+		"Tensor.div_ Tensor.divide_ Tensor.true_divide_ operator.itruediv", metaDiv).notes("with rounding_mode the promotion is DEFAULT").raises(integerResult).with(fSymFloat),
 	bin(OpFloorDivide, OpFloorDivideInplace, "floor_divide", "", PromoteDefault, "@floor_divide operator.floordiv", "Tensor.floor_divide_ operator.ifloordiv", metaPointwise).raises(integerResult),
 	bin(OpRemainder, OpRemainderInplace, "remainder.Tensor", "", PromoteDefault, "@remainder operator.mod", "Tensor.remainder_ operator.imod", metaPointwise).raises(integerResult),
 	bin(OpFmod, OpFmodInplace, "fmod.Tensor", "", PromoteDefault, "@fmod", "Tensor.fmod_", metaPointwise).raises(integerResult),

@@ -90,7 +90,7 @@ func scalarDType(v Value) (DType, bool) {
 		return Bool, true
 	case int64, int, SymInt:
 		return Int64, true
-	case float64:
+	case float64, SymFloat:
 		return DefaultFloat, true
 	case complex128:
 		return DefaultComplex, true

@@ -46,6 +46,7 @@ const (
 	fNumbersSelf                     // with fNumbers: the first parameter takes a number too (torch.add(2, x))
 	fNoOverlap                       // in place: self may share no memory with the other tensor arguments (torch's assert_no_overlap)
 	fSymbolic                        // the meta function handles symbolic sizes (sym.go)
+	fSymFloat                        // self and other may be a SymFloat (a float argument read at run time, symfloat.go)
 )
 
 // row starts a registry row. targets is a space-separated list where "@name" stands for
@@ -152,7 +153,7 @@ func buildRegistry() []*Op {
 			Random: d.flags&fRandom != 0, NonDifferentiable: d.flags&fNonDiff != 0,
 			NumbersAsTensors: d.flags&fNumbers != 0, selfNumbers: d.flags&fNumbersSelf != 0 && d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
-			RefusesOverlap: d.flags&fNoOverlap != 0, Symbolic: d.flags&fSymbolic != 0,
+			RefusesOverlap: d.flags&fNoOverlap != 0, Symbolic: d.flags&fSymbolic != 0, SymFloats: d.flags&fSymFloat != 0,
 			Functional: functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
 		}
 		op.Schema = MustParseSchema(schema)

@@ -448,6 +448,8 @@ type ShapeEnv struct {
 	guards      []SymGuard
 	guardKeys   map[string]bool
 	specialized map[int]string // symbol → why
+	floats      []floatSym     // float symbols (symfloat.go)
+	floatSpec   map[int]string // float symbol → why it was specialised
 	// Why is the current reason recorded with new guards ("model.py:12"); the trace sets it.
 	Why string
 }

@@ -46,8 +46,9 @@ class CountingBackend:
 
     def __call__(self, gm, example_inputs):
         assert isinstance(gm, torch.fx.GraphModule), type(gm)
-        # tensors, and ints for dynamic int arguments (torch.compile passes those the same way)
-        assert all(isinstance(t, (torch.Tensor, int)) for t in example_inputs)
+        # tensors, and ints and floats for dynamic int and float arguments (torch.compile passes
+        # those the same way)
+        assert all(isinstance(t, (torch.Tensor, int, float)) for t in example_inputs)
         self.graphs.append(gm)
         self.example_inputs.append(list(example_inputs))
         gm.graph.lint()

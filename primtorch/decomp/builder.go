@@ -49,7 +49,7 @@ func toArg(x any) (fxgraph.Arg, primtorch.Value) {
 		return v, v.Meta
 	case nil:
 		return fxgraph.Const{V: nil}, nil
-	case bool, int64, float64, string, primtorch.DType:
+	case bool, int64, float64, string, primtorch.DType, primtorch.SymFloat:
 		return fxgraph.Const{V: v}, v
 	case int:
 		return fxgraph.Const{V: int64(v)}, int64(v)
@@ -223,6 +223,11 @@ func scalarAs(v val, dt primtorch.DType) val {
 			bug("a size %s as a bool", x)
 		}
 		return x // a size: a Python int, which prims take for any numeric dtype
+	case primtorch.SymFloat:
+		if dt.IsFloatingPoint() {
+			return x // a float argument: the kernel converts it to dt when it runs
+		}
+		return scalarAs(x.Specialize("a float argument converted to "+dt.String()), dt)
 	default:
 		bug("scalarAs of %T", v)
 	}

@@ -130,6 +130,10 @@ func (d *decomposer) run() error {
 				d.env[n] = s // a size input: its uses read the symbol
 				continue
 			}
+			if f, ok := n.Meta.(primtorch.SymFloat); ok && n.Op == fxgraph.Placeholder {
+				d.env[n] = f // a float input: its uses are constants that read the symbol
+				continue
+			}
 			if c.TensorMeta() == nil {
 				return d.unsupportedf("input %s is not a tensor (meta %v)", n.Name, n.Meta)
 			}

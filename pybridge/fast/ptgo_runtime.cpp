@@ -265,6 +265,9 @@ struct GraphObject {
   std::vector<SymSource>* symbols;
   // How many Python ints a call passes among its tensors (the symbols of int arguments).
   int64_t int_inputs;
+  // How many Python floats a call passes among its tensors (float arguments read at run time):
+  // every kernel gets their values as its floats argument.
+  int64_t float_inputs;
   // The buffers' layouts at the symbol values of the last call that held the arena (reused while
   // the values repeat; only such a call writes them).
   std::vector<int64_t>* last_syms;
@@ -677,13 +680,18 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
   // a plan taking int arguments: the tensors and the ints, mixed in placeholder order
   std::vector<PyObject*> tensor_args;
   std::vector<int64_t> int_args;
+  // a plan taking float arguments: kernels read them (one zero when there are none, as a
+  // static step's floats)
+  std::vector<double> float_args;
   PyObject* const* args = all_args;
   Py_ssize_t nargs = nall;
-  if (g->int_inputs > 0) {
+  if (g->int_inputs > 0 || g->float_inputs > 0) {
     for (Py_ssize_t i = 0; i < nall; i++) {
       if (PyLong_Check(all_args[i]) && !PyBool_Check(all_args[i])) {
         int_args.push_back(PyLong_AsLongLong(all_args[i]));
         if (PyErr_Occurred()) return nullptr;
+      } else if (PyFloat_Check(all_args[i])) {
+        float_args.push_back(PyFloat_AS_DOUBLE(all_args[i]));
       } else {
         tensor_args.push_back(all_args[i]);
       }
@@ -691,6 +699,11 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
     if (static_cast<int64_t>(int_args.size()) != g->int_inputs) {
       PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s takes %lld int arguments, got %zu", g->name->c_str(),
                    static_cast<long long>(g->int_inputs), int_args.size());
+      return nullptr;
+    }
+    if (static_cast<int64_t>(float_args.size()) != g->float_inputs) {
+      PyErr_Format(PyExc_TypeError, "ptgo compiled graph %s takes %lld float arguments, got %zu", g->name->c_str(),
+                   static_cast<long long>(g->float_inputs), float_args.size());
       return nullptr;
     }
     args = tensor_args.data();
@@ -859,7 +872,8 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
             ptrs.push_back(static_cast<char*>(t.data_ptr()) -
                            (t.storage_offset() - specs[b].arena_elems) * static_cast<int64_t>(t.element_size()));
           }
-          int rc = st.fn(ptrs.data(), syms.empty() ? st.ints.data() : syms.data(), st.floats.data(), nthreads);
+          int rc = st.fn(ptrs.data(), syms.empty() ? st.ints.data() : syms.data(),
+                         float_args.empty() ? st.floats.data() : float_args.data(), nthreads);
           if (rc != 0) {
             // rc's bits (inductor.StatusIndex, StatusZeroDiv): an index out of range, an integer
             // division by zero, in the data.
@@ -1149,6 +1163,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   g->dyn_views = new std::vector<at::Tensor>();
   g->arena_bytes = 0;
   g->int_inputs = 0;
+  g->float_inputs = 0;
   g->arena_fresh = true;
   g->busy = false;
   g->on_index_error = nullptr;
@@ -1190,6 +1205,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   }
   g->arena_bytes = get_int(plan, "arena_bytes", 0);
   g->int_inputs = get_int(plan, "int_inputs", 0);
+  g->float_inputs = get_int(plan, "float_inputs", 0);
   if (PyObject* sy = PyDict_GetItemString(plan, "symbols"); sy != nullptr && PyList_Check(sy)) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sy); i++) {
       PyObject* d = PyList_GET_ITEM(sy, i);

@@ -126,7 +126,7 @@ enum ptgo_guard_op {
     PTGO_G_INDEX,        /* r[dst] = r[src][i] for tuples and lists (their own storage) */
     PTGO_G_TYPE,         /* type(r[src]) is obj */
     PTGO_G_ID,           /* r[src] is obj */
-    PTGO_G_EQ,           /* type(r[src]) is type(obj) and r[src] == obj */
+    PTGO_G_EQ,           /* type(r[src]) is type(obj) and r[src] == obj (floats by their bits) */
     PTGO_G_LEN,          /* len(r[src]) == i (tuple, list, dict: their own storage) */
     PTGO_G_TENSOR,       /* tensor check: type obj, dtype/device/requires_grad in i, sizes+strides in vec
                           * (then the storage offset); a size -1 is any size >= 2 (a dynamic dim), a

@@ -877,6 +877,30 @@ static long long tensor_dim_size(PyObject *t, long long d) {
 }
 
 /* Checks a PTGO_G_SYM guard (see ptgo_abi.h). */
+/* same_value is PTGO_G_EQ's comparison: ==, except that floats (also inside tuples, and the
+   parts of complex numbers) compare by their bits, so a result specialised for -0.0 is not
+   served for 0.0 (x * a has the other sign) and a NaN equals itself. Types are equal. */
+static int same_value(PyObject *a, PyObject *b) {
+    if (PyFloat_CheckExact(a)) {
+        double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+        return memcmp(&x, &y, sizeof x) == 0;
+    }
+    if (PyComplex_CheckExact(a)) {
+        Py_complex x = PyComplex_AsCComplex(a), y = PyComplex_AsCComplex(b);
+        return memcmp(&x.real, &y.real, sizeof x.real) == 0 && memcmp(&x.imag, &y.imag, sizeof x.imag) == 0;
+    }
+    if (PyTuple_CheckExact(a)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(a);
+        if (n != PyTuple_GET_SIZE(b)) return 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+            if (Py_TYPE(x) != Py_TYPE(y) || !same_value(x, y)) return 0;
+        }
+        return 1;
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+}
+
 static int check_sym(PyObject **regs, const guard_t *g) {
     const int64_t *v = g->vec;
     int32_t n = g->nvec, k = 3;
@@ -1101,8 +1125,7 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             owned[g->dst] = 0;
             break;
         case PTGO_G_EQ:
-            ok = Py_TYPE(regs[g->src]) == Py_TYPE(g->obj) &&
-                 PyObject_RichCompareBool(regs[g->src], g->obj, Py_EQ) == 1;
+            ok = Py_TYPE(regs[g->src]) == Py_TYPE(g->obj) && same_value(regs[g->src], g->obj);
             break;
         case PTGO_G_LEN: {
             PyObject *s = regs[g->src];

@@ -875,7 +875,7 @@ def make_torch_graph(graph_json):
 
 
 def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, name="a compiled region",
-                        recompute=None, written=(), random=False, no_recompute="", grad_deps=None):
+                        recompute=None, written=(), random=False, no_recompute="", grad_deps=None, floats=()):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
@@ -887,6 +887,9 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     grad_deps[i] lists the outputs input i's gradient depends on (None: it gets none): an input
     none of whose outputs the caller differentiates gets None, as in eager (.grad stays None),
     not the zeros of unused outputs' materialized gradients.
+
+    floats lists the inputs that are Python floats read at run time whose values bwd takes too,
+    after the tangents (aotautograd.Graphs.BackwardFloats).
 
     The compiled backward runs with grad mode off: its gradients are not differentiable. A
     backward that runs with grad mode on (``create_graph=True``: gradient penalties,
@@ -902,6 +905,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     consts = list(consts)
     deps = None if grad_deps is None else [None if d is None else frozenset(d) for d in grad_deps]
     written = list(written)
+    floats = list(floats)
     hinted = []
 
     def differentiable_backward(ctx, grads):
@@ -964,6 +968,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             ctx.ptgo_inputs = args
             ctx.ptgo_before = [args[i].clone() for i in written] if written else ()
             ctx.ptgo_rng = torch.get_rng_state() if random else None
+            ctx.ptgo_floats = tuple(args[i] for i in floats)
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
             user, saved = list(outs[:num_outputs]), outs[num_outputs:]
@@ -987,7 +992,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                 return differentiable_backward(ctx, grads)
             tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
                     for k, m in zip(tangents, ctx.tangent_metas)]
-            res = tuple(bwd(*ctx.saved_tensors, *tang))
+            res = tuple(bwd(*ctx.saved_tensors, *tang, *ctx.ptgo_floats))
             if deps is not None:
                 given = {k for k in tangents if grads[k] is not None}
                 res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r

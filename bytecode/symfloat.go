@@ -1,0 +1,144 @@
+package bytecode
+
+import (
+	"fmt"
+	"strconv"
+
+	"ptgo/bytecode/py"
+	"ptgo/logs"
+	"ptgo/primtorch"
+)
+
+// Float arguments read at run time (primtorch/symfloat.go).
+//
+// A Python float argument of the frame whose value changed since the last compile (automatic
+// dynamic, as for ints) or any float argument under dynamic=True becomes a SymF: a float
+// placeholder of the graph, guarded by type only. Passed to add, sub, mul or div (as self or
+// other) it stays a graph input the kernels read on each call; every other use — Python
+// arithmetic, a comparison, any other op's argument — realizes it: the value of this call, with
+// the guard that the argument equals it (realize, primtorch.SymFloat.Specialize), so no path can
+// bake a value in unguarded.
+
+// SymF is a Python float read at run time.
+type SymF struct {
+	F      primtorch.SymFloat
+	Source Source
+}
+
+func (s *SymF) Describe() string {
+	return fmt.Sprintf("float %s (a dynamic float argument, %s in this call)", s.F, strconv.FormatFloat(s.F.Hint(), 'g', -1, 64))
+}
+
+// floatSource is where float symbol k is read, and its object in the traced call.
+type floatSource struct {
+	src  Source
+	obj  py.Obj
+	repr string
+}
+
+// specializeFloat is what realize does to a SymF: its value now, guarded.
+func specializeFloat(f *frame, s *SymF) Value {
+	why := "used as a plain float"
+	if f != nil {
+		why = "used as a plain float at " + f.shortWhere()
+	}
+	return floatV(s.F.Specialize(why))
+}
+
+// floatInput makes a Python float argument of the frame a float symbol when the policy says so
+// (its value changed since the last compile, or dynamic=True); otherwise nil (a constant,
+// guarded by value as before).
+func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
+	cv, ok := c.(*ConstV)
+	if !ok || cv.Kind != py.KFloat || t.dynamic == DynamicStatic || t.dynamic == DynamicNever {
+		return nil
+	}
+	if _, isArg := src.(*LocalSource); !isArg {
+		return nil
+	}
+	if s, ok := t.floatByName[src.Name()]; ok {
+		return s
+	}
+	cd := codeHistory(t.rootCode.code)
+	dimHistories.Lock()
+	key := src.Name()
+	h := cd.inputs[key]
+	if h == nil && len(cd.inputs) < maxDimHistory {
+		h = &dimHistory{dynamic: map[int]bool{}}
+		cd.inputs[key] = h
+	}
+	want := t.dynamic == DynamicAll
+	if h != nil {
+		if len(h.floats) == 1 && !sameFloat(h.floats[0], cv.F) && !h.dynamic[0] {
+			logs.Printf(logs.Dynamic, "%s: float argument %s became dynamic: it changed from %v to %v since the last compile",
+				t.rootCode.code.QualName, readableName(src), h.floats[0], cv.F)
+			h.dynamic[0] = true
+		}
+		want = want || h.dynamic[0]
+		h.floats = []float64{cv.F}
+	}
+	refused := cd.floatsStatic != ""
+	dimHistories.Unlock()
+	if !want || refused {
+		return nil
+	}
+	t.ensureShapes()
+	t.guards.Type(src, t.api.TypeOf(o), "float")
+	sf := t.shapes.NewFloat(cv.F, src.Name())
+	t.floatSources = append(t.floatSources, floatSource{src: src, obj: o, repr: t.api.Repr(o)})
+	logs.Printf(logs.Dynamic, "%s: %s = %s (a float argument, %v in this call)", t.rootCode.code.QualName, sf, readableName(src), cv.F)
+	node := t.graph.AddPlaceholder(placeholderName(src), sf)
+	t.inputs = append(t.inputs, &TensorV{Node: node, Source: src, Obj: o, Meta: &primtorch.TensorMeta{}})
+	s := &SymF{F: sf, Source: src}
+	if t.floatByName == nil {
+		t.floatByName = map[string]*SymF{}
+	}
+	t.floatByName[src.Name()] = s
+	return s
+}
+
+// sameFloat compares two values bit for bit (a change from 0.0 to -0.0 or between NaNs is a
+// change for the guard that would specialise it).
+func sameFloat(a, b float64) bool {
+	return strconv.FormatFloat(a, 'x', -1, 64) == strconv.FormatFloat(b, 'x', -1, 64)
+}
+
+// RefuseDynamicFloats remembers that the backend could not compile code's graph with float
+// arguments read at run time, so its later compiles specialise them from the start.
+func RefuseDynamicFloats(c *Code, reason string) {
+	h := codeHistory(c)
+	dimHistories.Lock()
+	h.floatsStatic = reason
+	dimHistories.Unlock()
+}
+
+// installFloatGuards guards each float symbol the trace or the compile specialised equal to
+// its value in the traced call.
+func installFloatGuards(g *Guards, env *primtorch.ShapeEnv, sources []floatSource) {
+	if env == nil {
+		return
+	}
+	for id := range env.SpecializedFloats() {
+		if id < len(sources) {
+			s := sources[id]
+			g.Eq(s.src, s.obj, s.repr)
+		}
+	}
+}
+
+// floatArgsOf specialises the SymFs among an op call's arguments unless op takes float
+// arguments read at run time (primtorch fSymFloat; the meta function then decides per
+// parameter, and a SymF it specialises is resolved in the graph at the end of the trace).
+func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwArg) {
+	keep := op != nil && op.SymFloats
+	for i, a := range args {
+		if s, ok := a.(*SymF); ok && (!keep || i > 1) {
+			args[i] = specializeFloat(f, s)
+		}
+	}
+	for i := range kw {
+		if s, ok := kw[i].Val.(*SymF); ok && (!keep || (kw[i].Name != "other" && kw[i].Name != "self" && kw[i].Name != "input")) {
+			kw[i].Val = specializeFloat(f, s)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package primtorch
+
+import "fmt"
+
+// Float arguments read at run time.
+//
+// A Python float argument of a traced frame whose value changes between calls (a learning-rate
+// factor, a temperature, the float an .item() graph break hands to the resumed frame) would
+// cost a compile per value. Automatic dynamic makes it a SymFloat instead: a graph input whose
+// value the compiled code reads on each call. A SymFloat is opaque — nothing at compile time may
+// depend on its value — so only ops whose registry row says so (fSymFloat: add, sub, rsub, mul,
+// div, as self or other) take it as an operand, and they treat it exactly as the Python float
+// it stands for (a weakly typed number in type promotion, converted to the computation dtype
+// when the kernel runs). Every other use specialises it: Specialize returns its value at trace
+// time (the hint) and records a guard that the argument equals it, so a path that does not know
+// about SymFloats can never bake a value in unguarded. The ShapeEnv holds the float symbols
+// beside the size symbols because the same compile-time specialisations (a decomposition, a
+// derivative) must reach the guards the same way.
+
+// SymFloat is float symbol ID of env: f0, f1, ...
+type SymFloat struct {
+	ID  int
+	env *ShapeEnv
+}
+
+type floatSym struct {
+	hint   float64
+	source string
+}
+
+// NewFloat adds a float symbol with a hint (its value in this call) and a source ("L['a']").
+func (e *ShapeEnv) NewFloat(hint float64, source string) SymFloat {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.floats = append(e.floats, floatSym{hint: hint, source: source})
+	return SymFloat{ID: len(e.floats) - 1, env: e}
+}
+
+// NumFloats is how many float symbols the env has.
+func (e *ShapeEnv) NumFloats() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.floats)
+}
+
+// Float is float symbol id.
+func (e *ShapeEnv) Float(id int) SymFloat { return SymFloat{ID: id, env: e} }
+
+// SpecializedFloats maps each specialised float symbol to why.
+func (e *ShapeEnv) SpecializedFloats() map[int]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[int]string, len(e.floatSpec))
+	for k, v := range e.floatSpec {
+		out[k] = v
+	}
+	return out
+}
+
+// Hint is f's value in the traced call.
+func (f SymFloat) Hint() float64 {
+	f.env.mu.Lock()
+	defer f.env.mu.Unlock()
+	return f.env.floats[f.ID].hint
+}
+
+// Source is where the runtime reads f ("L['a']").
+func (f SymFloat) Source() string {
+	f.env.mu.Lock()
+	defer f.env.mu.Unlock()
+	return f.env.floats[f.ID].source
+}
+
+// Env is the ShapeEnv f belongs to.
+func (f SymFloat) Env() *ShapeEnv { return f.env }
+
+func (f SymFloat) String() string { return fmt.Sprintf("f%d", f.ID) }
+
+// Specialize returns f's hint and records that the compiled code assumes it (the guard
+// L['a'] == hint, installed by the trace or after the compile).
+func (f SymFloat) Specialize(why string) float64 {
+	e := f.env
+	e.mu.Lock()
+	if e.floatSpec == nil {
+		e.floatSpec = map[int]string{}
+	}
+	if _, done := e.floatSpec[f.ID]; !done {
+		e.floatSpec[f.ID] = why
+	}
+	h := e.floats[f.ID].hint
+	e.mu.Unlock()
+	return h
+}
+
+// IsSpecialized reports whether f was specialised to its hint.
+func (f SymFloat) IsSpecialized() bool {
+	f.env.mu.Lock()
+	defer f.env.mu.Unlock()
+	_, ok := f.env.floatSpec[f.ID]
+	return ok
+}
+
+// SpecializeFloat is v's value when v is a SymFloat (specialised, see Specialize) and v
+// otherwise.
+func SpecializeFloat(v Value, why string) Value {
+	if f, ok := v.(SymFloat); ok {
+		return f.Specialize(why)
+	}
+	return v
+}
+
+// symFloatParams are the parameters of an fSymFloat op that may hold a SymFloat.
+func symFloatParam(op *Op, a *Args, canon string) bool {
+	if !op.SymFloats || (canon != "self" && canon != "other") {
+		return false
+	}
+	// a rounding division's decomposition reads its operands' values
+	mode, _ := a.find("rounding_mode")
+	return mode == nil
+}
+
+// specializeFloats specialises the SymFloats among a's arguments that op does not take as such.
+func (a *Args) specializeFloats(op *Op) {
+	for i, v := range a.vals {
+		if _, ok := v.(SymFloat); ok && !symFloatParam(op, a, a.Sig.Params[i].Canon) {
+			a.vals[i] = SpecializeFloat(v, op.Name)
+		}
+	}
+}
+
+// TakesSymFloat reports whether the call a keeps a SymFloat in parameter canon (every other
+// SymFloat argument is specialised). Capture asks before recording the call's graph node, so
+// the node and the meta function agree.
+func (a *Args) TakesSymFloat(canon string) bool { return symFloatParam(a.Op, a, canon) }
