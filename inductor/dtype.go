@@ -131,16 +131,6 @@ func pyLiteral(dt primtorch.DType, n Number) string {
 	return s
 }
 
-// float16Round rounds f to the nearest IEEE half value (ties to even), as a float64.
-func float16Round(f float64) float64 {
-	return float64(halfToFloat(floatToHalf(float32(f))))
-}
-
-// bfloat16Round rounds f to the nearest bfloat16 value (ties to even), as a float64.
-func bfloat16Round(f float64) float64 {
-	return float64(bf16ToFloat(floatToBF16(float32(f))))
-}
-
 // floatToBF16 converts with round-to-nearest-even; NaN stays a quiet NaN (torch's rule).
 func floatToBF16(f float32) uint16 {
 	if f != f {

@@ -254,17 +254,7 @@ func (vs *values) Masked(cond, then, els *Value) *Value {
 	return vs.intern(&Value{Kind: VMasked, DType: then.DType, Args: []*Value{cond, then, els}})
 }
 
-func roundToDType(dt primtorch.DType, f float64) float64 {
-	switch dt {
-	case primtorch.Float32:
-		return float64(float32(f))
-	case primtorch.Float16:
-		return float16Round(f)
-	case primtorch.BFloat16:
-		return bfloat16Round(f)
-	}
-	return f
-}
+func roundToDType(dt primtorch.DType, f float64) float64 { return primtorch.RoundToDType(dt, f) }
 
 // wrapInt truncates i to the width of integer dtype dt, as a C cast does.
 func wrapInt(dt primtorch.DType, i int64) int64 {

@@ -24,6 +24,10 @@ type torchBehavior struct {
 	// Values (read by decompositions through Behavior()).
 	GeluOneDNN               bool // CPU gelu takes oneDNN's kernel where it can (+0.0 for -0.0 and large negative x; dGelu)
 	ClampIgnoresLoneNaNBound bool // clamp with a NaN number as its only bound returns x (2.14: NaN; dClamp)
+	// A float16/bfloat16 tensor times or divided by (any rounding mode) a Python number
+	// computes with the number in float32 (2.14's mul and div kernels); every other binary op,
+	// and 1.13's mul and div, first round the number to the tensor's dtype (decomp eagerNumbers).
+	ReducedFloatMulDivOpmath bool
 }
 
 var behaviorTable = []VersionRow[torchBehavior]{
@@ -32,7 +36,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
-		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true,
+		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
 	}},
 }
 

@@ -21,9 +21,45 @@ func unaryPrim(name string) decompFn {
 func binaryPrim(name string) decompFn {
 	return func(c *ctx) (any, error) {
 		d := c.d
-		x, y := c.self(), c.in(c.op.Schema.Params[1].Canon)
+		x, y := c.eagerNumbers(c.self(), c.in(c.op.Schema.Params[1].Canon))
 		return d.ew(c.op.Promotion, func(v []val) val { return d.bin(name, v[0], v[1]) }, x, y), nil
 	}
+}
+
+// eagerNumbers is a binary op's operands with a Python number beside a float16/bfloat16 tensor
+// as torch's kernel reads it: rounded to the tensor's dtype (TensorIterator wraps it in a 0-d
+// tensor of the common dtype) before the float32 computation, except where the running torch's
+// mul and div (every rounding mode) compute with the number in float32 (ReducedFloatMulDivOpmath). A float
+// argument read at run time is specialised there (the prims graph's torch export could not
+// round it).
+func (c *ctx) eagerNumbers(x, y val) (val, val) {
+	common := primtorch.ResultType(valueOf(x), valueOf(y))
+	if common != primtorch.Float16 && common != primtorch.BFloat16 || metaOf(x) != nil && metaOf(y) != nil {
+		return x, y
+	}
+	op := c.op.Canonical()
+	if op.Functional != nil {
+		op = op.Functional
+	}
+	if primtorch.Behavior().ReducedFloatMulDivOpmath && (op.ID == primtorch.OpMul || op.ID == primtorch.OpDiv) {
+		return x, y
+	}
+	return roundNumber(x, common), roundNumber(y, common)
+}
+
+// roundNumber is a Python number rounded to floating dtype dt (tensors pass through).
+func roundNumber(v val, dt primtorch.DType) val {
+	switch x := v.(type) {
+	case float64:
+		return primtorch.RoundToDType(dt, x)
+	case int64:
+		return primtorch.RoundToDType(dt, float64(x))
+	case bool:
+		return v
+	case primtorch.SymFloat:
+		return primtorch.RoundToDType(dt, x.Specialize("a Python number rounded to "+dt.String()+" as torch's kernel does"))
+	}
+	return v
 }
 
 // noDerivative is fn for an op torch 1.13 has no derivative for (when, if given, says for which
@@ -255,40 +291,54 @@ func (d *decomposer) clampAt(x, b val, below bool) val {
 // dAdd is self + alpha*other.
 func dAdd(c *ctx) (any, error) {
 	d := c.d
-	alpha := c.get("alpha")
+	alpha := c.eagerAlpha()
+	x, y := c.eagerNumbers(c.self(), c.in("other"))
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		y := v[1]
 		if !isOne(alpha) {
 			y = d.mulScalar(y, alpha)
 		}
 		return d.add(v[0], y)
-	}, c.self(), c.in("other")), nil
+	}, x, y), nil
 }
 
 // dSub is self - alpha*other.
 func dSub(c *ctx) (any, error) {
 	d := c.d
-	alpha := c.get("alpha")
+	alpha := c.eagerAlpha()
+	x, y := c.eagerNumbers(c.self(), c.in("other"))
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		y := v[1]
 		if !isOne(alpha) {
 			y = d.mulScalar(y, alpha)
 		}
 		return d.sub(v[0], y)
-	}, c.self(), c.in("other")), nil
+	}, x, y), nil
 }
 
 // dRsub is other - alpha*self.
 func dRsub(c *ctx) (any, error) {
 	d := c.d
-	alpha := c.get("alpha")
+	alpha := c.eagerAlpha()
+	x, y := c.eagerNumbers(c.self(), c.in("other"))
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		x := v[0]
 		if !isOne(alpha) {
 			x = d.mulScalar(x, alpha)
 		}
 		return d.sub(v[1], x)
-	}, c.self(), c.in("other")), nil
+	}, x, y), nil
+}
+
+// eagerAlpha is add/sub/rsub's alpha as torch's kernel reads it: rounded to a float16/bfloat16
+// result's dtype.
+func (c *ctx) eagerAlpha() any {
+	alpha := c.get("alpha")
+	dt := primtorch.ResultType(valueOf(c.self()), valueOf(c.in("other")))
+	if (dt == primtorch.Float16 || dt == primtorch.BFloat16) && !isOne(alpha) {
+		return roundNumber(alpha, dt)
+	}
+	return alpha
 }
 
 func isOne(v any) bool {
@@ -342,7 +392,7 @@ func (d *decomposer) zeroGradient(v val, xs ...val) val {
 // dDiv is true division, or with rounding_mode "trunc" / "floor".
 func dDiv(c *ctx) (any, error) {
 	d := c.d
-	x, y := c.self(), c.in("other")
+	x, y := c.eagerNumbers(c.self(), c.in("other"))
 	switch mode, _ := c.get("rounding_mode").(string); mode {
 	case "trunc":
 		return d.ew(primtorch.PromoteDefault, func(v []val) val {
@@ -523,4 +573,12 @@ func dAddcdiv(c *ctx) (any, error) {
 		}
 		return d.add(v[0], d.div(t1, v[2]))
 	}, c.self(), c.in("tensor1"), c.in("tensor2")), nil
+}
+
+// valueOf is an operand as type promotion sees it: a tensor's meta, or the number.
+func valueOf(x val) primtorch.Value {
+	if m := metaOf(x); m != nil {
+		return m
+	}
+	return x
 }

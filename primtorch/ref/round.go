@@ -1,36 +1,7 @@
 package ref
 
-import "math"
+import "ptgo/primtorch"
 
-// roundHalf rounds v to the nearest float16 value (ties to even), as float64: overflow gives
-// ±Inf, tiny values become float16 subnormals or zero.
-func roundHalf(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
-		return v
-	}
-	a := math.Abs(v)
-	var q float64 // the spacing of float16 values around a
-	if a < 0x1p-14 {
-		q = 0x1p-24
-	} else {
-		_, e := math.Frexp(a) // a = f * 2^e, f in [0.5, 1)
-		q = math.Ldexp(1, e-11)
-	}
-	r := math.RoundToEven(a/q) * q
-	if r > 65504 {
-		r = math.Inf(1)
-	}
-	return math.Copysign(r, v)
-}
-
-// roundBFloat16 rounds v to the nearest bfloat16 value (ties to even) as torch does from
-// float32: the float32 value's low 16 bits are rounded away.
-func roundBFloat16(v float64) float64 {
-	f := float32(v)
-	if f != f {
-		return v
-	}
-	b := math.Float32bits(f)
-	b += 0x7fff + (b>>16)&1
-	return float64(math.Float32frombits(b & 0xffff0000))
-}
+// roundHalf and roundBFloat16 round a float64 to the dtype (primtorch/round.go).
+func roundHalf(v float64) float64     { return primtorch.RoundHalf(v) }
+func roundBFloat16(v float64) float64 { return primtorch.RoundBFloat16(v) }
