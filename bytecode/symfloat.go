@@ -59,25 +59,14 @@ func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
 	if s, ok := t.floatByName[src.Name()]; ok {
 		return s
 	}
-	cd := codeHistory(t.rootCode.code)
-	dimHistories.Lock()
-	key := src.Name()
-	h := cd.inputs[key]
-	if h == nil && len(cd.inputs) < maxDimHistory {
-		h = &dimHistory{dynamic: map[int]bool{}}
-		cd.inputs[key] = h
-	}
-	want := t.dynamic == DynamicAll
-	if h != nil {
-		if len(h.floats) == 1 && !sameFloat(h.floats[0], cv.F) && !h.dynamic[0] {
-			logs.Printf(logs.Dynamic, "%s: float argument %s became dynamic: it changed from %v to %v since the last compile",
-				t.rootCode.code.QualName, readableName(src), h.floats[0], cv.F)
-			h.dynamic[0] = true
+	want, cd := t.scalarArgDynamic(src, "float", func(h *dimHistory) (string, bool) {
+		if len(h.floats) == 1 && !sameFloat(h.floats[0], cv.F) {
+			return fmt.Sprintf("%v to %v", h.floats[0], cv.F), true
 		}
-		want = want || h.dynamic[0]
-		h.floats = []float64{cv.F}
-	}
-	refused := cd.floatsStatic != ""
+		return "", false
+	}, func(h *dimHistory) { h.floats = []float64{cv.F} })
+	dimHistories.Lock()
+	refused := cd.staticOnly != "" // the backend refused symbolic inputs: static from the start
 	dimHistories.Unlock()
 	if !want || refused {
 		return nil
@@ -101,15 +90,6 @@ func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
 // change for the guard that would specialise it).
 func sameFloat(a, b float64) bool {
 	return strconv.FormatFloat(a, 'x', -1, 64) == strconv.FormatFloat(b, 'x', -1, 64)
-}
-
-// RefuseDynamicFloats remembers that the backend could not compile code's graph with float
-// arguments read at run time, so its later compiles specialise them from the start.
-func RefuseDynamicFloats(c *Code, reason string) {
-	h := codeHistory(c)
-	dimHistories.Lock()
-	h.floatsStatic = reason
-	dimHistories.Unlock()
 }
 
 // installFloatGuards guards each float symbol the trace or the compile specialised equal to

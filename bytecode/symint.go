@@ -178,9 +178,6 @@ type codeDims struct {
 	// staticOnly is why the backend refused this code's symbolic graph ("" while it did not):
 	// later compiles capture it static directly instead of tracing twice.
 	staticOnly string
-	// floatsStatic is why the backend refused this code's float arguments read at run time
-	// (symfloat.go): later compiles specialise them.
-	floatsStatic string
 }
 
 func codeHistory(c *Code) *codeDims {
@@ -304,24 +301,14 @@ func (t *Tracer) intInput(o py.Obj, c Value, src Source) *SymV {
 	if _, isArg := src.(*LocalSource); !isArg {
 		return nil
 	}
-	cd := codeHistory(t.rootCode.code)
-	dimHistories.Lock()
-	key := src.Name()
-	h := cd.inputs[key]
-	if h == nil && len(cd.inputs) < maxDimHistory {
-		h = &dimHistory{dynamic: map[int]bool{}}
-		cd.inputs[key] = h
-	}
-	want := t.dynamic == DynamicAll
-	if h != nil {
-		if len(h.sizes) == 1 && h.sizes[0] != cv.I && !h.dynamic[0] {
-			logs.Printf(logs.Dynamic, "%s: int argument %s became dynamic: it changed from %d to %d since the last compile",
-				t.rootCode.code.QualName, readableName(src), h.sizes[0], cv.I)
-			h.dynamic[0] = true
+	want, cd := t.scalarArgDynamic(src, "int", func(h *dimHistory) (string, bool) {
+		differs := len(h.sizes) == 1 && h.sizes[0] != cv.I
+		if differs {
+			return fmt.Sprintf("%d to %d", h.sizes[0], cv.I), true
 		}
-		want = want || h.dynamic[0]
-		h.sizes = []int64{cv.I}
-	}
+		return "", false
+	}, func(h *dimHistory) { h.sizes = []int64{cv.I} })
+	dimHistories.Lock()
 	refused := cd.staticOnly != ""
 	dimHistories.Unlock()
 	if !want || refused || cv.I < 2 {
@@ -347,6 +334,33 @@ func (t *Tracer) intInput(o py.Obj, c Value, src Source) *SymV {
 	node := t.graph.AddPlaceholder(placeholderName(src), sym)
 	t.inputs = append(t.inputs, &TensorV{Node: node, Source: src, Obj: o, Meta: &primtorch.TensorMeta{}})
 	return &SymV{S: sym}
+}
+
+// scalarArgDynamic is automatic dynamic's decision for a Python int or float argument of the
+// frame read from src (what names its kind in the log): dynamic in this trace when dynamic=True
+// or when its value changed since the last compile (changed compares the history's value with
+// this call's and says how), remembered with remember. It returns the code's history too.
+func (t *Tracer) scalarArgDynamic(src Source, what string, changed func(*dimHistory) (string, bool), remember func(*dimHistory)) (bool, *codeDims) {
+	cd := codeHistory(t.rootCode.code)
+	dimHistories.Lock()
+	defer dimHistories.Unlock()
+	key := src.Name()
+	h := cd.inputs[key]
+	if h == nil && len(cd.inputs) < maxDimHistory {
+		h = &dimHistory{dynamic: map[int]bool{}}
+		cd.inputs[key] = h
+	}
+	want := t.dynamic == DynamicAll
+	if h != nil {
+		if how, ok := changed(h); ok && !h.dynamic[0] {
+			logs.Printf(logs.Dynamic, "%s: %s argument %s became dynamic: it changed from %s since the last compile",
+				t.rootCode.code.QualName, what, readableName(src), how)
+			h.dynamic[0] = true
+		}
+		want = want || h.dynamic[0]
+		remember(h)
+	}
+	return want, cd
 }
 
 func (t *Tracer) ensureShapes() {

@@ -2,6 +2,7 @@ package primtorch
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -510,11 +511,7 @@ func (e *ShapeEnv) Guards() []SymGuard {
 func (e *ShapeEnv) Specialized() map[int]string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[int]string, len(e.specialized))
-	for k, v := range e.specialized {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.specialized)
 }
 
 // IsSpecialized reports whether symbol id was specialised to its hint.

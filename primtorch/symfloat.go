@@ -1,6 +1,9 @@
 package primtorch
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+)
 
 // Float arguments read at run time.
 //
@@ -50,11 +53,7 @@ func (e *ShapeEnv) Float(id int) SymFloat { return SymFloat{ID: id, env: e} }
 func (e *ShapeEnv) SpecializedFloats() map[int]string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[int]string, len(e.floatSpec))
-	for k, v := range e.floatSpec {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.floatSpec)
 }
 
 // Hint is f's value in the traced call.
