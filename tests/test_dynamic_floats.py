@@ -203,3 +203,25 @@ def test_float_argument_in_training(backend):
         assert_same(got, want, "a=%r" % a)
         assert_same(w1.grad, w2.grad, "grad a=%r" % a)
     assert not math.isnan(got.item())
+
+
+def test_backward_through_a_written_saved_value_raises_with_a_float_input():
+    """Fuzz seed 129: autograd_probe (does eager's backward refuse the graph?) ran the graph on
+    dummy tensors and gave up on a float input, so ptgo's backward succeeded where eager's
+    raises "modified by an inplace operation"."""
+    ln = torch.nn.LayerNorm(4)
+
+    def f(x):
+        s = x.sum().item()
+        v = x * s
+        y = ln(v)
+        v.mul_(2)
+        return y
+
+    cf = ptgo.compile(f)
+    for k in range(3):
+        x = torch.rand(2, 4) + k
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            f(x).sum().backward()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            cf(x).sum().backward()

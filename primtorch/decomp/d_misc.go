@@ -208,6 +208,9 @@ func dNormalize(c *ctx) (any, error) {
 	}
 	x := c.selfNode()
 	m := metaOf(x)
+	if len(m.Shape) == 0 {
+		return nil, errFallback // dim 0 of a 0-d tensor is the element itself: torch's kernel
+	}
 	cdt := opmath(m.DType)
 	xc := d.convert(x, cdt)
 	dim := wrap(c.int("dim"), len(m.Shape))

@@ -786,6 +786,9 @@ def autograd_probe(graph_json, attrs, grad_enabled):
     for fill in (0, 1):  # zeros are valid indices, ones valid divisors
         args = []
         for m in specs:
+            if isinstance(m, (int, float)) and not isinstance(m, bool):
+                args.append(m)  # a Python number input (a float read at run time): its value
+                continue
             if not isinstance(m, dict):
                 return None
             shape, stride, offset = list(m["shape"]), list(m["stride"]), m["storage_offset"]
