@@ -195,6 +195,17 @@ func codeHistory(c *Code) *codeDims {
 	return h
 }
 
+// history is the history of the input read from key, made on first use (nil past
+// maxDimHistory inputs). The caller holds dimHistories.
+func (cd *codeDims) history(key string) *dimHistory {
+	h := cd.inputs[key]
+	if h == nil && len(cd.inputs) < maxDimHistory {
+		h = &dimHistory{dynamic: map[int]bool{}}
+		cd.inputs[key] = h
+	}
+	return h
+}
+
 // RefuseDynamic remembers that the backend could not compile code's graph with symbolic sizes,
 // so its later compiles are static from the start.
 func RefuseDynamic(c *Code, reason string) {
@@ -223,12 +234,7 @@ func (t *Tracer) dynamicDims(src Source, m *primtorch.TensorMeta, marked, static
 	cd := codeHistory(t.rootCode.code)
 	dimHistories.Lock()
 	defer dimHistories.Unlock()
-	key := src.Name()
-	h := cd.inputs[key]
-	if h == nil && len(cd.inputs) < maxDimHistory {
-		h = &dimHistory{dynamic: map[int]bool{}}
-		cd.inputs[key] = h
-	}
+	h := cd.history(src.Name())
 	refused := cd.staticOnly != ""
 	for d, s := range m.Shape {
 		want := marked[d]
@@ -344,12 +350,7 @@ func (t *Tracer) scalarArgDynamic(src Source, what string, changed func(*dimHist
 	cd := codeHistory(t.rootCode.code)
 	dimHistories.Lock()
 	defer dimHistories.Unlock()
-	key := src.Name()
-	h := cd.inputs[key]
-	if h == nil && len(cd.inputs) < maxDimHistory {
-		h = &dimHistory{dynamic: map[int]bool{}}
-		cd.inputs[key] = h
-	}
+	h := cd.history(src.Name())
 	want := t.dynamic == DynamicAll
 	if h != nil {
 		if how, ok := changed(h); ok && !h.dynamic[0] {
