@@ -24,22 +24,12 @@ func addBackwardFloats(bw, fw *fxgraph.Graph) ([]int, error) {
 	}
 	var ids []int
 	seen := map[int]bool{}
-	visit := func(a fxgraph.Arg) {
-		if c, ok := a.(fxgraph.Const); ok {
-			if f, ok := c.V.(primtorch.SymFloat); ok && !seen[f.ID] {
-				seen[f.ID] = true
-				ids = append(ids, f.ID)
-			}
+	fxgraph.VisitFloatSymbols(bw, func(f primtorch.SymFloat) {
+		if !seen[f.ID] {
+			seen[f.ID] = true
+			ids = append(ids, f.ID)
 		}
-	}
-	for _, n := range bw.Nodes {
-		for _, a := range n.Args {
-			visit(a)
-		}
-		for _, kw := range n.Kwargs {
-			visit(kw.Value)
-		}
-	}
+	})
 	if len(ids) == 0 {
 		return nil, nil
 	}

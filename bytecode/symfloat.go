@@ -2,6 +2,7 @@ package bytecode
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"ptgo/bytecode/py"
@@ -88,9 +89,7 @@ func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
 
 // sameFloat compares two values bit for bit (a change from 0.0 to -0.0 or between NaNs is a
 // change for the guard that would specialise it).
-func sameFloat(a, b float64) bool {
-	return strconv.FormatFloat(a, 'x', -1, 64) == strconv.FormatFloat(b, 'x', -1, 64)
-}
+func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
 // installFloatGuards guards each float symbol the trace or the compile specialised equal to
 // its value in the traced call.

@@ -231,23 +231,29 @@ func ResolveSpecializedFloats(g *Graph) {
 	}
 }
 
+// VisitFloatSymbols calls f with every float symbol among g's constant arguments (they are
+// direct arguments of their calls), in node order.
+func VisitFloatSymbols(g *Graph, f func(primtorch.SymFloat)) {
+	visit := func(a Arg) {
+		if c, ok := a.(Const); ok {
+			if s, ok := c.V.(primtorch.SymFloat); ok {
+				f(s)
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		for _, a := range n.Args {
+			visit(a)
+		}
+		for _, kw := range n.Kwargs {
+			visit(kw.Value)
+		}
+	}
+}
+
 // HasFloatSymbols reports whether a constant of g is a float symbol not specialised.
 func HasFloatSymbols(g *Graph) bool {
 	found := false
-	for _, n := range g.Nodes {
-		check := func(a Arg) {
-			if c, ok := a.(Const); ok {
-				if f, ok := c.V.(primtorch.SymFloat); ok && !f.IsSpecialized() {
-					found = true
-				}
-			}
-		}
-		for _, a := range n.Args {
-			check(a)
-		}
-		for _, kw := range n.Kwargs {
-			check(kw.Value)
-		}
-	}
+	VisitFloatSymbols(g, func(s primtorch.SymFloat) { found = found || !s.IsSpecialized() })
 	return found
 }

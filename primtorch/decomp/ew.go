@@ -28,13 +28,8 @@ func opmath(dt primtorch.DType) primtorch.DType {
 func ewDTypes(p primtorch.Promotion, xs ...val) ewTypes {
 	vals := make([]primtorch.Value, 0, len(xs))
 	for _, x := range xs {
-		if x == nil {
-			continue
-		}
-		if m := metaOf(x); m != nil {
-			vals = append(vals, m)
-		} else {
-			vals = append(vals, x)
+		if x != nil {
+			vals = append(vals, valueOf(x))
 		}
 	}
 	common := primtorch.ResultType(vals...)
