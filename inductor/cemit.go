@@ -792,19 +792,7 @@ func (kg *kgen) columnOK(n *knode) bool {
 		return false
 	}
 	j, r := n.inner[0], n.red[len(n.red)-1]
-	strided := false
-	for _, e := range kg.exprsOf(n) {
-		if e.UsesVarNested(j) || e.UsesVarNested(r) {
-			return false
-		}
-		if c := e.Coef(j); c != 0 && c != 1 {
-			return false
-		}
-		if c := e.Coef(r); c != 0 && c != 1 {
-			strided = true
-		}
-	}
-	return strided && est(kg.vars[j].size) >= 8
+	return columnAccess(kg.exprsOf(n), j, r) && est(kg.vars[j].size) >= 8
 }
 
 func (kg *kgen) emitColumnReduction(n *knode, spec reduceSpec, sc *scope, parallel bool) {

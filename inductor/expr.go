@@ -193,13 +193,23 @@ func (e Expr) Affine() bool {
 
 // UsesVarNested reports whether variable k appears inside a division, modulo or indirect atom,
 // or with a symbolic coefficient: anywhere but a plain c·v_k term.
-func (e Expr) UsesVarNested(k int) bool {
+func (e Expr) UsesVarNested(k int) bool { return e.SymbolicCoef(k) || e.usesVarInside(k) }
+
+// SymbolicCoef reports whether variable k appears with a symbolic coefficient (c·s1·v_k: a
+// stride of a symbolic layout, a product of sizes that are each at least 2).
+func (e Expr) SymbolicCoef(k int) bool {
+	for _, t := range e.Terms {
+		if t.Atom.Kind == AtomVar && t.Atom.Var == k && len(t.Atom.Mono) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// usesVarInside reports whether variable k appears inside a division, modulo or indirect atom.
+func (e Expr) usesVarInside(k int) bool {
 	for _, t := range e.Terms {
 		switch t.Atom.Kind {
-		case AtomVar:
-			if t.Atom.Var == k && len(t.Atom.Mono) > 0 {
-				return true
-			}
 		case AtomDiv, AtomMod:
 			if t.Atom.X.UsesVar(k) {
 				return true

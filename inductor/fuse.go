@@ -231,19 +231,32 @@ func columnFriendly(r *Reduction) bool {
 	if len(sq) == 0 || len(rsq) == 0 || est(sq[len(sq)-1]) < 8 {
 		return false
 	}
-	i := pos[len(pos)-1]
-	rv := len(r.Ranges) + rpos[len(rpos)-1]
 	b := boundsOf(append(append([]Sym(nil), r.Ranges...), r.ReduceRanges...))
-	strided := false
+	var idx []Expr
 	for _, l := range loadsOf(r.Body) {
-		e := flatten(l.Index, l.Buf.Layout.Strides, l.Buf.Layout.Offset, b)
-		if e.UsesVarNested(i) || e.UsesVarNested(rv) {
+		idx = append(idx, flatten(l.Index, l.Buf.Layout.Strides, l.Buf.Layout.Offset, b))
+	}
+	return columnAccess(idx, pos[len(pos)-1], len(r.Ranges)+rpos[len(rpos)-1])
+}
+
+// columnAccess reports whether the flat load indices idx read loop j contiguously (a
+// coefficient of 0 or 1, nowhere else) and loop r strided in at least one of them: a constant
+// coefficient other than 0 and 1, a symbolic one (a symbolic layout's stride, x.sum(0) over
+// [s0, s1]), or inside an indirect, division or modulo atom (the rows an embedding's indices
+// pick, summed over a sequence). Such a reduction over r accumulates a block of outputs along j
+// at once (the fuser keeps j a loop of the kernel, the code generator emits the column
+// reduction), reading rows, instead of walking strided columns one output at a time. Either
+// order adds each output's terms in the same order: this is a choice of speed only.
+func columnAccess(idx []Expr, j, r int) bool {
+	strided := false
+	for _, e := range idx {
+		if e.UsesVarNested(j) {
 			return false
 		}
-		if c := e.Coef(i); c != 0 && c != 1 {
+		if c := e.Coef(j); c != 0 && c != 1 {
 			return false
 		}
-		if c := e.Coef(rv); c != 0 && c != 1 {
+		if c := e.Coef(r); (c != 0 && c != 1) || e.SymbolicCoef(r) || e.usesVarInside(r) {
 			strided = true
 		}
 	}

@@ -99,3 +99,30 @@ def test_transformer_encoder_fast_path_symbolic(norm_first, ptgo_log):
     assert compiled_count() == 1, ptgo_log.text
     assert "prims.fallback" not in ptgo_log.text, ptgo_log.text
     assert "static shapes" not in ptgo_log.text, ptgo_log.text
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_column_reductions_over_symbolic_and_gathered_rows(dynamic, ptgo_log):
+    # A sum over a leading dim (a bias gradient's grad.sum(0)) and an embedding's rows summed
+    # over a sequence accumulate a block of outputs along the contiguous dim. With a symbolic
+    # layout the stride of the reduced dim is a symbol, and the gathered rows' index is an
+    # indirect load: both used to fall back to one strided column per output (10x slower than
+    # the static kernel for x.sum(0) of [4096, 64]).
+    ptgo.set_logs("fusion")
+    emb = nn.Embedding(100, 64)
+
+    def pool(ids, mask):
+        return (emb(ids) * mask.unsqueeze(-1)).sum(1)
+
+    colsum = ptgo.compile(lambda x: x.sum(0), dynamic=dynamic)
+    pooled = ptgo.compile(pool, dynamic=dynamic)
+    with torch.no_grad():
+        for n in (300, 41):
+            x = torch.randn(n, 64)
+            assert_same(colsum(x), x.sum(0), "x.sum(0) of [%d, 64]" % n)
+        assert any("as an inner loop" in m for m in ptgo_log), ptgo_log.text
+        seen = len(ptgo_log)
+        for n in (300, 41):
+            ids, mask = torch.randint(0, 100, (3, n)), (torch.rand(3, n) > 0.3).float()
+            assert_same(pooled(ids, mask), pool(ids, mask), "pooling over %d" % n)
+    assert any("as an inner loop" in m for m in ptgo_log[seen:]), ptgo_log.text

@@ -17,36 +17,52 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
     (void)floats;
     (void)nthreads;
     if ((sz0*sz1) >= 65536) {
-        #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (sz1); i0++) {
-            float v_buf4;
+        {
             {
-                double acc_buf4 = 0;
-                #pragma omp simd reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (sz0); r0++) {
-                    float t0 = in_ptr0[i0 + r0*sz1];
-                    float t1 = in_ptr1[i0];
-                    float t2 = (t0 + t1);
-                    acc_buf4 += (double)t2;
+                #pragma omp parallel for num_threads(nthreads) schedule(static)
+                for (int64_t jb = 0; jb < (sz1); jb += 256) {
+                    const int64_t jend = jb + 256 < (sz1) ? jb + 256 : (sz1);
+                    double acc_buf4[256];
+                    for (int64_t jj = 0; jj < 256; jj++) {
+                        acc_buf4[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t0 = in_ptr0[j0 + r0*sz1];
+                            float t1 = in_ptr1[j0];
+                            float t2 = (t0 + t1);
+                            acc_buf4[j0 - jb] += (double)t2;
+                        }
+                    }
+                    for (int64_t j0 = jb; j0 < jend; j0++) {
+                        out_ptr0[j0] = (float)(acc_buf4[j0 - jb]);
+                    }
                 }
-                v_buf4 = (float)(acc_buf4);
-                out_ptr0[i0] = v_buf4;
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (sz1); i0++) {
-            float v_buf4;
+        {
             {
-                double acc_buf4 = 0;
-                #pragma omp simd reduction(+:acc_buf4)
-                for (int64_t r0 = 0; r0 < (sz0); r0++) {
-                    float t3 = in_ptr0[i0 + r0*sz1];
-                    float t4 = in_ptr1[i0];
-                    float t5 = (t3 + t4);
-                    acc_buf4 += (double)t5;
+                for (int64_t jb = 0; jb < (sz1); jb += 256) {
+                    const int64_t jend = jb + 256 < (sz1) ? jb + 256 : (sz1);
+                    double acc_buf4[256];
+                    for (int64_t jj = 0; jj < 256; jj++) {
+                        acc_buf4[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t3 = in_ptr0[j0 + r0*sz1];
+                            float t4 = in_ptr1[j0];
+                            float t5 = (t3 + t4);
+                            acc_buf4[j0 - jb] += (double)t5;
+                        }
+                    }
+                    for (int64_t j0 = jb; j0 < jend; j0++) {
+                        out_ptr0[j0] = (float)(acc_buf4[j0 - jb]);
+                    }
                 }
-                v_buf4 = (float)(acc_buf4);
-                out_ptr0[i0] = v_buf4;
             }
         }
     }
