@@ -104,6 +104,7 @@ func dInterpolate(c *ctx) (any, error) {
 		}
 	}
 	var r val = x
+	repeated := false
 	for i := 0; i < nsp; i++ {
 		dim := 2 + i
 		isz, osz := in[dim], out[dim]
@@ -116,6 +117,17 @@ func dInterpolate(c *ctx) (any, error) {
 		if isz == osz && scales[i] <= 0 {
 			continue
 		}
+		if k, ok := nearestRepeat(isz, osz, scale, mode); ok {
+			// each source row k times over: a broadcast view copied once, no index vector
+			// (and no bounds check) per output element
+			shape := sizesOf(r)
+			wide := append(append(append([]sym{}, shape[:dim+1]...), toSym(k)), shape[dim+1:]...)
+			outShape := append([]sym{}, shape...)
+			outShape[dim] = toSym(osz)
+			r = d.reshape(d.expand(d.unsqueeze(r, dim+1), wide), outShape)
+			repeated = true
+			continue
+		}
 		pos := d.iota(osz, int64(0), int64(1), primtorch.Float32)
 		var src val = pos
 		if mode == "nearest-exact" {
@@ -125,10 +137,31 @@ func dInterpolate(c *ctx) (any, error) {
 		idx := d.bin("minimum", d.convert(src, primtorch.Int64), isz-1)
 		r = d.prim("index_select", r, int64(dim), idx)
 	}
-	if r == val(x) {
-		return d.prim("clone", x), nil
+	if r == val(x) || repeated {
+		// a computed result (the repeat's reshape is a view of its copy), which gets eager's
+		// layout (channels-last in, channels-last out); the backend fuses the copies
+		return d.prim("clone", r), nil
 	}
 	return r, nil
+}
+
+// nearestRepeat reports whether nearest interpolation from isz to osz positions with the
+// float32 scale picks source index i / k for every output i (k = osz / isz): then each source
+// position repeats k times in a row (a 2x upsample: F.interpolate over 8×64×28×28 took two
+// gathers, 2.2 ms against eager's 0.6). Checked position by position in float32, as torch
+// computes floor(i * scale).
+func nearestRepeat(isz, osz int64, scale float32, mode string) (int64, bool) {
+	if mode != "nearest" || isz <= 0 || osz <= isz || osz%isz != 0 {
+		return 0, false
+	}
+	k := osz / isz
+	for i := int64(0); i < osz; i++ {
+		src := min(int64(math.Floor(float64(float32(i)*scale))), isz-1)
+		if src != i/k {
+			return 0, false
+		}
+	}
+	return k, true
 }
 
 // dPixelShuffle moves channel blocks into space (or back, unshuffle) with view, permute and a
