@@ -558,7 +558,14 @@ func (kg *kgen) mergeScope(loops []int, exprs func() []Expr) []int {
 func mergeable(a, b int, size Sym, exprs []Expr) bool {
 	sizeB, static := size.IsConst()
 	if !static {
-		return false // merged, the inner variable would be x % sizeB: a symbolic divisor
+		// a symbolic inner size: every index must move by a symbolic multiple of the merged
+		// variable (c·s1·a + c·b = c·(s1·a + b)), so no division by the size is ever needed
+		for _, e := range exprs {
+			if e.usesVarInside(a) || e.usesVarInside(b) || !e.coefSym(a).Equal(e.coefSym(b).Mul(size)) {
+				return false
+			}
+		}
+		return true
 	}
 	for _, e := range exprs {
 		if e.UsesVarNested(a) || e.UsesVarNested(b) {
@@ -573,6 +580,29 @@ func mergeable(a, b int, size Sym, exprs []Expr) bool {
 
 // substMerge replaces variables a and b by one variable (a's id, size a·b).
 func (kg *kgen) substMerge(a, b int) {
+	if _, static := kg.vars[b].size.IsConst(); !static {
+		// (see mergeable) each index is c·s1·a + c·b: a → 0 and b → the merged variable
+		kg.vars[a].size = kg.vars[a].size.Mul(kg.vars[b].size)
+		kg.vars[b].size = symc(1)
+		bounds := kg.bounds()
+		f := func(k int) Expr {
+			switch k {
+			case a:
+				return Expr{}
+			case b:
+				return Var(a)
+			}
+			return Var(k)
+		}
+		sub := &valueSubst{vs: kg.vals, vars: f, bounds: bounds}
+		for _, n := range kg.nodes {
+			n.body = sub.value(n.body)
+			for d, e := range n.store {
+				n.store[d] = e.Subst(f, bounds, sub)
+			}
+		}
+		return
+	}
 	sb := staticSize(kg.vars[b].size, "merging loops")
 	kg.vars[a].size = kg.vars[a].size.MulConst(sb)
 	kg.vars[b].size = symc(1)

@@ -206,6 +206,22 @@ func (e Expr) SymbolicCoef(k int) bool {
 	return false
 }
 
+// coefSym is variable k's coefficient among e's top-level terms, symbolic ones included.
+func (e Expr) coefSym(k int) Sym {
+	c := symc(0)
+	for _, t := range e.Terms {
+		if t.Atom.Kind != AtomVar || t.Atom.Var != k {
+			continue
+		}
+		if len(t.Atom.Mono) > 0 {
+			c = c.Add(monoSym(t.Atom.Mono, t.Atom.env).MulConst(t.Coef))
+		} else {
+			c = c.Add(symc(t.Coef))
+		}
+	}
+	return c
+}
+
 // usesVarInside reports whether variable k appears inside a division, modulo or indirect atom.
 func (e Expr) usesVarInside(k int) bool {
 	for _, t := range e.Terms {

@@ -16,25 +16,20 @@ PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const do
     (void)floats;
     (void)nthreads;
     if ((8*sz0*sz1) >= 65536) {
-        #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            #pragma omp simd
-            for (int64_t i1 = 0; i1 < (8*sz1); i1++) {
-                float t0 = in_ptr0[8*i0*sz1 + i1];
-                float t1 = expf(t0);
-                float v_buf3 = t1;
-                out_ptr0[8*i0*sz1 + i1] = v_buf3;
-            }
+        #pragma omp parallel for simd num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < (8*sz0*sz1); i0++) {
+            float t0 = in_ptr0[i0];
+            float t1 = expf(t0);
+            float v_buf3 = t1;
+            out_ptr0[i0] = v_buf3;
         }
     } else {
-        for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            #pragma omp simd
-            for (int64_t i1 = 0; i1 < (8*sz1); i1++) {
-                float t2 = in_ptr0[8*i0*sz1 + i1];
-                float t3 = expf(t2);
-                float v_buf3 = t3;
-                out_ptr0[8*i0*sz1 + i1] = v_buf3;
-            }
+        #pragma omp simd
+        for (int64_t i0 = 0; i0 < (8*sz0*sz1); i0++) {
+            float t2 = in_ptr0[i0];
+            float t3 = expf(t2);
+            float v_buf3 = t3;
+            out_ptr0[i0] = v_buf3;
         }
     }
     return 0;
@@ -55,25 +50,20 @@ PTGO_KERNEL int cpp_fused_tanh_1(void *const *ptrs, const int64_t *ints, const d
     (void)floats;
     (void)nthreads;
     if ((4*sz0*sz1) >= 65536) {
-        #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            #pragma omp simd
-            for (int64_t i1 = 0; i1 < (4*sz1); i1++) {
-                float t0 = in_ptr0[4*i0*sz1 + i1];
-                float t1 = tanhf(t0);
-                float v_buf7 = t1;
-                out_ptr0[4*i0*sz1 + i1] = v_buf7;
-            }
+        #pragma omp parallel for simd num_threads(nthreads) schedule(static)
+        for (int64_t i0 = 0; i0 < (4*sz0*sz1); i0++) {
+            float t0 = in_ptr0[i0];
+            float t1 = tanhf(t0);
+            float v_buf7 = t1;
+            out_ptr0[i0] = v_buf7;
         }
     } else {
-        for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            #pragma omp simd
-            for (int64_t i1 = 0; i1 < (4*sz1); i1++) {
-                float t2 = in_ptr0[4*i0*sz1 + i1];
-                float t3 = tanhf(t2);
-                float v_buf7 = t3;
-                out_ptr0[4*i0*sz1 + i1] = v_buf7;
-            }
+        #pragma omp simd
+        for (int64_t i0 = 0; i0 < (4*sz0*sz1); i0++) {
+            float t2 = in_ptr0[i0];
+            float t3 = tanhf(t2);
+            float v_buf7 = t3;
+            out_ptr0[i0] = v_buf7;
         }
     }
     return 0;
