@@ -125,7 +125,6 @@ func vjpConvolution(c *vjpCtx) {
 // prims.fallback by name (primtorch's Fallback* targets), keyed by target; any other fallback
 // whose inputs require grad makes the graph not differentiable by ptgo.
 var fallbackDerivatives = map[string]vjpFn{
-	primtorch.FallbackMaxPool2d: vjpMaxPool2d,
 	primtorch.FallbackAvgPool2d: vjpAvgPool2d,
 }
 
@@ -138,26 +137,36 @@ func fallbackDerivative(n *fxgraph.Node) vjpFn {
 	return fallbackDerivatives[target]
 }
 
-// max_pool2d(x, kernel, stride, padding, dilation, ceil) (primtorch.FallbackMaxPool2d): torch's
-// max_pool2d_with_indices_backward with the indices recomputed from x by
-// max_pool2d_with_indices (x is saved instead of the indices eager keeps: the same window
-// choices, every tie and NaN included).
-func vjpMaxPool2d(c *vjpCtx) {
+// itemDerivatives are the derivatives of one item of a tuple-valued prims.fallback, keyed by
+// the fallback's target: c.n is the fallback, c.g the gradient of the item.
+var itemDerivatives = map[string]func(c *vjpCtx, item int64){
+	primtorch.FallbackMaxPool2dWithIndices: vjpMaxPool2dValues,
+}
+
+// itemDerivative is the derivative of item n (operator.getitem) of a tuple-valued fallback, or
+// nil.
+func itemDerivative(n *fxgraph.Node) (src *fxgraph.Node, item int64, vjp func(*vjpCtx, int64)) {
+	src, _ = n.Args[0].(*fxgraph.Node)
+	k, _ := n.Args[1].(fxgraph.Const).V.(int64)
+	if src == nil || src.Target != "prims.fallback" || len(src.Args) == 0 {
+		return nil, 0, nil
+	}
+	target, _ := src.Args[0].(fxgraph.Const).V.(string)
+	return src, k, itemDerivatives[target]
+}
+
+// max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil)'s values (item 0): torch's
+// max_pool2d_with_indices_backward at the forward's indices (item 1, saved: items of a fallback
+// are never recomputed), the kernel eager autograd runs.
+func vjpMaxPool2dValues(c *vjpCtx, item int64) {
 	x := c.x(1)
-	if !c.needs(1) {
+	if item != 0 || !c.needs(1) {
 		return
 	}
-	out := c.n.TensorMeta()
-	idxMeta := contiguousLike(out)
-	idxMeta.DType = primtorch.Int64
-	valMeta := contiguousLike(out)
-	params := c.n.Args[2:7]
-	withIdx := c.builder.g.AddCall("prims.fallback", append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dWithIndices}, x}, params...),
-		nil, []any{valMeta, idxMeta})
-	withIdx.Where = c.loc
-	idx := c.builder.g.AddCall("operator.getitem", []fxgraph.Arg{withIdx, fxgraph.Const{V: int64(1)}}, nil, idxMeta.Clone())
+	out := c.n.Meta.([]any)
+	idx := c.builder.g.AddCall("operator.getitem", []fxgraph.Arg{c.n, fxgraph.Const{V: int64(1)}}, nil, out[1].(*primtorch.TensorMeta).Clone())
 	idx.Where = c.loc
-	args := append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dBackward}, c.g, x}, params...)
+	args := append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dBackward}, c.g, x}, c.n.Args[2:7]...)
 	gx := c.builder.g.AddCall("prims.fallback", append(args, idx), nil, contiguousLike(x.TensorMeta()))
 	gx.Where = c.loc
 	c.give(x, gx)

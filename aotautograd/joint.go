@@ -321,8 +321,19 @@ func (jb *jointBuilder) backward(body []*fxgraph.Node) (err error) {
 		}
 		g := jb.total(n)
 		if n.Target == "operator.getitem" {
-			src := n.Args[0].(*fxgraph.Node)
-			return notDifferentiable(src, noneFallback)
+			src, item, vjp := itemDerivative(n)
+			if vjp == nil {
+				return notDifferentiable(n.Args[0].(*fxgraph.Node), noneFallback)
+			}
+			if g == nil { // only zero gradients reached the item: the fallback's inputs get zeros
+				for _, in := range src.Inputs() {
+					jb.accumulate(in, nil)
+				}
+				continue
+			}
+			jb.b.loc = n.Where
+			vjp(&vjpCtx{builder: jb.b, n: src, g: g, j: jb}, item)
+			continue
 		}
 		op := primtorch.Lookup(n.Target)
 		d := derivatives[op.ID]

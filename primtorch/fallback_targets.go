@@ -5,12 +5,11 @@ package primtorch
 // targets: the node carries its meta). One table, so the stage that emits a call and the stage
 // that differentiates it agree on the name.
 const (
-	// FallbackMaxPool2d is aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride,
-	// int[2] padding, int[2] dilation, bool ceil_mode) -> Tensor, with every list given: a
-	// training graph's max pooling (its derivative is FallbackMaxPool2dBackward's).
-	FallbackMaxPool2d = "torch.ops.aten.max_pool2d"
-	// FallbackMaxPool2dWithIndices is aten::max_pool2d_with_indices (same arguments) ->
-	// (Tensor, Tensor): the indices eager autograd saves, recomputed in the backward.
+	// FallbackMaxPool2dWithIndices is aten::max_pool2d_with_indices(Tensor self, int[2]
+	// kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode) -> (Tensor,
+	// Tensor), with every list given: a training graph's max pooling, its values read with
+	// operator.getitem 0; the indices (item 1) are saved for FallbackMaxPool2dBackward, as
+	// eager autograd saves them.
 	FallbackMaxPool2dWithIndices = "torch.ops.aten.max_pool2d_with_indices"
 	// FallbackMaxPool2dBackward is aten::max_pool2d_with_indices_backward(Tensor grad_output,
 	// Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool

@@ -1,6 +1,7 @@
 """Training through compiled regions is never silently different from eager: double backward
 (create_graph=True), hessians, and the other ways autograd meets a compiled region (allow_unused,
 retain_graph, hooks, .grad accumulation, in-place changes after the forward)."""
+import copy
 import json
 
 import pytest
@@ -527,3 +528,26 @@ def test_norm_of_a_zero_vector_differentiates_as_eager(backend):
         out.append(k.grad)
     assert torch.isfinite(out[1]).all()
     assert_same(out[1], out[0])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_max_pool_runs_once_per_training_step(backend):
+    # the forward's indices are saved for max_pool2d_with_indices_backward, as eager saves
+    # them; the backward used to recompute them, running the pool twice per step. Ties after
+    # a ReLU send the gradient to torch's first maximum.
+    from torch.profiler import profile
+
+    torch.manual_seed(0)
+    ref = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.MaxPool2d(3, 1, 1))
+    cmp = copy.deepcopy(ref)
+    compiled = ptgo.compile(cmp, backend=backend)
+    x = torch.randn(2, 3, 8, 8)
+    for model, fn in ((ref, ref), (cmp, compiled)):
+        fn(x).sum().backward()
+    for p, q in zip(ref.parameters(), cmp.parameters()):
+        assert_same(q.grad, p.grad)
+    with profile() as prof:
+        compiled(x).sum().backward()
+    calls = {e.key: e.count for e in prof.key_averages()}
+    assert calls.get("aten::max_pool2d_with_indices") == 2, calls
+    assert calls.get("aten::max_pool2d_with_indices_backward") == 2, calls

@@ -344,22 +344,27 @@ func dMaxPool2d(c *ctx) (any, error) {
 	return out, nil
 }
 
-// maxPoolTorch is max_pool2d in a training graph: torch's kernel (a prims.fallback of
-// primtorch.FallbackMaxPool2d with every argument spelled out), which aotautograd
-// differentiates with torch's max_pool2d_with_indices_backward, so the gradient goes to the
-// window element torch picks (the first maximum, on ties after a ReLU too; a NaN) rather than
-// being shared among ties as amax's is.
+// maxPoolTorch is max_pool2d in a training graph: torch's max_pool2d_with_indices (a
+// prims.fallback of primtorch.FallbackMaxPool2dWithIndices with every argument spelled out)
+// and its values (operator.getitem 0), which aotautograd differentiates with torch's
+// max_pool2d_with_indices_backward at the indices the forward chose, so the gradient goes to
+// the window element torch picks (the first maximum, on ties after a ReLU too; a NaN) rather
+// than being shared among ties as amax's is. The indices are saved for the backward as eager
+// saves them (recomputing them there ran the pool twice per training step).
 func (d *decomposer) maxPoolTorch(x *fxgraph.Node, out *primtorch.TensorMeta, kernel, stride, padding, dilation []int64, ceil bool) *fxgraph.Node {
-	m := out.Clone()
-	args := []fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2d}, x}
+	args := []fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dWithIndices}, x}
 	for _, l := range [][]int64{kernel, stride, padding, dilation} {
 		a, _ := toArg(append([]int64{}, l...))
 		args = append(args, a)
 	}
 	args = append(args, fxgraph.Const{V: ceil})
-	n := d.g.AddCall("prims.fallback", args, nil, m)
+	idx := out.Clone()
+	idx.DType, idx.RequiresGrad = primtorch.Int64, false
+	n := d.g.AddCall("prims.fallback", args, nil, []any{out.Clone(), idx})
 	n.Where = d.cur.Where
-	return n
+	v := d.g.AddCall("operator.getitem", []fxgraph.Arg{n, fxgraph.Const{V: int64(0)}}, nil, out.Clone())
+	v.Where = d.cur.Where
+	return v
 }
 
 // dAvgPool2d is avg_pool2d. Outside training graphs, on float32 and float64 inputs without

@@ -42,7 +42,7 @@
 // attention and other dtypes than float32/float64 stay fallbacks. max_pool2d over windows that
 // tile the input is a view and an amax (which the C backend fuses with the BatchNorm/ReLU before
 // it); in graphs autograd sees it is torch's kernel with every argument spelled out
-// (primtorch.FallbackMaxPool2d, whose derivative aotautograd has: amax would share a gradient
+// (primtorch.FallbackMaxPool2dWithIndices, whose values' derivative aotautograd has: amax would share a gradient
 // among tied maxima). Dropout in training is x times torch's noise (dDropout).
 //
 // Calls without a decomposition (fallbackOps in table.go: random ops, pooling, sorting,
