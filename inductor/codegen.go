@@ -490,8 +490,8 @@ func (kg *kgen) mergeScope(loops []int, exprs func() []Expr) []int {
 
 func mergeable(a, b int, size Sym, exprs []Expr) bool {
 	sizeB, static := size.IsConst()
-	if !static {
-		return false // merged, the inner variable would be x % sizeB: a symbolic divisor
+	if !static || sizeB == 0 {
+		return false // merged, the inner variable would be x % sizeB: a symbolic (or zero) divisor
 	}
 	for _, e := range exprs {
 		if e.UsesVarNested(a) || e.UsesVarNested(b) {
