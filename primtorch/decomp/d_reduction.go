@@ -231,7 +231,7 @@ func dVar(c *ctx) (any, error) {
 	v, mean := d.variance(x, dims, keep, c.correction())
 	name := c.op.Schema.Name
 	if name == "std" || name == "std_mean" {
-		v = d.un("sqrt", v)
+		v = d.normRoot(x, v, 2) // (torch's std_backward is 0 where the std is: not 0 * inf)
 	}
 	var out primtorch.DType
 	if name == "var_mean" || name == "std_mean" {
