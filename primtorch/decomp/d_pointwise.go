@@ -246,16 +246,21 @@ func dClamp(c *ctx) (any, error) {
 	// clamp_min/clamp_max, and on torch 2.14 always, the result is NaN.
 	fn := c.op.Canonical().ID == primtorch.OpClampMin || c.op.Canonical().ID == primtorch.OpClampMax ||
 		lo != nil && hi != nil || !primtorch.Behavior().ClampIgnoresLoneNaNBound
+	// Either way x's gradient is zeros: torch's clamp_backward passes it where x >= min and
+	// x <= max, never true against NaN.
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		r := v[0]
+		nan := false
 		for i, below := range []bool{true, false} {
 			b := v[i+1]
 			if b == nil {
 				continue
 			}
 			if f, ok := b.(float64); ok && math.IsNaN(f) {
+				nan = true
 				if fn {
-					return d.add(r, math.NaN())
+					r = d.add(r, math.NaN())
+					break
 				}
 				if r == v[0] {
 					r = d.prim("clone", r)
@@ -263,6 +268,10 @@ func dClamp(c *ctx) (any, error) {
 				continue
 			}
 			r = d.clampAt(r, b, below)
+		}
+		if nan && d.rg {
+			asNode(r).TensorMeta().RequiresGrad = false
+			return d.zeroGradient(r, v...)
 		}
 		return r
 	}, c.self(), lo, hi), nil
