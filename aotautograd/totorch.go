@@ -92,6 +92,7 @@ var torchRules = [primtorch.NumOps]torchRule{
 	primtorch.OpPrimAsStrided: fn("torch.as_strided"),
 
 	primtorch.OpPrimClone:         {target: "torch.clone", custom: torchClone},
+	primtorch.OpPrimGradAs:        {target: "torch.clone", custom: torchGradAs},
 	primtorch.OpPrimCat:           fn("torch.cat"),
 	primtorch.OpPrimConstantPadNd: fn("torch.constant_pad_nd"),
 	primtorch.OpPrimGather:        fn("torch.gather"),
@@ -500,6 +501,11 @@ func torchClone(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) 
 		return t.emit("torch.clone", false, args, []fxgraph.Kwarg{{Name: "memory_format", Value: fxgraph.Const{V: primtorch.MemoryFormat("contiguous_format")}}}, n.Meta)
 	}
 	return t.emit("copy_", true, []fxgraph.Arg{t.emptyLike(m), args[0]}, nil, n.Meta)
+}
+
+// torchGradAs: grad_as(x, e) runs as clone(x) (e only carries the gradient).
+func torchGradAs(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	return torchClone(t, n, args[:1], target)
 }
 
 // torchIndexPut: aten's index_put (torch.index_put rejects None indices); a number value

@@ -28,6 +28,10 @@ type torchBehavior struct {
 	// computes with the number in float32 (2.14's mul and div kernels); every other binary op,
 	// and 1.13's mul and div, first round the number to the tensor's dtype (decomp eagerNumbers).
 	ReducedFloatMulDivOpmath bool
+	// fmax/fmin's gradient splits a tie evenly and passes through a NaN operand to both
+	// (2.14's derivatives.yaml); 1.13's gives self the whole gradient where self >= other (<=
+	// for fmin) or other is NaN, and other the rest (dFmaxFmin).
+	FmaxFminSplitTies bool
 }
 
 var behaviorTable = []VersionRow[torchBehavior]{
@@ -37,6 +41,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
+		FmaxFminSplitTies: true,
 	}},
 }
 
