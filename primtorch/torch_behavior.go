@@ -32,16 +32,19 @@ type torchBehavior struct {
 	// (2.14's derivatives.yaml); 1.13's gives self the whole gradient where self >= other (<=
 	// for fmin) or other is NaN, and other the rest (dFmaxFmin).
 	FmaxFminSplitTies bool
+	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
+	// overflow error of checkFillValue).
+	ReducedFloatNamespace string
 }
 
 var behaviorTable = []VersionRow[torchBehavior]{
-	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true}},
+	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true, ReducedFloatNamespace: "at::"}},
 	{Torch214, torchBehavior{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
-		FmaxFminSplitTies: true,
+		FmaxFminSplitTies: true, ReducedFloatNamespace: "c10::",
 	}},
 }
 
