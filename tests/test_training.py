@@ -527,3 +527,34 @@ def test_norm_of_a_zero_vector_differentiates_as_eager(backend):
         out.append(k.grad)
     assert torch.isfinite(out[1]).all()
     assert_same(out[1], out[0])
+
+
+
+def _detach(x):
+    return x.detach()
+
+
+def _detach_slice(x):
+    return x.detach()[1:]
+
+
+def _detach_three(x):
+    return x.detach(), x.detach()[1:], (x * 2).detach()
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("f", [_detach, _detach_slice, _detach_three], ids=["detach", "slice", "three"])
+def test_detach_of_an_input_that_requires_grad_does_not_require_grad(backend, f):
+    """Fuzz seeds 2629, 4492, 5107, 7982: x.detach() returned by a compiled graph required grad
+    on the C backend (its launch plan made the output as a view of x, and a view of a tensor
+    that requires grad requires grad even when made with grad mode off)."""
+    x = torch.randn(4, 3, requires_grad=True)
+    want = f(x)
+    got = ptgo.compile(f, backend=backend)(x)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        assert (g.requires_grad, g.is_leaf, g.grad_fn) == (w.requires_grad, w.is_leaf, w.grad_fn)
+        assert_same(g, w)
+    before = x.detach().clone()
+    got[0].add_(1)  # eager allows writing a detached tensor in place: it shares x's memory
+    assert not torch.equal(x.detach(), before)

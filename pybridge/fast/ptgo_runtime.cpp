@@ -748,6 +748,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
     // the externs (mm, convolution) show as torch's own ops. Nothing is built unless a profiler
     // is recording.
     RECORD_USER_SCOPE("ptgo." + *g->name);
+    const bool caller_grad = c10::GradMode::is_enabled();
     c10::AutoGradMode no_grad(false);
     ArenaLease lease(g);
     const std::vector<at::Tensor>& arena = *lease.views;
@@ -1031,6 +1032,13 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
         case StepOp::View: {
           const Buf& s = specs[st.buf];
           bufs[st.buf] = bufs[s.base].as_strided(s.sizes, s.strides, s.offset + s.arena_elems);
+          if (caller_grad && bufs[st.buf].requires_grad()) {
+            // Called with grad mode on, a plan is a graph none of whose outputs requires grad
+            // (those go through an autograd.Function, whose forward runs with it off): a view
+            // of an input that requires grad is x.detach() or a view of it, which must not
+            // require grad (a view made with grad mode off still would).
+            bufs[st.buf] = bufs[st.buf].detach();
+          }
           break;
         }
         case StepOp::Free:
