@@ -32,6 +32,9 @@ type torchBehavior struct {
 	// (2.14's derivatives.yaml); 1.13's gives self the whole gradient where self >= other (<=
 	// for fmin) or other is NaN, and other the rest (dFmaxFmin).
 	FmaxFminSplitTies bool
+	// elu (selu, celu) computes its negative branch with expm1 (1.13: exp(x) - 1, which gives
+	// +0.0 for -0.0 and 0 for tiny x; decomp elu).
+	EluExpm1 bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -44,7 +47,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
-		FmaxFminSplitTies: true, ReducedFloatNamespace: "c10::",
+		FmaxFminSplitTies: true, EluExpm1: true, ReducedFloatNamespace: "c10::",
 	}},
 }
 

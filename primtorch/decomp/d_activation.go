@@ -94,7 +94,8 @@ func dMish(c *ctx) (any, error) {
 	return c.unary(func(x val) val { return d.mul(x, d.un("tanh", d.un("log1p", d.un("exp", x)))) }), nil
 }
 
-// elu is scale*x for x > 0, else scale*alpha*(exp(x*inputScale) - 1). The negative branch
+// elu is scale*x for x > 0, else scale*alpha*(exp(x*inputScale) - 1), computed with expm1 or
+// as exp() - 1 as the running torch's kernel does (torchBehavior.EluExpm1). The negative branch
 // reads 0 where x > 0, so that its derivative there (0 * exp(x): NaN at inf) is not NaN.
 func (d *decomposer) elu(x val, alpha, scale, inputScale float64) val {
 	pos := d.bin("gt", x, 0.0)
@@ -102,7 +103,13 @@ func (d *decomposer) elu(x val, alpha, scale, inputScale float64) val {
 	if d.rg {
 		xn = d.where(pos, zero(x), x)
 	}
-	neg := d.mul(d.un("expm1", d.mul(xn, inputScale)), alpha*scale)
+	var em1 val
+	if primtorch.Behavior().EluExpm1 {
+		em1 = d.un("expm1", d.mul(xn, inputScale))
+	} else {
+		em1 = d.sub(d.un("exp", d.mul(xn, inputScale)), 1.0)
+	}
+	neg := d.mul(em1, alpha*scale)
 	return d.where(pos, d.mul(x, scale), neg)
 }
 
