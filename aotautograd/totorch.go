@@ -167,6 +167,7 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 		}
 	}()
 	t.g.Nodes = nil
+	bases := outputViewBases(g)
 	for _, n := range g.Nodes {
 		t.cur = n
 		switch n.Op {
@@ -186,6 +187,9 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 			if rn, ok := r.(*fxgraph.Node); ok && !t.named[rn] {
 				rn.Name = n.Name
 				t.named[rn] = true
+			}
+			if bases[n] {
+				r = t.restrideOutputs(n, r) // (its views are outputs: they take its layout)
 			}
 			t.env[n] = r
 		case fxgraph.Output:
@@ -230,6 +234,49 @@ func (t *toTorch) restrideOutputs(orig, mapped fxgraph.Arg) fxgraph.Arg {
 		return t.emit("ptgo.restride", false, []fxgraph.Arg{mapped, stridesArg(meta)}, nil, meta.Clone())
 	}
 	return mapped
+}
+
+// outputViewBases are the nodes (not views, not inputs) that outputs which are views (chains
+// of them) are views of: restrideOutputs gives such a base its meta's strides where it is
+// computed (ptgo.restride copies only when torch's layout differs), so that the views the torch graph takes of it have the output's (a squeeze of a
+// flip of a transposed tensor: torch.index_select's result is contiguous, the prims meta keeps
+// eager's layout).
+func outputViewBases(g *fxgraph.Graph) map[*fxgraph.Node]bool {
+	bases := map[*fxgraph.Node]bool{}
+	isView := func(n *fxgraph.Node) bool {
+		op := primtorch.Lookup(n.Target)
+		return n.Op == fxgraph.CallFunction && op != nil && op.Alias != primtorch.AliasNone && len(n.Args) > 0
+	}
+	var visit func(a fxgraph.Arg)
+	visit = func(a fxgraph.Arg) {
+		switch a := a.(type) {
+		case fxgraph.Tuple:
+			for _, e := range a.Elems {
+				visit(e)
+			}
+		case *fxgraph.Node:
+			if !isView(a) {
+				return
+			}
+			b := a
+			for isView(b) {
+				next, ok := b.Args[0].(*fxgraph.Node)
+				if !ok {
+					return
+				}
+				b = next
+			}
+			if b.Op == fxgraph.CallFunction {
+				bases[b] = true
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.Output && len(n.Args) > 0 {
+			visit(n.Args[0])
+		}
+	}
+	return bases
 }
 
 // isContiguousProducer: prims whose torch call always gives a contiguous result (matrix
