@@ -14,6 +14,13 @@ func vjpClone(c *vjpCtx) {
 	}
 }
 
+// grad_as(x, e): the gradient is e's, none goes to x.
+func vjpGradAs(c *vjpCtx) {
+	if c.needs(1) {
+		c.give(c.x(1), c.g)
+	}
+}
+
 // slice takes [start, end) along dim (x itself for the whole dim).
 func (b *builder) slice(x *fxgraph.Node, dim int, start, end primtorch.SymInt) *fxgraph.Node {
 	if k, ok := start.IsConst(); ok && k == 0 && end.Equal(symSizes(x)[dim]) {

@@ -35,23 +35,35 @@ func vjpSum(c *vjpCtx) {
 	c.give(x, c.expand(restore(c.builder, c.g, dims, keepdim), symSizes(x)))
 }
 
-// amax/amin: the gradient split evenly among the elements equal to the result (torch's
-// scale_grad_by_count over restore_reduced_dims(result) == self); none where the result is NaN.
+// amax/amin: the gradient split evenly among the elements equal to the result. Over listed
+// dims (torch.amax/amin, and every reduction a decomposition emits) it is torch's
+// scale_grad_by_count: (grad / count) * mask, so a slice whose result is NaN (no element
+// equals it: count 0) gets NaN everywhere. Over dims [] — the whole tensor, as max() and min()
+// decompose — it is torch's evenly_distribute_backward: the NaN elements share the gradient
+// when the result is NaN, and the others get zeros.
 func vjpAmaxAmin(c *vjpCtx) {
 	if !c.needs(0) {
 		return
 	}
+	whole := len(c.intsArg(1)) == 0
 	x, dims, keepdim := reduceArgs(c)
 	m := x.TensorMeta()
 	c.exact(x)
 	y := c.expand(restore(c.builder, c.n, dims, keepdim), m.SymSizes())
 	mask := c.emit("eq", x, y)
+	if whole {
+		mask = c.where(c.emit("isnan", y), c.emit("isnan", x), mask)
+	}
 	count := c.sum(c.convert(mask, m.DType), dims, true)
 	if len(dims) == 0 { // a 0-d input: one element, the result itself
 		count = c.convert(mask, m.DType)
 	}
-	share := c.div(restore(c.builder, c.g, dims, keepdim), count)
-	c.give(x, c.where(mask, c.expand(share, m.SymSizes()), 0.0))
+	share := c.expand(c.div(restore(c.builder, c.g, dims, keepdim), count), m.SymSizes())
+	if whole {
+		c.give(x, c.where(mask, share, 0.0))
+		return
+	}
+	c.give(x, c.mul(share, c.convert(mask, m.DType)))
 }
 
 // prod: the gradient times the product of the other elements of each reduced group, computed

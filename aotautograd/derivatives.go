@@ -123,6 +123,7 @@ var derivatives = [primtorch.NumOps]derivative{
 
 	// Copies and data movement.
 	primtorch.OpPrimClone:         {vjp: vjpClone},
+	primtorch.OpPrimGradAs:        {vjp: vjpGradAs},
 	primtorch.OpPrimCat:           {vjp: vjpCat},
 	primtorch.OpPrimConstantPadNd: {vjp: vjpPad},
 	primtorch.OpPrimGather:        {vjp: vjpGather},

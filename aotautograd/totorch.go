@@ -92,6 +92,7 @@ var torchRules = [primtorch.NumOps]torchRule{
 	primtorch.OpPrimAsStrided: fn("torch.as_strided"),
 
 	primtorch.OpPrimClone:         {target: "torch.clone", custom: torchClone},
+	primtorch.OpPrimGradAs:        {target: "torch.clone", custom: torchGradAs},
 	primtorch.OpPrimCat:           fn("torch.cat"),
 	primtorch.OpPrimConstantPadNd: fn("torch.constant_pad_nd"),
 	primtorch.OpPrimGather:        fn("torch.gather"),
@@ -166,6 +167,7 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 		}
 	}()
 	t.g.Nodes = nil
+	bases := outputViewBases(g)
 	for _, n := range g.Nodes {
 		t.cur = n
 		switch n.Op {
@@ -185,6 +187,9 @@ func ToTorch(g *fxgraph.Graph) (out *fxgraph.Graph, err error) {
 			if rn, ok := r.(*fxgraph.Node); ok && !t.named[rn] {
 				rn.Name = n.Name
 				t.named[rn] = true
+			}
+			if bases[n] {
+				r = t.restrideOutputs(n, r) // (its views are outputs: they take its layout)
 			}
 			t.env[n] = r
 		case fxgraph.Output:
@@ -229,6 +234,49 @@ func (t *toTorch) restrideOutputs(orig, mapped fxgraph.Arg) fxgraph.Arg {
 		return t.emit("ptgo.restride", false, []fxgraph.Arg{mapped, stridesArg(meta)}, nil, meta.Clone())
 	}
 	return mapped
+}
+
+// outputViewBases are the nodes (not views, not inputs) that outputs which are views (chains
+// of them) are views of: restrideOutputs gives such a base its meta's strides where it is
+// computed (ptgo.restride copies only when torch's layout differs), so that the views the torch graph takes of it have the output's (a squeeze of a
+// flip of a transposed tensor: torch.index_select's result is contiguous, the prims meta keeps
+// eager's layout).
+func outputViewBases(g *fxgraph.Graph) map[*fxgraph.Node]bool {
+	bases := map[*fxgraph.Node]bool{}
+	isView := func(n *fxgraph.Node) bool {
+		op := primtorch.Lookup(n.Target)
+		return n.Op == fxgraph.CallFunction && op != nil && op.Alias != primtorch.AliasNone && len(n.Args) > 0
+	}
+	var visit func(a fxgraph.Arg)
+	visit = func(a fxgraph.Arg) {
+		switch a := a.(type) {
+		case fxgraph.Tuple:
+			for _, e := range a.Elems {
+				visit(e)
+			}
+		case *fxgraph.Node:
+			if !isView(a) {
+				return
+			}
+			b := a
+			for isView(b) {
+				next, ok := b.Args[0].(*fxgraph.Node)
+				if !ok {
+					return
+				}
+				b = next
+			}
+			if b.Op == fxgraph.CallFunction {
+				bases[b] = true
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.Output && len(n.Args) > 0 {
+			visit(n.Args[0])
+		}
+	}
+	return bases
 }
 
 // isContiguousProducer: prims whose torch call always gives a contiguous result (matrix
@@ -500,6 +548,11 @@ func torchClone(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) 
 		return t.emit("torch.clone", false, args, []fxgraph.Kwarg{{Name: "memory_format", Value: fxgraph.Const{V: primtorch.MemoryFormat("contiguous_format")}}}, n.Meta)
 	}
 	return t.emit("copy_", true, []fxgraph.Arg{t.emptyLike(m), args[0]}, nil, n.Meta)
+}
+
+// torchGradAs: grad_as(x, e) runs as clone(x) (e only carries the gradient).
+func torchGradAs(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	return torchClone(t, n, args[:1], target)
 }
 
 // torchIndexPut: aten's index_put (torch.index_put rejects None indices); a number value

@@ -557,6 +557,9 @@ func (kg *kgen) mergeScope(loops []int, exprs func() []Expr) []int {
 
 func mergeable(a, b int, size Sym, exprs []Expr) bool {
 	sizeB, static := size.IsConst()
+	if sizeB == 0 && static {
+		return false // merged, the inner variable would be x % 0
+	}
 	if !static {
 		// a symbolic inner size: every index must move by a symbolic multiple of the merged
 		// variable (c·s1·a + c·b = c·(s1·a + b)), so no division by the size is ever needed

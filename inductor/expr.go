@@ -239,6 +239,21 @@ func (e Expr) usesVarInside(k int) bool {
 	return false
 }
 
+// hasInd reports whether e has an indirect index (a run-time checked one) anywhere.
+func (e Expr) hasInd() bool {
+	for _, t := range e.Terms {
+		switch t.Atom.Kind {
+		case AtomInd:
+			return true
+		case AtomDiv, AtomMod:
+			if t.Atom.X.hasInd() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // UsesVar reports whether variable k appears anywhere in e.
 func (e Expr) UsesVar(k int) bool { return e.Coef(k) != 0 || e.UsesVarNested(k) }
 

@@ -343,6 +343,14 @@ func (f *fuser) canFuse(gr *group, b *Buffer) ([]Sym, string) {
 		if f.groupOf[l.Buf] != gr {
 			continue
 		}
+		for _, e := range l.Index {
+			if e.hasInd() {
+				// (along a dim of size 1, which the outer index leaves out: kept in a C
+				// variable, the buffer would be read without evaluating the index, whose range
+				// check must run)
+				return nil, fmt.Sprintf("it reads %s at an indirect index (%s)", l.Buf.Name, e)
+			}
+		}
 		_, ppos := squeezed(rangesOf(l.Buf.Def))
 		for j := range outer {
 			if !l.Index[ppos[j]].IsVar(pos[j]) {

@@ -62,6 +62,9 @@ func Inline(g *Graph) []string {
 		if bad == "" {
 			bad = mutationHazard(g, p, us)
 		}
+		if bad == "" {
+			bad = lostIndexCheck(p, pw, us)
+		}
 		if bad != "" {
 			logs.Printf(logs.Fusion, "not fusing %s into %s: %s", p.Name, bufNames(us), bad)
 			continue
@@ -179,6 +182,30 @@ func inlineInto(g *Graph, p, u *Buffer) {
 	}
 	u.Origins = mergeNames(p.Origins, u.Origins)
 	u.Targets = mergeNames(p.Targets, u.Targets)
+}
+
+// lostIndexCheck says why inlining p would drop a reader's indirect index check ("" when it
+// would not): a reader indexes p indirectly along a dim p's body does not read (a dim of size 1,
+// x[tensor([2])] of a [1, 3] sum), so the substituted body would never evaluate the index, and
+// an out-of-range one would not raise as eager does.
+func lostIndexCheck(p *Buffer, pw *Pointwise, users []*Buffer) string {
+	for _, u := range users {
+		roots := []*Value{bodyOf(u.Def)}
+		if sc, ok := u.Def.(*ScatterNode); ok {
+			roots = sc.roots()
+		}
+		for _, l := range loadsOf(roots...) {
+			if l.Buf != p {
+				continue
+			}
+			for k, e := range l.Index {
+				if e.hasInd() && !pw.Body.usesVar(k) {
+					return fmt.Sprintf("%s indexes it indirectly along dim %d, which its body does not read (the range check would be lost)", u.Name, k)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // mergeNames returns a then the elements of b not in a... keeping first-seen order.

@@ -89,12 +89,13 @@ type tensor struct {
 func (t *tensor) dtype() primtorch.DType { return t.buf.DType }
 
 // at returns buf's logical index for the view index at (expressions in a consumer's variables,
-// whose ranges are b).
+// whose ranges are b). A dim of size 1 reads index 0 — unless the index is indirect, whose
+// range check must still run (x[tensor([2])] of a size-1 dim raises IndexError).
 func (t *tensor) at(at []Expr, b Bounds) []Expr {
 	if t.idx == nil {
 		out := make([]Expr, len(at))
 		for k := range at {
-			if isOne(t.buf.Sizes[k]) {
+			if isOne(t.buf.Sizes[k]) && !at[k].hasInd() {
 				out[k] = Expr{}
 			} else {
 				out[k] = at[k]

@@ -28,6 +28,7 @@ func init() {
 	for target, fn := range map[string]lowerFn{
 		"prims.convert_element_type": lowerConvert,
 		"prims.clone":                lowerClone,
+		"prims.grad_as":              lowerClone, // (grad_from only carries the gradient)
 
 		"prims.sum":    lowerReduction(ReduceSum),
 		"prims.prod":   lowerReduction(ReduceProd),
@@ -90,7 +91,7 @@ var contractTargets = []string{
 	"prims.cumsum", "prims.cumprod",
 	"prims.view", "prims.permute", "prims.expand", "prims.slice", "prims.select", "prims.squeeze",
 	"prims.unsqueeze", "prims.as_strided",
-	"prims.clone", "prims.cat", "prims.constant_pad_nd", "prims.gather", "prims.index_select", "prims.index",
+	"prims.clone", "prims.grad_as", "prims.cat", "prims.constant_pad_nd", "prims.gather", "prims.index_select", "prims.index",
 	"prims.scatter", "prims.index_put",
 	"prims.full", "prims.iota", "prims.copy_",
 	"prims.mm", "prims.bmm", "prims.addmm", "prims.convolution", "prims.fallback",

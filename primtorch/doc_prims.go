@@ -52,6 +52,11 @@ package primtorch
 //
 // Copies and data movement (new contiguous tensors unless the node's meta says otherwise):
 //   - clone(x): x materialized in the node's meta layout.
+//   - grad_as(x, e): clone(x) whose gradient is e's: the gradient flows to e (of x's shape and
+//     dtype) and not to x. A decomposition whose values follow torch's kernel but whose
+//     derivative is a different formula in torch (derivatives.yaml) computes x without
+//     gradient and e as that formula's linear term (mul(input, derivative), the derivative
+//     computed without gradient); only training graphs have it.
 //   - cat(tensors, dim): one dtype, equal ranks, equal sizes but in dim (empty legacy 1-d
 //     tensors are dropped by the decomposition).
 //   - constant_pad_nd(x, pad, value): pad holds (before, after) pairs from the last dim;

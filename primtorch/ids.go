@@ -491,6 +491,7 @@ const (
 	OpPrimUnsqueeze
 	OpPrimAsStrided
 	OpPrimClone
+	OpPrimGradAs
 	OpPrimCat
 	OpPrimConstantPadNd
 	OpPrimGather

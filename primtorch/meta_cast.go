@@ -119,6 +119,8 @@ func metaFill(a *Args) (Value, error) {
 			return nil, runtimeErrorf("fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.", len(v.Shape))
 		}
 		rg = rg || v.RequiresGrad
+	} else if err := checkFillValue(a.Get("value"), self.DType); err != nil {
+		return nil, err
 	}
 	out := self.Clone()
 	out.RequiresGrad = rg

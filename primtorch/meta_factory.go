@@ -51,6 +51,11 @@ func metaFactory(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v, ok := a.Opt("fill_value"); ok {
+		if err := checkFillValue(v, dt); err != nil {
+			return nil, err
+		}
+	}
 	if a.Op.Random && a.Op.Schema.Name != "randint" && !isFloatOrComplex(dt) {
 		kernel := "check_uniform_bounds"
 		if a.Op.Schema.Name == "randn" {
@@ -77,6 +82,11 @@ func metaLike(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v, ok := a.Opt("fill_value"); ok {
+		if err := checkFillValue(v, dt); err != nil {
+			return nil, err
+		}
+	}
 	mf, _ := a.Get("memory_format").(MemoryFormat)
 	out := emptyLike(self, dt, mf)
 	out.Device, out.RequiresGrad = dev, rg
@@ -93,6 +103,11 @@ func metaNew(a *Args) (Value, error) {
 	dt, dev, rg, err := factoryOptions(a, self.DType, deviceOf(self))
 	if err != nil {
 		return nil, err
+	}
+	if v, ok := a.Opt("fill_value"); ok {
+		if err := checkFillValue(v, dt); err != nil {
+			return nil, err
+		}
 	}
 	out := symNewTensor(dt, size, dev)
 	out.RequiresGrad = rg
@@ -325,4 +340,75 @@ func metaScalarTensor(a *Args) (Value, error) {
 		return nil, err
 	}
 	return &TensorMeta{DType: dt, Shape: []int64{}, Strides: []int64{}, Device: dev, RequiresGrad: rg}, nil
+}
+
+// checkFillValue is c10's checked_convert of a Python number filled into a tensor of dtype dt
+// (full, full_like, new_full, fill_): a float beyond an integer dtype's range (NaN and
+// infinities included), beyond float16's, bfloat16's or float32's finite range (infinities and
+// NaN pass), or an int beyond the dtype's range (negative ints wrap into unsigned dtypes) is a
+// RuntimeError. Bools, tensors and symbolic values are not checked here.
+func checkFillValue(v Value, dt DType) error {
+	var lo, hi float64
+	switch dt {
+	case UInt8:
+		lo, hi = 0, math.MaxUint8
+	case Int8:
+		lo, hi = math.MinInt8, math.MaxInt8
+	case Int16:
+		lo, hi = math.MinInt16, math.MaxInt16
+	case Int32:
+		lo, hi = math.MinInt32, math.MaxInt32
+	case Int64:
+		lo, hi = math.MinInt64, math.MaxInt64
+	case Float16:
+		lo, hi = -65504, 65504
+	case BFloat16:
+		lo, hi = -0x1.fep127, 0x1.fep127
+	case Float32:
+		lo, hi = -math.MaxFloat32, math.MaxFloat32
+	default:
+		return nil
+	}
+	over := false
+	switch x := v.(type) {
+	case float64:
+		if dt.IsFloatingPoint() {
+			over = !math.IsInf(x, 0) && !math.IsNaN(x) && (x < lo || x > hi)
+		} else {
+			over = math.IsNaN(x) || x < lo || x > hi
+		}
+	case int64:
+		f := float64(x)
+		if dt == UInt8 && x < 0 {
+			f = -f // wraps (two's complement) as long as its magnitude fits
+		}
+		over = f < lo || f > hi
+	}
+	if !over {
+		return nil
+	}
+	return runtimeErrorf("value cannot be converted to type %s without overflow", cppScalarName(dt))
+}
+
+// cppScalarName is the C++ name of dt's element type, as c10's messages print it.
+func cppScalarName(dt DType) string {
+	switch dt {
+	case UInt8:
+		return "uint8_t"
+	case Int8:
+		return "int8_t"
+	case Int16:
+		return "int16_t"
+	case Int32:
+		return "int"
+	case Int64:
+		return "int64_t"
+	case Float16:
+		return behavior().ReducedFloatNamespace + "Half"
+	case BFloat16:
+		return behavior().ReducedFloatNamespace + "BFloat16"
+	case Float32:
+		return "float"
+	}
+	return dt.String()
 }

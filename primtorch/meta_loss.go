@@ -71,6 +71,9 @@ func metaPointwiseLoss(a *Args) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if red == "sum" && r.DType.IsIntegral(false) {
+		r.DType = Int64 // (the sum of an integer l1_loss, as torch.sum of integers)
+	}
 	return reduced(red, r), nil
 }
 

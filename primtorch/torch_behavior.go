@@ -28,15 +28,26 @@ type torchBehavior struct {
 	// computes with the number in float32 (2.14's mul and div kernels); every other binary op,
 	// and 1.13's mul and div, first round the number to the tensor's dtype (decomp eagerNumbers).
 	ReducedFloatMulDivOpmath bool
+	// fmax/fmin's gradient splits a tie evenly and passes through a NaN operand to both
+	// (2.14's derivatives.yaml); 1.13's gives self the whole gradient where self >= other (<=
+	// for fmin) or other is NaN, and other the rest (dFmaxFmin).
+	FmaxFminSplitTies bool
+	// elu (selu, celu) computes its negative branch with expm1 (1.13: exp(x) - 1, which gives
+	// +0.0 for -0.0 and 0 for tiny x; decomp elu).
+	EluExpm1 bool
+	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
+	// overflow error of checkFillValue).
+	ReducedFloatNamespace string
 }
 
 var behaviorTable = []VersionRow[torchBehavior]{
-	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true}},
+	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true, ReducedFloatNamespace: "at::"}},
 	{Torch214, torchBehavior{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
+		FmaxFminSplitTies: true, EluExpm1: true, ReducedFloatNamespace: "c10::",
 	}},
 }
 

@@ -421,3 +421,31 @@ def test_index_out_of_range_with_a_tensor_made_inside(backend):
     with pytest.raises(IndexError) as got:
         compiled(torch.randn(2))
     assert str(got.value) == str(want.value)
+
+
+def _sum_rows(x):
+    return x.sum(0, keepdim=True)[torch.tensor([2])]  # [1, 3] indexed along its size-1 dim
+
+
+def _plus_one(x):
+    return (x + 1)[torch.tensor([2])]
+
+
+def _empty_select(x):
+    return x.index_select(0, torch.tensor([0])) + 1
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("fn,shape", [(_sum_rows, (5, 3)), (_plus_one, (1, 3)), (_empty_select, (0, 3))],
+                         ids=["reduced", "pointwise", "empty"])
+def test_index_out_of_range_along_a_dim_of_size_1_or_0_raises_as_eager(backend, fn, shape):
+    """Fuzz seeds 8771, 9866, 4347: an indirect index along a dim of size 1 was dropped (the dim
+    reads index 0, and inlining or keeping the indexed buffer in a C variable skipped the index),
+    so an out-of-range index returned data where eager raises; along an empty dim the range
+    check's element 0 was read from torch's null data pointer (a segfault)."""
+    x = torch.randn(*shape)
+    with pytest.raises((IndexError, RuntimeError)) as want:  # (empty: RuntimeError)
+        fn(x)
+    with pytest.raises((IndexError, RuntimeError)) as got:
+        ptgo.compile(fn, backend=backend)(x)
+    assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))

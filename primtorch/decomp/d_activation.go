@@ -94,11 +94,23 @@ func dMish(c *ctx) (any, error) {
 	return c.unary(func(x val) val { return d.mul(x, d.un("tanh", d.un("log1p", d.un("exp", x)))) }), nil
 }
 
-// elu is scale*x for x > 0, else scale*alpha*(exp(x*inputScale) - 1).
+// elu is scale*x for x > 0, else scale*alpha*(exp(x*inputScale) - 1), computed with expm1 or
+// as exp() - 1 as the running torch's kernel does (torchBehavior.EluExpm1). The negative branch
+// reads 0 where x > 0, so that its derivative there (0 * exp(x): NaN at inf) is not NaN.
 func (d *decomposer) elu(x val, alpha, scale, inputScale float64) val {
-	neg := d.mul(d.un("expm1", d.mul(x, inputScale)), alpha*scale)
-	pos := d.mul(x, scale)
-	return d.where(d.bin("gt", x, 0.0), pos, neg)
+	pos := d.bin("gt", x, 0.0)
+	xn := x
+	if d.rg {
+		xn = d.where(pos, zero(x), x)
+	}
+	var em1 val
+	if primtorch.Behavior().EluExpm1 {
+		em1 = d.un("expm1", d.mul(xn, inputScale))
+	} else {
+		em1 = d.sub(d.un("exp", d.mul(xn, inputScale)), 1.0)
+	}
+	neg := d.mul(em1, alpha*scale)
+	return d.where(pos, d.mul(x, scale), neg)
 }
 
 func dElu(c *ctx) (any, error) {
@@ -135,35 +147,69 @@ func (d *decomposer) hardsigmoid(x val) val {
 	return d.div(d.bin("minimum", d.bin("maximum", d.add(x, 3.0), 0.0), 6.0), 6.0)
 }
 
+// dHardsigmoid's gradient is torch's hardsigmoid_backward: grad * (1/6 as a float32, whatever
+// the dtype) strictly inside (-3, 3), else 0 (NaN included).
 func dHardsigmoid(c *ctx) (any, error) {
 	d := c.d
-	return c.unary(func(x val) val { return d.hardsigmoid(x) }), nil
-}
-
-// dHardswish is x * min(max(x + 3, 0), 6) / 6.
-func dHardswish(c *ctx) (any, error) {
-	d := c.d
 	return c.unary(func(x val) val {
-		return d.div(d.mul(x, d.bin("minimum", d.bin("maximum", d.add(x, 3.0), 0.0), 6.0)), 6.0)
+		v := d.hardsigmoid(x)
+		if !d.rg {
+			return v
+		}
+		inside := d.bin("logical_and", d.bin("gt", x, -3.0), d.bin("lt", x, 3.0))
+		return d.withGradient(v, d.where(inside, d.mul(x, float64(float32(1.0/6))), zero(x)))
 	}), nil
 }
 
-// dSoftplus is x where x*beta > threshold, else log1p(exp(x*beta)) / beta.
+// dHardswish is x * min(max(x + 3, 0), 6) / 6. Its gradient is torch's hardswish_backward (its
+// vectorised form): 0 below -3, grad from 3 up, grad * (x/3 + 1/2) between (NaN at NaN) — the
+// product rule would give inf * 0 at infinities.
+func dHardswish(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		v := d.div(d.mul(x, d.bin("minimum", d.bin("maximum", d.add(x, 3.0), 0.0), 6.0)), 6.0)
+		if !d.rg {
+			return v
+		}
+		// (the factor read at 0 for infinite x, where the branch is masked: 0 * inf is NaN)
+		xs := d.where(d.un("isinf", x), zero(x), x)
+		mid := d.mul(x, noGrad(d.add(d.div(xs, 3.0), 0.5)))
+		e := d.where(d.bin("lt", x, -3.0), zero(x), d.where(d.bin("ge", x, 3.0), x, mid))
+		return d.withGradient(v, e)
+	}), nil
+}
+
+// dSoftplus is x where x*beta > threshold, else log1p(exp(x*beta)) / beta. Its gradient is
+// torch's: grad where x*beta > threshold, else grad * z/(z+1) with z = exp(x*beta) (read at 0
+// above the threshold, so that exp(inf) does not make the masked branch NaN).
 func dSoftplus(c *ctx) (any, error) {
 	d := c.d
 	beta, threshold := asFloat(c.get("beta")), asFloat(c.get("threshold"))
 	return c.unary(func(x val) val {
 		xb := d.mul(x, beta)
 		soft := d.div(d.un("log1p", d.un("exp", xb)), beta)
-		return d.where(d.bin("gt", xb, threshold), x, soft)
+		above := d.bin("gt", xb, threshold)
+		v := d.where(above, x, soft)
+		if !d.rg {
+			return v
+		}
+		z := d.un("exp", d.where(above, zero(x), d.mul(x, beta)))
+		return d.withGradient(v, d.where(above, x, d.mul(x, noGrad(d.div(z, d.add(z, 1.0))))))
 	}), nil
 }
 
-// dLogSigmoid is min(0, x) - log1p(exp(-|x|)).
+// dLogSigmoid is min(0, x) - log1p(exp(-|x|)). Its gradient is torch's log_sigmoid_backward:
+// grad * (1 - z/(1+z)) for x < 0, grad * z/(1+z) otherwise (0.5 at 0), z = exp(-|x|).
 func dLogSigmoid(c *ctx) (any, error) {
 	d := c.d
 	return c.unary(func(x val) val {
-		return d.sub(d.bin("minimum", x, 0.0), d.un("log1p", d.un("exp", d.un("neg", d.un("abs", x)))))
+		v := d.sub(d.bin("minimum", x, 0.0), d.un("log1p", d.un("exp", d.un("neg", d.un("abs", x)))))
+		if !d.rg {
+			return v
+		}
+		z := d.un("exp", d.un("neg", d.un("abs", x)))
+		q := d.div(z, d.add(z, 1.0))
+		return d.withGradient(v, d.mul(x, noGrad(d.where(d.bin("lt", x, 0.0), d.sub(1.0, q), q))))
 	}), nil
 }
 

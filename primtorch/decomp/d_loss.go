@@ -86,6 +86,9 @@ func dPointwiseLoss(c *ctx) (any, error) {
 			r = d.div(s, divisor(shape[0]))
 		}
 	} else {
+		if red == "sum" && out == primtorch.Int64 {
+			l = asNode(d.convert(l, out)) // an integer l1_loss sums in int64 (torch.sum), not wrapping
+		}
 		r = d.reduceLoss(l, red)
 	}
 	return d.convert(r, out), nil

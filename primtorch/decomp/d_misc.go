@@ -261,6 +261,9 @@ func dCosineSimilarity(c *ctx) (any, error) {
 	out := c.outMeta().DType
 	cdt := opmath(out)
 	shape := broadcastShape(x1, x2)
+	if len(shape) == 0 {
+		return nil, errFallback // dim of 0-d operands is the element itself: torch's kernel
+	}
 	v := d.prepare(cdt, shape, []val{x1, x2})
 	dim := wrap(c.int("dim"), len(shape))
 	eps := c.float("eps")

@@ -87,7 +87,9 @@ func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
 func dPositive(c *ctx) (any, error) { return c.selfNode(), nil }
 
 // dAsinh is copysign(log1p(|x| + x²/(1 + sqrt(x² + 1))), x): accurate near 0; beyond 2^28,
-// where x² + 1 is x² (and x² may overflow), log(|x|) + log(2), as glibc's asinh.
+// where x² + 1 is x² (and x² may overflow), log(|x|) + log(2), as glibc's asinh. Its gradient
+// is torch's grad * rsqrt(x² + 1) (the chain rule through |x| and copysign gives NaN at 0 and
+// at infinities).
 func dAsinh(c *ctx) (any, error) {
 	d := c.d
 	return c.unary(func(x val) val {
@@ -95,7 +97,11 @@ func dAsinh(c *ctx) (any, error) {
 		a2 := d.mul(a, a)
 		r := d.un("log1p", d.add(a, d.div(a2, d.add(d.un("sqrt", d.add(a2, 1.0)), 1.0))))
 		r = d.where(d.bin("gt", a, 0x1p28), d.add(d.un("log", a), math.Ln2), r)
-		return d.bin("copysign", r, x)
+		v := d.bin("copysign", r, x)
+		if !d.rg {
+			return v
+		}
+		return d.withGradient(v, d.mul(x, noGrad(d.un("rsqrt", d.add(d.mul(x, x), 1.0)))))
 	}), nil
 }
 
@@ -246,16 +252,21 @@ func dClamp(c *ctx) (any, error) {
 	// clamp_min/clamp_max, and on torch 2.14 always, the result is NaN.
 	fn := c.op.Canonical().ID == primtorch.OpClampMin || c.op.Canonical().ID == primtorch.OpClampMax ||
 		lo != nil && hi != nil || !primtorch.Behavior().ClampIgnoresLoneNaNBound
+	// Either way x's gradient is zeros: torch's clamp_backward passes it where x >= min and
+	// x <= max, never true against NaN.
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		r := v[0]
+		nan := false
 		for i, below := range []bool{true, false} {
 			b := v[i+1]
 			if b == nil {
 				continue
 			}
 			if f, ok := b.(float64); ok && math.IsNaN(f) {
+				nan = true
 				if fn {
-					return d.add(r, math.NaN())
+					r = d.add(r, math.NaN())
+					break
 				}
 				if r == v[0] {
 					r = d.prim("clone", r)
@@ -263,6 +274,10 @@ func dClamp(c *ctx) (any, error) {
 				continue
 			}
 			r = d.clampAt(r, b, below)
+		}
+		if nan && d.rg {
+			asNode(r).TensorMeta().RequiresGrad = false
+			return d.zeroGradient(r, v...)
 		}
 		return r
 	}, c.self(), lo, hi), nil
@@ -389,6 +404,28 @@ func (d *decomposer) zeroGradient(v val, xs ...val) val {
 	return v
 }
 
+// withGradient is v with e's gradient instead of its own (prims.grad_as, v detached), for a
+// decomposition whose values follow torch's kernel but whose chain rule is not torch's
+// derivative formula (derivatives.yaml, or the backward kernel eager runs). e is that formula
+// as the linear term it differentiates to: mul(x, deriv) with the factor computed without
+// gradient (noGrad), where over such terms for a piecewise formula (a constant branch gives
+// nothing). v must be a node the caller built. Outside training graphs it is v.
+func (d *decomposer) withGradient(v, e val) val {
+	if em := metaOf(e); !d.rg || em == nil || !em.RequiresGrad {
+		return v
+	}
+	asNode(v).TensorMeta().RequiresGrad = false
+	return d.prim("grad_as", v, e)
+}
+
+// noGrad is v (a node the caller just built) without gradient: a derivative's factor.
+func noGrad(v val) val {
+	if m := metaOf(v); m != nil {
+		m.RequiresGrad = false
+	}
+	return v
+}
+
 // dDiv is true division, or with rounding_mode "trunc" / "floor".
 func dDiv(c *ctx) (any, error) {
 	d := c.d
@@ -447,8 +484,13 @@ func dPow(c *ctx) (any, error) {
 	}, x, e), nil
 }
 
-// dFmaxFmin is fmax/fmin: maximum/minimum that ignore a NaN operand.
+// dFmaxFmin is fmax/fmin: maximum/minimum that ignore a NaN operand. The gradient is torch's
+// (not maximum's): see torchBehavior.FmaxFminSplitTies.
 func dFmaxFmin(name string) decompFn {
+	wins, loses := "ge", "lt" // self's side of other for fmax
+	if name == "minimum" {
+		wins, loses = "le", "gt"
+	}
 	return func(c *ctx) (any, error) {
 		d := c.d
 		return d.ew(primtorch.PromoteDefault, func(v []val) val {
@@ -457,7 +499,21 @@ func dFmaxFmin(name string) decompFn {
 				return r
 			}
 			r = d.where(d.un("isnan", v[1]), v[0], r)
-			return d.where(d.un("isnan", v[0]), v[1], r)
+			r = d.where(d.un("isnan", v[0]), v[1], r)
+			if !d.rg {
+				return r
+			}
+			a, b := v[0], v[1]
+			if !primtorch.Behavior().FmaxFminSplitTies {
+				self := d.bin("logical_or", d.bin(wins, a, b), d.un("isnan", b))
+				return d.withGradient(r, d.where(self, a, b))
+			}
+			// self: grad (grad/2 on a tie), 0 where self is beyond other the losing way;
+			// other: the same the other way round
+			tie := d.bin("eq", a, b)
+			ga := d.where(d.bin(loses, a, b), zero(a), d.where(tie, d.mul(a, 0.5), a))
+			gb := d.where(d.bin(loses, b, a), zero(b), d.where(tie, d.mul(b, 0.5), b))
+			return d.withGradient(r, d.add(ga, gb))
 		}, c.self(), c.in("other")), nil
 	}
 }

@@ -133,11 +133,17 @@ func dMaxMinDim(red, arg string) decompFn {
 	return func(c *ctx) (any, error) {
 		d := c.d
 		x := c.selfNode()
+		// torch's argmax/argmin kernels have no bool version, max.dim's has: the index is
+		// taken over the bools as uint8 (same order, same first tie)
+		ix := x
+		if dtypeOf(x) == primtorch.Bool {
+			ix = asNode(d.convert(x, primtorch.UInt8))
+		}
 		if len(metaOf(x).Shape) == 0 {
-			return []any{d.prim(red, x, []int64{}, false), d.prim(arg, x, []int64{}, false)}, nil
+			return []any{d.prim(red, x, []int64{}, false), d.prim(arg, ix, []int64{}, false)}, nil
 		}
 		k := wrap(c.int("dim"), len(metaOf(x).Shape))
-		idx := d.prim(arg, x, []int64{int64(k)}, true)
+		idx := d.prim(arg, ix, []int64{int64(k)}, true)
 		val := d.prim("gather", x, int64(k), idx)
 		if c.bool("keepdim") {
 			return []any{val, idx}, nil
@@ -225,7 +231,7 @@ func dVar(c *ctx) (any, error) {
 	v, mean := d.variance(x, dims, keep, c.correction())
 	name := c.op.Schema.Name
 	if name == "std" || name == "std_mean" {
-		v = d.un("sqrt", v)
+		v = d.normRoot(x, v, 2) // (torch's std_backward is 0 where the std is: not 0 * inf)
 	}
 	var out primtorch.DType
 	if name == "var_mean" || name == "std_mean" {

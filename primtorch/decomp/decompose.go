@@ -254,7 +254,8 @@ func (d *decomposer) emptyResult(c *ctx) val {
 	}
 	empty := false
 	for _, p := range c.op.Schema.Params {
-		x, ok := c.a.Get(p.Canon).(*primtorch.TensorMeta)
+		v, _ := c.a.Opt(p.Canon) // (a parameter the bound signature lacks, e.g. batch_norm's short form: none)
+		x, ok := v.(*primtorch.TensorMeta)
 		if !ok {
 			continue
 		}
@@ -276,7 +277,8 @@ func (d *decomposer) emptyResult(c *ctx) val {
 func (d *decomposer) emptyClone(c *ctx, name string, m *primtorch.TensorMeta) val {
 	var others []string
 	for _, p := range c.op.Schema.Params {
-		x, ok := c.a.Get(p.Canon).(*primtorch.TensorMeta)
+		v, _ := c.a.Opt(p.Canon)
+		x, ok := v.(*primtorch.TensorMeta)
 		if !ok || p.Canon == name || !x.RequiresGrad || !d.rg {
 			continue
 		}

@@ -49,6 +49,7 @@ var evals = [primtorch.NumOps]evalFn{
 	primtorch.OpPrimUnsqueeze: evalView, primtorch.OpPrimAsStrided: evalView,
 
 	primtorch.OpPrimClone:         evalClone,
+	primtorch.OpPrimGradAs:        evalClone,
 	primtorch.OpPrimCat:           evalCat,
 	primtorch.OpPrimConstantPadNd: evalPad,
 	primtorch.OpPrimGather:        evalGather,

@@ -226,6 +226,9 @@ def gen_views():
 def gen_data():
     x = T(3, 4, t=True)
     prim("clone", [x], lambda: torch.clone(x, memory_format=torch.contiguous_format), tag="transposed")
+    # (fixed values: no draw from the generator, so the cases after keep theirs)
+    v, e = T(2, 3, vals=[0.5, -1.0, 2.0, -0.0, 3.5, 1e30]), T(2, 3, vals=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    prim("grad_as", [v, e], lambda: torch.clone(v, memory_format=torch.contiguous_format), tag="plain")
     a, b = T(2, 3), T(4, 3)
     prim("cat", [[a, b], 0], lambda: torch.cat([a, b], 0), tag="dim0")
     c = T(2, 1)

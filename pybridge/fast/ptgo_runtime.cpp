@@ -67,6 +67,28 @@ struct StepTimer {
 
 typedef int (*KernelFn)(void* const* ptrs, const int64_t* ints, const double* floats, int nthreads);
 
+// emptyBytes is how much a kernel can read of a tensor with no elements: every offset its index
+// reaches with the empty dims at index 0 and the others over their sizes. A kernel reads an
+// empty tensor only through an indirect index, which is then out of range: the check sends
+// element 0 of the empty dim while the status makes the run fail. The kernel gets zeroed
+// scratch memory of that size (emptyScratch) instead of torch's empty data pointer (often null,
+// which would crash the process).
+size_t emptyBytes(const at::Tensor& t) {
+  int64_t span = 1;
+  for (int64_t d = 0; d < t.dim(); d++) {
+    if (t.size(d) > 1) span += (t.size(d) - 1) * std::abs(t.stride(d));
+  }
+  return static_cast<size_t>(span) * t.element_size();
+}
+
+// emptyScratch returns at least bytes of scratch memory, for this thread's kernel launches.
+char* emptyScratch(size_t bytes) {
+  static thread_local std::vector<max_align_t> scratch;
+  size_t words = (bytes + sizeof(max_align_t) - 1) / sizeof(max_align_t);
+  if (scratch.size() < words) scratch.assign(words, max_align_t{});
+  return reinterpret_cast<char*>(scratch.data());
+}
+
 enum class Role { Input, Alloc, Extern, View };
 enum class StepOp { Alloc, Kernel, Extern, View, Free };
 enum class ExternKind { Mm, Bmm, Addmm, Convolution, Python };
@@ -726,6 +748,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
     // the externs (mm, convolution) show as torch's own ops. Nothing is built unless a profiler
     // is recording.
     RECORD_USER_SCOPE("ptgo." + *g->name);
+    const bool caller_grad = c10::GradMode::is_enabled();
     c10::AutoGradMode no_grad(false);
     ArenaLease lease(g);
     const std::vector<at::Tensor>& arena = *lease.views;
@@ -867,10 +890,15 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
           if (st.once && !lease.fresh) break;
           RECORD_USER_SCOPE(st.kernel);
           ptrs.clear();
+          size_t empty = 0;
+          for (int b : st.ptrs) {
+            if (bufs[b].numel() == 0) empty = std::max(empty, emptyBytes(bufs[b]));
+          }
+          char* scratch = empty > 0 ? emptyScratch(empty) : nullptr;
           for (int b : st.ptrs) {
             const at::Tensor& t = bufs[b];
-            ptrs.push_back(static_cast<char*>(t.data_ptr()) -
-                           (t.storage_offset() - specs[b].arena_elems) * static_cast<int64_t>(t.element_size()));
+            char* data = t.numel() == 0 ? scratch : static_cast<char*>(t.data_ptr());
+            ptrs.push_back(data - (t.storage_offset() - specs[b].arena_elems) * static_cast<int64_t>(t.element_size()));
           }
           int rc = st.fn(ptrs.data(), syms.empty() ? st.ints.data() : syms.data(),
                          float_args.empty() ? st.floats.data() : float_args.data(), nthreads);
@@ -1004,6 +1032,13 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
         case StepOp::View: {
           const Buf& s = specs[st.buf];
           bufs[st.buf] = bufs[s.base].as_strided(s.sizes, s.strides, s.offset + s.arena_elems);
+          if (caller_grad && bufs[st.buf].requires_grad()) {
+            // Called with grad mode on, a plan is a graph none of whose outputs requires grad
+            // (those go through an autograd.Function, whose forward runs with it off): a view
+            // of an input that requires grad is x.detach() or a view of it, which must not
+            // require grad (a view made with grad mode off still would).
+            bufs[st.buf] = bufs[st.buf].detach();
+          }
           break;
         }
         case StepOp::Free:
