@@ -381,8 +381,27 @@ func dSoftmax(log bool) decompFn {
 		} else {
 			r = d.div(e, d.expand(s, shape))
 		}
+		if d.rg {
+			r = d.softmaxGradient(r, xc, dims, log)
+		}
 		return d.convert(r, out), nil
 	}
+}
+
+// softmaxGradient gives softmax's (log_softmax's) result r of xc torch's derivative, the one
+// _softmax_backward_data computes: y·(g - sum(g·y)) (g - exp(y)·sum(g)), y the result. The
+// chain rule through the decomposition recomputed the exponentials and went through amax's
+// tie mask: an attention's softmax backward was one kernel with three expf per element, 3.4x
+// eager's time, and rounded differently. The linear terms whose gradients these are:
+// Y·(x - sum(Y·x)) and x - sum(exp(Y)·x), Y the result without gradient.
+func (d *decomposer) softmaxGradient(r, xc val, dims []int, log bool) val {
+	shape := sizesOf(xc)
+	y := noGrad(d.prim("clone", r))
+	if log {
+		p := noGrad(d.un("exp", y))
+		return d.withGradient(r, d.sub(xc, d.expand(d.reduceKeep("sum", d.mul(p, xc), dims), shape)))
+	}
+	return d.withGradient(r, d.mul(y, d.sub(xc, d.expand(d.reduceKeep("sum", d.mul(y, xc), dims), shape))))
 }
 
 // reduceKeep reduces over dims keeping them (a 0-d x is reduced over no dim: itself).
