@@ -449,3 +449,18 @@ def test_index_out_of_range_along_a_dim_of_size_1_or_0_raises_as_eager(backend, 
     with pytest.raises((IndexError, RuntimeError)) as got:
         ptgo.compile(fn, backend=backend)(x)
     assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_logaddexp_of_a_bool_tensor_raises_in_backward_as_eager(backend):
+    """Fuzz seed 5480: eager's logaddexp backward computes other - self, which raises for a bool
+    operand; the decomposition promoted the bool and its backward succeeded."""
+    def f(x):
+        return torch.logaddexp(x < 0.5, x)
+
+    x = torch.rand(3, 4, requires_grad=True)
+    with pytest.raises(RuntimeError) as want:
+        f(x).sum().backward()
+    with pytest.raises(RuntimeError) as got:
+        ptgo.compile(f, backend=backend)(x).sum().backward()
+    assert str(got.value) == str(want.value)

@@ -536,9 +536,16 @@ func dXlogy(c *ctx) (any, error) {
 	}, c.self(), c.in("other")), nil
 }
 
-// dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf.
+// dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf. With a bool tensor
+// operand in a training graph it is torch's op: eager's backward computes other - self and
+// raises for the bool ("Subtraction, the `-` operator, with a bool tensor is not supported").
 func dLogaddexp(c *ctx) (any, error) {
 	d := c.d
+	for _, v := range []val{c.self(), c.in("other")} {
+		if m := metaOf(v); d.rg && m != nil && m.DType == primtorch.Bool {
+			return nil, errFallback
+		}
+	}
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		a, b := v[0], v[1]
 		m := d.bin("maximum", a, b)
