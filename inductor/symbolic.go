@@ -280,7 +280,7 @@ func symsV(xs []Sym) string {
 // selected or indexed, a view that regroups a symbolic dim with another one unless they are
 // dense in storage.
 var symbolicTargets = map[string]bool{
-	"prims.convert_element_type": true, "prims.clone": true,
+	"prims.convert_element_type": true, "prims.clone": true, "prims.grad_as": true,
 	"prims.sum": true, "prims.prod": true, "prims.amax": true, "prims.amin": true, "prims.any": true, "prims.all": true,
 	"prims.argmax": true, "prims.argmin": true,
 	"prims.view": true, "prims.permute": true, "prims.expand": true, "prims.squeeze": true, "prims.unsqueeze": true,

@@ -35,6 +35,15 @@ type torchBehavior struct {
 	// elu (selu, celu) computes its negative branch with expm1 (1.13: exp(x) - 1, which gives
 	// +0.0 for -0.0 and 0 for tiny x; decomp elu).
 	EluExpm1 bool
+	// clamp's gradient with a number bound goes to x strictly inside it (x > min, x < max: 0 at
+	// a tie), and with a tensor bound a tie splits it evenly between x and the bound; 1.13's
+	// passes it to x wherever x >= min and x <= max (decomp clampAt).
+	ClampGradStrictTies bool
+	// hardswish's gradient (its vectorised kernel) is 0 for x <= -3, grad·(x/3 + 1/2) for
+	// -3 < x < 3 and grad from 3 up; 1.13's is 0 for x < -3, grad for x >= 3 and grad·(x/3 +
+	// 1/2) otherwise (decomp dHardswish). At NaN ptgo gives NaN, as 2.14's float64 kernel
+	// does; its float32 kernel gives grad.
+	HardswishGradOpenMid bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -47,7 +56,8 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
-		FmaxFminSplitTies: true, EluExpm1: true, ReducedFloatNamespace: "c10::",
+		FmaxFminSplitTies: true, EluExpm1: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
+		ReducedFloatNamespace: "c10::",
 	}},
 }
 

@@ -89,9 +89,20 @@ def _reset():
     ptgo.reset()
 
 
+def _strides_defined(t):
+    # eager defines the strides of every strided result (torch's stride propagation); a
+    # tensor of 0 or 1 elements has no layout to compare
+    return t.layout == torch.strided and t.numel() > 1
+
+
+def _dense_strides(t):
+    # strides of the dims whose size is not 1 (a size-1 dim's stride means nothing)
+    return tuple(st for sz, st in zip(t.shape, t.stride()) if sz != 1)
+
+
 def assert_same(actual, expected, path="result", _seen=None):
-    """Compiled vs eager: same structure, types, dtypes, shapes, devices, and values within the
-    dtype's tolerance (exact for integers and bools). Objects are compared by their attributes;
+    """Compiled vs eager: same structure, types, dtypes, shapes, strides (of the dims larger
+    than 1), devices, and values within the dtype's tolerance (exact for integers and bools). Objects are compared by their attributes;
     an object reached again (a cycle) must be reached again on both sides."""
     if _seen is None:
         _seen = {}
@@ -107,6 +118,9 @@ def assert_same(actual, expected, path="result", _seen=None):
         assert actual.device == expected.device, path
         assert actual.requires_grad == expected.requires_grad, "%s: requires_grad %s != %s" % (
             path, actual.requires_grad, expected.requires_grad)
+        if _strides_defined(expected):
+            assert _dense_strides(actual) == _dense_strides(expected), "%s: strides %s != %s" % (
+                path, actual.stride(), expected.stride())
         if expected.dtype in TOLERANCES:
             rtol, atol = TOLERANCES[expected.dtype]
             torch.testing.assert_close(actual.detach(), expected.detach(), rtol=rtol, atol=atol, equal_nan=True,

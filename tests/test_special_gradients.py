@@ -65,6 +65,8 @@ def _check(f, x, backend):
 def test_special_values_gradient_as_eager(name, dtype, backend):
     # 16 elements: torch's vectorised loop covers them all (its scalar tail treats NaN
     # differently for some kernels; none of these)
+    if name == "hardswish" and dtype == torch.float32 and hasattr(torch, "compile"):
+        pytest.xfail("torch 2's float32 hardswish_backward gives grad at NaN, its float64 one NaN; ptgo gives NaN")
     _check(CASES[name], torch.tensor(SPECIAL[:16], dtype=dtype), backend)
 
 
@@ -72,3 +74,31 @@ def test_special_values_gradient_as_eager(name, dtype, backend):
 @pytest.mark.parametrize("name", sorted(ROW_CASES))
 def test_extreme_value_gradient_with_nan_and_ties_as_eager(name, backend):
     _check(ROW_CASES[name], torch.tensor(ROWS), backend)
+
+
+CLAMP_CASES = {
+    "clamp_min": lambda x, m: x.clamp_min(0.0) * 2,
+    "clamp_both": lambda x, m: torch.clamp(x, 0.0, 1.0) * 2,
+    "clamp_max": lambda x, m: x.clamp(max=0.0) * 2,
+    "clamp_tensor_min": lambda x, m: torch.clamp(x, min=m) * 2,
+    "clamp_tensor_max": lambda x, m: torch.clamp(x, max=m) * 2,
+}
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("name", sorted(CLAMP_CASES))
+def test_clamp_gradient_at_ties_and_nan(name, backend):
+    # torch 1.13 passes x's gradient at a tie with the bound; torch 2.14 passes none at a number
+    # bound and half to each of x and a tensor bound (all of it to both where x is NaN)
+    f = CLAMP_CASES[name]
+    x = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.0, float("nan"), 0.5])
+    m = torch.tensor([0.0, 0.0, 1.0, 0.0, 3.0, 0.0, 0.5])
+    w = torch.arange(1.0, 8.0)
+    grads = []
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        a, b = x.clone().requires_grad_(), m.clone().requires_grad_()
+        (fn(a, b) * w).sum().backward()
+        grads.append((a.grad, b.grad))
+    (ea, eb), (pa, pb) = grads
+    assert _same(pa, ea), (pa, ea)
+    assert _same(pb, eb), (pb, eb)

@@ -174,7 +174,12 @@ func dHardswish(c *ctx) (any, error) {
 		// (the factor read at 0 for infinite x, where the branch is masked: 0 * inf is NaN)
 		xs := d.where(d.un("isinf", x), zero(x), x)
 		mid := d.mul(x, noGrad(d.add(d.div(xs, 3.0), 0.5)))
-		e := d.where(d.bin("lt", x, -3.0), zero(x), d.where(d.bin("ge", x, 3.0), x, mid))
+		var e val
+		if primtorch.Behavior().HardswishGradOpenMid {
+			e = d.where(d.bin("le", x, -3.0), zero(x), d.where(d.bin("lt", x, 3.0), mid, x))
+		} else {
+			e = d.where(d.bin("lt", x, -3.0), zero(x), d.where(d.bin("ge", x, 3.0), x, mid))
+		}
 		return d.withGradient(v, e)
 	}), nil
 }

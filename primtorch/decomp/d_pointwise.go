@@ -300,7 +300,26 @@ func (d *decomposer) clampAt(x, b val, below bool) val {
 		}
 		other = d.where(d.bin(beyond, x, b), b, nan)
 	}
-	return d.where(d.bin(within, x, b), x, other)
+	r := d.where(d.bin(within, x, b), x, other)
+	if !d.rg || !primtorch.Behavior().ClampGradStrictTies {
+		return r
+	}
+	// torch 2.14's clamp_backward. A number bound: x's gradient strictly inside it (none at a
+	// tie or NaN). A tensor bound: maximum's (minimum's) derivative, half to each at a tie, the
+	// whole to both where x or the bound is NaN.
+	inside, outside := "gt", "lt"
+	if !below {
+		inside, outside = "lt", "gt"
+	}
+	var e val
+	if metaOf(b) == nil {
+		e = d.where(d.bin(inside, x, b), x, other)
+	} else {
+		both := d.add(x, b)
+		e = d.where(d.bin(outside, x, b), b, d.where(d.bin(inside, x, b), x,
+			d.where(d.bin("eq", x, b), d.mul(both, 0.5), both)))
+	}
+	return d.withGradient(r, e)
 }
 
 // dAdd is self + alpha*other.
