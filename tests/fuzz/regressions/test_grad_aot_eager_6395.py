@@ -48,7 +48,7 @@ PROGRAM = {'seed': 6395,
 # feeds only nonzero (a graph break), so it is an output of the compiled region that the loss
 # does not use; its materialized zero tangent runs through hardswish's backward, 0 * NaN at the
 # NaN input, where eager's autograd never visits v3.
-XFAIL = pytest.mark.xfail(strict=True, reason="an output the loss does not use gets a zero tangent, and 0 * NaN")
+XFAIL = pytest.mark.xfail(strict=False, reason="an output the loss does not use gets a zero tangent, and 0 * NaN (with every dim symbolic the C backend happens to match)")
 
 
 @pytest.mark.parametrize("backend", ["eager", pytest.param("aot_eager", marks=XFAIL), pytest.param("inductor", marks=XFAIL)])
