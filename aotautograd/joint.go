@@ -143,6 +143,13 @@ func (jt *joint) requiresGrad(nodes []*fxgraph.Node, requiresGrad []bool) error 
 			tm, ok := m.(*primtorch.TensorMeta)
 			return ok && tm.DType.IsFloatingPoint()
 		}
+		// a complex result (only fallbacks make them) requires grad as in torch, so that a
+		// gradient flowing through it reaches the fallback and fails there (torch.complex,
+		// view_as_real), rather than stopping silently
+		isDiff := func(m any) bool {
+			tm, ok := m.(*primtorch.TensorMeta)
+			return ok && (tm.DType.IsFloatingPoint() || tm.DType.IsComplex())
+		}
 		switch n.Op {
 		case fxgraph.Placeholder:
 			if requiresGrad[k] {
@@ -164,7 +171,7 @@ func (jt *joint) requiresGrad(nodes []*fxgraph.Node, requiresGrad []bool) error 
 				continue
 			}
 			if n.Target == "operator.getitem" {
-				jt.rg[n] = anyIn && isFloat(n.Meta)
+				jt.rg[n] = anyIn && isDiff(n.Meta)
 				continue
 			}
 			op := primtorch.Lookup(n.Target)
@@ -175,7 +182,7 @@ func (jt *joint) requiresGrad(nodes []*fxgraph.Node, requiresGrad []bool) error 
 			case op.ID == primtorch.OpPrimCopy:
 			case op.ID == primtorch.OpPrimFallback:
 				_, tuple := n.Meta.([]any)
-				jt.rg[n] = anyIn && (tuple || isFloat(n.Meta))
+				jt.rg[n] = anyIn && (tuple || isDiff(n.Meta))
 			case derivatives[op.ID].vjp != nil:
 				jt.rg[n] = anyIn && isFloat(n.Meta)
 			}

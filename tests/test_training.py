@@ -582,3 +582,27 @@ def test_detach_of_an_input_that_requires_grad_does_not_require_grad(backend, f)
     before = x.detach().clone()
     got[0].add_(1)  # eager allows writing a detached tensor in place: it shares x's memory
     assert not torch.equal(x.detach(), before)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_gradient_through_complex_fallbacks_reaches_the_input(backend):
+    """Fuzz seed 3112: x's gradient through torch.complex and view_as_real (torch fallbacks)
+    into a Linear layer: complex values did not count as requiring grad, so ptgo's autograd
+    stopped the gradient there silently (x.grad None) while the layer's parameters got theirs;
+    the graph runs with torch, as ptgo cannot differentiate those fallbacks."""
+    torch.manual_seed(0)
+    lin = nn.Linear(2, 3)
+    x1 = torch.rand(8, 4, 1) + 0.05
+
+    def f(x0):
+        return lin(torch.view_as_real(torch.complex(x1 * x0, x1 * x0))).sum()
+
+    a = torch.tensor(0.3, requires_grad=True)
+    f(a).backward()
+    want = (a.grad, lin.weight.grad.clone())
+    lin.zero_grad()
+    b = torch.tensor(0.3, requires_grad=True)
+    ptgo.compile(f, backend=backend)(b).backward()
+    assert b.grad is not None
+    assert_same(b.grad, want[0])
+    assert_same(lin.weight.grad, want[1])

@@ -249,6 +249,13 @@ func dLogsumexp(c *ctx) (any, error) {
 	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
 	keep := c.bool("keepdim")
 	out := c.outMeta().DType
+	if k, ok := symNumelOver(sizesOf(x), dims).IsConst(); ok && k == 0 {
+		// over no elements: log(0), where amax has no identity (torch's op in a training graph)
+		if d.rg {
+			return nil, errFallback
+		}
+		return d.full(c.outMeta().SymSizes(), math.Inf(-1), out), nil
+	}
 	xc := d.convert(x, opmath(out))
 	m := d.reduce("amax", xc, dims, true)
 	m = d.where(d.un("isinf", m), zero(m), m)
