@@ -17,6 +17,7 @@ order, interleaved with the other contestants). A report, not a test.
 Usage: python bench/dynamic.py [--quick] [--only a,b] [--threads 1]
 """
 import argparse
+import importlib.util
 import copy
 import json
 import os
@@ -30,7 +31,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+if importlib.util.find_spec("ptgo") is None:
+    # the checkout's ptgo when none is installed; the torch 2 venv has its own build (the
+    # checkout's C extensions are built against Debian's torch 1.13 and abort under torch 2)
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import ptgo  # noqa: E402
 from ptgo import _C  # noqa: E402

@@ -4,6 +4,7 @@ Graph.profile) next to eager's per-op times (torch.profiler). A report for tunin
 Usage: .venv/bin/python bench/profile_plan.py [--threads 1] [--reps 200] workload [workload ...]
 """
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -12,7 +13,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+if importlib.util.find_spec("ptgo") is None:
+    # the checkout's ptgo when none is installed; the torch 2 venv has its own build (the
+    # checkout's C extensions are built against Debian's torch 1.13 and abort under torch 2)
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import ptgo  # noqa: E402
 from ptgo import _runtime  # noqa: E402

@@ -25,6 +25,7 @@ Usage: python bench/run.py [--quick] [--only a,b] [--threads 1,2] [--no-compile-
        [--contestants eager,ptgo,...]
 """
 import argparse
+import importlib.util
 import copy
 import json
 import os
@@ -39,7 +40,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+if importlib.util.find_spec("ptgo") is None:
+    # the checkout's ptgo when none is installed; the torch 2 venv has its own build (the
+    # checkout's C extensions are built against Debian's torch 1.13 and abort under torch 2)
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import ptgo  # noqa: E402
 from models import VISION, WORKLOADS  # noqa: E402

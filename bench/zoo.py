@@ -11,6 +11,7 @@ max|eager|). Writes bench/results/zoo.md and zoo.json. A report, not a test.
 Usage: .venv/bin/python bench/zoo.py [--quick] [--only name,name]
 """
 import argparse
+import importlib.util
 import collections
 import copy
 import json
@@ -26,7 +27,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+if importlib.util.find_spec("ptgo") is None:
+    # the checkout's ptgo when none is installed; the torch 2 venv has its own build (the
+    # checkout's C extensions are built against Debian's torch 1.13 and abort under torch 2)
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import ptgo  # noqa: E402
 from run import RESULTS, _cpu, max_err, timed  # noqa: E402
