@@ -583,39 +583,27 @@ func mergeable(a, b int, size Sym, exprs []Expr) bool {
 
 // substMerge replaces variables a and b by one variable (a's id, size a·b).
 func (kg *kgen) substMerge(a, b int) {
-	if _, static := kg.vars[b].size.IsConst(); !static {
+	var fa, fb func(bounds Bounds) Expr
+	if _, static := kg.vars[b].size.IsConst(); static {
+		sb := staticSize(kg.vars[b].size, "merging loops")
+		kg.vars[a].size = kg.vars[a].size.MulConst(sb)
+		fa = func(bounds Bounds) Expr { return FloorDiv(Var(a), sb, bounds) }
+		fb = func(bounds Bounds) Expr { return Mod(Var(a), sb, bounds) }
+	} else {
 		// (see mergeable) each index is c·s1·a + c·b: a → 0 and b → the merged variable
 		kg.vars[a].size = kg.vars[a].size.Mul(kg.vars[b].size)
-		kg.vars[b].size = symc(1)
-		bounds := kg.bounds()
-		f := func(k int) Expr {
-			switch k {
-			case a:
-				return Expr{}
-			case b:
-				return Var(a)
-			}
-			return Var(k)
-		}
-		sub := &valueSubst{vs: kg.vals, vars: f, bounds: bounds}
-		for _, n := range kg.nodes {
-			n.body = sub.value(n.body)
-			for d, e := range n.store {
-				n.store[d] = e.Subst(f, bounds, sub)
-			}
-		}
-		return
+		fa = func(Bounds) Expr { return Expr{} }
+		fb = func(Bounds) Expr { return Var(a) }
 	}
-	sb := staticSize(kg.vars[b].size, "merging loops")
-	kg.vars[a].size = kg.vars[a].size.MulConst(sb)
 	kg.vars[b].size = symc(1)
 	bounds := kg.bounds()
+	va, vb := fa(bounds), fb(bounds)
 	f := func(k int) Expr {
 		switch k {
 		case a:
-			return FloorDiv(Var(a), sb, bounds)
+			return va
 		case b:
-			return Mod(Var(a), sb, bounds)
+			return vb
 		}
 		return Var(k)
 	}
