@@ -448,9 +448,6 @@ func (kg *kgen) isLocal(b *Buffer) bool {
 	return false
 }
 
-// mergeLoops merges adjacent loops whose variables every index uses as one (a·size_b·x_a +
-// a·x_b): a contiguous pointwise kernel becomes one flat loop, and a [N,D] kernel reading a
-// [D] bias stays two loops.
 // orderLoops puts a pointwise kernel's loops in the memory order of what it stores, then of what
 // it loads: the loop that moves the stores by the smallest stride runs innermost, as eager's
 // TensorIterator walks an output in memory order. A result laid out like a transposed input
@@ -463,7 +460,6 @@ func (kg *kgen) orderLoops() {
 	if !kg.pure() || len(kg.outer) < 2 {
 		return
 	}
-	b := kg.bounds()
 	var stores, loads []Expr
 	for _, n := range kg.nodes {
 		if _, scatter := n.kn.Buf.Def.(*ScatterNode); scatter || n.kn.Buf.Mutates != nil {
@@ -471,14 +467,14 @@ func (kg *kgen) orderLoops() {
 		}
 		all := kg.exprsOf(n)
 		if n.store != nil {
-			st := flatten(n.store, n.kn.Buf.Layout.Strides, n.kn.Buf.Layout.Offset, b)
+			st := all[len(all)-1] // exprsOf's last is the flat store index
 			for _, v := range kg.outer {
 				if st.usesVarInside(v) {
 					return
 				}
 			}
 			stores = append(stores, st)
-			all = all[:len(all)-1] // exprsOf's last is the store
+			all = all[:len(all)-1]
 		}
 		loads = append(loads, all...)
 	}
@@ -517,6 +513,9 @@ func loopStride(e Expr, v int) int64 {
 	return s
 }
 
+// mergeLoops merges adjacent loops whose variables every index uses as one (a·size_b·x_a +
+// a·x_b): a contiguous pointwise kernel becomes one flat loop, and a [N,D] kernel reading a
+// [D] bias stays two loops.
 func (kg *kgen) mergeLoops() {
 	all := func() []Expr {
 		var out []Expr
