@@ -153,6 +153,19 @@ func vjpMul(c *vjpCtx) {
 	}
 }
 
+// fma (self·other + addend): self: grad·other, other: grad·self, addend: grad.
+func vjpFma(c *vjpCtx) {
+	if c.needs(0) {
+		c.give(c.x(0), c.mul(c.g, c.in(1)))
+	}
+	if c.needs(1) {
+		c.give(c.x(1), c.mul(c.g, c.in(0)))
+	}
+	if c.needs(2) {
+		c.give(c.x(2), c.g)
+	}
+}
+
 // div: self: grad / other; other: -grad * ((self / other) / other), self / other being the
 // result.
 func vjpDiv(c *vjpCtx) {

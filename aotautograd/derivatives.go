@@ -97,6 +97,7 @@ var derivatives = [primtorch.NumOps]derivative{
 	primtorch.OpPrimLogicalXor: {none: noneBool},
 
 	primtorch.OpPrimWhere:              {vjp: vjpWhere},
+	primtorch.OpPrimFma:                {vjp: vjpFma},
 	primtorch.OpPrimConvertElementType: {vjp: vjpConvert},
 
 	// Reductions and scans.

@@ -69,6 +69,7 @@ var torchRules = [primtorch.NumOps]torchRule{
 	primtorch.OpPrimLogicalXor: fn("torch.logical_xor"),
 
 	primtorch.OpPrimWhere:              {target: "torch.where", custom: torchWhere},
+	primtorch.OpPrimFma:                {target: "torch.addcmul", custom: torchFma},
 	primtorch.OpPrimConvertElementType: {target: "to", method: true},
 
 	primtorch.OpPrimSum:     {target: "torch.sum", custom: torchSumLike},
@@ -431,6 +432,26 @@ func torchWhere(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) 
 		}
 	}
 	return t.emit("torch.where", false, args, nil, n.Meta)
+}
+
+// torchFma: fma(x, y, z) is torch.addcmul(z, x, y) for two tensors and torch.add(z, y,
+// alpha=x) for a number x, which torch's CPU kernels compute as one fused multiply-add where
+// the prim is used (primtorch.KernelsFuseMultiplyAdd).
+func torchFma(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
+	m := n.TensorMeta()
+	if c, ok := args[2].(fxgraph.Const); ok {
+		args[2] = t.scalarTensor(c.V, m.DType, m.Device)
+	}
+	if _, ok := args[0].(fxgraph.Const); ok {
+		args[0], args[1] = args[1], args[0]
+	}
+	if c, ok := args[1].(fxgraph.Const); ok {
+		if _, ok := args[0].(fxgraph.Const); ok {
+			args[0] = t.scalarTensor(args[0].(fxgraph.Const).V, m.DType, m.Device)
+		}
+		return t.emit("torch.add", false, []fxgraph.Arg{args[2], args[0]}, []fxgraph.Kwarg{{Name: "alpha", Value: c}}, n.Meta)
+	}
+	return t.emit("torch.addcmul", false, []fxgraph.Arg{args[2], args[0], args[1]}, nil, n.Meta)
 }
 
 // torchMaxMin: maximum/minimum against a number is torch.clamp_min/clamp_max, whose ties keep

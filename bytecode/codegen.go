@@ -113,7 +113,13 @@ func (g *codeGen) loadSource(s Source) error {
 		if err := g.loadSource(s.Base); err != nil {
 			return err
 		}
-		g.loadConst(g.api.NewStr(s.Key))
+		if s.KeySrc != nil {
+			if err := g.loadSource(s.KeySrc); err != nil {
+				return err
+			}
+		} else {
+			g.loadConst(g.api.NewStr(s.Key))
+		}
 		g.emit(BINARY_SUBSCR, 0)
 	case *IndexSource:
 		if err := g.loadSource(s.Base); err != nil {
@@ -121,6 +127,15 @@ func (g *codeGen) loadSource(s Source) error {
 		}
 		g.loadConst(g.api.NewInt(int64(s.Index)))
 		g.emit(BINARY_SUBSCR, 0)
+	case *DictKeySource:
+		g.emit(PUSH_NULL, 0)
+		g.loadConst(g.env.Known("ptgo._runtime.dict_key_at"))
+		if err := g.loadSource(s.Base); err != nil {
+			return err
+		}
+		g.loadConst(g.api.NewInt(int64(s.Index)))
+		g.emit(PRECALL, 2)
+		g.emit(CALL, 2)
 	default:
 		return fmt.Errorf("ptgo BUG: codegen: cannot load source %T", s)
 	}
@@ -617,8 +632,33 @@ func (g *codeGen) replayEffects(e *sideEffects) error {
 			return nil
 		}})
 	}
-	for _, d := range e.dicts {
+	for di, d := range e.dicts {
 		d := d
+		if changed, ok := dictChanges(&e.dictsBefore[di], d); ok {
+			// Only what changed is stored: an optimizer step that writes each parameter's
+			// state back (state['momentum_buffer'] = buf, the tensor it read there) writes
+			// nothing.
+			for _, i := range changed {
+				kslot, err := g.toTemp(d.Keys[i])
+				if err != nil {
+					return err
+				}
+				vslot, err := g.toTemp(d.Vals[i])
+				if err != nil {
+					return err
+				}
+				writes = append(writes, write{vslot, func(slot int) error {
+					g.emit(LOAD_FAST, slot)
+					if err := g.loadSource(d.Source); err != nil {
+						return err
+					}
+					g.emit(LOAD_FAST, kslot)
+					g.emit(STORE_SUBSCR, 0)
+					return nil
+				}})
+			}
+			continue
+		}
 		slot, err := g.toTemp(&DictV{Keys: d.Keys, Vals: d.Vals})
 		if err != nil {
 			return err

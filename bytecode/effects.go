@@ -1,6 +1,8 @@
 package bytecode
 
 import (
+	"slices"
+
 	"ptgo/bytecode/py"
 )
 
@@ -30,12 +32,15 @@ type cellWrite struct {
 }
 
 type sideEffects struct {
-	lists   []*ListV
-	deques  []*DequeV
-	dicts   []*DictV
-	attrs   []*attrWrite
-	globals []*globalWrite
-	cells   []*cellWrite
+	lists  []*ListV
+	deques []*DequeV
+	dicts  []*DictV
+	// dictsBefore holds each written dict's items as the frame found them (parallel to
+	// dicts): the replay writes only the items that changed when no key was removed or moved.
+	dictsBefore []DictV
+	attrs       []*attrWrite
+	globals     []*globalWrite
+	cells       []*cellWrite
 }
 
 // Empty reports whether nothing outside the frame is written.
@@ -97,6 +102,45 @@ func (t *Tracer) mutateDict(d *DictV) {
 		}
 	}
 	t.effects.dicts = append(t.effects.dicts, d)
+	t.effects.dictsBefore = append(t.effects.dictsBefore, DictV{Keys: slices.Clone(d.Keys), Vals: slices.Clone(d.Vals)})
+}
+
+// dictChanges lists the positions of d's items the replay must store (d[k] = v) to turn the
+// dict as the frame found it (before) into d: items whose value is another object, and keys
+// added at the end. ok is false when a key was removed or the order changed (the replay then
+// rewrites the whole dict).
+func dictChanges(before, d *DictV) (changed []int, ok bool) {
+	if len(d.Keys) < len(before.Keys) {
+		return nil, false
+	}
+	for i := range before.Keys {
+		if !sameObject(before.Keys[i], d.Keys[i]) {
+			return nil, false
+		}
+	}
+	for i := range d.Keys {
+		if i >= len(before.Keys) || !sameObject(before.Vals[i], d.Vals[i]) {
+			changed = append(changed, i)
+		}
+	}
+	return changed, true
+}
+
+// sameObject reports whether two trace values are certainly one Python object: one value (a
+// lazily read one counts as what it was realized to), or both None, True or False.
+func sameObject(a, b Value) bool {
+	if l, ok := a.(*LazyV); ok && l.real != nil {
+		a = l.real
+	}
+	if l, ok := b.(*LazyV); ok && l.real != nil {
+		b = l.real
+	}
+	if a == b {
+		return true
+	}
+	ca, okA := a.(*ConstV)
+	cb, okB := b.(*ConstV)
+	return okA && okB && ca.Kind == cb.Kind && (ca.Kind == py.KNone || ca.Kind == py.KBool && ca.I == cb.I)
 }
 
 // writeAttr records obj.name = v for an object from outside the frame.

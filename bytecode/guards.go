@@ -54,10 +54,20 @@ type AttrSource struct {
 	Attr string
 }
 
-// DictItemSource is Base[Key] for an exact dict and a str key.
+// DictItemSource is Base[Key] for an exact dict and a str key, or Base[KeySrc] for a key read
+// from another source (a tensor key: DictKeySource).
 type DictItemSource struct {
-	Base Source
-	Key  string
+	Base   Source
+	Key    string
+	KeySrc Source
+}
+
+// DictKeySource is the Index-th key of the exact dict (or modelled dict subclass) Base: a key
+// that is not a constant (a tensor: torch.optim's state is keyed by parameters). Its own guards
+// check it (a tensor's type and metadata, and identity with the other places it is read from).
+type DictKeySource struct {
+	Base  Source
+	Index int
 }
 
 // IndexSource is Base[Index] for an exact tuple or list.
@@ -74,6 +84,9 @@ func (s *ConstSource) Name() string   { return s.Desc }
 func (s *CallSource) Name() string    { return s.Desc }
 func (s *AttrSource) Name() string    { return s.Base.Name() + "." + s.Attr }
 func (s *DictItemSource) Name() string {
+	if s.KeySrc != nil {
+		return s.Base.Name() + "[" + s.KeySrc.Name() + "]"
+	}
 	return s.Base.Name() + "[" + pyStrRepr(s.Key) + "]"
 }
 
@@ -96,6 +109,9 @@ func pyUnquote(s string) (string, error) {
 	return strconv.Unquote(s)
 }
 func (s *IndexSource) Name() string { return fmt.Sprintf("%s[%d]", s.Base.Name(), s.Index) }
+func (s *DictKeySource) Name() string {
+	return fmt.Sprintf("list(%s.keys())[%d]", s.Base.Name(), s.Index)
+}
 
 // readableName shortens Dynamo-style names for user messages: L['self'].fc1 → self.fc1,
 // L['self']._modules['fc1'] → self.fc1.
@@ -155,6 +171,7 @@ const (
 	GNotInDict
 	GCall
 	GSym
+	GDictKey
 )
 
 // Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
@@ -171,7 +188,7 @@ type Guard struct {
 // IsCheck reports whether the guard checks a fact (rather than loading a value).
 func (g *Guard) IsCheck() bool {
 	switch g.Op {
-	case GArg, GGlobal, GClosure, GAttr, GDictItem, GIndex, GConst, GCall:
+	case GArg, GGlobal, GClosure, GAttr, GDictItem, GIndex, GConst, GCall, GDictKey:
 		return false
 	}
 	return true
@@ -209,9 +226,15 @@ func (g *Guards) reg(s Source) int {
 	case *AttrSource:
 		load = Guard{Op: GAttr, Src: g.reg(s.Base), Name: s.Attr}
 	case *DictItemSource:
-		load = Guard{Op: GDictItem, Src: g.reg(s.Base), Name: s.Key}
+		if s.KeySrc != nil {
+			load = Guard{Op: GDictItem, Src: g.reg(s.Base), I: int64(g.reg(s.KeySrc))}
+		} else {
+			load = Guard{Op: GDictItem, Src: g.reg(s.Base), Name: s.Key, I: -1}
+		}
 	case *IndexSource:
 		load = Guard{Op: GIndex, Src: g.reg(s.Base), I: int64(s.Index)}
+	case *DictKeySource:
+		load = Guard{Op: GDictKey, Src: g.reg(s.Base), I: int64(s.Index)}
 	case *CallSource:
 		load = Guard{Op: GCall, Obj: s.Fn}
 	default:
@@ -258,9 +281,11 @@ func (g *Guards) Len(s Source, n int) {
 	g.check(Guard{Op: GLen, Src: g.reg(s), I: int64(n), Desc: fmt.Sprintf("len(%s) == %d", s.Name(), n)})
 }
 
-// DictKeys guards that s is an exact dict with exactly these keys in this order.
-func (g *Guards) DictKeys(s Source, keys py.Obj, repr string) {
-	g.check(Guard{Op: GDictKeys, Src: g.reg(s), Obj: keys, Desc: fmt.Sprintf("list(%s.keys()) == %s", s.Name(), repr)})
+// DictKeys guards that s is an exact dict with exactly these keys in this order. The positions
+// in skip (ascending) hold keys the tuple does not: tensors, loaded by DictKeySource and
+// guarded there.
+func (g *Guards) DictKeys(s Source, keys py.Obj, skip []int64, repr string) {
+	g.check(Guard{Op: GDictKeys, Src: g.reg(s), Obj: keys, Vec: skip, Desc: fmt.Sprintf("list(%s.keys()) == %s", s.Name(), repr)})
 }
 
 // Version guards a tensor's version counter (tensor._version, bumped by every in-place write)

@@ -495,7 +495,28 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 	}
 	var keyObjs []py.Obj
 	var reprs []string
+	var tensorKeys []int64
 	for i, k := range keys {
+		if api.Kind(k) == py.KTensor && src != nil {
+			// A tensor key (torch.optim's state, keyed by parameters) is read from its place
+			// in the dict and guarded like any tensor the frame reads; where the frame also
+			// reads it elsewhere (the optimizer's param_groups), the two are guarded to be one
+			// object. Its value is found by that identity.
+			kv, err := t.wrapLive(f, k, &DictKeySource{Base: src, Index: i})
+			if err != nil {
+				return nil, err
+			}
+			ksrc, _ := t.tensorOrigin(kv.(*TensorV))
+			if ksrc == nil {
+				return nil, f.unsupported("", "dict with a Tensor key ptgo cannot read back")
+			}
+			d.Keys = append(d.Keys, kv)
+			keyObjs = append(keyObjs, api.None())
+			tensorKeys = append(tensorKeys, int64(i))
+			reprs = append(reprs, "<tensor "+readableName(ksrc)+">")
+			d.Vals = append(d.Vals, t.lazy(vals[i], &DictItemSource{Base: src, KeySrc: ksrc}))
+			continue
+		}
 		kv, err := t.constFromObj(k)
 		if err != nil {
 			return nil, err
@@ -528,7 +549,7 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 		} else {
 			t.guards.Type(src, typ, t.qualName(typ))
 		}
-		t.guards.DictKeys(src, api.NewTuple(keyObjs), "["+strings.Join(reprs, ", ")+"]")
+		t.guards.DictKeys(src, api.NewTuple(keyObjs), tensorKeys, "["+strings.Join(reprs, ", ")+"]")
 	}
 	return d, nil
 }
@@ -674,7 +695,19 @@ func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 	if tv, ok := t.inputByObj[o]; ok {
 		if tv.Source != nil && tv.Source.Name() != src.Name() {
 			t.guards.Same(src, tv.Source)
+			if _, byPosition := tv.Source.(*DictKeySource); byPosition {
+				// A tensor first met as a dict key (torch.optim's state) is loaded from its
+				// other place from now on: finding a key by position costs a walk of the dict.
+				tv.Source = src
+			}
 		}
+		return tv, nil
+	}
+	if tv, ok := t.attrNodes[o]; ok {
+		// A parameter of the compiled module read through another object too (an
+		// optimizer's param_groups): one value, so an in-place write through either is seen
+		// by both.
+		t.guards.ID(src, o, "the parameter "+tv.Node.Target)
 		return tv, nil
 	}
 	info, err := t.api.TensorMeta(o)
@@ -733,6 +766,13 @@ func placeholderName(src Source) string {
 // the graph (and its kernels) are specialised to.
 func (t *Tracer) paramAttr(f *frame, o py.Obj, path string, src Source) (Value, error) {
 	if tv, ok := t.attrNodes[o]; ok {
+		return tv, nil
+	}
+	if tv, ok := t.inputByObj[o]; ok {
+		// Already a graph input (read through an optimizer's param_groups first): one value.
+		if tv.Source != nil && tv.Source.Name() != src.Name() {
+			t.guards.Same(src, tv.Source)
+		}
 		return tv, nil
 	}
 	info, err := t.api.TensorMeta(o)

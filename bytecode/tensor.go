@@ -964,13 +964,44 @@ func (t *Tracer) tensorAttr(f *frame, x *TensorV, name string) (Value, error) {
 		return t.tensorMethod(f, x, "transpose", []Value{intV(-2), intV(-1)}, nil)
 	case "data":
 		return t.tensorMethod(f, x, "detach", nil, nil)
-	case "grad", "grad_fn":
-		if name == "grad_fn" && !m.RequiresGrad {
+	case "grad":
+		// The gradient of a tensor the frame reads (an input, a parameter) is another live
+		// object read from the same place: None or a tensor, guarded like any input. Nothing
+		// inside a graph assigns .grad (assignment and backward are graph breaks), so the live
+		// value is the one the rest of the trace sees.
+		if src, obj := t.tensorOrigin(x); src != nil {
+			g, err := t.api.GetAttr(obj, "grad")
+			if err != nil {
+				return nil, err
+			}
+			return t.lazy(g, &AttrSource{Base: src, Attr: "grad"}), nil
+		}
+		return nil, f.unsupported("read it outside the compiled function", "tensor.grad of a tensor the graph computes")
+	case "grad_fn":
+		if !m.RequiresGrad {
 			return noneV, nil
 		}
 		return nil, f.unsupported("read it outside the compiled function", "tensor.%s", name)
 	}
 	return &BoundV{Self: x, Name: name}, nil
+}
+
+// tensorOrigin is where a tensor the frame reads comes from and the live tensor: a graph
+// input's source, or a parameter's or buffer's attribute path; nil for tensors the graph computes.
+func (t *Tracer) tensorOrigin(x *TensorV) (Source, py.Obj) {
+	if x.Node == nil {
+		return nil, 0
+	}
+	switch {
+	case x.Node.Op == fxgraph.Placeholder && x.Source != nil && x.Obj != 0:
+		return x.Source, x.Obj
+	case x.Node.Op == fxgraph.GetAttr:
+		src, obj := t.attrSources[x.Node.Target], t.attrs[x.Node.Target]
+		if src != nil && obj != 0 {
+			return src, obj
+		}
+	}
+	return nil, 0
 }
 
 // symSizeTuple is a torch.Size whose items may be dynamic sizes.

@@ -907,10 +907,13 @@ func (gg *fuzzGen) finish() fuzzTols {
 			if src.n.Op != fxgraph.CallFunction {
 				continue
 			}
-			if gg.call("copy_", &fuzzVal{n: p}, src) != nil {
-				tols.ins[i] = src.tol
+			if gg.call("copy_", &fuzzVal{n: p}, src) == nil {
+				break
 			}
-			break
+			tols.ins[i] = src.tol
+			if gg.rng.Intn(2) == 0 {
+				break // else a copy_ into another input too (an optimizer step writes two)
+			}
 		}
 	}
 	gg.g.AddOutput(fxgraph.Tuple{Elems: outs})

@@ -433,11 +433,12 @@ func (f *fuser) schedule() *Schedule {
 		}
 	}
 	s := &Schedule{Graph: f.g}
-	kernels := 0
+	kernels, placed := 0, 0
 	for len(ready) > 0 {
 		slices.SortFunc(ready, func(a, b *group) int { return a.nodes[0].index - b.nodes[0].index })
 		gr := ready[0]
 		ready = ready[1:]
+		placed++
 		for _, succ := range f.successors(gr) {
 			indeg[succ]--
 			if indeg[succ] == 0 {
@@ -458,6 +459,11 @@ func (f *fuser) schedule() *Schedule {
 		k.Name = kernelName(k, kernels)
 		kernels++
 		s.Steps = append(s.Steps, k)
+	}
+	if placed != len(f.groups) {
+		// A cycle of ordering edges (copy_s into inputs that each must run first): dropping
+		// the groups on it would silently skip their writes.
+		panic(fmt.Sprintf("ptgo BUG: inductor: graph %s: %d of %d kernel groups have no order to run in", f.g.Name, len(f.groups)-placed, len(f.groups)))
 	}
 	return s
 }

@@ -65,6 +65,9 @@ var fusionTests = []struct {
 	{graph: "cat", kernels: 1},
 	{graph: "int_bool", kernels: 1},
 	{graph: "mutation", kernels: 2, logs: []string{"not fusing buf7: it writes graph input buf1"}},
+	// SGD with momentum and weight decay: the new momentum buffer reads p and buf and feeds both
+	// copies; inlined into both, each copy would read the other's destination (no order).
+	{graph: "sgd_weight_decay", kernels: 3, logs: []string{"the copies into graph inputs would each read what another writes"}},
 }
 
 func TestFusion(t *testing.T) {

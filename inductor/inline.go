@@ -63,6 +63,9 @@ func Inline(g *Graph) []string {
 			bad = mutationHazard(g, p, us)
 		}
 		if bad == "" {
+			bad = copyCycle(g, p, us)
+		}
+		if bad == "" {
 			bad = lostIndexCheck(p, pw, us)
 		}
 		if bad != "" {
@@ -239,6 +242,82 @@ func mutationHazard(g *Graph, p *Buffer, users []*Buffer) string {
 			if !flatten(l.Index, l.Buf.Layout.Strides, l.Buf.Layout.Offset, b).Equal(store) {
 				return fmt.Sprintf("%s writes %s, which it would read elsewhere", u.Name, dst.Name)
 			}
+		}
+	}
+	return ""
+}
+
+// copyCycle says why inlining p into its readers us would leave the copy_s into graph inputs
+// with no order to run in ("" when it would not). Every reader of an input's storage runs
+// before the copy_ that writes it (fuser.orderMutations), so copies that each read what another
+// writes must not form a circle: an optimizer step that computes buf·0.9 + g + 1e-4·p once and
+// writes it to buf and, scaled, to p (SGD with weight decay) would inline it into both copies,
+// each then reading the other's destination, and neither could run first. p stays stored
+// instead: computed from the old values before either copy.
+func copyCycle(g *Graph, p *Buffer, us []*Buffer) string {
+	writers := map[*Buffer][]*Buffer{} // storage -> the copies into it
+	for _, b := range g.Buffers {
+		if _, copyInto := b.Def.(*Pointwise); copyInto && b.Mutates != nil {
+			writers[b.Mutates.Storage()] = append(writers[b.Mutates.Storage()], b)
+		}
+	}
+	var pReads []*Buffer
+	for _, r := range p.Def.Reads() {
+		if len(writers[r.Storage()]) > 0 {
+			pReads = append(pReads, r.Storage())
+		}
+	}
+	if len(pReads) == 0 {
+		return ""
+	}
+	reader := map[*Buffer]bool{}
+	for _, u := range us {
+		reader[u] = true
+	}
+	// next lists the copies c must run before: the writers of every storage c reads.
+	next := func(c *Buffer) []*Buffer {
+		var out []*Buffer
+		var reads []*Buffer
+		for _, r := range c.Def.Reads() {
+			reads = append(reads, r.Storage())
+		}
+		if reader[c] {
+			reads = append(reads, pReads...)
+		}
+		for _, s := range reads {
+			for _, w := range writers[s] {
+				if w != c {
+					out = append(out, w)
+				}
+			}
+		}
+		return out
+	}
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[*Buffer]int{}
+	var cyclic func(c *Buffer) bool
+	cyclic = func(c *Buffer) bool {
+		switch state[c] {
+		case visiting:
+			return true
+		case done:
+			return false
+		}
+		state[c] = visiting
+		for _, w := range next(c) {
+			if cyclic(w) {
+				return true
+			}
+		}
+		state[c] = done
+		return false
+	}
+	for _, u := range us {
+		if _, copyInto := u.Def.(*Pointwise); copyInto && u.Mutates != nil && cyclic(u) {
+			return fmt.Sprintf("the copies into graph inputs would each read what another writes (%s among them)", u.Name)
 		}
 	}
 	return ""

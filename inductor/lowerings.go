@@ -21,7 +21,7 @@ func init() {
 		"logical_not", "isnan", "isinf", "isfinite"}
 	binary := []string{"add", "sub", "mul", "div", "floordiv", "remainder", "fmod", "pow", "maximum", "minimum",
 		"atan2", "hypot", "copysign", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right",
-		"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "where"}
+		"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "where", "fma"}
 	for _, op := range append(unary, binary...) {
 		lowerings["prims."+op] = lowerPointwise(op)
 	}
@@ -86,7 +86,7 @@ var contractTargets = []string{
 	"prims.pow", "prims.maximum", "prims.minimum", "prims.atan2", "prims.hypot", "prims.copysign",
 	"prims.bitwise_and", "prims.bitwise_or", "prims.bitwise_xor", "prims.shift_left", "prims.shift_right",
 	"prims.eq", "prims.ne", "prims.lt", "prims.le", "prims.gt", "prims.ge", "prims.logical_and",
-	"prims.logical_or", "prims.logical_xor", "prims.where", "prims.convert_element_type",
+	"prims.logical_or", "prims.logical_xor", "prims.where", "prims.fma", "prims.convert_element_type",
 	"prims.sum", "prims.prod", "prims.amax", "prims.amin", "prims.any", "prims.all", "prims.argmax", "prims.argmin",
 	"prims.cumsum", "prims.cumprod",
 	"prims.view", "prims.permute", "prims.expand", "prims.slice", "prims.select", "prims.squeeze",

@@ -202,6 +202,10 @@ func init() {
 		"where": {arity: 3, cost: 1, c: func(o cOperands, a []string) string {
 			return fmt.Sprintf("(%s ? %s : %s)", a[0], a[1], a[2])
 		}},
+		// one rounding (gcc inlines fmaf/fma as vfmadd under -mfma, a libm call without it)
+		"fma": {arity: 3, cost: 1, c: func(o cOperands, a []string) string {
+			return fmt.Sprintf("fma%s(%s, %s, %s)", o.f, a[0], a[1], a[2])
+		}},
 	}
 	for k, v := range simple {
 		opTable[k] = v

@@ -86,6 +86,7 @@ import (
 //
 //	ARG  = {"buf": 3} | null | true | false | INT | "string" | {"float": "0.5"} (Python repr,
 //	       "inf"/"nan" included) | {"dtype": "float32"} | {"device": "cpu"}
+//	     | {"memory_format": "channels_last"} | {"layout": "strided"}
 //	     | {"list": [ARG, ...]} | {"tuple": [ARG, ...]} | {"value": "<Go %v>"} for anything else
 type Program struct {
 	Name    string
@@ -511,6 +512,10 @@ func argJSON(a PArg) (string, error) {
 		return `{"dtype": "` + dtypeName(v) + `"}`, nil
 	case primtorch.Device:
 		return `{"device": "` + v.String() + `"}`, nil
+	case primtorch.MemoryFormat:
+		return `{"memory_format": ` + mustJSON(string(v)) + `}`, nil
+	case primtorch.Layout:
+		return `{"layout": ` + mustJSON(string(v)) + `}`, nil
 	case primtorch.SymInt:
 		if k, ok := v.IsConst(); ok {
 			return mustJSON(k), nil
@@ -708,6 +713,12 @@ func decodeArg(v any) (PArg, error) {
 				s, _ := x.(string)
 				d, err := primtorch.ParseDevice(s)
 				return PArg{Buf: -1, Value: d}, err
+			case "memory_format":
+				s, _ := x.(string)
+				return PArg{Buf: -1, Value: primtorch.MemoryFormat(s)}, nil
+			case "layout":
+				s, _ := x.(string)
+				return PArg{Buf: -1, Value: primtorch.Layout(s)}, nil
 			case "list", "tuple":
 				out := PArg{Buf: -1, IsSeq: true, Tuple: tag == "tuple", Seq: []PArg{}}
 				elems, _ := x.([]any)

@@ -21,19 +21,60 @@ import (
 // (ptgo._runtime.make_autograd_graph); parameters are passed as inputs so their gradients flow.
 
 // NeedsAutograd reports whether a graph's results require grad on CPU tensors only.
-func NeedsAutograd(g *fxgraph.Graph) bool {
-	grad := false
+// gradEnabled is the grad mode the graph starts in.
+func NeedsAutograd(g *fxgraph.Graph, gradEnabled bool) bool {
 	for _, n := range g.Nodes {
 		for _, m := range metasOf(n.Meta) {
 			if m.Device.Type != "cpu" {
 				return false
 			}
-			if m.RequiresGrad && n.Op != fxgraph.Placeholder && n.Op != fxgraph.GetAttr {
-				grad = true
+		}
+	}
+	return gradTracked(g, gradEnabled)
+}
+
+// gradTracked reports whether a value the graph computes gets a grad_fn, which autograd must
+// see: it requires grad and is computed with grad mode on. gradEnabled is the mode the graph
+// starts in; its _set_grad_enabled calls change it. A value computed with grad off whose meta
+// still requires grad is an input written in place (an optimizer's parameter update under
+// torch.no_grad()): the input itself, with no new grad_fn.
+func gradTracked(g *fxgraph.Graph, gradEnabled bool) bool {
+	mode := gradEnabled
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.CallFunction && n.Target == setGradEnabled && len(n.Args) == 1 {
+			if c, ok := n.Args[0].(fxgraph.Const); ok {
+				if b, ok := c.V.(bool); ok {
+					mode = b
+					continue
+				}
+			}
+		}
+		if !mode || n.Op == fxgraph.Placeholder || n.Op == fxgraph.GetAttr || n.Op == fxgraph.Output {
+			continue
+		}
+		for _, m := range metasOf(n.Meta) {
+			if m.RequiresGrad {
+				return true
 			}
 		}
 	}
-	return grad
+	return false
+}
+
+// anyRequiresGrad reports whether any value the graph computes requires grad, whatever the
+// grad mode: freezing folds only graphs that touch nothing autograd tracks.
+func anyRequiresGrad(g *fxgraph.Graph) bool {
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.Placeholder || n.Op == fxgraph.GetAttr {
+			continue
+		}
+		for _, m := range metasOf(n.Meta) {
+			if m.RequiresGrad {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // autograd builds the autograd.Function-backed callable; 0 means it runs with torch.

@@ -147,13 +147,9 @@ func newCUDATarget(dev int, searchPath []string) (*CUDATarget, error) {
 // 0 means it runs with torch.
 func (c *compiler) cudaInference(dev primtorch.Device, emulated bool) (py.Obj, error) {
 	r := c.r
-	for _, n := range r.Graph.Nodes {
-		for _, m := range metasOf(n.Meta) {
-			if m.RequiresGrad && n.Op != fxgraph.Placeholder && n.Op != fxgraph.GetAttr {
-				NoteFallback(r.Name, "autograd needs the graph (a result requires grad); ptgo's CUDA path compiles inference graphs")
-				return 0, nil
-			}
-		}
+	if gradTracked(r.Graph, r.GradEnabled) {
+		NoteFallback(r.Name, "autograd needs the graph (a result requires grad); ptgo's CUDA path compiles inference graphs")
+		return 0, nil
 	}
 	idx := dev.Index
 	if emulated {

@@ -29,7 +29,7 @@ var bnTargets = map[string]bool{"torch.nn.functional.batch_norm": true, "torch.b
 func (c *compiler) freeze() (int, error) {
 	r := c.r
 	g := r.Graph
-	if Unsuitable(g) != "" {
+	if Unsuitable(g, r.GradEnabled) != "" || anyRequiresGrad(g) {
 		return 0, nil
 	}
 	users := g.Users()

@@ -19,16 +19,17 @@ import (
 // named on perf_hints); coverage gaps cost speed, never correctness.
 
 // Unsuitable says why a graph cannot run on the C backend's inference path ("" when it can).
-func Unsuitable(g *fxgraph.Graph) string {
+// gradEnabled is the grad mode the graph starts in.
+func Unsuitable(g *fxgraph.Graph, gradEnabled bool) string {
 	for _, n := range g.Nodes {
 		for _, m := range metasOf(n.Meta) {
 			if m.Device.Type != "cpu" {
 				return "a tensor on " + m.Device.String()
 			}
-			if m.RequiresGrad && n.Op != fxgraph.Placeholder && n.Op != fxgraph.GetAttr {
-				return "autograd needs the graph (a result requires grad); the C backend compiles inference graphs"
-			}
 		}
+	}
+	if gradTracked(g, gradEnabled) {
+		return "autograd needs the graph (a result requires grad); the C backend compiles inference graphs"
 	}
 	return ""
 }
@@ -75,7 +76,7 @@ func (c *compiler) inference() (py.Obj, error) {
 		}
 		return c.cudaInference(dev, dev.Type == "cpu")
 	}
-	if reason := Unsuitable(r.Graph); reason != "" {
+	if reason := Unsuitable(r.Graph, r.GradEnabled); reason != "" {
 		NoteFallback(r.Name, reason)
 		return 0, nil
 	}

@@ -148,7 +148,7 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 	}
 	c := &compiler{h: h, cfg: cfg, r: r}
 	switch {
-	case NeedsAutograd(r.Graph):
+	case NeedsAutograd(r.Graph, r.GradEnabled):
 		obj, err := c.autograd(r.Backend == Inductor)
 		if IsSymbolicUnsupported(err) {
 			return 0, &NeedsStatic{Reason: SymbolicReason(err)}

@@ -471,6 +471,7 @@ const (
 	OpPrimLogicalOr
 	OpPrimLogicalXor
 	OpPrimWhere
+	OpPrimFma
 	OpPrimConvertElementType
 	OpPrimSum
 	OpPrimProd

@@ -135,6 +135,9 @@ var primDefs = allSymbolic(
 	primBinary(OpPrimLogicalXor, "logical_xor", dcAny, true),
 
 	prim(OpPrimWhere, KindPointwise, "prims::where(Tensor condition, Tensor self, Tensor other) -> Tensor", metaPrimWhere).with(fNumbers|fNumbersSelf),
+	// self·other + addend rounded once (a fused multiply-add): what torch's CPU kernels compute
+	// for add/sub with alpha, addcmul and lerp, whose C++ gcc contracts (decomp: fmaOr).
+	prim(OpPrimFma, KindPointwise, "prims::fma(Tensor self, Tensor other, Tensor addend) -> Tensor", metaPrimPointwise(dcFloat, false)).with(fNumbers|fNumbersSelf|fSymFloat),
 	prim(OpPrimConvertElementType, KindPointwise, "prims::convert_element_type(Tensor self, ScalarType dtype) -> Tensor", metaPrimConvert),
 
 	primReduction(OpPrimSum, "sum", metaPrimReduction(dcAny, false)),

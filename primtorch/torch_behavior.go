@@ -1,5 +1,7 @@
 package primtorch
 
+import "sync/atomic"
+
 // torchBehavior is what eager torch returns or rejects where the torch versions ptgo is tested
 // against differ (found by replaying testdata/gen_meta_cases.py's cases under both: the golden
 // files meta_cases_1_13.json and meta_cases_2_14.json). Each field names the meta function that
@@ -59,6 +61,26 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		FmaxFminSplitTies: true, EluExpm1: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		ReducedFloatNamespace: "c10::",
 	}},
+}
+
+// kernelsNoFMA is set when the running torch's CPU kernels do not fuse multiply-adds
+// (ptgo._compat.kernels_fuse_multiply_add probes it at start).
+var kernelsNoFMA atomic.Bool
+
+// KernelsFuseMultiplyAdd reports whether torch's CPU kernels compute a·b + c with one rounding
+// where their C++ writes it in one expression: the AVX2 and AVX-512 builds of add/sub with
+// alpha (fma(alpha, other, self)), addcmul (fma(value·t1, t2, self)) and lerp (fma(w, end -
+// start, start), or fma(w - 1, end - start, end) from |w| = 0.5 up), which gcc contracts; their
+// DEFAULT (no-AVX) build does not. It is not a torch version's property but the CPU's and the
+// build's, so the running process is probed (measured on torch 1.13 and 2.14, float32 and
+// float64: every element, vector lanes and remainder alike). Decompositions then emit prims.fma
+// (decomp fmaOr), and the results equal eager's to the bit.
+func KernelsFuseMultiplyAdd() bool { return !kernelsNoFMA.Load() }
+
+// SetKernelsFuseMultiplyAdd records the probe's answer (pybridge, at start; tests) and returns the
+// previous one.
+func SetKernelsFuseMultiplyAdd(on bool) bool {
+	return !kernelsNoFMA.Swap(!on)
 }
 
 // behavior is the running torch's row (a torch between two tested versions gets the older's).

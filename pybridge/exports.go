@@ -44,6 +44,9 @@ type initConfig struct {
 	NumThreads int               `json:"num_threads"`
 	// BLASOnOpenMP: torch's matrix products run on its OpenMP team (ptgo._compat.blas_on_openmp).
 	BLASOnOpenMP bool `json:"blas_on_openmp"`
+	// KernelsFMA: torch's CPU kernels fuse multiply-adds (ptgo._compat.kernels_fuse_multiply_add;
+	// absent: yes).
+	KernelsFMA *bool `json:"kernels_fma"`
 }
 
 //export ptgo_go_init
@@ -74,6 +77,9 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 		return 1
 	}
 	primtorch.SetTorch(v)
+	if state.config.KernelsFMA != nil {
+		primtorch.SetKernelsFuseMultiplyAdd(*state.config.KernelsFMA)
+	}
 	inductor.SetBLASOnOpenMP(state.config.BLASOnOpenMP)
 	return 0
 }

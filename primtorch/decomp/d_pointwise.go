@@ -322,31 +322,29 @@ func (d *decomposer) clampAt(x, b val, below bool) val {
 	return d.withGradient(r, e)
 }
 
-// dAdd is self + alpha*other.
+// dAdd is self + alpha*other: fma(alpha, other, self) where torch's kernel fuses it.
 func dAdd(c *ctx) (any, error) {
 	d := c.d
 	alpha := c.eagerAlpha()
 	x, y := c.eagerNumbers(c.self(), c.in("other"))
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
-		y := v[1]
-		if !isOne(alpha) {
-			y = d.mulScalar(y, alpha)
+		if isOne(alpha) {
+			return d.add(v[0], v[1])
 		}
-		return d.add(v[0], y)
+		if d.fuses(v[0], v[1]) {
+			return d.prim("fma", scalarAs(alpha, dtypeOf(v[1])), v[1], v[0])
+		}
+		return d.add(v[0], d.mulScalar(v[1], alpha))
 	}, x, y), nil
 }
 
-// dSub is self - alpha*other.
+// dSub is self - alpha*other: torch's sub kernel is add's with -alpha.
 func dSub(c *ctx) (any, error) {
 	d := c.d
 	alpha := c.eagerAlpha()
 	x, y := c.eagerNumbers(c.self(), c.in("other"))
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
-		y := v[1]
-		if !isOne(alpha) {
-			y = d.mulScalar(y, alpha)
-		}
-		return d.sub(v[0], y)
+		return d.subAlpha(v[0], v[1], alpha)
 	}, x, y), nil
 }
 
@@ -356,12 +354,54 @@ func dRsub(c *ctx) (any, error) {
 	alpha := c.eagerAlpha()
 	x, y := c.eagerNumbers(c.self(), c.in("other"))
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
-		x := v[0]
-		if !isOne(alpha) {
-			x = d.mulScalar(x, alpha)
-		}
-		return d.sub(v[1], x)
+		return d.subAlpha(v[1], v[0], alpha)
 	}, x, y), nil
+}
+
+// subAlpha is x - alpha*y as torch's add kernel computes it with -alpha: fma(-alpha, y, x)
+// where it fuses (a number alpha; a float read at run time keeps mul and sub).
+func (d *decomposer) subAlpha(x, y val, alpha any) val {
+	if isOne(alpha) {
+		return d.sub(x, y)
+	}
+	if _, runtime := alpha.(primtorch.SymFloat); !runtime && d.fuses(x, y) {
+		return d.prim("fma", scalarAs(negNumber(alpha), dtypeOf(y)), y, x)
+	}
+	return d.sub(x, d.mulScalar(y, alpha))
+}
+
+func negNumber(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return -x
+	case float64:
+		return -x
+	case bool:
+		if x {
+			return int64(-1)
+		}
+		return int64(0)
+	}
+	return v
+}
+
+// fuses reports whether torch's kernel computes a multiply-add of these operands (already of
+// the result's dtype) with one rounding: float32 and float64 on a torch whose CPU kernels fuse
+// (primtorch.KernelsFuseMultiplyAdd); prims.fma then gives eager's bits.
+func (d *decomposer) fuses(operands ...val) bool {
+	if !primtorch.KernelsFuseMultiplyAdd() {
+		return false
+	}
+	tensor := false
+	for _, v := range operands {
+		if m := metaOf(v); m != nil {
+			if m.DType != primtorch.Float32 && m.DType != primtorch.Float64 || m.Device.Type != "cpu" {
+				return false
+			}
+			tensor = true
+		}
+	}
+	return tensor
 }
 
 // eagerAlpha is add/sub/rsub's alpha as torch's kernel reads it: rounded to a float16/bfloat16
@@ -604,8 +644,22 @@ func dLerp(c *ctx) (any, error) {
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		x, e, w := v[0], v[1], v[2]
 		diff := d.sub(e, x)
-		lo := d.add(x, d.mulAny(w, diff))
-		hi := d.sub(e, d.mulAny(diff, d.subAny(1.0, w)))
+		var lo, hi val
+		if d.fuses(x, e, w) {
+			// torch's kernel: fma(w, diff, start) below |w| = 0.5, fma(w - 1, diff, end) from
+			// there, w - 1 in the operands' dtype
+			var wm1 val
+			if metaOf(w) == nil {
+				w = roundNumber(w, dtypeOf(x))
+				wm1 = roundNumber(asFloat(w)-1, dtypeOf(x))
+			} else {
+				wm1 = d.sub(w, 1.0)
+			}
+			lo, hi = d.prim("fma", w, diff, x), d.prim("fma", wm1, diff, e)
+		} else {
+			lo = d.add(x, d.mulAny(w, diff))
+			hi = d.sub(e, d.mulAny(diff, d.subAny(1.0, w)))
+		}
 		if metaOf(w) == nil {
 			if math.Abs(asFloat(w)) < 0.5 {
 				return lo
@@ -631,16 +685,20 @@ func (d *decomposer) subAny(x, y val) val {
 	return d.sub(x, y)
 }
 
-// dAddcmul is self + value*t1*t2.
+// dAddcmul is self + value*t1*t2, evaluated as torch's kernel does: (value·t1)·t2 + self, the
+// last multiply-add fused where torch's kernels fuse.
 func dAddcmul(c *ctx) (any, error) {
 	d := c.d
 	value := c.get("value")
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
-		p := d.mul(v[1], v[2])
+		t1 := v[1]
 		if !isOne(value) {
-			p = d.mulScalar(p, value)
+			t1 = d.mulScalar(t1, value)
 		}
-		return d.add(v[0], p)
+		if d.fuses(v[0], t1, v[2]) && metaOf(v[0]) != nil {
+			return d.prim("fma", t1, v[2], v[0])
+		}
+		return d.add(v[0], d.mulAny(t1, v[2]))
 	}, c.self(), c.in("tensor1"), c.in("tensor2")), nil
 }
 

@@ -37,6 +37,7 @@ var evals = [primtorch.NumOps]evalFn{
 	primtorch.OpPrimLogicalAnd: binaryOp, primtorch.OpPrimLogicalOr: binaryOp, primtorch.OpPrimLogicalXor: binaryOp,
 
 	primtorch.OpPrimWhere:              evalWhere,
+	primtorch.OpPrimFma:                evalFma,
 	primtorch.OpPrimConvertElementType: evalConvert,
 
 	primtorch.OpPrimSum: evalReduction, primtorch.OpPrimProd: evalReduction, primtorch.OpPrimAmax: evalReduction,

@@ -401,6 +401,18 @@ func evalWhere(c *evalCtx) (any, error) {
 	return out, nil
 }
 
+// evalFma is self·other + addend rounded once in float64 (then to the result's dtype: for
+// float32 that can differ from one float32 rounding in the last bit, within tolerance).
+func evalFma(c *evalCtx) (any, error) {
+	dt := c.inputDType("self", "other", "addend")
+	x, y, z := c.operand("self", dt), c.operand("other", dt), c.operand("addend", dt)
+	out := c.newOutput()
+	for k, p := range out.positions() {
+		out.setF(p, math.FMA(x.fAt(k), y.fAt(k), z.fAt(k)))
+	}
+	return out, nil
+}
+
 func evalConvert(c *evalCtx) (any, error) {
 	out := c.newOutput()
 	copyInto(out, c.tensor("self"))

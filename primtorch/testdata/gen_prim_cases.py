@@ -125,7 +125,7 @@ BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.tru
           "shift_right": torch.bitwise_right_shift, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt,
           "le": torch.le, "gt": torch.gt, "ge": torch.ge, "logical_and": torch.logical_and,
           "logical_or": torch.logical_or, "logical_xor": torch.logical_xor}
-ELEMENTWISE = set(UNARY) | set(BINARY) | {"where", "convert_element_type"}
+ELEMENTWISE = set(UNARY) | set(BINARY) | {"where", "fma", "convert_element_type"}
 VIEWS = {"view", "permute", "expand", "slice", "select", "squeeze", "unsqueeze", "as_strided"}
 POS = {"log", "log1p", "log2", "log10", "sqrt", "rsqrt"}
 UNIT = {"asin", "acos"}
@@ -173,6 +173,12 @@ def gen_elementwise():
     x, y = T(3, 4), T(3, 4, dtype=f32, t=True)
     prim("where", [c, x, y], lambda: torch.where(c, x, y), tag="f32")
     prim("where", [c, x, -1.0], lambda: torch.where(c, x, -1.0), tag="number")
+    # fma: one rounding, as torch's AVX2/AVX-512 kernels of addcmul and add(alpha=) compute it
+    y2, z = T(3, 4), T(3, 4)
+    prim("fma", [x, y2, z], lambda: torch.addcmul(z, x, y2), tag="f32")
+    prim("fma", [1.5, y2, z], lambda: torch.add(z, y2, alpha=1.5), tag="number")
+    x64, y64, z64 = T(5, dtype=f64), T(5, dtype=f64), T(5, dtype=f64)
+    prim("fma", [x64, y64, z64], lambda: torch.addcmul(z64, x64, y64), tag="f64")
     for dt in (f64, i32, b8, f16, bf16, u8):
         z = T(2, 3, lo=-300, hi=300)
         prim("convert_element_type", [z, dt], lambda: z.to(dt), tag=DT[dt])

@@ -14,6 +14,7 @@
 #include <Python.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -1461,7 +1462,95 @@ PyObject* ptgo_tensor_type = nullptr;
 
 PyObject* recycled_count(PyObject*, PyObject*) { return PyLong_FromLongLong(recycled_outputs.load()); }
 
+// written_overlap(args, written): the first (i, j) where args[i], an input the graph writes (i in
+// the tuple `written`), shares memory with another tensor args[j], or (i, -1) where args[i] is an
+// inference tensor outside inference mode (eager's in-place op refuses it after writing); None
+// when none is. The bytes
+// each tensor's elements lie in are compared (as _runtime._span computes them), sorted by their
+// start, so an optimizer step's hundreds of inputs cost O(n log n), not a Python double loop.
+PyObject* written_overlap(PyObject*, PyObject* const* a, Py_ssize_t n) {
+  if (n != 2 || !PyTuple_Check(a[0]) || !PyTuple_Check(a[1])) {
+    PyErr_SetString(PyExc_TypeError, "written_overlap(args: tuple, written: tuple)");
+    return nullptr;
+  }
+  PyObject* args = a[0];
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  std::vector<char> written(static_cast<size_t>(nargs), 0);
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(a[1]); k++) {
+    Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(a[1], k));
+    if (i == -1 && PyErr_Occurred()) return nullptr;
+    if (i >= 0 && i < nargs) written[static_cast<size_t>(i)] = 1;
+  }
+  struct Span {
+    uintptr_t lo, hi;
+    Py_ssize_t i;
+  };
+  std::vector<Span> spans;
+  spans.reserve(static_cast<size_t>(nargs));
+  bool inference_mode = c10::InferenceMode::is_enabled();
+  for (Py_ssize_t i = 0; i < nargs; i++) {
+    PyObject* o = PyTuple_GET_ITEM(args, i);
+    if (!PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) continue;
+    const at::Tensor& t = ptgo::unpack(o);
+    if (!t.defined()) continue;
+    if (written[static_cast<size_t>(i)] && !inference_mode && t.is_inference()) {
+      // eager's first in-place op on it writes and then raises: the call runs with torch
+      return Py_BuildValue("(nn)", i, static_cast<Py_ssize_t>(-1));
+    }
+    if (t.numel() == 0 || !t.has_storage()) continue;
+    int64_t last = 0;
+    for (int64_t d = 0; d < t.dim(); d++) last += (t.size(d) - 1) * t.stride(d);
+    uintptr_t lo = reinterpret_cast<uintptr_t>(t.data_ptr());
+    spans.push_back({lo, lo + static_cast<uintptr_t>((last + 1) * static_cast<int64_t>(t.element_size())), i});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) { return x.lo < y.lo; });
+  // Sweep in start order, keeping the furthest-reaching span so far and the furthest-reaching
+  // written one: a span overlaps an earlier one exactly when it starts before that one's end,
+  // and only a pair with a written input counts.
+  const Span* reach = nullptr;
+  const Span* reach_written = nullptr;
+  for (const Span& s : spans) {
+    bool w = written[static_cast<size_t>(s.i)];
+    if (w && reach != nullptr && reach->hi > s.lo) return Py_BuildValue("(nn)", s.i, reach->i);
+    if (reach_written != nullptr && reach_written->hi > s.lo) return Py_BuildValue("(nn)", reach_written->i, s.i);
+    if (reach == nullptr || s.hi > reach->hi) reach = &s;
+    if (w && (reach_written == nullptr || s.hi > reach_written->hi)) reach_written = &s;
+  }
+  Py_RETURN_NONE;
+}
+
+// bump_versions(args, written): what an in-place op does to its tensor's version counter, for
+// the inputs a compiled graph wrote (its kernels write their memory directly): autograd then
+// refuses a backward through a value saved before the write ("one of the variables needed for
+// gradient computation has been modified by an inplace operation"), as it does in eager.
+PyObject* bump_versions(PyObject*, PyObject* const* a, Py_ssize_t n) {
+  if (n != 2 || !PyTuple_Check(a[0]) || !PyTuple_Check(a[1])) {
+    PyErr_SetString(PyExc_TypeError, "bump_versions(args: tuple, written: tuple)");
+    return nullptr;
+  }
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(a[1]); k++) {
+    Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(a[1], k));
+    if (i == -1 && PyErr_Occurred()) return nullptr;
+    if (i < 0 || i >= PyTuple_GET_SIZE(a[0])) continue;
+    PyObject* o = PyTuple_GET_ITEM(a[0], i);
+    if (!PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(ptgo_tensor_type))) continue;
+    const at::Tensor& t = ptgo::unpack(o);
+    if (!t.defined() || (t.is_inference() && c10::InferenceMode::is_enabled())) continue;
+    try {
+      t.unsafeGetTensorImpl()->bump_version();
+    } catch (const c10::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+      return nullptr;
+    }
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef runtime_functions[] = {
+    {"bump_versions", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(bump_versions)), METH_FASTCALL,
+     "bump_versions(args, written): bumps the version counter of each written tensor input"},
+    {"written_overlap", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(written_overlap)), METH_FASTCALL,
+     "written_overlap(args, written) -> (i, j) or None: a written input args[i] that shares memory with args[j]"},
     {"recycled_outputs", recycled_count, METH_NOARGS,
      "recycled_outputs() -> int: per-call buffers whose storage a later call reused (see alloc_per_call)"},
     {nullptr, nullptr, 0, nullptr},

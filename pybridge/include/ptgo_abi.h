@@ -122,7 +122,8 @@ enum ptgo_guard_op {
     PTGO_G_GLOBAL,       /* r[dst] = globals[name], then builtins[name]; i=1: builtins only */
     PTGO_G_CLOSURE,      /* r[dst] = contents of closure cell i */
     PTGO_G_ATTR,         /* r[dst] = getattr(r[src], name) */
-    PTGO_G_DICT_ITEM,    /* r[dst] = r[src][name] where r[src] is a dict (its own storage; str key) */
+    PTGO_G_DICT_ITEM,    /* r[dst] = r[src][name] where r[src] is a dict (its own storage; str key);
+                          * i >= 0: the key is r[i] (a tensor key) */
     PTGO_G_INDEX,        /* r[dst] = r[src][i] for tuples and lists (their own storage) */
     PTGO_G_TYPE,         /* type(r[src]) is obj */
     PTGO_G_ID,           /* r[src] is obj */
@@ -132,7 +133,9 @@ enum ptgo_guard_op {
                           * (then the storage offset); a size -1 is any size >= 2 (a dynamic dim), a
                           * stride -1 the row-major stride of the actual sizes, an offset -1 any
                           * offset (a dynamic one, checked by its PTGO_G_SYM guard) */
-    PTGO_G_DICT_KEYS,    /* r[src] is a dict whose keys equal the tuple obj, in order (its own storage) */
+    PTGO_G_DICT_KEYS,    /* r[src] is a dict whose keys equal the tuple obj, in order (its own storage);
+                          * the positions listed in vec are skipped (tensor keys, which the tuple
+                          * does not hold: PTGO_G_DICT_KEY loads them and their own guards check them) */
     PTGO_G_CALL_BOOL,    /* bool(obj()) == i: global state such as torch.is_grad_enabled */
     PTGO_G_NOT_ID,       /* r[src] is not obj */
     PTGO_G_SAME,         /* r[src] is r[i] (two sources name one object) */
@@ -144,6 +147,7 @@ enum ptgo_guard_op {
                           * per term: coef, nfactors, per factor: register, dim]; the polynomial
                           * c + sum(coef * prod(size of dim of r[register])) rel 0, where dim -1
                           * is the int in the register and dim -2 the tensor's storage offset */
+    PTGO_G_DICT_KEY,     /* r[dst] = the i-th key of the dict r[src] (its own storage) */
 };
 
 typedef struct {

@@ -1051,9 +1051,9 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             ok = v != NULL;
             break;
         case PTGO_G_DICT_ITEM:
-            ok = PyDict_Check(regs[g->src]);
+            ok = PyDict_Check(regs[g->src]) && (g->i < 0 || regs[g->i] != NULL);
             if (ok) {
-                v = PyDict_GetItemWithError(regs[g->src], g->name);
+                v = PyDict_GetItemWithError(regs[g->src], g->i < 0 ? g->name : regs[g->i]);
                 if (owned[g->dst]) Py_DECREF(regs[g->dst]);
                 /* Borrowed from a dict that a register or the frame keeps alive. */
                 regs[g->dst] = v;
@@ -1148,10 +1148,35 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             ok = PyDict_Check(d) && PyDict_GET_SIZE(d) == PyTuple_GET_SIZE(g->obj);
             Py_ssize_t pos = 0, k = 0;
             PyObject *key, *val;
+            int skip = 0;
             while (ok && PyDict_Next(d, &pos, &key, &val)) {
+                if (skip < g->nvec && g->vec[skip] == k) {
+                    skip++, k++;
+                    continue;
+                }
                 PyObject *want = PyTuple_GET_ITEM(g->obj, k++);
                 ok = key == want || PyObject_RichCompareBool(key, want, Py_EQ) == 1;
             }
+            break;
+        }
+        case PTGO_G_DICT_KEY: {
+            PyObject *d = regs[g->src];
+            v = NULL;
+            if (PyDict_Check(d) && g->i < PyDict_GET_SIZE(d)) {
+                Py_ssize_t pos = 0, k = 0;
+                PyObject *key, *val;
+                while (PyDict_Next(d, &pos, &key, &val)) {
+                    if (k++ == g->i) {
+                        v = key;
+                        break;
+                    }
+                }
+            }
+            if (owned[g->dst]) Py_DECREF(regs[g->dst]);
+            if (v) Py_INCREF(v); /* later guards may run Python code that changes the dict */
+            regs[g->dst] = v;
+            owned[g->dst] = v != NULL;
+            ok = v != NULL;
             break;
         }
         case PTGO_G_CALL_BOOL: {

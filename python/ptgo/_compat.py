@@ -36,6 +36,15 @@ def for_torch(rows, version=None):
     return value
 
 
+#: Parts of torch captured like user code besides torch.nn's modules (_runtime.TORCH_CAPTURED):
+#: torch.optim on torch 1.13, where every optimizer's compiled step equals eager's (tests/
+#: test_optim.py). On torch 2.14 a compiled Adam step after a step without some gradients, or
+#: after load_state_dict, differed from eager; until that is found, 2.x's optimizers run eagerly.
+TORCH_CAPTURED_EXTRA = (
+    ((1, 0), (("optim",),)),
+    ((2, 0), ()),
+)
+
 #: torch.compile's entry points, as files of the torch package: a frame that starts there runs
 #: with ptgo's capture off for its whole extent (callees included) and ptgo's frame hook out of
 #: the way, because torch.compile's own frame evaluator owns the frames it makes; ptgo's
@@ -77,6 +86,20 @@ def resolve_loaded(path):
             return None
         return obj
     return None
+
+
+def kernels_fuse_multiply_add():
+    """Whether torch's CPU kernels compute add(a, b, alpha=s) as one fused multiply-add (their
+    AVX2/AVX-512 builds, which gcc contracts; primtorch.KernelsFuseMultiplyAdd). Probed on values
+    where the two roundings differ: (1 + 2^-12)² - 1 is 2^-11 + 2^-24 fused and 2^-11 rounded
+    twice, in float32 and float64 (2^-27 there), over 64 elements (vector lanes and remainder)."""
+    out = True
+    for dtype, e in ((torch.float32, 2.0 ** -12), (torch.float64, 2.0 ** -27)):
+        one = torch.full((64,), -1.0, dtype=dtype)
+        b = torch.full((64,), 1.0 + e, dtype=dtype)
+        got = one.add(b, alpha=1.0 + e)
+        out = out and bool((got == 2 * e + e * e).all())
+    return out
 
 
 def blas_on_openmp():

@@ -3,6 +3,7 @@
 Everything here is data movement: building a torch.fx GraphModule from Go's JSON, calling the
 backend, running meta kernels Go has no meta function for, forwarding log records.
 """
+import itertools
 import json
 import os
 import sys
@@ -42,8 +43,11 @@ SKIPPED_PACKAGES = ("numpy", "sympy", "typing_extensions", "pytest", "_pytest", 
 # globals they read are guarded. torch.nn's module files hold the forwards of every built-in
 # layer (a compiled nn.Sequential or a layer reached on its own has a forward worth compiling);
 # torch/nn/modules/module.py is not among them (Module.__call__ runs hooks eagerly and calls
-# forward).
-TORCH_CAPTURED = (("nn", "modules"),)
+# forward). torch.optim holds the optimizers' steps: `ptgo.compile(opt.step)`, or a compiled
+# training step that calls opt.step(), compiles the per-parameter update loop into fused kernels
+# (torch.compile traces torch.optim too); its profiler wrapper around step runs eagerly. Which
+# torches: _compat.TORCH_CAPTURED_EXTRA.
+TORCH_CAPTURED = (("nn", "modules"),) + _compat.for_torch(_compat.TORCH_CAPTURED_EXTRA)
 TORCH_SKIPPED_FILES = (("nn", "modules", "module.py"),)
 
 # Rule kinds (ptgo_C.c's policy_rule): a directory skipped, a directory captured, a file skipped,
@@ -157,6 +161,12 @@ def _skip_policy():
     return tuple(out)
 
 
+def dict_key_at(d, i):
+    """The i-th key of dict d in its storage order (the order guards read keys in): how the
+    transformed code loads a tensor key, such as a parameter keying torch.optim's state."""
+    return next(itertools.islice(dict.keys(d), i, None))
+
+
 def ensure_initialized():
     global _initialized
     if _initialized:
@@ -217,6 +227,7 @@ def init_config_json():
         "torch": torch.__version__,
         "num_threads": torch.get_num_threads(),
         "blas_on_openmp": _compat.blas_on_openmp(),
+        "kernels_fma": _compat.kernels_fuse_multiply_add(),
     })
 
 
@@ -328,7 +339,9 @@ def _build_names():
                 v = getattr(mod, k)
             except Exception:
                 continue
-            if callable(v) and not isinstance(v, type) and id(v) not in names:
+            if not callable(v) or isinstance(v, type):
+                continue
+            if id(v) not in names:
                 names[id(v)] = (prefix + "." + k, v)
 
     add_module(operator, "operator")
@@ -663,6 +676,10 @@ def _decode_plan_arg(a):
             return getattr(torch, a["dtype"])
         if "device" in a:
             return torch.device(a["device"])
+        if "memory_format" in a:
+            return getattr(torch, a["memory_format"])
+        if "layout" in a:
+            return getattr(torch, a["layout"])
         if "list" in a:
             return {"list": [_decode_plan_arg(x) for x in a["list"]]}
         if "tuple" in a:
@@ -744,7 +761,21 @@ def alias_checked(compiled, fallback, written, inputs, name):
     inputs = list(inputs)
     hinted = []
 
-    def run(*args):
+    try:
+        from ._fast import bump_versions, written_overlap
+    except ImportError:
+        bump_versions = written_overlap = None
+
+    def overlap(args):
+        """(i, j): written input i shares memory with input j; (i, -1): written input i is an
+        inference tensor outside inference mode (eager's first in-place op on it writes, then
+        raises); None when neither."""
+        if written_overlap is not None:
+            return written_overlap(args, written)
+        if not torch.is_inference_mode_enabled():
+            for i in written:
+                if isinstance(args[i], torch.Tensor) and args[i].is_inference():
+                    return i, -1
         spans = None
         for i in written:
             w = args[i]
@@ -757,15 +788,37 @@ def alias_checked(compiled, fallback, written, inputs, name):
                 continue
             for j, s in enumerate(spans):
                 if j != i and s is not None and s[0] < sw[1] and sw[0] < s[1]:
-                    if not hinted:
-                        hinted.append(True)
-                        _logging.emit("perf_hints", "%s: %s, which the graph writes, shares memory with %s: "
-                                      "the call runs with torch (the compiled graph assumes inputs that do not "
-                                      "alias)" % (name, _input_name(inputs, i), _input_name(inputs, j)))
-                    return fallback(*args)
-        return compiled(*args)
+                    return i, j
+        return None
+
+    def run(*args):
+        hit = overlap(args)
+        if hit is not None:
+            i, j = hit
+            if j >= 0 and not hinted:
+                hinted.append(True)
+                _logging.emit("perf_hints", "%s: %s, which the graph writes, shares memory with %s: "
+                              "the call runs with torch (the compiled graph assumes inputs that do not "
+                              "alias)" % (name, _input_name(inputs, i), _input_name(inputs, j)))
+            return fallback(*args)
+        out = compiled(*args)
+        if bump_versions is not None:
+            bump_versions(args, written)
+        else:
+            _bump_versions_slow(args, written)
+        return out
 
     return _C.Disabled(run)
+
+
+def _bump_versions_slow(args, written):
+    """bump_versions without ptgo._fast: copying a tensor onto itself (under no_grad, so autograd
+    records nothing) changes no value and bumps its version counter."""
+    with torch.no_grad():
+        for i in written:
+            t = args[i]
+            if isinstance(t, torch.Tensor) and not (t.is_inference() and torch.is_inference_mode_enabled()):
+                t.copy_(t)
 
 
 def autograd_probe(graph_json, attrs, grad_enabled):
