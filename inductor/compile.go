@@ -101,6 +101,7 @@ func Compile(g *fxgraph.Graph, opts Options) (_ *Compiled, err error) {
 	}
 	if !opts.NoFusion {
 		Inline(ir)
+		AbsorbActivations(ir)
 	}
 	c.Graph = ir
 	stage("inline")
