@@ -37,7 +37,7 @@ class Shape(ctypes.Structure):
     _fields_ = [(n, ctypes.c_int64) for n in "N C H W kh kw sh sw ph pw".split()]
 
 
-ACTS = {None: 0, "relu": 1, "relu6": 2}
+ACTS = {None: 0, "relu": 1, "relu6": 2, "silu": 3}
 
 
 def layer_shapes(names):
@@ -53,7 +53,7 @@ def layer_shapes(names):
                 nxt = mods[i + 1:i + 3]
                 act = None
                 if len(nxt) == 2 and isinstance(nxt[0], nn.BatchNorm2d):
-                    act = {nn.ReLU: "relu", nn.ReLU6: "relu6"}.get(type(nxt[1]))
+                    act = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.SiLU: "silu"}.get(type(nxt[1]))
                 mod.register_forward_hook(lambda mod, inp, o, name=name, act=act: out.setdefault(
                     (tuple(inp[0].shape), mod.kernel_size, mod.stride, mod.padding), []).append((name, act)))
         with torch.no_grad():
@@ -80,7 +80,8 @@ def shapes(opts):
         ref = torch.convolution(x, w, b, s, p, (1, 1), False, (0, 0), C)
         y = torch.empty_like(ref)
         scr = torch.empty(lib.ptgo_depthwise_scratch(ctypes.byref(sh)))
-        actf = {None: lambda t: t, "relu": torch.relu_, "relu6": lambda t: t.clamp_(0, 6)}[act]
+        actf = {None: lambda t: t, "relu": torch.relu_, "relu6": lambda t: t.clamp_(0, 6),
+                "silu": torch.nn.functional.silu}[act]
 
         def mine():
             lib.ptgo_depthwise_conv2d(P(x.data_ptr()), P(w.data_ptr()), P(b.data_ptr()), P(y.data_ptr()),
@@ -91,6 +92,8 @@ def shapes(opts):
               "torch+act": lambda: actf(torch.convolution(x, w, b, s, p, (1, 1), False, (0, 0), C)),
               "mine": mine}
         mine()
+        if act == "silu":  # in place, as the runtime does after torch's convolution
+            actf = lambda t: torch.nn.functional.silu(t, inplace=True)  # noqa: E731
         err = (y - actf(ref.clone())).abs().max().item()
         ts = {n: [] for n in fs}
         reps = max(3, int(1e6 / x.numel()))

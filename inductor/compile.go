@@ -100,8 +100,8 @@ func Compile(g *fxgraph.Graph, opts Options) (_ *Compiled, err error) {
 		return nil, err
 	}
 	if !opts.NoFusion {
-		Inline(ir)
 		AbsorbActivations(ir)
+		Inline(ir)
 	}
 	c.Graph = ir
 	stage("inline")

@@ -91,8 +91,14 @@ int ptgo_depthwise_supported(const ptgo_dw_shape* s) {
   return 1;
 }
 
+// The measured rule (A124, bench/depthwise.py --shapes, 1 thread): torch's convolution (oneDNN,
+// vectorised across channels) is faster for 5×5 and larger kernels on planes of at most 14×14
+// outputs with more than 576 channels (efficientnet_b0's 672×14×14 and 1152×7×7 layers: 0.85–0.95×
+// here); the kernel's cost per plane is about constant there, torch's falls as channels grow
+// (576×7×7 5×5 with relu: 1.31× here). Everything else measured faster here (1.07–4.2×).
 int ptgo_depthwise_preferred(const ptgo_dw_shape* s) {
-  (void)s;
+  const int64_t Ho = (s->H + 2 * s->ph - s->kh) / s->sh + 1, Wo = (s->W + 2 * s->pw - s->kw) / s->sw + 1;
+  if (s->kh * s->kw >= 25 && Ho * Wo <= 14 * 14 && s->C > 576) return 0;
   return 1;
 }
 

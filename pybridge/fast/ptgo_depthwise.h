@@ -9,7 +9,7 @@ extern "C" {
 #endif
 
 // The activation applied in the output pass, after the bias.
-enum { PTGO_DW_NONE = 0, PTGO_DW_RELU = 1, PTGO_DW_RELU6 = 2 };
+enum { PTGO_DW_NONE = 0, PTGO_DW_RELU = 1, PTGO_DW_RELU6 = 2, PTGO_DW_SILU = 3 };
 
 // One convolution: input [N, C, H, W] (dense NCHW), weight [C, 1, kh, kw] (dense), stride
 // sh×sw, padding ph×pw, dilation 1; the output is [N, C, Ho, Wo] (dense NCHW).

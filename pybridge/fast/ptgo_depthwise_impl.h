@@ -20,6 +20,31 @@ inline __attribute__((always_inline)) V splat(float x) {
   return x + -V{};
 }
 
+// e^x per lane (Cephes' expf: x = n·ln2 + r, a degree-6 polynomial in r, 2^n from the exponent
+// bits; within 2 ulp of the correctly rounded value), inf above 88.72, 0 below -87.33, NaN kept
+// (x / (1 + e^-x) of a NaN is NaN whatever e^-x gives).
+template <typename V>
+inline __attribute__((always_inline)) V vexp(V x) {
+  typedef int VI __attribute__((vector_size(sizeof(V))));
+  const V lo = splat<V>(-87.0f), hi = splat<V>(88.0f);
+  V c = x < lo ? lo : x;
+  c = c > hi ? hi : c;
+  const V n = (c * splat<V>(1.44269504088896341f) + splat<V>(12582912.0f)) - splat<V>(12582912.0f);
+  V r = c - n * splat<V>(0.693359375f);
+  r = r - n * splat<V>(-2.12194440e-4f);
+  V p = splat<V>(1.9875691500e-4f);
+  p = p * r + splat<V>(1.3981999507e-3f);
+  p = p * r + splat<V>(8.3334519073e-3f);
+  p = p * r + splat<V>(4.1665795894e-2f);
+  p = p * r + splat<V>(1.6666665459e-1f);
+  p = p * r + splat<V>(5.0000001201e-1f);
+  const V y = p * r * r + r + splat<V>(1.0f);
+  const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;
+  V e = y * reinterpret_cast<const V&>(bits);
+  e = x > splat<V>(88.72f) ? splat<V>(__builtin_inff()) : e;
+  return x < splat<V>(-87.33f) ? V{} : e;
+}
+
 // The vector of floats S..S+L-1 of the concatenation lo:hi (one valignd on AVX-512).
 template <typename V, int L, int S, size_t... I>
 inline __attribute__((always_inline)) V shifted(V lo, V hi, std::index_sequence<I...>) {
@@ -93,6 +118,7 @@ inline __attribute__((always_inline)) void block(const float* q, const Group* gs
     // as torch's relu and hardtanh: NaN stays NaN
     if (act == PTGO_DW_RELU) a = a < zero ? zero : a;
     else if (act == PTGO_DW_RELU6) a = a < zero ? zero : (a > six ? six : a);
+    else if (act == PTGO_DW_SILU) a = a / (vexp<V>(-a) + splat<V>(1.0f));  // torch's x / (exp(-x) + 1)
     storeu<V>(t + f0 + v * L, a);
   }
 }

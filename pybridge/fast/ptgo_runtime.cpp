@@ -35,6 +35,7 @@
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/set.h>
+#include <ATen/ops/silu.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/GradMode.h>
 #include <c10/util/MaybeOwned.h>
@@ -1035,6 +1036,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                                   ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
               if (st.act == PTGO_DW_RELU) r.relu_();
               else if (st.act == PTGO_DW_RELU6) r.clamp_(0, 6);
+              else if (st.act == PTGO_DW_SILU) at::silu_(r);
               break;
             }
             case ExternKind::Python: {
@@ -1465,6 +1467,7 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
           const char* v = kw.second.value && PyUnicode_Check(kw.second.value) ? PyUnicode_AsUTF8(kw.second.value) : "";
           if (kw.first == "activation" && std::string(v) == "relu") st.act = PTGO_DW_RELU;
           else if (kw.first == "activation" && std::string(v) == "relu6") st.act = PTGO_DW_RELU6;
+          else if (kw.first == "activation" && std::string(v) == "silu") st.act = PTGO_DW_SILU;
           else {
             PyErr_Format(PyExc_RuntimeError, "ptgo BUG: runtime: convolution keyword %s=%s is not known",
                          kw.first.c_str(), v);
