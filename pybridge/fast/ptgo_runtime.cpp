@@ -3,7 +3,8 @@
 // allocated through ATen on the first call and kept (outputs are allocated per call), generated
 // kernels are called through function pointers from the library the Go side compiled, matrix
 // products and convolutions are torch's own kernels (DESIGN D5; mm, bmm and addmm write into
-// their planned buffers through the out= variants), and other externs (pooling, random ops)
+// their planned buffers through the out= variants) except depthwise convolutions, which run
+// ptgo's kernel where it is faster (ptgo_depthwise.cpp, A124), and other externs (pooling, random ops)
 // call the torch function they name. Graph.profile times each plan step.
 //
 // ptgo._fast.Graph(plan, library_path, externs, consts, on_index_error) builds one from the plan
