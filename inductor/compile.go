@@ -100,6 +100,7 @@ func Compile(g *fxgraph.Graph, opts Options) (_ *Compiled, err error) {
 		return nil, err
 	}
 	if !opts.NoFusion {
+		AbsorbActivations(ir)
 		Inline(ir)
 	}
 	c.Graph = ir

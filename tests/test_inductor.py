@@ -245,8 +245,8 @@ def test_kernel_compile_error_is_reported(tmp_path):
 
 
 class ConvChain(nn.Module):
-    """3×3 convolutions of 16+ channels (packed for oneDNN when frozen), a pointwise and a
-    depthwise one (left to torch's convolution), BatchNorm and a residual add."""
+    """3×3 convolutions of 16+ channels (packed for oneDNN when frozen), a pointwise one (left to
+    torch's convolution), a depthwise one (ptgo's kernel, A124), BatchNorm and a residual add."""
 
     def __init__(self):
         super().__init__()
@@ -281,9 +281,11 @@ def test_frozen_convolutions_run_packed_and_repack_after_writes():
         for _ in range(2):
             assert_same(cm(x), m(x))
     ops = _conv_ops(cm, x)
-    # a (BatchNorm folded) and b are packed; the stem (3 channels), pointwise and depthwise are not
+    # a (BatchNorm folded) and b are packed; the stem (3 channels) and pointwise are not, the
+    # depthwise one is ptgo's
     assert ops.count("mkldnn_prepacked::conv2d_run") == 2, ops
-    assert ops.count("aten::convolution") == 3, ops
+    assert ops.count("aten::convolution") == 2, ops
+    assert ops.count("ptgo::depthwise_conv2d") == 1, ops
     with torch.no_grad():
         m.b.weight.mul_(-1.5)  # a parameter packed as it is (not folded: no version guard)
         assert_same(cm(x), m(x))

@@ -3,7 +3,8 @@
 // allocated through ATen on the first call and kept (outputs are allocated per call), generated
 // kernels are called through function pointers from the library the Go side compiled, matrix
 // products and convolutions are torch's own kernels (DESIGN D5; mm, bmm and addmm write into
-// their planned buffers through the out= variants), and other externs (pooling, random ops)
+// their planned buffers through the out= variants) except depthwise convolutions, which run
+// ptgo's kernel where it is faster (ptgo_depthwise.cpp, A124), and other externs (pooling, random ops)
 // call the torch function they name. Graph.profile times each plan step.
 //
 // ptgo._fast.Graph(plan, library_path, externs, consts, on_index_error) builds one from the plan
@@ -36,10 +37,12 @@
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/set.h>
+#include <ATen/ops/silu.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/GradMode.h>
 #include <c10/util/MaybeOwned.h>
 
+#include "ptgo_depthwise.h"
 #include "ptgo_runtime.h"
 #include "ptgo_variable.h"
 
@@ -250,6 +253,8 @@ struct Step {
   bool into = false;  // extern: write into the allocated out buffer (out= variant)
   bool once = false;  // kernel: computes constants; runs only on a fresh arena
   std::shared_ptr<Prepacked> packed;  // convolution: run through oneDNN with a packed weight
+  bool depthwise = false;             // convolution: ptgo's depthwise kernel takes it (A124)
+  int act = PTGO_DW_NONE;             // convolution: its activation keyword (inductor/absorb.go)
 };
 
 struct Output {
@@ -662,6 +667,70 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
 // symbolic layout's is known only per call; oneDNN's packed run reads it dense).
 bool packed_input_ok(const at::Tensor& x) { return x.is_contiguous(); }
 
+// depthwise_shape reads a convolution step's geometry for ptgo's depthwise kernel from its plan
+// specs (the input's batch may be symbolic: the kernel reads it per call); false where the step
+// is no depthwise convolution the kernel takes: groups = input channels = output channels,
+// a [C, 1, kh, kw] float32 weight, a float32 4-d input, dilation 1, not transposed, static
+// stride and padding.
+bool depthwise_shape(const Step& st, const std::vector<Buf>& specs, ptgo_dw_shape* out) {
+  if (st.ext != ExternKind::Convolution || st.args.size() != 9) return false;
+  const int x = st.args[0].buf, w = st.args[1].buf, b = st.args[2].buf;
+  if (x < 0 || w < 0 || (b < 0 && st.args[2].value != nullptr)) return false;
+  const Buf &xs = specs[x], &ws = specs[w];
+  if (xs.dtype != c10::kFloat || ws.dtype != c10::kFloat || (b >= 0 && specs[b].dtype != c10::kFloat)) return false;
+  if (xs.sizes.size() != 4 || ws.sizes.size() != 4 || ws.symbolic) return false;
+  if (xs.symbolic) {
+    for (int d = 1; d < 4; d++)
+      if (!xs.sym_sizes[d].terms.empty()) return false;
+  }
+  if (st.args[6].value != Py_False || st.args[8].value == nullptr || !PyLong_Check(st.args[8].value)) return false;
+  const int64_t groups = PyLong_AsLongLong(st.args[8].value), C = xs.sizes[1];
+  if (groups != C || ws.sizes[0] != C || ws.sizes[1] != 1) return false;
+  int64_t v[3][2];
+  for (size_t i = 0; i < 3; i++) {
+    const Arg& a = st.args[i + 3];
+    if (a.is_sym || a.items.size() != 2) return false;
+    for (size_t j = 0; j < 2; j++) {
+      if (a.items[j].is_sym || a.items[j].value == nullptr || !PyLong_Check(a.items[j].value)) return false;
+      v[i][j] = PyLong_AsLongLong(a.items[j].value);
+    }
+  }
+  if (v[2][0] != 1 || v[2][1] != 1) return false;  // dilation
+  *out = ptgo_dw_shape{xs.sizes[0], C, xs.sizes[2], xs.sizes[3], ws.sizes[2], ws.sizes[3],
+                       v[0][0], v[0][1], v[1][0], v[1][1]};
+  return ptgo_depthwise_supported(out) == 1;
+}
+
+// run_depthwise runs a depthwise convolution step with ptgo's kernel, or returns an undefined
+// tensor where this call's tensors are not dense (a channels-last input keeps torch's
+// convolution, and its layout, as in eager).
+at::Tensor run_depthwise(const Step& st, const std::vector<at::Tensor>& bufs, const std::vector<Buf>& specs) {
+  const at::Tensor& x = bufs[st.args[0].buf];
+  const at::Tensor& w = bufs[st.args[1].buf];
+  at::Tensor b;
+  if (st.args[2].buf >= 0) b = bufs[st.args[2].buf];
+  if (!x.is_contiguous() || !w.is_contiguous() || (b.defined() && !b.is_contiguous())) return at::Tensor();
+  ptgo_dw_shape s;
+  if (!depthwise_shape(st, specs, &s)) return at::Tensor();
+  RECORD_USER_SCOPE("ptgo::depthwise_conv2d");
+  s.N = x.size(0);
+  const int64_t Ho = (s.H + 2 * s.ph - s.kh) / s.sh + 1, Wo = (s.W + 2 * s.pw - s.kw) / s.sw + 1;
+  at::Tensor y = at::empty({s.N, s.C, Ho, Wo}, x.options());
+  const float* xp = x.data_ptr<float>();
+  const float* wp = w.data_ptr<float>();
+  const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  const int64_t scratch = ptgo_depthwise_scratch(&s);
+  // a thread's share: at least ~16K outputs, so small layers stay on one thread
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, Ho * Wo));
+  at::parallel_for(0, s.N * s.C, grain, [&](int64_t p0, int64_t p1) {
+    thread_local std::vector<float> buf;
+    if (static_cast<int64_t>(buf.size()) < scratch) buf.resize(scratch);
+    ptgo_depthwise_conv2d(xp, wp, bp, yp, &s, st.act, p0, p1, buf.data());
+  });
+  return y;
+}
+
 // run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
 // reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
 // seconds step i took (Graph.profile).
@@ -746,7 +815,8 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
   }
   try {
     // torch.profiler sees a range per compiled graph and one per kernel (names from their ops);
-    // the externs (mm, convolution) show as torch's own ops. Nothing is built unless a profiler
+    // the externs (mm, convolution) show as torch's own ops, ptgo's depthwise convolution as
+    // ptgo::depthwise_conv2d. Nothing is built unless a profiler
     // is recording.
     RECORD_USER_SCOPE("ptgo." + *g->name);
     const bool caller_grad = c10::GradMode::is_enabled();
@@ -957,11 +1027,18 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                 r = run_packed(st, bufs);
                 break;
               }
+              if (st.depthwise) {
+                r = run_depthwise(st, bufs, specs);
+                if (r.defined()) break;
+              }
               c10::optional<at::Tensor> bias;
               if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
               r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3], syms),
                                   ints_of(st.args[4], syms), ints_of(st.args[5], syms), st.args[6].value == Py_True,
                                   ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
+              if (st.act == PTGO_DW_RELU) r.relu_();
+              else if (st.act == PTGO_DW_RELU6) r.clamp_(0, 6);
+              else if (st.act == PTGO_DW_SILU) at::silu_(r);
               break;
             }
             case ExternKind::Python: {
@@ -1388,6 +1465,17 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
       } else if (st.target == "prims.convolution" && st.args.size() == 9 && st.outs.size() == 1 &&
                  st.args[0].buf >= 0 && st.args[1].buf >= 0) {
         st.ext = ExternKind::Convolution;
+        for (const auto& kw : st.kwargs) {
+          const char* v = kw.second.value && PyUnicode_Check(kw.second.value) ? PyUnicode_AsUTF8(kw.second.value) : "";
+          if (kw.first == "activation" && std::string(v) == "relu") st.act = PTGO_DW_RELU;
+          else if (kw.first == "activation" && std::string(v) == "relu6") st.act = PTGO_DW_RELU6;
+          else if (kw.first == "activation" && std::string(v) == "silu") st.act = PTGO_DW_SILU;
+          else {
+            PyErr_Format(PyExc_RuntimeError, "ptgo BUG: runtime: convolution keyword %s=%s is not known",
+                         kw.first.c_str(), v);
+            return fail();
+          }
+        }
       } else {
         st.ext = ExternKind::Python;
         PyObject* c = PyDict_GetItemString(externs, st.target.c_str());
@@ -1420,6 +1508,11 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     g->outputs->push_back(out);
   }
   if (PyErr_Occurred()) return fail();
+  // Depthwise convolutions of the shapes where ptgo's kernel is faster than torch's (A124).
+  for (Step& st : *g->steps) {
+    ptgo_dw_shape s;
+    if (st.op == StepOp::Extern && depthwise_shape(st, *g->bufs, &s)) st.depthwise = ptgo_depthwise_preferred(&s) == 1;
+  }
   // Frozen graphs (the plan's "frozen": parameters are constants) pack convolution weights.
   if (PyObject* fz = PyDict_GetItemString(plan, "frozen"); fz != nullptr && PyObject_IsTrue(fz) == 1) {
     std::vector<bool> is_const(g->bufs->size(), false);
