@@ -1,8 +1,11 @@
 package bytecode
 
 import (
+	"slices"
+
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
+	"ptgo/primtorch"
 )
 
 // Attribute access, subscripts, nn.Module internals, context managers and imports.
@@ -1005,6 +1008,10 @@ func (t *Tracer) setAttr(f *frame, obj Value, name string, val Value) error {
 		return t.setObjectAttr(f, x, name, val)
 	case *FuncV:
 		return t.setFuncAttr(f, x, name, val)
+	case *TensorV:
+		if name == "grad" {
+			return t.setTensorGrad(f, x, val)
+		}
 	}
 	o, ok := obj.(*ObjV)
 	if !ok || o.Source == nil {
@@ -1038,6 +1045,36 @@ func (t *Tracer) setAttr(f *frame, obj Value, name string, val Value) error {
 		return t.sideEffect(f, "assignment to "+readableName(o.Source)+"."+name+" (custom __setattr__)")
 	}
 	t.writeAttr(o, name, val)
+	return nil
+}
+
+// setTensorGrad is x.grad = val for a tensor the frame reads (an input, a parameter), as
+// Optimizer.zero_grad(set_to_none=True) does: a write replayed after the graph like any
+// attribute write, seen by later reads of x.grad in the trace. val is None or a tensor of x's
+// sizes, dtype and device; anything else (which eager's setter refuses) runs eagerly.
+func (t *Tracer) setTensorGrad(f *frame, x *TensorV, val Value) error {
+	src, obj := t.tensorOrigin(x)
+	if src == nil {
+		return t.sideEffect(f, "assignment to .grad of a tensor the graph computes")
+	}
+	v, err := t.realize(f, val)
+	if err != nil {
+		return err
+	}
+	switch g := v.(type) {
+	case *ConstV:
+		if g.Kind != py.KNone {
+			return f.unsupported("eager raises TypeError", "assigning %s to tensor.grad", g.Describe())
+		}
+	case *TensorV:
+		if g.Meta.DType != x.Meta.DType || g.Meta.Device != x.Meta.Device ||
+			!slices.EqualFunc(g.Meta.SymSizes(), x.Meta.SymSizes(), primtorch.SymInt.Equal) {
+			return f.unsupported("eager raises RuntimeError", "assigning a gradient of another size, dtype or device to tensor.grad")
+		}
+	default:
+		return f.unsupported("eager raises TypeError", "assigning %s to tensor.grad", v.Describe())
+	}
+	t.writeAttr(&ObjV{Obj: obj, Kind: t.api.Kind(obj), Source: src}, "grad", v)
 	return nil
 }
 

@@ -113,6 +113,31 @@ func (s *DictKeySource) Name() string {
 	return fmt.Sprintf("list(%s.keys())[%d]", s.Base.Name(), s.Index)
 }
 
+// sourceKey identifies a source exactly: its Name, except that an object the guards hold
+// (ConstSource, CallSource) is keyed by identity, since two such objects can print alike (the
+// closure cells of two functions with one __qualname__, as functools.wraps makes them). Every
+// question "are these one source" asks sourceKey, never Name.
+func sourceKey(s Source) string {
+	switch s := s.(type) {
+	case *ConstSource:
+		return fmt.Sprintf("<%#x %s>", uintptr(s.Obj), s.Desc)
+	case *CallSource:
+		return fmt.Sprintf("<%#x %s>()", uintptr(s.Fn), s.Desc)
+	case *AttrSource:
+		return sourceKey(s.Base) + "." + s.Attr
+	case *DictItemSource:
+		if s.KeySrc != nil {
+			return sourceKey(s.Base) + "[" + sourceKey(s.KeySrc) + "]"
+		}
+		return sourceKey(s.Base) + "[" + pyStrRepr(s.Key) + "]"
+	case *IndexSource:
+		return fmt.Sprintf("%s[%d]", sourceKey(s.Base), s.Index)
+	case *DictKeySource:
+		return fmt.Sprintf("list(%s.keys())[%d]", sourceKey(s.Base), s.Index)
+	}
+	return s.Name()
+}
+
 // readableName shortens Dynamo-style names for user messages: L['self'].fc1 → self.fc1,
 // L['self']._modules['fc1'] → self.fc1.
 func readableName(s Source) string {
@@ -207,7 +232,7 @@ func newGuards() *Guards { return &Guards{regs: map[string]int{}, facts: map[str
 
 // reg returns the register holding s, emitting its load (and its parents') when needed.
 func (g *Guards) reg(s Source) int {
-	key := s.Name()
+	key := sourceKey(s)
 	if r, ok := g.regs[key]; ok {
 		return r
 	}
@@ -241,7 +266,7 @@ func (g *Guards) reg(s Source) int {
 		panic(fmt.Sprintf("ptgo BUG: guards: unknown source %T", s))
 	}
 	load.Dst = g.NRegs
-	load.Desc = key + " is present"
+	load.Desc = s.Name() + " is present"
 	g.NRegs++
 	g.regs[key] = load.Dst
 	g.List = append(g.List, load)
@@ -249,10 +274,18 @@ func (g *Guards) reg(s Source) int {
 }
 
 func (g *Guards) check(gd Guard) {
-	if g.facts[gd.Desc] {
+	// A fact is its check on its registers (sources that print alike are distinct registers)
+	// against its object where the check is one of identity (objects can print alike).
+	var obj py.Obj
+	switch gd.Op {
+	case GID, GNotID, GType, GCallBool:
+		obj = gd.Obj
+	}
+	key := fmt.Sprintf("%d %d %d %#x %d %s", gd.Op, gd.Src, gd.I, uintptr(obj), gd.Vec, gd.Desc)
+	if g.facts[key] {
 		return
 	}
-	g.facts[gd.Desc] = true
+	g.facts[key] = true
 	g.List = append(g.List, gd)
 }
 

@@ -46,6 +46,8 @@ func init() {
 		"torch.autocast":          ctxAutocast("torch.autocast", ""),
 		"torch.cpu.amp.autocast":  ctxAutocast("torch.cpu.amp.autocast", "cpu"),
 		"torch.cuda.amp.autocast": ctxAutocast("torch.cuda.amp.autocast", "cuda"),
+		// A profiler range records nothing while no profiler runs (guarded).
+		"torch.autograd.profiler.record_function": ctxRecordFunction,
 
 		// Logging below the logger's level does nothing (guarded); a record that would be
 		// emitted runs eagerly.
@@ -383,6 +385,48 @@ func ctxNull(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 		enter = args[0]
 	}
 	return &NoopCtxV{Class: t.env.Known("contextlib.nullcontext"), Args: []Value{enter}, Enter: enter}, nil
+}
+
+// ctxRecordFunction is torch.autograd.profiler.record_function(name, args=None) (also
+// torch.profiler.record_function), which torch's optimizers wrap around step and zero_grad: with
+// no profiler running its range records nothing, so it is a manager that changes nothing, on the
+// guard that torch.autograd._profiler_enabled() is still False. Under a running profiler the
+// frame runs eagerly, so the range is recorded as eager records it.
+func ctxRecordFunction(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if err := noKw(f, "record_function", kw, "name", "args"); err != nil {
+		return nil, err
+	}
+	if n := len(args) + len(kw); n < 1 || n > 2 {
+		return nil, f.unsupported("eager raises TypeError", "record_function takes a name and an optional args string")
+	}
+	for _, v := range append(append([]Value(nil), args...), kwValue(kw, "name"), kwValue(kw, "args")) {
+		if v == nil || v == noneV {
+			continue
+		}
+		r, err := t.realize(f, v)
+		if err != nil {
+			return nil, err
+		}
+		c, isConst := r.(*ConstV)
+		o, isObj := r.(*ObjV)
+		if !(isConst && c.Kind == py.KStr) && !(isObj && o.Kind == py.KStr) {
+			return nil, f.unsupported("", "record_function with a name or args that is not a str")
+		}
+	}
+	enabled, ok := t.env.TryKnown("torch.autograd._profiler_enabled")
+	if !ok {
+		return nil, f.unsupported("", "record_function without torch.autograd._profiler_enabled")
+	}
+	on, err := t.api.Call(enabled, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if on == t.api.NewBool(true) {
+		return nil, f.unsupported("a profiler range runs eagerly while the profiler runs", "record_function under a running profiler")
+	}
+	t.guards.CallBool(enabled, false, "torch.autograd._profiler_enabled()")
+	return &NoopCtxV{Class: t.env.Known("torch.autograd.profiler.record_function"), Args: append([]Value(nil), args...),
+		Kw: append([]kwArg(nil), kw...)}, nil
 }
 
 // ctxAutocast is torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None) and

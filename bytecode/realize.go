@@ -174,7 +174,7 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		if _, isTensor := v.(*TensorV); !isTensor {
 			// The same mutable object reached twice is one value; the identity holds because
 			// both sources are guarded to the same object.
-			if sv := sourceOf(v); sv != nil && sv.Name() != src.Name() {
+			if sv := sourceOf(v); sv != nil && sourceKey(sv) != sourceKey(src) {
 				g.Same(src, sv)
 			}
 			return v, nil
@@ -693,7 +693,7 @@ func (t *Tracer) loadGlobal(f *frame, name string) (Value, error) {
 // tensorInput makes (or reuses) the graph input for a tensor read from src.
 func (t *Tracer) tensorInput(f *frame, o py.Obj, src Source) (Value, error) {
 	if tv, ok := t.inputByObj[o]; ok {
-		if tv.Source != nil && tv.Source.Name() != src.Name() {
+		if tv.Source != nil && sourceKey(tv.Source) != sourceKey(src) {
 			t.guards.Same(src, tv.Source)
 			if _, byPosition := tv.Source.(*DictKeySource); byPosition {
 				// A tensor first met as a dict key (torch.optim's state) is loaded from its
@@ -770,7 +770,7 @@ func (t *Tracer) paramAttr(f *frame, o py.Obj, path string, src Source) (Value, 
 	}
 	if tv, ok := t.inputByObj[o]; ok {
 		// Already a graph input (read through an optimizer's param_groups first): one value.
-		if tv.Source != nil && tv.Source.Name() != src.Name() {
+		if tv.Source != nil && sourceKey(tv.Source) != sourceKey(src) {
 			t.guards.Same(src, tv.Source)
 		}
 		return tv, nil

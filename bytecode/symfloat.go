@@ -57,7 +57,7 @@ func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
 	if _, isArg := src.(*LocalSource); !isArg {
 		return nil
 	}
-	if s, ok := t.floatByName[src.Name()]; ok {
+	if s, ok := t.floatByName[sourceKey(src)]; ok {
 		return s
 	}
 	want, cd := t.scalarArgDynamic(src, "float", func(h *dimHistory) (string, bool) {
@@ -83,7 +83,7 @@ func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
 	if t.floatByName == nil {
 		t.floatByName = map[string]*SymF{}
 	}
-	t.floatByName[src.Name()] = s
+	t.floatByName[sourceKey(src)] = s
 	return s
 }
 

@@ -966,10 +966,13 @@ func (t *Tracer) tensorAttr(f *frame, x *TensorV, name string) (Value, error) {
 		return t.tensorMethod(f, x, "detach", nil, nil)
 	case "grad":
 		// The gradient of a tensor the frame reads (an input, a parameter) is another live
-		// object read from the same place: None or a tensor, guarded like any input. Nothing
-		// inside a graph assigns .grad (assignment and backward are graph breaks), so the live
-		// value is the one the rest of the trace sees.
+		// object read from the same place: None or a tensor, guarded like any input, or what the
+		// trace assigned it (setTensorGrad). backward is a graph break, so nothing else changes
+		// it inside a graph.
 		if src, obj := t.tensorOrigin(x); src != nil {
+			if v, ok := t.pendingAttr(obj, "grad"); ok {
+				return v, nil
+			}
 			g, err := t.api.GetAttr(obj, "grad")
 			if err != nil {
 				return nil, err

@@ -116,6 +116,31 @@ def test_closure_change_recompiles(counter):
     assert counter.frame_count == 2
 
 
+def test_closures_of_wrapped_functions_are_told_apart(counter):
+    # functools.wraps gives the outer wrapper its inner function's __qualname__, so the two
+    # closure cells print alike; each must be guarded on its own (optimizers' step is wrapped
+    # so: a compiled function calling opt.step() recompiled on every call)
+    import functools
+
+    def double(fn):
+        def inner(x):
+            return fn(x) * 2
+        return inner
+
+    def plus_one(fn):
+        @functools.wraps(fn)
+        def outer(x):
+            return fn(x) + 1
+        return outer
+
+    g = plus_one(double(torch.sin))
+    cf = ptgo.compile(lambda x: g(x), backend=counter)
+    x = torch.randn(3)
+    for _ in range(4):
+        assert_same(cf(x), torch.sin(x) * 2 + 1)
+    assert counter.frame_count == 1
+
+
 def test_module_attribute_change_recompiles(counter):
     class M(nn.Module):
         def __init__(self):

@@ -121,6 +121,58 @@ def test_training_step_function_with_optimizer():
     _same_state(o1, o2)
 
 
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_training_step_closure_settles(set_to_none):
+    # the optimizer and model reached through the step's closure, zero_grad inside the step
+    # (set_to_none assigns p.grad = None; its profiler range records nothing): the compiled
+    # step equals eager's and stops compiling after the first two steps
+    m1, o1, m2, o2 = _pair(OPTIMIZERS["sgd_momentum"])
+
+    def make(model, opt):
+        def train_step(x, y):
+            opt.zero_grad(set_to_none=set_to_none)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return train_step
+
+    eager, compiled = make(m1, o1), ptgo.compile(make(m2, o2))
+    torch.manual_seed(1)
+    n = None
+    for i in range(6):
+        x, y = torch.randn(8, 12), torch.randint(0, 3, (8,))
+        assert_same(compiled(x, y), eager(x, y))
+        if i == 2:
+            n = stats()["compiled"]
+        for p1, p2 in zip(m1.parameters(), m2.parameters()):
+            assert_same(p2, p1)
+            assert (p1.grad is None) == (p2.grad is None)
+    assert stats()["compiled"] == n
+    _same_state(o1, o2)
+
+
+def test_grad_assignment_in_compiled_code():
+    w1 = torch.randn(3, requires_grad=True)
+    w2 = w1.detach().clone().requires_grad_()
+
+    def f(w, g):
+        w.grad = g * 2
+        out = w.grad + 1  # the assigned gradient, read back
+        w.grad = None if out.sum() > 1e9 else w.grad
+        return out
+
+    cf = ptgo.compile(f)
+    g = torch.randn(3)
+    assert_same(cf(w2, g), f(w1, g))
+    assert_same(w2.grad, w1.grad)
+    with pytest.raises(RuntimeError) as eager:
+        f(w1, torch.randn(4))
+    with pytest.raises(RuntimeError) as ours:
+        cf(w2, torch.randn(4))
+    assert str(ours.value) == str(eager.value)
+
+
 def test_learning_rate_changes_are_seen():
     m1, o1, m2, o2 = _pair(OPTIMIZERS["sgd_momentum"])
     s1 = torch.optim.lr_scheduler.StepLR(o1, step_size=2, gamma=0.5)
