@@ -142,10 +142,12 @@ bench: bench-113 bench-torch2
 bench-113: setup-113
 	$(VPY) bench/run.py
 	$(VPY) bench/dynamic.py
+	$(VPY) bench/train.py
 
 bench-torch2: setup-torch2
 	$(VPY2) bench/run.py
 	$(VPY2) bench/dynamic.py
+	$(VPY2) bench/train.py
 
 wheel: setup-113
 	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .

@@ -39,7 +39,39 @@ func Fuse(g *Graph) *Schedule {
 	for _, b := range g.Buffers {
 		f.add(b)
 	}
+	f.retryInPlace()
 	return f.schedule()
+}
+
+// retryInPlace offers each copy_ into a graph input that was left a kernel of its own to the
+// kernels again, now that every buffer is placed: a copy that came before a reader of its
+// storage's old value could not join the kernel that reader later joined (SGD's parameter copy,
+// before the momentum buffer's, which reads the old parameter for weight decay).
+func (f *fuser) retryInPlace() {
+	for _, own := range slices.Clone(f.groups) {
+		if own.kind != "kernel" || len(own.nodes) != 1 || own.nodes[0].Mutates == nil {
+			continue
+		}
+		b := own.nodes[0]
+		if _, pw := b.Def.(*Pointwise); !pw {
+			continue
+		}
+		for _, gr := range f.candidatesInPlace(b) {
+			if gr == own {
+				continue
+			}
+			if why := f.canFuseInPlace(gr, b); why != "" {
+				logs.Printf(logs.Fusion, "not fusing %s into %s: %s", b.Name, groupText(gr), why)
+				continue
+			}
+			logs.Printf(logs.Fusion, "fusing %s into %s: it writes graph input %s in place, element by element", b.Name, groupText(gr), b.Mutates.Name)
+			gr.nodes = append(gr.nodes, b)
+			gr.sealed = true
+			f.groupOf[b] = gr
+			f.groups = slices.DeleteFunc(f.groups, func(x *group) bool { return x == own })
+			break
+		}
+	}
 }
 
 // Schedule is a fused graph: kernels and extern calls in execution order.
@@ -192,6 +224,20 @@ func (f *fuser) add(b *Buffer) {
 	}
 	sq, _ := squeezed(rangesOf(b.Def))
 	if b.Mutates != nil {
+		if _, pw := b.Def.(*Pointwise); pw {
+			for _, gr := range f.candidatesInPlace(b) {
+				why := f.canFuseInPlace(gr, b)
+				if why != "" {
+					logs.Printf(logs.Fusion, "not fusing %s into %s: %s", b.Name, groupText(gr), why)
+					continue
+				}
+				logs.Printf(logs.Fusion, "fusing %s into %s: it writes graph input %s in place, element by element", b.Name, groupText(gr), b.Mutates.Name)
+				gr.nodes = append(gr.nodes, b)
+				gr.sealed = true
+				f.groupOf[b] = gr
+				return
+			}
+		}
 		gr := f.newGroup("kernel", b)
 		gr.outer, gr.sealed = sq, true
 		if _, ok := b.Def.(*ScatterNode); ok {
@@ -362,6 +408,144 @@ func (f *fuser) canFuse(gr *group, b *Buffer) ([]Sym, string) {
 		return nil, "another step runs between them (fusing would make a cycle)"
 	}
 	return outer, ""
+}
+
+// candidatesInPlace are the kernels a copy_ into a graph input could join, most recent first:
+// those producing its inputs, then the latest kernel (sealed ones too) reading one of them.
+func (f *fuser) candidatesInPlace(b *Buffer) []*group {
+	var out []*group
+	reads := b.Def.Reads()
+	for i := len(f.groups) - 1; i >= 0; i-- {
+		gr := f.groups[i]
+		if gr.kind != "kernel" {
+			continue
+		}
+		for _, r := range reads {
+			if f.groupOf[r] == gr {
+				out = append(out, gr)
+				break
+			}
+		}
+	}
+	for i := len(f.groups) - 1; i >= 0 && len(out) == 0; i-- {
+		if gr := f.groups[i]; gr.kind == "kernel" && sharesReads(gr, reads) {
+			out = append(out, gr)
+		}
+	}
+	return out
+}
+
+// canFuseInPlace says why the pointwise copy_ b into a graph input cannot join kernel gr ("" if
+// it can). The kernel then updates its inputs in place, element by element, the way an
+// optimizer step does (SGD with momentum: the buffer and the parameter in one pass instead of a
+// temporary, a copy into the buffer and a copy into the parameter). That is right when every
+// member runs over the same ranges and every load of a storage some member writes reads the
+// element that member writes in the same iteration: its old value in a member before the writer
+// (each iteration loads before it stores), or the writer's new value. Every other reader of the
+// storage runs before the kernel (the ordering edges of orderMutations), which fusing must not
+// turn into a cycle.
+func (f *fuser) canFuseInPlace(gr *group, b *Buffer) string {
+	if len(gr.nodes) >= MaxKernelNodes {
+		return fmt.Sprintf("the kernel has %d nodes already (MaxKernelNodes)", len(gr.nodes))
+	}
+	ranges := rangesOf(b.Def)
+	members := append(slices.Clone(gr.nodes), b)
+	for _, m := range members {
+		if _, pw := m.Def.(*Pointwise); !pw || !symsEqual(rangesOf(m.Def), ranges) {
+			return "an in-place write fuses only with pointwise nodes over the same ranges"
+		}
+	}
+	bounds := boundsOf(ranges)
+	ident := make([]Expr, len(ranges))
+	for k := range ident {
+		ident[k] = Var(k)
+	}
+	writer := map[*Buffer]int{} // storage -> position of the member writing it
+	for pos, m := range members {
+		if m.Mutates == nil {
+			continue
+		}
+		if _, twice := writer[m.Storage()]; twice {
+			return "two members would write " + m.Mutates.Name
+		}
+		writer[m.Storage()] = pos
+	}
+	for pos, m := range members {
+		for _, l := range loadsOf(bodyOf(m.Def)) {
+			wpos, written := writer[l.Buf.Storage()]
+			if !written {
+				continue
+			}
+			w := members[wpos]
+			if l.Buf != w && pos > wpos {
+				return fmt.Sprintf("%s reads %s's old value after the write", m.Name, w.Mutates.Name)
+			}
+			for _, e := range l.Index {
+				if e.hasInd() {
+					return fmt.Sprintf("%s reads %s at an indirect index", m.Name, w.Mutates.Name)
+				}
+			}
+			load := flatten(l.Index, l.Buf.Layout.Strides, l.Buf.Layout.Offset, bounds)
+			store := flatten(ident, w.Layout.Strides, w.Layout.Offset, bounds)
+			if !load.Equal(store) {
+				return fmt.Sprintf("%s reads %s at another element than the one written (%s, written at %s)", m.Name, w.Mutates.Name, load, store)
+			}
+		}
+	}
+	if f.reachesBefore(gr, b) {
+		return "something that must run before it depends on the kernel (fusing would make a cycle)"
+	}
+	return ""
+}
+
+// reachesBefore reports whether something that must run before b — a producer or, by an
+// ordering edge, a reader of the storage b writes; placed in a kernel already or not yet — depends
+// on gr: b in gr would make a cycle. Buffers not placed yet count too: a reader of the old value
+// of b's storage that comes later in the graph but reads what gr computes could never run.
+func (f *fuser) reachesBefore(gr *group, b *Buffer) bool {
+	targets := map[*Buffer]bool{}
+	for x, us := range f.users {
+		if f.groupOf[x] != gr && slices.Contains(us, b) {
+			targets[x] = true
+		}
+	}
+	if len(targets) == 0 {
+		return false
+	}
+	seen := map[*Buffer]bool{}
+	var stack []*Buffer
+	push := func(x *Buffer) {
+		if !seen[x] {
+			seen[x] = true
+			stack = append(stack, x)
+		}
+	}
+	for _, m := range gr.nodes {
+		push(m)
+	}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if targets[x] {
+			return true
+		}
+		for _, u := range f.users[x] {
+			push(u)
+		}
+		if xg := f.groupOf[x]; xg != nil && xg != gr {
+			for _, sib := range xg.nodes {
+				push(sib)
+			}
+			if xg.ext != nil {
+				for _, o := range xg.ext.Outs {
+					if o != nil {
+						push(o)
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 func hasPrefix(a, p []Sym) bool { return len(a) >= len(p) && symsEqual(a[:len(p)], p) }

@@ -66,8 +66,16 @@ var fusionTests = []struct {
 	{graph: "int_bool", kernels: 1},
 	{graph: "mutation", kernels: 2, logs: []string{"not fusing buf7: it writes graph input buf1"}},
 	// SGD with momentum and weight decay: the new momentum buffer reads p and buf and feeds both
-	// copies; inlined into both, each copy would read the other's destination (no order).
-	{graph: "sgd_weight_decay", kernels: 3, logs: []string{"the copies into graph inputs would each read what another writes"}},
+	// copies; inlined into both, each copy would read the other's destination (no order), so the
+	// new parameter stays a value of its own — a C variable of the one kernel that updates the
+	// momentum buffer and then the parameter in place, element by element (the parameter's copy
+	// joins after the buffer's, which reads the old parameter).
+	{graph: "sgd_weight_decay", kernels: 1, locals: []string{"buf8"}, logs: []string{
+		"the copies into graph inputs would each read what another writes",
+		"fusing buf9 into buf8+buf10: it writes graph input buf0 in place, element by element"}},
+	// b's copy reads a transposed: a's copy cannot run before it, nor in its loop (the elements
+	// of a it reads are not the ones a's copy writes in the same iteration)
+	{graph: "inplace_transposed", kernels: 2, logs: []string{"reads buf0's old value after the write", "at another element than the one written"}},
 }
 
 func TestFusion(t *testing.T) {

@@ -66,3 +66,44 @@ def test_no_module_shadows_the_standard_library():
             if mod in names:
                 shadows.append(os.path.join(d, f))
     assert shadows == [], "rename these: they shadow standard modules"
+
+
+_tspec = importlib.util.spec_from_file_location(
+    "ptgo_bench_train", os.path.join(os.path.dirname(__file__), "..", "bench", "train.py"))
+_train = importlib.util.module_from_spec(_tspec)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+try:
+    _tspec.loader.exec_module(_train)
+finally:
+    sys.path.pop(0)
+
+
+@pytest.mark.parametrize("name", ["mlp_sgd", "cnn_bn_dropout_sgd"])
+def test_training_step_workload_equals_eager_and_settles(name):
+    # bench/train.py's whole training step compiled (zero_grad, forward, loss, backward, the
+    # optimizer's step): the same parameters as eager's after each step (same seeds, so dropout
+    # draws the same masks), and no compile after the second step
+    from ptgo import _C
+    import json
+
+    ctor, mk_x, mk_t, loss_fn, mk_opt = _train.WORKLOADS[name]
+    torch.manual_seed(0)
+    m1 = ctor().train()
+    m2 = __import__("copy").deepcopy(m1)
+    x, t = mk_x(), mk_t()
+    eager = _train.make_step(m1, mk_opt(m1.parameters()), loss_fn)
+    compiled = ptgo.compile(_train.make_step(m2, mk_opt(m2.parameters()), loss_fn))
+    n = None
+    for i in range(5):
+        torch.manual_seed(i)
+        l1 = eager(x, t)
+        torch.manual_seed(i)
+        l2 = compiled(x, t)
+        assert_same(l2, l1)
+        for (k, p1), p2 in zip(m1.named_parameters(), m2.parameters()):
+            assert_same(p2, p1, path=k)
+        for b1, b2 in zip(m1.buffers(), m2.buffers()):
+            assert_same(b2, b1)
+        if i == 1:
+            n = json.loads(_C.request("inductor_stats", "{}"))["compiled"]
+    assert json.loads(_C.request("inductor_stats", "{}"))["compiled"] == n
