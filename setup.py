@@ -85,7 +85,8 @@ def torch_cpp_extension():
     return [
         Extension(
             "ptgo._fast",
-            sources=["pybridge/fast/ptgo_fast.cpp", "pybridge/fast/ptgo_runtime.cpp", "pybridge/fast/ptgo_depthwise.cpp"],
+            sources=["pybridge/fast/ptgo_fast.cpp", "pybridge/fast/ptgo_runtime.cpp", "pybridge/fast/ptgo_depthwise.cpp",
+                     "pybridge/fast/ptgo_random.cpp"],
             include_dirs=["pybridge/include", "pybridge/fast"] + includes,
             library_dirs=[libdir] if libdir else [],
             extra_compile_args=["-O2", "-fvisibility=hidden"] + flags,

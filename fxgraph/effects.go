@@ -30,6 +30,9 @@ func CallEffects(n *Node) primtorch.Effects {
 		if !ok || !ok2 {
 			return allEffects
 		}
+		if e, own := primtorch.OwnCallEffects(name); own {
+			return e
+		}
 		if op = primtorch.Lookup(name); op == nil {
 			return allEffects
 		}

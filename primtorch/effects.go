@@ -13,6 +13,25 @@ const (
 	EffectRaises                     // may raise for some input values (an index out of range, integer division by zero)
 )
 
+// BernoulliMaskTarget is ptgo's draw of eager's dropout mask (pybridge/fast/ptgo_random.cpp,
+// A135): bernoulli_mask(sizes, q), a contiguous bool tensor whose element i is whether the i-th
+// random64() of torch's default CPU generator, as a double in [0, 1), is below q. Dropout's
+// decomposition calls it (prims.fallback) where DropoutDrawsMT19937 holds.
+const BernoulliMaskTarget = "ptgo._fast.bernoulli_mask"
+
+// ownCallEffects are the effects of the call targets ptgo defines itself, which torch does not
+// have and the registry (torch's ops) does not hold.
+var ownCallEffects = map[string]Effects{
+	BernoulliMaskTarget: EffectRandom,
+	"ptgo.restride":     0,
+}
+
+// OwnCallEffects are the effects of one of ptgo's own call targets; ok=false for any other.
+func OwnCallEffects(target string) (Effects, bool) {
+	e, ok := ownCallEffects[target]
+	return e, ok
+}
+
 // CallEffects are the effects of a call bound to a (out: the call's result meta, as Meta gives it;
 // nil when not known).
 func (op *Op) CallEffects(a *Args, out Value) Effects {

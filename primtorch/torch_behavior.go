@@ -46,6 +46,9 @@ type torchBehavior struct {
 	// 1/2) otherwise (decomp dHardswish). At NaN ptgo gives NaN, as 2.14's float64 kernel
 	// does; its float32 kernel gives grad.
 	HardswishGradOpenMid bool
+	// dropout draws its noise in the input's layout (empty_like, preserving it); 1.13 draws it
+	// contiguous whatever the input's strides (LEGACY_CONTIGUOUS_MEMORY_FORMAT; dDropout).
+	DropoutNoiseInInputLayout bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -59,6 +62,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
+		DropoutNoiseInInputLayout: true,
 		ReducedFloatNamespace: "c10::",
 	}},
 }
@@ -82,6 +86,23 @@ func KernelsFuseMultiplyAdd() bool { return !kernelsNoFMA.Load() }
 func SetKernelsFuseMultiplyAdd(on bool) bool {
 	return !kernelsNoFMA.Swap(!on)
 }
+
+// dropoutMT19937 is set when ptgo's draw of dropout's mask gives eager's bits
+// (ptgo._compat.dropout_draws_mt19937 probes it at start).
+var dropoutMT19937 atomic.Bool
+
+// DropoutDrawsMT19937 reports whether eager's CPU dropout draws its noise as ptgo's
+// bernoulli_mask draws it (pybridge/fast/ptgo_random.cpp): one random64() of torch's mt19937 per
+// element, as a 53-bit double compared with 1 - p. Where torch calls MKL's Bernoulli instead
+// (its MKL builds on Intel CPUs) or ptgo's C++ extension is missing, the probe says no, and
+// dropout's noise stays torch's dropout of ones. Like KernelsFuseMultiplyAdd it is the build's
+// and the CPU's, not a version's, so the running process is probed; absent a probe (Go tests),
+// no.
+func DropoutDrawsMT19937() bool { return dropoutMT19937.Load() }
+
+// SetDropoutDrawsMT19937 records the probe's answer (pybridge, at start; tests) and returns the
+// previous one.
+func SetDropoutDrawsMT19937(on bool) bool { return dropoutMT19937.Swap(on) }
 
 // behavior is the running torch's row (a torch between two tested versions gets the older's).
 func behavior() torchBehavior { return ForTorch(behaviorTable, Torch()) }

@@ -47,6 +47,9 @@ type initConfig struct {
 	// KernelsFMA: torch's CPU kernels fuse multiply-adds (ptgo._compat.kernels_fuse_multiply_add;
 	// absent: yes).
 	KernelsFMA *bool `json:"kernels_fma"`
+	// DropoutMT19937: ptgo's bernoulli_mask draws eager's dropout noise
+	// (ptgo._compat.dropout_draws_mt19937; absent: no).
+	DropoutMT19937 bool `json:"dropout_mt19937"`
 }
 
 //export ptgo_go_init
@@ -80,6 +83,7 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 	if state.config.KernelsFMA != nil {
 		primtorch.SetKernelsFuseMultiplyAdd(*state.config.KernelsFMA)
 	}
+	primtorch.SetDropoutDrawsMT19937(state.config.DropoutMT19937)
 	inductor.SetBLASOnOpenMP(state.config.BLASOnOpenMP)
 	return 0
 }

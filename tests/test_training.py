@@ -346,6 +346,42 @@ def test_every_dropout_variant_in_training_as_eager(backend, variant, grad):
     assert_same(got[1], got[0])
 
 
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("layout", ["transposed", "permuted", "sliced", "channels_last", "expanded"])
+def test_dropout_of_any_layout_compiled_as_eager(backend, layout, ptgo_log):
+    """nn.MultiheadAttention's output (batch_first) is a transposed view, and a
+    TransformerEncoderLayer's dropout1 of it sent the whole training graph back to torch. Dropout
+    of any layout is x · dropout(ones_like(x)): eager's noise, drawn in the layout eager draws it
+    in (contiguous on 1.13, the input's on 2.x); values, gradients and the random stream after it
+    equal eager's, and the graph is compiled."""
+    ptgo.set_logs("perf_hints")
+    views = {
+        "transposed": lambda t: t.transpose(0, 1),
+        "permuted": lambda t: t.permute(2, 0, 1),
+        "sliced": lambda t: t[:, ::2],
+        "channels_last": lambda t: t.unsqueeze(0).contiguous(memory_format=torch.channels_last)[0],
+        "expanded": lambda t: t[:, :1].expand(-1, 6, -1),
+    }
+
+    def f(w, x):
+        y = views[layout](torch.tanh(x) * w)
+        return torch.nn.functional.dropout(y, 0.4, True).cos()
+
+    x0 = torch.randn(5, 6, 7)
+    w0 = torch.randn(5, 6, 7)
+    compiled = ptgo.compile(f, backend=backend)
+    got = []
+    for fn in (f, compiled):
+        w = w0.clone().requires_grad_()
+        torch.manual_seed(3)
+        y = fn(w, x0)
+        y.square().sum().backward()
+        got.append((y.detach(), w.grad, torch.rand(2)))
+    assert_same(got[1], got[0])
+    if layout != "expanded":
+        assert "runs with torch" not in ptgo_log.text, ptgo_log.text
+
+
 class AvgPoolNet(nn.Module):
     """densenet's transition (BatchNorm, ReLU, 1x1 conv, 2x2 average pool) and inception's
     3x3 stride-1 average pool, with and without counting the padding."""

@@ -556,9 +556,9 @@ def gen_special():
     g.call("Tensor.add_", y, x)
     g.call("Tensor.relu_", y)
     add(g.out(y))
-    g = G("notdiff", "dropout_train_transposed")  # (a contiguous input's dropout is noise · x)
+    g = G("notdiff", "dropout_train_expanded")  # (dropout of a layout static strides order is noise · x)
     g.notdiff = True
-    add(g.out(g.call("torch.nn.functional.dropout", g.call("Tensor.t", g.inp(T(4, 4))), p=0.5, training=True)))
+    add(g.out(g.call("torch.nn.functional.dropout", g.call("Tensor.expand", g.inp(T(4, 1)), 4, 4), p=0.5, training=True)))
     g = G("fallback", "max_pool2d")  # torch's kernel both ways (max_pool2d_with_indices_backward)
     add(g.out(g.call("torch.nn.functional.max_pool2d", g.inp(T(1, 2, 4, 4)), 2)))
     g = G("fallback", "max_pool2d_overlapping_ties")  # 3x3 stride 2 windows over a ReLU's zeros

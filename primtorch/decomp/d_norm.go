@@ -1,7 +1,9 @@
 package decomp
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"ptgo/fxgraph"
 	"ptgo/primtorch"
@@ -194,9 +196,9 @@ func dInstanceNorm(c *ctx) (any, error) {
 // over a contiguous tensor of x's size, then x · noise. The noise stays torch's, so the random
 // stream is eager's: it is torch.dropout of a contiguous tensor of ones (1 · noise is the noise
 // exactly, drawn as dropout draws it), and the product is ptgo's, fused with its neighbours and
-// differentiated as a product (the gradient is g · noise). Inputs that are not contiguous
-// (torch 2 draws their noise in their own layout, 1.13 contiguous), p = 1 (no draw) and non-float
-// inputs stay torch's dropout, and so do the feature and alpha variants in training (their
+// differentiated as a product (the gradient is g · noise). The ones are laid out as
+// torch.ones_like(x) (noiseOrder). p = 1 (no draw), layouts static strides do not order and
+// non-float inputs stay torch's dropout, and so do the feature and alpha variants in training (their
 // noise has x's batch and channel dims only, or a mask plus an offset): a call that stays a
 // fallback draws from torch's generator as eager does.
 func dDropout(c *ctx) (any, error) {
@@ -211,15 +213,79 @@ func dDropout(c *ctx) (any, error) {
 	if fn.Functional != nil {
 		fn = fn.Functional
 	}
-	if fn.ID != primtorch.OpDropout || p >= 1 || !m.DType.IsFloatingPoint() || !symContiguous(m) {
+	order, ok := noiseOrder(m)
+	if fn.ID != primtorch.OpDropout || p >= 1 || !m.DType.IsFloatingPoint() || !ok {
 		return nil, errFallback
 	}
-	ones := d.prim("full", sizesOf(x), 1.0, m.DType)
+	sizes := sizesOf(x)
+	permuted := make([]sym, len(order))
+	inv := make([]int64, len(order))
+	for k, dim := range order {
+		permuted[k] = sizes[dim]
+		inv[dim] = int64(k)
+	}
+	if primtorch.DropoutDrawsMT19937() && (m.DType == primtorch.Float32 || m.DType == primtorch.Float64) {
+		// ptgo draws the mask as eager draws it (A135), in the order eager draws it: x's
+		// layout (torch 2) or row-major (1.13); the noise is 1/(1-p) where it is set, the
+		// quotient eager's div_ computes in x's dtype
+		if !primtorch.Behavior().DropoutNoiseInInputLayout {
+			permuted = sizes
+			for k := range inv {
+				inv[k] = int64(k)
+			}
+		}
+		scale := 1 / (1 - p)
+		if m.DType == primtorch.Float32 {
+			scale = float64(float32(1) / float32(1-p))
+		}
+		sizeArg, _ := toArg(permuted)
+		mask := d.g.AddCall("prims.fallback", []fxgraph.Arg{fxgraph.Const{V: primtorch.BernoulliMaskTarget},
+			sizeArg, fxgraph.Const{V: 1 - p}}, nil, primtorch.NewSymContiguous(primtorch.Bool, permuted, m.Device))
+		mask.Where = d.cur.Where
+		noise := d.mul(d.convert(d.permute(mask, inv), m.DType), scale)
+		return d.mul(x, noise), nil
+	}
+	ones := asNode(d.permute(d.prim("full", permuted, 1.0, m.DType), inv))
 	nm := metaOf(ones).Clone()
 	nm.RequiresGrad = false
 	noise := d.g.AddCall("prims.fallback", []fxgraph.Arg{fxgraph.Const{V: "torch.dropout"}, ones, fxgraph.Const{V: p}, fxgraph.Const{V: true}}, nil, nm)
 	noise.Where = d.cur.Where
 	return d.mul(x, noise), nil
+}
+
+// noiseOrder is the order of x's dims, outermost first, of the tensor of ones whose dropout
+// draws what eager's dropout of x draws: torch.ones_like(x), dense in x's stride order (probed on
+// torch 1.13 and 2.14 for transposed, permuted, sliced, expanded and channels-last inputs: 1.13
+// draws contiguous noise and 2.x noise in the input's layout, and dropout of ones_like(x) equals
+// both bit for bit). ok=false where static strides do not decide the order (symbolic strides of
+// a non-contiguous tensor, a dim of stride 0, two dims of size > 1 with one stride).
+func noiseOrder(m *primtorch.TensorMeta) ([]int64, bool) {
+	order := make([]int64, len(m.Shape))
+	for i := range order {
+		order[i] = int64(i)
+	}
+	if symContiguous(m) {
+		return order, true
+	}
+	sizes, strides := m.SymSizes(), m.SymStrides()
+	st := make([]int64, len(strides))
+	for i, s := range strides {
+		k, static := s.IsConst()
+		n, staticSize := sizes[i].IsConst()
+		if staticSize && n == 1 {
+			k = -1 // a dim of size 1 goes anywhere: innermost
+		} else if !static || k == 0 {
+			return nil, false // torch orders a dim of stride 0 by where it stands: not followed here
+		}
+		st[i] = k
+	}
+	slices.SortStableFunc(order, func(a, b int64) int { return cmp.Compare(st[b], st[a]) })
+	for i := 1; i < len(order); i++ {
+		if st[order[i]] >= 0 && st[order[i]] == st[order[i-1]] {
+			return nil, false
+		}
+	}
+	return order, true
 }
 
 // symContiguous reports whether m is row-major contiguous for every value of its symbols.

@@ -14,6 +14,7 @@
 
 #include "ptgo_abi.h"
 #include "ptgo_fast.h"
+#include "ptgo_random.h"
 #include "ptgo_runtime.h"
 #include "ptgo_variable.h"
 
@@ -133,7 +134,7 @@ PyMODINIT_FUNC PyInit__fast(void) {
     Py_DECREF(m);
     return nullptr;
   }
-  if (ptgo_runtime_add(m) < 0) {
+  if (ptgo_runtime_add(m) < 0 || ptgo_random_add(m) < 0) {
     Py_DECREF(m);
     return nullptr;
   }

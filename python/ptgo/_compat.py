@@ -102,6 +102,37 @@ def kernels_fuse_multiply_add():
     return out
 
 
+def dropout_draws_mt19937():
+    """Whether ptgo's bernoulli_mask (ptgo._fast, pybridge/fast/ptgo_random.cpp) draws what
+    eager's CPU dropout draws: its values and the generator's state after it, bit for bit
+    (primtorch.DropoutDrawsMT19937). Probed under a generator of its own state, which is put
+    back: sizes across the mt19937 block boundary, starting mid-block, two probabilities."""
+    try:
+        from . import _fast
+    except ImportError:
+        return False
+    if not hasattr(_fast, "bernoulli_mask"):
+        return False
+    state = torch.get_rng_state()
+    try:
+        torch.manual_seed(20261205)
+        for n, p, skip in ((1, 0.5, 0), (700, 0.1, 5), (1300, 0.7, 311)):
+            torch.rand(skip)
+            before = torch.get_rng_state()
+            want = torch.dropout(torch.ones(n), p, True)
+            after = torch.get_rng_state()
+            torch.set_rng_state(before)
+            mask = _fast.bernoulli_mask((n,), 1.0 - p)
+            got = mask.to(torch.float32).div_(1.0 - p)
+            if not torch.equal(got, want) or not torch.equal(torch.get_rng_state(), after):
+                return False
+        return True
+    except Exception:
+        return False
+    finally:
+        torch.set_rng_state(state)
+
+
 def blas_on_openmp():
     """Whether torch's matrix products run on its OpenMP (libgomp) team rather than on threads
     of the BLAS's own: PyPI's torch links MKL's GNU-threaded layer; Debian's uses OpenBLAS, whose
