@@ -63,7 +63,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true,
-		ReducedFloatNamespace: "c10::",
+		ReducedFloatNamespace:     "c10::",
 	}},
 }
 
