@@ -66,6 +66,7 @@ var derivatives = [primtorch.NumOps]derivative{
 	primtorch.OpPrimIsnan:      {none: noneBool},
 	primtorch.OpPrimIsinf:      {none: noneBool},
 	primtorch.OpPrimIsfinite:   {none: noneBool},
+	primtorch.OpPrimCheck:      {none: noneBool},
 
 	// Elementwise, binary.
 	primtorch.OpPrimAdd:        {vjp: vjpAdd},

@@ -50,6 +50,7 @@ var torchRules = [primtorch.NumOps]torchRule{
 	primtorch.OpPrimSign: fn("torch.sign"), primtorch.OpPrimReciprocal: fn("torch.reciprocal"),
 	primtorch.OpPrimBitwiseNot: fn("torch.bitwise_not"), primtorch.OpPrimLogicalNot: fn("torch.logical_not"),
 	primtorch.OpPrimIsnan: fn("torch.isnan"), primtorch.OpPrimIsinf: fn("torch.isinf"), primtorch.OpPrimIsfinite: fn("torch.isfinite"),
+	primtorch.OpPrimCheck: fn("ptgo.check"),
 
 	primtorch.OpPrimAdd: fnNum("torch.add", numSecond), primtorch.OpPrimSub: fnNum("torch.sub", numSecond),
 	primtorch.OpPrimMul: fnNum("torch.mul", numSecond), primtorch.OpPrimDiv: fnNum("torch.div", numSecond),

@@ -299,8 +299,8 @@ func (t *Tracer) checkGlobalHooks(f *frame) error {
 func (t *Tracer) callClass(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, error) {
 	if name := t.env.BuiltinName(c.Obj); name != "" {
 		if h, ok := builtinHandlers[name]; ok {
-			if v, done := t.symBuiltinArgs(f, name, args, kw); done {
-				return v, nil
+			if v, done, err := t.symBuiltinArgs(f, name, args, kw); done || err != nil {
+				return v, err
 			}
 			return h(t, f, args, kw)
 		}
@@ -381,8 +381,8 @@ func (t *Tracer) callLive(f *frame, fn py.Obj, args []Value, kw []kwArg) (Value,
 func (t *Tracer) callBuiltin(f *frame, c *ObjV, args []Value, kw []kwArg) (Value, error) {
 	if name := t.env.BuiltinName(c.Obj); name != "" {
 		if h, ok := builtinHandlers[name]; ok {
-			if v, done := t.symBuiltinArgs(f, name, args, kw); done {
-				return v, nil
+			if v, done, err := t.symBuiltinArgs(f, name, args, kw); done || err != nil {
+				return v, err
 			}
 			return h(t, f, args, kw)
 		}

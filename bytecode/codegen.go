@@ -379,6 +379,16 @@ func (g *codeGen) rebuild(v Value) error {
 	case *SymV:
 		return g.rebuildSym(x.S)
 	case *SymF:
+		if x.Node != nil {
+			// a float the graph computed: its 0-d float64 output, read back as the float
+			if err := g.rebuild(x.Tensor); err != nil {
+				return err
+			}
+			g.emit(LOAD_METHOD, g.nameIndex("item"))
+			g.emit(PRECALL, 0)
+			g.emit(CALL, 0)
+			return nil
+		}
 		return g.loadSource(x.Source)
 	case *RangeV, *SliceV, *SetV:
 		o, err := materialize(g, v)

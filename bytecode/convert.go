@@ -473,6 +473,10 @@ func collectOutputs(vals ...Value) []*TensorV {
 			}
 		case *CtxFuncV:
 			walk(x.Fn)
+		case *SymF:
+			if x.Tensor != nil {
+				walk(x.Tensor) // a float computed in the graph is handed over as a 0-d tensor
+			}
 		case *TensorV:
 			// Inputs the graph did not replace, and parameters and buffers it did not write, are
 			// reloaded from their sources: the user gets the object itself, not the graph's alias.

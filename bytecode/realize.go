@@ -126,7 +126,7 @@ func (t *Tracer) realize(f *frame, v Value) (Value, error) {
 		return specializeSym(f, s), nil
 	}
 	if s, isSym := r.(*SymF); isSym && err == nil {
-		return specializeFloat(f, s), nil
+		return specializeFloat(f, s)
 	}
 	return r, err
 }

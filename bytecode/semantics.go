@@ -40,6 +40,9 @@ func (t *Tracer) binaryOp(f *frame, op int, a, b Value) (Value, error) {
 	if v, ok := symBinary(base, a, b); ok {
 		return v, nil
 	}
+	if v, ok := t.floatBinary(f, base, a, b); ok {
+		return v, nil
+	}
 	_, sa := a.(*SymV)
 	_, sb := b.(*SymV)
 	_, fa := a.(*SymF)
@@ -485,6 +488,14 @@ func (t *Tracer) unaryOp(f *frame, op Opcode, v Value) (Value, error) {
 	}
 	if s, ok := v.(*SymV); ok && op == UNARY_POSITIVE {
 		return s, nil
+	}
+	if s, ok := v.(*SymF); ok && s.Node != nil {
+		switch op {
+		case UNARY_NEGATIVE:
+			return t.floatUnary(f, "operator.neg", s), nil
+		case UNARY_POSITIVE:
+			return s, nil
+		}
 	}
 	v, err := t.realize(f, v)
 	if err != nil {

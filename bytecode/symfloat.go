@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"ptgo/bytecode/py"
+	"ptgo/fxgraph"
 	"ptgo/logs"
 	"ptgo/primtorch"
 )
@@ -24,9 +25,16 @@ import (
 type SymF struct {
 	F      primtorch.SymFloat
 	Source Source
+	// Node defines a computed float (itemfloat.go): the graph node whose meta is F; Tensor is
+	// it as a 0-d float64 tensor, which a graph break hands over. Both nil for an argument.
+	Node   *fxgraph.Node
+	Tensor *TensorV
 }
 
 func (s *SymF) Describe() string {
+	if s.Node != nil {
+		return fmt.Sprintf("float %s (read from a tensor: %s)", s.F, s.F.Source())
+	}
 	return fmt.Sprintf("float %s (a dynamic float argument, %s in this call)", s.F, strconv.FormatFloat(s.F.Hint(), 'g', -1, 64))
 }
 
@@ -37,13 +45,17 @@ type floatSource struct {
 	repr string
 }
 
-// specializeFloat is what realize does to a SymF: its value now, guarded.
-func specializeFloat(f *frame, s *SymF) Value {
+// specializeFloat is what realize does to a SymF: its value now, guarded; a float computed in
+// the graph has no value now, so using it as a plain float breaks the graph.
+func specializeFloat(f *frame, s *SymF) (Value, error) {
+	if s.Node != nil {
+		return nil, computedUse(f, s, "as a plain Python float")
+	}
 	why := "used as a plain float"
 	if f != nil {
 		why = "used as a plain float at " + f.shortWhere()
 	}
-	return floatV(s.F.Specialize(why))
+	return floatV(s.F.Specialize(why)), nil
 }
 
 // floatInput makes a Python float argument of the frame a float symbol when the policy says so
@@ -98,7 +110,7 @@ func installFloatGuards(g *Guards, env *primtorch.ShapeEnv, sources []floatSourc
 		return
 	}
 	for id := range env.SpecializedFloats() {
-		if id < len(sources) {
+		if id < len(sources) && sources[id].src != nil {
 			s := sources[id]
 			g.Eq(s.src, s.obj, s.repr)
 		}
@@ -108,16 +120,39 @@ func installFloatGuards(g *Guards, env *primtorch.ShapeEnv, sources []floatSourc
 // floatArgsOf specialises the SymFs among an op call's arguments unless op takes float
 // arguments read at run time (primtorch fSymFloat; the meta function then decides per
 // parameter, and a SymF it specialises is resolved in the graph at the end of the trace).
-func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwArg) {
+func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwArg) error {
 	keep := op != nil && op.SymFloats
+	accepts := floatOpAccepts(args, kw)
+	if accepts && hasComputed(args, kw) {
+		// the registry decides where the op takes a float the graph computes (a rounding
+		// division does not)
+		accepts = false
+		if margs, mkw, err := t.metaArgs(f, args, kw); err == nil && op != nil {
+			if _, a, err := op.Resolve(margs, mkw); err == nil {
+				accepts = a.ComputedFloatsTaken()
+			}
+		}
+	}
+	var err error
 	for i, a := range args {
-		if s, ok := a.(*SymF); ok && (!keep || i > 1) {
-			args[i] = specializeFloat(f, s)
+		if s, ok := a.(*SymF); ok && (!keep || i > 1 || s.Node != nil && !accepts) {
+			if args[i], err = specializeFloat(f, s); err != nil {
+				return err
+			}
 		}
 	}
 	for i := range kw {
-		if s, ok := kw[i].Val.(*SymF); ok && (!keep || (kw[i].Name != "other" && kw[i].Name != "self" && kw[i].Name != "input")) {
-			kw[i].Val = specializeFloat(f, s)
+		s, ok := kw[i].Val.(*SymF)
+		if !ok {
+			continue
+		}
+		name := kw[i].Name
+		kept := keep && (name == "other" || name == "self" || name == "input") || name == "value" && op != nil && op.SymFloatValue
+		if !kept || s.Node != nil && !accepts {
+			if kw[i].Val, err = specializeFloat(f, s); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }

@@ -491,7 +491,7 @@ func symDims(dyn map[int]bool) string {
 func (t *Tracer) realizeKeepSym(f *frame, v Value) (Value, error) {
 	r, err := t.realizeLazy(f, v)
 	if s, isSym := r.(*SymF); isSym && err == nil {
-		return specializeFloat(f, s), nil
+		return specializeFloat(f, s)
 	}
 	return r, err
 }
@@ -527,7 +527,7 @@ func specializeIn(v Value, why string) {
 // symBuiltinArgs prepares dynamic sizes among a builtin's arguments (in place): int(n) of a
 // dynamic size is itself (done); type() and isinstance() take it as it is (its type is int);
 // every other builtin gets the value of this call, guarded (range(n), min, abs, ...).
-func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg) (Value, bool) {
+func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg) (Value, bool, error) {
 	if name == "type" || name == "isinstance" || name == "int" {
 		for i, a := range args {
 			if l, ok := a.(*LazyV); ok {
@@ -543,9 +543,18 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 	}
 	if name == "int" && len(args) == 1 && len(kw) == 0 {
 		if s, ok := args[0].(*SymV); ok {
-			return s, true
+			return s, true, nil
 		}
 	}
+	if len(args) == 1 && len(kw) == 0 && isComputed(args[0]) {
+		switch name {
+		case "float":
+			return args[0], true, nil // float(x) of a float is x
+		case "abs":
+			return t.floatUnary(f, "operator.abs", args[0].(*SymF)), true, nil
+		}
+	}
+	var err error
 	for i, a := range args {
 		if s, ok := a.(*SymV); ok {
 			if name != "type" && name != "isinstance" {
@@ -553,7 +562,9 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 			}
 		}
 		if s, ok := a.(*SymF); ok && name != "type" && name != "isinstance" {
-			args[i] = specializeFloat(f, s)
+			if args[i], err = specializeFloat(f, s); err != nil {
+				return nil, false, err
+			}
 		}
 	}
 	for i := range kw {
@@ -561,8 +572,10 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 			kw[i].Val = specializeSym(f, s)
 		}
 		if s, ok := kw[i].Val.(*SymF); ok {
-			kw[i].Val = specializeFloat(f, s)
+			if kw[i].Val, err = specializeFloat(f, s); err != nil {
+				return nil, false, err
+			}
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }

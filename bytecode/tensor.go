@@ -148,6 +148,9 @@ func (t *Tracer) torchCall(f *frame, path string, obj py.Obj, args []Value, kw [
 		}
 		return t.tensorMethod(f, tv, strings.TrimPrefix(path, "torch.Tensor."), args[1:], kw)
 	}
+	if path == "math.sqrt" && len(args) == 1 && len(kw) == 0 && isComputed(args[0]) {
+		return t.floatUnary(f, path, args[0].(*SymF)), nil
+	}
 	if strings.HasPrefix(path, "math.") || (strings.HasPrefix(path, "operator.") && !anyTensor(t, f, args)) {
 		return t.callLive(f, obj, args, kw)
 	}
@@ -215,7 +218,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		}
 		kw[i].Val = r
 	}
-	t.floatArgsOf(f, op, args, kw)
+	if err := t.floatArgsOf(f, op, args, kw); err != nil {
+		return nil, err
+	}
 	origArgs, origKw := args, kw
 	args, kw, policy, err := t.autocastArgs(f, target, op, args, kw)
 	if err != nil {
@@ -557,6 +562,9 @@ func (t *Tracer) toArg(f *frame, v Value) (fxgraph.Arg, error) {
 	case *SymV:
 		return fxgraph.Const{V: x.S}, nil
 	case *SymF:
+		if x.Node != nil {
+			return x.Node, nil // a float computed in the graph: the node that defines it
+		}
 		return fxgraph.Const{V: x.F}, nil
 	case *TensorV:
 		return x.Node, nil
@@ -1159,6 +1167,11 @@ func (t *Tracer) tensorMethod(f *frame, x *TensorV, name string, args []Value, k
 			return nil, f.unsupported("use .dtype", "tensor.type() returning a type name")
 		}
 	case "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "data_ptr", "__array__":
+		if name == "item" || name == "__float__" {
+			if v := t.itemFloat(f, x); v != nil && len(args) == 0 && len(kw) == 0 {
+				return v, nil
+			}
+		}
 		return nil, f.unsupported("keep it a tensor, or read the value outside the compiled function",
 			"tensor.%s() reads tensor values (data-dependent)", name)
 	case "backward", "register_hook", "retain_grad", "share_memory_", "pin_memory", "record_stream":

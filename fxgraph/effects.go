@@ -17,6 +17,12 @@ func CallEffects(n *Node) primtorch.Effects {
 	if n.Op == CallMethod {
 		target = "Tensor." + target
 	}
+	if e, own := primtorch.OwnCallEffects(target); own {
+		return e
+	}
+	if f, ok := n.Meta.(primtorch.SymFloat); ok && f.IsComputed() {
+		return primtorch.ComputedFloatEffects(target)
+	}
 	op := primtorch.Lookup(target)
 	if op == nil {
 		return allEffects

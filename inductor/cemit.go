@@ -671,8 +671,11 @@ func (kg *kgen) val(v *Value, sc *scope) string {
 		if fastFloatMath[v.Op] {
 			o.infinite = fromInfinity(v.Args)
 		}
-		if zeroDivChecked(v) {
+		switch statusOf(v) {
+		case StatusZeroDiv:
 			kg.w.line(fmt.Sprintf("ptgo_oob |= (%s == 0) ? %d : 0;", args[1], StatusZeroDiv))
+		case StatusCheck:
+			kg.w.line(fmt.Sprintf("ptgo_oob |= (%s) ? %d : 0;", args[0], StatusCheck))
 		}
 		return kg.temp(v, opTable[v.Op].c(o, args), sc)
 	case VMasked:

@@ -110,7 +110,21 @@ type KernelCode struct {
 const (
 	StatusIndex   = 1
 	StatusZeroDiv = 2
+	// StatusCheck: a prims.check's condition held (Python raises for a float the graph computes
+	// from tensor data): the runtime runs the captured graph with torch instead.
+	StatusCheck = 4
 )
+
+// statusOf is the status an op value sets when its data is rejected (0: none).
+func statusOf(v *Value) int {
+	switch {
+	case zeroDivChecked(v):
+		return StatusZeroDiv
+	case v.Kind == VOp && v.Op == "check":
+		return StatusCheck
+	}
+	return 0
+}
 
 // zeroDivChecked reports an op value that divides integers: eager raises for a zero divisor.
 func zeroDivChecked(v *Value) bool {
@@ -640,7 +654,7 @@ func (kg *kgen) signature() *KernelCode {
 			}
 		}
 		walkValues(n.roots(), func(v *Value) {
-			if zeroDivChecked(v) {
+			if statusOf(v) != 0 {
 				kg.hasInd = true
 			}
 			if v.Kind == VLoad && !kg.isLocal(v.Buf) {

@@ -36,6 +36,7 @@ func Fuse(g *Graph) *Schedule {
 	f := &fuser{g: g, groupOf: map[*Buffer]*group{}, users: g.Users(), outputs: g.outputSet()}
 	f.orderMutations()
 	f.orderEffects()
+	f.orderChecks()
 	for _, b := range g.Buffers {
 		f.add(b)
 	}
@@ -163,6 +164,38 @@ func (f *fuser) orderEffects() {
 		}
 		prev = b
 	}
+}
+
+// orderChecks runs every check (a prims.check's buffer) before every write into a graph input
+// and every extern call that draws random numbers or writes: a check that fails makes the
+// runtime run the captured graph with torch (StatusCheck), which is right only when the failed
+// run changed nothing the user can see. Decompositions emit checks only over values that
+// depend on no such write or draw (decomp/pyfloat.go), so the edges make no cycle.
+func (f *fuser) orderChecks() {
+	var checks, effects []*Buffer
+	for _, b := range f.g.Buffers {
+		if isCheck(b) {
+			checks = append(checks, b)
+			continue
+		}
+		e, ext := b.Def.(*Extern)
+		if b.Mutates != nil || ext && e.Effects&(primtorch.EffectRandom|primtorch.EffectWrites) != 0 {
+			effects = append(effects, b)
+		}
+	}
+	for _, c := range checks {
+		for _, e := range effects {
+			if !slices.Contains(f.users[c], e) {
+				f.users[c] = append(f.users[c], e)
+			}
+		}
+	}
+}
+
+// isCheck reports a buffer computing a prims.check.
+func isCheck(b *Buffer) bool {
+	p, ok := b.Def.(*Pointwise)
+	return ok && p.Body != nil && p.Body.Kind == VOp && p.Body.Op == "check"
 }
 
 // squeezed returns the sizes of a node's (output) ranges without size-1 dims, and for each the

@@ -18,7 +18,7 @@ func init() {
 	unary := []string{"abs", "neg", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
 		"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc",
 		"floor", "ceil", "round", "trunc", "sign", "reciprocal", "bitwise_not",
-		"logical_not", "isnan", "isinf", "isfinite"}
+		"logical_not", "isnan", "isinf", "isfinite", "check"}
 	binary := []string{"add", "sub", "mul", "div", "floordiv", "remainder", "fmod", "pow", "maximum", "minimum",
 		"atan2", "hypot", "copysign", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right",
 		"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "where", "fma"}
@@ -81,7 +81,7 @@ var contractTargets = []string{
 	"prims.log10", "prims.sqrt", "prims.rsqrt", "prims.sin", "prims.cos", "prims.tan", "prims.asin", "prims.acos",
 	"prims.atan", "prims.sinh", "prims.cosh", "prims.tanh", "prims.sigmoid", "prims.erf", "prims.erfc",
 	"prims.floor", "prims.ceil", "prims.round", "prims.trunc", "prims.sign", "prims.reciprocal",
-	"prims.bitwise_not", "prims.logical_not", "prims.isnan", "prims.isinf", "prims.isfinite",
+	"prims.bitwise_not", "prims.logical_not", "prims.isnan", "prims.isinf", "prims.isfinite", "prims.check",
 	"prims.add", "prims.sub", "prims.mul", "prims.div", "prims.floordiv", "prims.remainder", "prims.fmod",
 	"prims.pow", "prims.maximum", "prims.minimum", "prims.atan2", "prims.hypot", "prims.copysign",
 	"prims.bitwise_and", "prims.bitwise_or", "prims.bitwise_xor", "prims.shift_left", "prims.shift_right",

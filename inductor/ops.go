@@ -109,6 +109,9 @@ func init() {
 			return fmt.Sprintf("(%s)(~%s)", o.ct, a[0])
 		}},
 		"logical_not": {arity: 1, boolOut: true, cost: 1, c: func(o cOperands, a []string) string { return "(" + a[0] + " == 0)" }},
+		// check(cond) is cond; where it holds the kernel's status gets StatusCheck (a statement
+		// the emitter writes before the value: statusCheck)
+		"check": {arity: 1, boolOut: true, cost: 1, c: func(o cOperands, a []string) string { return "(" + a[0] + " != 0)" }},
 		"isnan": {arity: 1, boolOut: true, cost: 1, c: func(o cOperands, a []string) string {
 			if !o.fl {
 				return "0"

@@ -100,6 +100,11 @@ type Program struct {
 	// runtime may prepare them once, such as packing convolution weights for oneDNN (A91),
 	// keyed by each tensor's identity, version and data so a write prepares again.
 	Frozen bool
+	// RerunStatus is the kernel statuses (StatusIndex, StatusZeroDiv, StatusCheck bits) on
+	// which the runtime hands a failed run to torch's run of the captured graph (the driver
+	// sets it with the rerun it passes: every status when the graph writes nothing and draws
+	// nothing, StatusCheck alone when checks run before its writes; 0 with no rerun).
+	RerunStatus int
 	// Device is where the buffers live ("" for the CPU); CUDA says how the kernels of a CUDA
 	// program launch (cuda_program.go).
 	Device string
@@ -331,6 +336,9 @@ func (p *Program) JSON() ([]byte, error) {
 	if p.Frozen {
 		b.WriteString(` "frozen": true,`)
 	}
+	if p.RerunStatus != 0 {
+		fmt.Fprintf(&b, ` "rerun_status": %d,`, p.RerunStatus)
+	}
 	if len(p.Symbols) > 0 {
 		var parts []string
 		for _, s := range p.Symbols {
@@ -533,6 +541,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 		Name        string            `json:"name"`
 		ArenaBytes  int64             `json:"arena_bytes"`
 		Frozen      bool              `json:"frozen"`
+		RerunStatus int               `json:"rerun_status"`
 		Buffers     []json.RawMessage `json:"buffers"`
 		Inputs      []int             `json:"inputs"`
 		Outputs     []map[string]any  `json:"outputs"`
@@ -551,7 +560,7 @@ func DecodeProgram(data []byte) (*Program, error) {
 	if raw.Version != ProgramVersion {
 		return nil, fmt.Errorf("inductor: program version %d; this ptgo reads version %d", raw.Version, ProgramVersion)
 	}
-	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, Device: raw.Device, IntInputs: raw.IntInputs, FloatInputs: raw.FloatInputs}
+	p := &Program{Name: raw.Name, Inputs: raw.Inputs, ArenaBytes: raw.ArenaBytes, Frozen: raw.Frozen, RerunStatus: raw.RerunStatus, Device: raw.Device, IntInputs: raw.IntInputs, FloatInputs: raw.FloatInputs}
 	if err := p.decodeCUDA(raw.CUDA); err != nil {
 		return nil, err
 	}

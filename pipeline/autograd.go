@@ -92,6 +92,12 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		NoteFallback(r.Name, why)
 		return 0, nil
 	}
+	if HasChecks(pg) && !Rerunnable(r.Graph, pg) {
+		// a failed check hands the run to torch, which an autograd region can do only when
+		// its forward writes nothing and draws nothing
+		NoteFallback(r.Name, "a float read from a tensor is divided, raised to a power or square-rooted in a graph that writes or draws random numbers")
+		return 0, nil
+	}
 	lifted, attrPaths := LiftAttrs(pg)
 	var requires, state []bool
 	phs := lifted.Placeholders()

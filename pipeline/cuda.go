@@ -205,6 +205,7 @@ func (c *compiler) cudaInference(dev primtorch.Device, emulated bool) (py.Obj, e
 	if err != nil {
 		return 0, err
 	}
+	comp.Program.RerunStatus = rerunStatus(r.Graph, pg)
 	plan, err := comp.Program.JSON()
 	if err != nil {
 		return 0, err

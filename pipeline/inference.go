@@ -108,6 +108,7 @@ func (c *compiler) inference() (py.Obj, error) {
 		return 0, nil
 	}
 	comp.Program.Frozen = c.frozen
+	comp.Program.RerunStatus = rerunStatus(r.Graph, pg)
 	plan, err := comp.Program.JSON()
 	if err != nil {
 		return 0, err
@@ -148,6 +149,31 @@ func LiftAttrs(g *fxgraph.Graph) (*fxgraph.Graph, []string) {
 	g.Nodes = append(append(ph, attrs...), rest...)
 	g.Renumber()
 	return g, paths
+}
+
+// rerunStatus is the kernel statuses on which a compiled graph's failed run may be handed to
+// torch's run of the captured graph (inductor.Program.RerunStatus): every one when the graph
+// writes nothing and draws nothing (Rerunnable), a failed check alone when the graph has checks
+// (they run before its writes and draws: inductor's orderChecks), none otherwise.
+func rerunStatus(g, pg *fxgraph.Graph) int {
+	if Rerunnable(g, pg) {
+		return inductor.StatusIndex | inductor.StatusZeroDiv | inductor.StatusCheck
+	}
+	if HasChecks(pg) {
+		return inductor.StatusCheck
+	}
+	return 0
+}
+
+// HasChecks reports a prims.check in the prims graph (a float computed from tensor data that
+// Python raises for at some values: decomp/pyfloat.go).
+func HasChecks(pg *fxgraph.Graph) bool {
+	for _, n := range pg.Nodes {
+		if n.Op == fxgraph.CallFunction && n.Target == "prims.check" {
+			return true
+		}
+	}
+	return false
 }
 
 // Rerunnable reports whether a compiled graph whose kernels reject their data (an index out of

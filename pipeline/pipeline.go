@@ -359,9 +359,9 @@ func (c *compiler) consts(paths []string) []py.Obj {
 	return out
 }
 
-// rerun is the torch re-run of the request's graph when Rerunnable allows one, else 0.
+// rerun is the torch re-run of the request's graph when rerunStatus allows one, else 0.
 func (c *compiler) rerun(pg *fxgraph.Graph) py.Obj {
-	if !Rerunnable(c.r.Graph, pg) {
+	if rerunStatus(c.r.Graph, pg) == 0 {
 		return 0
 	}
 	obj, err := c.h.TorchRerun(c.r.Graph, c.r.Attrs)

@@ -19,6 +19,10 @@ package primtorch
 //     (floating dtypes); floor, ceil, round (half to even), trunc (identity on integers), abs,
 //     neg (numeric dtypes); sign (any; sign(NaN) = 0 as torch); bitwise_not (integers and bool:
 //     logical not for bool). Bool out: logical_not, isnan, isinf, isfinite.
+//   - check(cond): cond a bool tensor; the result is cond. Where an element is true the run is
+//     refused (it raises; a compiled graph is then run by torch): the checks decompositions
+//     emit where Python would raise for a float the graph computes (decomp/pyfloat.go). Kept
+//     when nothing reads it, and computed before any write to an input or random draw.
 //   - binary, same dtype out: add, sub, mul (add and mul of bools are or and and), div (true
 //     division, floating dtypes only), floordiv (floor(a/b) for floats as torch computes it,
 //     Python's floor division for integers), remainder (sign of the divisor, as Python and torch),

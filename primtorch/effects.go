@@ -19,11 +19,27 @@ const (
 // decomposition calls it (prims.fallback) where DropoutDrawsMT19937 holds.
 const BernoulliMaskTarget = "ptgo._fast.bernoulli_mask"
 
+// FloatTensorTarget is ptgo.float_tensor(f): the Python float f as a 0-d float64 tensor (what
+// a graph break hands over for a float the graph computes; python/ptgo/fx_export.py).
+const FloatTensorTarget = "ptgo.float_tensor"
+
 // ownCallEffects are the effects of the call targets ptgo defines itself, which torch does not
 // have and the registry (torch's ops) does not hold.
 var ownCallEffects = map[string]Effects{
 	BernoulliMaskTarget: EffectRandom,
 	"ptgo.restride":     0,
+	FloatTensorTarget:   0,
+	"ptgo.check":        EffectRaises, // prims.check in a torch graph (aotautograd.ToTorch)
+}
+
+// ComputedFloatEffects are the effects of a node defining a float the graph computes
+// (decomp/pyfloat.go): Python raises for some values of a division, a power or a square root.
+func ComputedFloatEffects(target string) Effects {
+	switch target {
+	case "operator.truediv", "operator.pow", "math.sqrt":
+		return EffectRaises
+	}
+	return 0
 }
 
 // OwnCallEffects are the effects of one of ptgo's own call targets; ok=false for any other.

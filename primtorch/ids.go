@@ -443,6 +443,7 @@ const (
 	OpPrimIsnan
 	OpPrimIsinf
 	OpPrimIsfinite
+	OpPrimCheck
 	OpPrimAdd
 	OpPrimSub
 	OpPrimMul

@@ -108,6 +108,9 @@ type Op struct {
 	// SymFloats: the op's operands self and other may be a SymFloat (symfloat.go); MetaArgs
 	// specialises the SymFloats of every other op, and of this one's other parameters.
 	SymFloats bool
+	// SymFloatValue: the op's value parameter may be a SymFloat (addcmul, addcdiv: value · t1
+	// scaled in the computation dtype).
+	SymFloatValue bool
 
 	meta        metaFn
 	ownGrad     bool

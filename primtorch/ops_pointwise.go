@@ -207,9 +207,9 @@ var ternaryDefs = allSymbolic(
 	row(OpLerp, KindPointwise, PromoteDefault, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", "@lerp", metaSameDTypes).
 		with(fNumbers|fOut).inplace(OpLerpInplace, "Tensor.lerp_"),
 	row(OpAddcmul, KindPointwise, PromoteDefault, "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", "@addcmul", metaPointwise).
-		with(fOut).inplace(OpAddcmulInplace, "Tensor.addcmul_"),
+		with(fOut|fSymFloatValue).inplace(OpAddcmulInplace, "Tensor.addcmul_"),
 	row(OpAddcdiv, KindPointwise, PromoteDefault, "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", "@addcdiv", metaAddcdiv).
-		with(fOut).inplace(OpAddcdivInplace, "Tensor.addcdiv_"),
+		with(fOut|fSymFloatValue).inplace(OpAddcdivInplace, "Tensor.addcdiv_"),
 )
 
 func metaPositive(a *Args) (Value, error) {

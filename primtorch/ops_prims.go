@@ -105,6 +105,7 @@ var primDefs = allSymbolic(
 	primUnary(OpPrimIsnan, "isnan", dcAny, true),
 	primUnary(OpPrimIsinf, "isinf", dcAny, true),
 	primUnary(OpPrimIsfinite, "isfinite", dcAny, true),
+	primUnary(OpPrimCheck, "check", dcAny, true).raises(func(*Args, Value) bool { return true }),
 
 	primBinary(OpPrimAdd, "add", dcAny, false).with(fSymFloat),
 	primBinary(OpPrimSub, "sub", dcNum, false).with(fSymFloat),

@@ -29,6 +29,38 @@ type SymFloat struct {
 type floatSym struct {
 	hint   float64
 	source string
+	// computed: the float is computed in the graph (a Python float read from a tensor by
+	// .item(), and arithmetic on such floats), defined by the node whose meta it is; it has no
+	// source and no guard can fix its value, so it is never specialised.
+	computed bool
+}
+
+// NewComputedFloat adds a float symbol the graph computes (what says how, for messages), with
+// its value in the traced call as hint.
+func (e *ShapeEnv) NewComputedFloat(hint float64, what string) SymFloat {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.floats = append(e.floats, floatSym{hint: hint, source: what, computed: true})
+	return SymFloat{ID: len(e.floats) - 1, env: e}
+}
+
+// IsComputed reports whether f is computed in the graph rather than read from an argument.
+func (f SymFloat) IsComputed() bool {
+	f.env.mu.Lock()
+	defer f.env.mu.Unlock()
+	return f.env.floats[f.ID].computed
+}
+
+// ComputedFloatSpecialized is what Specialize panics with for a computed float: no guard can
+// fix a value the graph computes, so a path that needs it at compile time cannot take one
+// (capture breaks the graph before such a path; a stage that meets one gives the graph up).
+type ComputedFloatSpecialized struct {
+	Float SymFloat
+	Why   string
+}
+
+func (e ComputedFloatSpecialized) Error() string {
+	return fmt.Sprintf("the float %s (%s) is computed by the graph and cannot be fixed at compile time: %s", e.Float, e.Float.Source(), e.Why)
 }
 
 // NewFloat adds a float symbol with a hint (its value in this call) and a source ("L['a']").
@@ -78,6 +110,9 @@ func (f SymFloat) String() string { return fmt.Sprintf("f%d", f.ID) }
 // Specialize returns f's hint and records that the compiled code assumes it (the guard
 // L['a'] == hint, installed by the trace or after the compile).
 func (f SymFloat) Specialize(why string) float64 {
+	if f.IsComputed() {
+		panic(ComputedFloatSpecialized{Float: f, Why: why})
+	}
 	e := f.env
 	e.mu.Lock()
 	if e.floatSpec == nil {
@@ -110,6 +145,9 @@ func SpecializeFloat(v Value, why string) Value {
 
 // symFloatParams are the parameters of an fSymFloat op that may hold a SymFloat.
 func symFloatParam(op *Op, a *Args, canon string) bool {
+	if op.SymFloatValue && canon == "value" {
+		return true
+	}
 	if !op.SymFloats || (canon != "self" && canon != "other") {
 		return false
 	}
@@ -125,6 +163,18 @@ func (a *Args) specializeFloats(op *Op) {
 			a.vals[i] = SpecializeFloat(v, op.Name)
 		}
 	}
+}
+
+// ComputedFloatsTaken reports whether every float the graph computes among a's arguments is in
+// a parameter the op takes as a SymFloat (capture breaks the graph before any other call: no
+// guard can fix such a float's value).
+func (a *Args) ComputedFloatsTaken() bool {
+	for i, v := range a.vals {
+		if f, ok := v.(SymFloat); ok && f.IsComputed() && !symFloatParam(a.Op, a, a.Sig.Params[i].Canon) {
+			return false
+		}
+	}
+	return true
 }
 
 // TakesSymFloat reports whether the call a keeps a SymFloat in parameter canon (every other

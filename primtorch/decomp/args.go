@@ -47,6 +47,8 @@ func (c *ctx) value(a fxgraph.Arg) (primtorch.Value, error) {
 			return out, nil
 		case primtorch.SymInt:
 			return v, nil
+		case primtorch.SymFloat:
+			return v, nil // a float the graph computes (pyfloat.go)
 		case nil:
 			return nil, c.d.unsupportedf("argument %s is None (a call without a result)", a.Name)
 		}

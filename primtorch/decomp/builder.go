@@ -107,6 +107,9 @@ func toArg(x any) (fxgraph.Arg, primtorch.Value) {
 // emit appends a call of target (a prims target, or operator.getitem of a tuple-valued
 // fallback) with the meta its meta function computes; an invalid call is a decomposition bug.
 func (d *decomposer) emit(target string, args []any, kwargs []fxgraph.Kwarg) *fxgraph.Node {
+	if n := d.substituteComputed(target, args); n != nil {
+		return n
+	}
 	fargs := make([]fxgraph.Arg, len(args))
 	vals := make([]primtorch.Value, len(args))
 	for i, a := range args {
@@ -182,6 +185,39 @@ func describeArgs(vals []primtorch.Value) string {
 		s += fmt.Sprint(v)
 	}
 	return s
+}
+
+// substituteComputed replaces the computed floats (pyfloat.go) among a prim's arguments by
+// their tensors, in the dtype and shape of the prim's first tensor operand; for prims.full of
+// one it returns the tensor itself, broadcast (nil otherwise).
+func (d *decomposer) substituteComputed(target string, args []any) *fxgraph.Node {
+	var ref *primtorch.TensorMeta
+	any := false
+	for _, a := range args {
+		if m := metaOf(a); m != nil && ref == nil {
+			ref = m
+		}
+		if f, ok := a.(primtorch.SymFloat); ok && f.IsComputed() {
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	if target == "prims.full" && len(args) == 3 {
+		dt, _ := args[2].(primtorch.DType)
+		v := d.computedOperand(args[1], nil)
+		return asNode(d.prim("clone", d.expand(d.convert(v, dt), args[0])))
+	}
+	if ref == nil {
+		bug("%s of a computed float with no tensor operand", target)
+	}
+	for i, a := range args {
+		if v := d.computedOperand(a, ref); v != nil {
+			args[i] = v
+		}
+	}
+	return nil
 }
 
 // prim emits prims.<name>(args...).

@@ -1,7 +1,6 @@
 package decomp
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -257,8 +256,9 @@ func dDropout(c *ctx) (any, error) {
 // draws what eager's dropout of x draws: torch.ones_like(x), dense in x's stride order (probed on
 // torch 1.13 and 2.14 for transposed, permuted, sliced, expanded and channels-last inputs: 1.13
 // draws contiguous noise and 2.x noise in the input's layout, and dropout of ones_like(x) equals
-// both bit for bit). ok=false where static strides do not decide the order (symbolic strides of
-// a non-contiguous tensor, a dim of stride 0, two dims of size > 1 with one stride).
+// both bit for bit). Symbolic strides are ordered at their hints under guards (SymInt.GtHint).
+// ok=false where the strides do not decide the order (a dim of size > 1 with stride 0, two with
+// one stride).
 func noiseOrder(m *primtorch.TensorMeta) ([]int64, bool) {
 	order := make([]int64, len(m.Shape))
 	for i := range order {
@@ -268,21 +268,33 @@ func noiseOrder(m *primtorch.TensorMeta) ([]int64, bool) {
 		return order, true
 	}
 	sizes, strides := m.SymSizes(), m.SymStrides()
-	st := make([]int64, len(strides))
-	for i, s := range strides {
-		k, static := s.IsConst()
+	one := make([]bool, len(sizes)) // a dim of size 1 goes anywhere: innermost
+	for i, st := range strides {
 		n, staticSize := sizes[i].IsConst()
-		if staticSize && n == 1 {
-			k = -1 // a dim of size 1 goes anywhere: innermost
-		} else if !static || k == 0 {
+		one[i] = staticSize && n == 1
+		if k, static := st.IsConst(); !one[i] && static && k == 0 {
 			return nil, false // torch orders a dim of stride 0 by where it stands: not followed here
 		}
-		st[i] = k
 	}
-	slices.SortStableFunc(order, func(a, b int64) int { return cmp.Compare(st[b], st[a]) })
+	outer := func(a, b int64) bool { // a goes outside b
+		if one[a] || one[b] {
+			return !one[a] && one[b]
+		}
+		return strides[a].GtHint(strides[b])
+	}
+	slices.SortStableFunc(order, func(a, b int64) int {
+		switch {
+		case outer(a, b):
+			return -1
+		case outer(b, a):
+			return 1
+		}
+		return 0
+	})
 	for i := 1; i < len(order); i++ {
-		if st[order[i]] >= 0 && st[order[i]] == st[order[i-1]] {
-			return nil, false
+		a, b := order[i-1], order[i]
+		if !one[a] && !one[b] && !outer(a, b) {
+			return nil, false // two dims with one stride
 		}
 	}
 	return order, true

@@ -73,6 +73,8 @@ type decomposer struct {
 	callStates map[*primtorch.TensorMeta]*tstate
 	callOp     *primtorch.Op
 	callSelf   *primtorch.TensorMeta // the meta standing for the call's first argument
+	// computed maps each computed float symbol (pyfloat.go) to its 0-d float64 tensor.
+	computed map[int]*fxgraph.Node
 }
 
 func newDecomposer(g *fxgraph.Graph, opts Options) *decomposer {
@@ -188,6 +190,20 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 					bug("getitem %d of a %d-tuple", k, len(tup))
 				}
 				d.env[n] = tup[k]
+				return nil
+			}
+		}
+	}
+	if f, ok := n.Meta.(primtorch.SymFloat); ok && f.IsComputed() {
+		d.rg = false
+		return d.pyFloatNode(n, f)
+	}
+	if n.Target == primtorch.FloatTensorTarget && len(n.Args) == 1 {
+		// a computed float handed over as a 0-d float64 tensor: the tensor itself
+		if a, ok := n.Args[0].(*fxgraph.Node); ok {
+			if f, ok := d.env[a].(primtorch.SymFloat); ok && f.IsComputed() {
+				s := &tstate{cur: d.prim("clone", d.computed[f.ID])}
+				d.env[n] = s
 				return nil
 			}
 		}

@@ -37,6 +37,7 @@ var evals = [primtorch.NumOps]evalFn{
 	primtorch.OpPrimLogicalAnd: binaryOp, primtorch.OpPrimLogicalOr: binaryOp, primtorch.OpPrimLogicalXor: binaryOp,
 
 	primtorch.OpPrimWhere:              evalWhere,
+	primtorch.OpPrimCheck:              evalCheck,
 	primtorch.OpPrimFma:                evalFma,
 	primtorch.OpPrimConvertElementType: evalConvert,
 

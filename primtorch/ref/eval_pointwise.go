@@ -1,6 +1,8 @@
 package ref
 
 import (
+	"errors"
+	"fmt"
 	"math"
 
 	"ptgo/primtorch"
@@ -378,6 +380,23 @@ func binaryOp(c *evalCtx) (any, error) {
 			return nil, c.errorf("%s", bad)
 		}
 		out.setI(p, v)
+	}
+	return out, nil
+}
+
+// ErrCheckFailed is what a prims.check whose condition holds somewhere gives (errors.Is): the
+// run is refused, as the compiled graph's is (where Python raises for a float the graph
+// computes; decomp/pyfloat.go).
+var ErrCheckFailed = errors.New("a check failed (Python raises here for these values)")
+
+func evalCheck(c *evalCtx) (any, error) {
+	cond := c.operand("self", primtorch.Bool)
+	out := c.newOutput()
+	for k, p := range out.positions() {
+		if cond.iAt(k) != 0 {
+			return nil, fmt.Errorf("%w: %w", c.errorf("element %d", k), ErrCheckFailed)
+		}
+		out.setI(p, 0)
 	}
 	return out, nil
 }

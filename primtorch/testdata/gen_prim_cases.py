@@ -173,6 +173,8 @@ def gen_elementwise():
     x, y = T(3, 4), T(3, 4, dtype=f32, t=True)
     prim("where", [c, x, y], lambda: torch.where(c, x, y), tag="f32")
     prim("where", [c, x, -1.0], lambda: torch.where(c, x, -1.0), tag="number")
+    ok = torch.zeros(3, 4, dtype=b8)  # check(cond) is cond where no element is true (it raises otherwise)
+    prim("check", [ok], lambda: ok.clone(), tag="passes")
     # fma: one rounding, as torch's AVX2/AVX-512 kernels of addcmul and add(alpha=) compute it
     y2, z = T(3, 4), T(3, 4)
     prim("fma", [x, y2, z], lambda: torch.addcmul(z, x, y2), tag="f32")

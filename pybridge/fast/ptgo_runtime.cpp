@@ -312,6 +312,9 @@ struct GraphObject {
   // the captured graph with torch, which raises torch's own exception for the same inputs
   // (ptgo._runtime.torch_rerun).
   PyObject* on_index_error;
+  // The kernel statuses on which on_index_error runs (the plan's "rerun_status";
+  // inductor.Program.RerunStatus): 1 index, 2 integer division by zero, 4 a failed check.
+  int rerun_status;
 };
 
 // make_arena allocates one block for the graph's temporaries and returns a tensor per arena
@@ -976,10 +979,11 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
           if (rc != 0) {
             // rc's bits (inductor.StatusIndex, StatusZeroDiv): an index out of range, an integer
             // division by zero, in the data.
-            if ((rc & ~3) == 0 && g->on_index_error != nullptr) {
-              // The driver passes on_index_error only for graphs that write no input and draw no
-              // random numbers, so the failed run left nothing the user can see: torch's run
-              // raises eager's exception (or, should torch accept the data, gives its result).
+            if ((rc & ~g->rerun_status) == 0 && g->on_index_error != nullptr) {
+              // The driver passes on_index_error only where the failed run left nothing the user
+              // can see: graphs that write no input and draw no random numbers, or a failed check
+              // (checks run before any write or draw): torch's run raises eager's exception (or,
+              // should torch accept the data, gives its result).
               return PyObject_Vectorcall(g->on_index_error, all_args, nall, nullptr);
             }
             if (rc & 1)
@@ -987,6 +991,11 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                            g->name->c_str());
             else if (rc == 2)
               PyErr_SetString(PyExc_RuntimeError, "ZeroDivisionError");  // torch's own exception
+            else if (rc & 4)
+              PyErr_Format(PyExc_RuntimeError,
+                           "ptgo: a float computed from tensor data in graph %s takes a value Python raises for "
+                           "(kernel %s), and the graph cannot be run again with torch",
+                           g->name->c_str(), st.kernel.c_str());
             else
               PyErr_Format(PyExc_RuntimeError, "ptgo kernel %s failed with status %d", st.kernel.c_str(), rc);
             return nullptr;
@@ -1302,6 +1311,12 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
   }
   if (PyObject* n = PyDict_GetItemString(plan, "name")) {
     if (const char* s = PyUnicode_AsUTF8(n)) *g->name = s;
+  }
+  g->rerun_status = 3;
+  if (PyObject* rs = PyDict_GetItemString(plan, "rerun_status")) {
+    long v = PyLong_AsLong(rs);
+    if (v == -1 && PyErr_Occurred()) return fail();
+    g->rerun_status = static_cast<int>(v);
   }
   const char* path = PyUnicode_AsUTF8(libpath);
   if (path == nullptr) return fail();

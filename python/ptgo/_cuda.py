@@ -109,6 +109,7 @@ class CUDAGraph:
         self.inputs = list(plan["inputs"])
         self.consts = list(consts)
         self.rerun = rerun
+        self.rerun_status = int(plan.get("rerun_status", 3))
         self.arena_bytes = int(plan.get("arena_bytes", 0))
         self.outputs = plan["outputs"]
         self.steps = []
@@ -148,10 +149,10 @@ class CUDAGraph:
         if s == 0:
             return None
         self.status[0] = 0
-        # the C kernels' status bits (inductor.StatusIndex 1, StatusZeroDiv 2), as the C++
-        # runtime reads them: torch's re-run raises eager's exception when the run left nothing
-        # visible
-        if (s & ~3) == 0 and synced and self.rerun is not None:
+        # the C kernels' status bits (inductor.StatusIndex 1, StatusZeroDiv 2, StatusCheck 4),
+        # as the C++ runtime reads them: torch's re-run raises eager's exception when the run
+        # left nothing visible (the plan's rerun_status)
+        if (s & ~self.rerun_status) == 0 and synced and self.rerun is not None:
             return ("rerun",)
         where = "" if synced else (" (in this call or an earlier one: CUDA kernels run asynchronously; "
                                    "ptgo.config.cuda_sync = True raises it from the call that caused it)")

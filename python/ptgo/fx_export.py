@@ -96,8 +96,29 @@ def restride(t: Any, stride: Any) -> Any:
     return torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device).copy_(t)
 
 
+class CheckFailed(RuntimeError):
+    """A compiled graph refused its run: Python raises for a float the graph computes from
+    tensor data (a division by zero, ...; prims.check). Raised before the graph writes an input
+    or draws a random number; the caller runs the captured graph with torch instead, which
+    raises eager's own exception."""
+
+
+def check(cond: Any) -> Any:
+    """prims.check: cond, unless an element of it is true (CheckFailed)."""
+    if bool(cond.any()):
+        raise CheckFailed("ptgo: a float computed from tensor data takes a value Python raises for")
+    return cond
+
+
+def float_tensor(f: Any) -> Any:
+    """ptgo.float_tensor: a Python float as a 0-d float64 tensor (a float the graph computes,
+    handed over at a graph break). When torch runs the graph the value is Python's own, which
+    may be complex (a negative number to a fractional power): that tensor is complex."""
+    return torch.tensor(f, dtype=torch.complex128 if isinstance(f, complex) else torch.float64)
+
+
 # Call targets this module defines itself ("ptgo.restride"), resolved without importing ptgo.
-_OWN_TARGETS = {"ptgo.restride": restride}
+_OWN_TARGETS = {"ptgo.restride": restride, "ptgo.check": check, "ptgo.float_tensor": float_tensor}
 
 
 def _import_path(path: str) -> Any:
