@@ -316,7 +316,7 @@ func (kg *kgen) reuseRef(c *knode, v int, sc *scope) string {
 func (kg *kgen) finish(n *knode, v string, sc *scope) {
 	b := n.kn.Buf
 	if len(n.inner) == 0 && n.scan == nil && !isScatter(b) {
-		reg := "v_" + b.Name
+		reg := "v_" + kg.bufName(b)
 		if _, red := b.Def.(*Reduction); red {
 			kg.w.line(fmt.Sprintf("%s = %s;", reg, v))
 		} else {
@@ -448,7 +448,8 @@ func (kg *kgen) emitReduction(n *knode, r *Reduction, sc *scope, plan parPlan) {
 	w := kg.w
 	in := n.body.DType
 	spec := kg.reduceSpec(r, in)
-	acc, nan, idx := "acc_"+n.kn.Buf.Name, "nan_"+n.kn.Buf.Name, "idx_"+n.kn.Buf.Name
+	bn := kg.bufName(n.kn.Buf)
+	acc, nan, idx := "acc_"+bn, "nan_"+bn, "idx_"+bn
 	argLike := r.Kind == ReduceArgmax || r.Kind == ReduceArgmin
 	splittable := !argLike
 	inside := plan.inside && est(iterNumel(r))/max(kg.outerProduct(kg.outer), 1) >= kg.tu.opts.minWork()/8
@@ -496,7 +497,7 @@ func (kg *kgen) emitReduction(n *knode, r *Reduction, sc *scope, plan parPlan) {
 		return
 	}
 	if len(n.inner) == 0 {
-		w.line(fmt.Sprintf("%s v_%s;", cCompute(n.kn.Buf.DType), n.kn.Buf.Name))
+		w.line(fmt.Sprintf("%s v_%s;", cCompute(n.kn.Buf.DType), kg.bufName(n.kn.Buf)))
 		w.line("{")
 		w.in()
 		body(sc, inside && splittable)
@@ -800,7 +801,7 @@ func (kg *kgen) columnOK(n *knode) bool {
 
 func (kg *kgen) emitColumnReduction(n *knode, spec reduceSpec, sc *scope, parallel bool) {
 	w := kg.w
-	name := n.kn.Buf.Name
+	name := kg.bufName(n.kn.Buf)
 	j := kg.vars[n.inner[0]]
 	blk := int64(ColumnBlock)
 	if k, ok := j.size.IsConst(); ok {

@@ -271,6 +271,23 @@ type kgen struct {
 	parallelIf string
 	w          *cwriter
 	tmp        int
+	// names are the kernel's own names of the buffers it touches (bufName)
+	names map[*Buffer]string
+}
+
+// bufName is b's name in the kernel's C: "buf" and its number in the order the kernel's code
+// first names it, not the graph's numbering, so the same kernel in another graph (a recompile
+// after a guard failed, a larger graph around it) is the same text and hits the kernel cache.
+func (kg *kgen) bufName(b *Buffer) string {
+	if n, ok := kg.names[b]; ok {
+		return n
+	}
+	if kg.names == nil {
+		kg.names = map[*Buffer]string{}
+	}
+	n := "buf" + strconv.Itoa(len(kg.names))
+	kg.names[b] = n
+	return n
 }
 
 func (kg *kgen) newVar(size Sym) int {
@@ -636,7 +653,7 @@ func (kg *kgen) signature() *KernelCode {
 	var writes []*Buffer
 	for _, n := range kg.nodes {
 		if n.kn.Local {
-			kg.locals[n.kn.Buf] = "v_" + n.kn.Buf.Name
+			kg.locals[n.kn.Buf] = "v_" + kg.bufName(n.kn.Buf)
 			continue
 		}
 		s := n.kn.Buf.Storage()
@@ -705,7 +722,7 @@ func (kg *kgen) header(kc *KernelCode) {
 		if kc.Writes[i] {
 			dir = "out"
 		}
-		parts = append(parts, fmt.Sprintf("ptrs[%d] %s %s %s", i, dir, b.Name, typeText(b.DType, b.Sizes, b.Layout)))
+		parts = append(parts, fmt.Sprintf("ptrs[%d] %s %s %s", i, dir, kg.bufName(b), typeText(b.DType, b.Sizes, b.Layout)))
 	}
 	for _, p := range parts {
 		w.line(" * " + p)

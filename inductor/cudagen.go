@@ -183,7 +183,7 @@ func (cg *cgen) signature(name string, block int, extra []string) {
 		if cg.ck.Writes[i] {
 			dir = "out"
 		}
-		w.line(fmt.Sprintf(" * %s %s %s %s", kg.ptrs[b], dir, b.Name, typeText(b.DType, b.Sizes, b.Layout)))
+		w.line(fmt.Sprintf(" * %s %s %s %s", kg.ptrs[b], dir, kg.bufName(b), typeText(b.DType, b.Sizes, b.Layout)))
 	}
 	w.line(" */")
 	var params []string
@@ -539,7 +539,7 @@ func (cg *cgen) vectorLoop(vec int, items int64, loads, stores []vecAccess) {
 		for _, nd := range kg.nodes {
 			val := kg.val(nd.body, sc)
 			b := nd.kn.Buf
-			reg := "v_" + b.Name
+			reg := "v_" + cg.kg.bufName(b)
 			w.line(fmt.Sprintf("%s %s = %s;", cCompute(b.DType), reg, val))
 			kg.regs[b] = reg
 			if nd.kn.Local {
@@ -692,7 +692,7 @@ func (cg *cgen) rowPointwise(n *knode, sc *scope) {
 	b := n.kn.Buf
 	if len(n.inner) == 0 {
 		v := kg.val(n.body, sc)
-		reg := "v_" + b.Name
+		reg := "v_" + cg.kg.bufName(b)
 		w.line(fmt.Sprintf("%s %s = %s;", cCompute(b.DType), reg, v))
 		kg.regs[b] = reg
 		if !n.kn.Local {
@@ -700,7 +700,7 @@ func (cg *cgen) rowPointwise(n *knode, sc *scope) {
 		}
 		return
 	}
-	cg.strided(n.inner, "m_"+b.Name)
+	cg.strided(n.inner, "m_"+cg.kg.bufName(b))
 	inner := sc.child()
 	if n.reuses != nil {
 		kg.temp(n.reuses, kg.reuseRef(n, n.inner[0], inner), inner)
@@ -730,7 +730,7 @@ func (cg *cgen) rowReduction(n *knode, r *Reduction, sc *scope) {
 	kg, w := cg.kg, cg.w
 	b := n.kn.Buf
 	spec := kg.reduceSpec(r, n.body.DType)
-	name := b.Name
+	name := cg.kg.bufName(b)
 	acc, nan, idx := "acc_"+name, "nan_"+name, "idx_"+name
 	argLike := r.Kind == ReduceArgmax || r.Kind == ReduceArgmin
 	if len(n.inner) > 0 {
@@ -762,7 +762,7 @@ func (cg *cgen) rowReduction(n *knode, r *Reduction, sc *scope) {
 func (cg *cgen) accumulate(n *knode, spec reduceSpec, sc *scope, spread bool) {
 	kg, w := cg.kg, cg.w
 	r := n.kn.Buf.Def.(*Reduction)
-	name := n.kn.Buf.Name
+	name := cg.kg.bufName(n.kn.Buf)
 	acc, nan, idx := "acc_"+name, "nan_"+name, "idx_"+name
 	argLike := r.Kind == ReduceArgmax || r.Kind == ReduceArgmin
 	w.line(fmt.Sprintf("%s %s = %s;", spec.acc, acc, spec.init))
@@ -802,7 +802,7 @@ func (cg *cgen) accumulate(n *knode, spec reduceSpec, sc *scope, spread bool) {
 // combine merges the lanes' partial results so that every lane of the row holds the row's.
 func (cg *cgen) combine(n *knode, r *Reduction, spec reduceSpec) {
 	w := cg.w
-	name := n.kn.Buf.Name
+	name := cg.kg.bufName(n.kn.Buf)
 	acc, nan, idx := "acc_"+name, "nan_"+name, "idx_"+name
 	argLike := r.Kind == ReduceArgmax || r.Kind == ReduceArgmin
 	step := cudaCombine(r.Kind, n.body.DType)

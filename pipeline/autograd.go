@@ -3,7 +3,9 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"ptgo/aotautograd"
 	"ptgo/bytecode/py"
@@ -123,10 +125,30 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 	logs.Printf(logs.AOTGraphs, "%s: %s", r.Name, split.Summary())
 	var fwd, bwd py.Obj
 	if toC {
-		if fwd, err = c.toRuntime(split.Forward, r.Name+" (forward)"); err != nil {
+		// the forward and the backward compile at once (lowering, code generation and the C
+		// compiler, whose runs take most of a cold compile); their runtimes are made here, on
+		// the thread that holds the GIL. Symbolic halves compile one after the other: lowering
+		// may specialise a size symbol both share.
+		var fc, bc *inductor.Compiled
+		var ferr, berr error
+		fopts := inductor.Options{Check: c.cfg.CheckIR}
+		bopts := fopts
+		if dir := c.debugDir(); dir != "" {
+			fopts.DebugDir, bopts.DebugDir = filepath.Join(dir, "forward"), filepath.Join(dir, "backward")
+		}
+		if inductor.IsSymbolic(split.Forward) || inductor.IsSymbolic(split.Backward) {
+			fc, ferr = c.compileC(split.Forward, fopts)
+			bc, berr = c.compileC(split.Backward, bopts)
+		} else {
+			var wg sync.WaitGroup
+			wg.Go(func() { fc, ferr = c.compileC(split.Forward, fopts) })
+			bc, berr = c.compileC(split.Backward, bopts)
+			wg.Wait()
+		}
+		if fwd, err = c.toRuntime(fc, ferr, r.Name+" (forward)"); err != nil {
 			return 0, err
 		}
-		if bwd, err = c.toRuntime(split.Backward, r.Name+" (backward)"); err != nil {
+		if bwd, err = c.toRuntime(bc, berr, r.Name+" (backward)"); err != nil {
 			return 0, err
 		}
 		if fwd == 0 || bwd == 0 {
@@ -178,10 +200,9 @@ func (c *compiler) savedValueWritten() string {
 	return "the graph writes in place to a value torch's autograd needs, so its backward raises: " + msg
 }
 
-// toRuntime compiles a prims graph to C and returns the runtime object; 0 when the C backend
-// cannot run it (the reason is logged).
-func (c *compiler) toRuntime(g *fxgraph.Graph, name string) (py.Obj, error) {
-	comp, err := c.compileC(g, inductor.Options{Check: c.cfg.CheckIR})
+// toRuntime makes the runtime object of a prims graph compiled to C (compileC's result);
+// 0 when the C backend cannot run it (the reason is logged).
+func (c *compiler) toRuntime(comp *inductor.Compiled, err error, name string) (py.Obj, error) {
 	if err != nil {
 		if strings.Contains(err.Error(), "ptgo BUG") || IsSymbolicUnsupported(err) {
 			return 0, err // symbolic sizes the C backend cannot take: Compile answers NeedsStatic

@@ -43,7 +43,7 @@ PTGO_KERNEL int cpp_fused_index_0(void *const *ptrs, const int64_t *ints, const 
  * ptrs[0] in buf0 f32[5,6,7]
  * ptrs[1] in buf1 i64[3,1]
  * ptrs[2] in buf2 i64[4]
- * ptrs[3] out buf4 f32[3,4,6]
+ * ptrs[3] out buf3 f32[3,4,6]
  */
 PTGO_KERNEL int cpp_fused_index_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -68,8 +68,8 @@ PTGO_KERNEL int cpp_fused_index_1(void *const *ptrs, const int64_t *ints, const 
                 ptgo_oob |= (uint64_t)t4 >= 7ULL;
                 int64_t t5 = (uint64_t)t4 < 7ULL ? t4 : 0;
                 float t6 = in_ptr0[7*i2 + 42*t2 + t5];
-                float v_buf4 = t6;
-                out_ptr0[24*i0 + 6*i1 + i2] = v_buf4;
+                float v_buf3 = t6;
+                out_ptr0[24*i0 + 6*i1 + i2] = v_buf3;
             }
         }
     }
@@ -79,8 +79,8 @@ PTGO_KERNEL int cpp_fused_index_1(void *const *ptrs, const int64_t *ints, const 
 /* cpp_fused_index_2
  * graph nodes: one
  * ptrs[0] in buf0 f32[5,6,7]
- * ptrs[1] in buf2 i64[4]
- * ptrs[2] out buf5 f32[4,6,7]
+ * ptrs[1] in buf1 i64[4]
+ * ptrs[2] out buf2 f32[4,6,7]
  */
 PTGO_KERNEL int cpp_fused_index_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -99,8 +99,8 @@ PTGO_KERNEL int cpp_fused_index_2(void *const *ptrs, const int64_t *ints, const 
             ptgo_oob |= (uint64_t)t1 >= 5ULL;
             int64_t t2 = (uint64_t)t1 < 5ULL ? t1 : 0;
             float t3 = in_ptr0[i1 + 42*t2];
-            float v_buf5 = t3;
-            out_ptr0[42*i0 + i1] = v_buf5;
+            float v_buf2 = t3;
+            out_ptr0[42*i0 + i1] = v_buf2;
         }
     }
     return ptgo_oob;
@@ -109,7 +109,7 @@ PTGO_KERNEL int cpp_fused_index_2(void *const *ptrs, const int64_t *ints, const 
 /* cpp_fused_index_put_3
  * graph nodes: put
  * ptrs[0] in buf0 f32[5,6,7]
- * ptrs[1] out buf6 f32[5,6,7]
+ * ptrs[1] out buf1 f32[5,6,7]
  */
 PTGO_KERNEL int cpp_fused_index_put_3(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -121,18 +121,18 @@ PTGO_KERNEL int cpp_fused_index_put_3(void *const *ptrs, const int64_t *ints, co
     #pragma omp simd
     for (int64_t i0 = 0; i0 < 210; i0++) {
         float t0 = in_ptr0[i0];
-        float v_buf6 = t0;
-        out_ptr0[i0] = v_buf6;
+        float v_buf1 = t0;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
 
 /* cpp_fused_index_put_4
  * graph nodes: put
- * ptrs[0] in buf1 i64[3,1]
- * ptrs[1] in buf2 i64[4]
- * ptrs[2] in buf4 f32[3,4,6]
- * ptrs[3] out buf6 f32[5,6,7]
+ * ptrs[0] in buf0 i64[3,1]
+ * ptrs[1] in buf1 i64[4]
+ * ptrs[2] in buf2 f32[3,4,6]
+ * ptrs[3] out buf3 f32[5,6,7]
  */
 PTGO_KERNEL int cpp_fused_index_put_4(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {

@@ -5,7 +5,7 @@
  * ptrs[0] in buf0 f32[32,8]
  * ptrs[1] in buf1 f32[32]
  * ptrs[2] in buf2 f32[8,1]
- * ptrs[3] out buf4 f32[8,32]
+ * ptrs[3] out buf3 f32[8,32]
  */
 PTGO_KERNEL int cpp_fused_add_mul_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -24,8 +24,8 @@ PTGO_KERNEL int cpp_fused_add_mul_0(void *const *ptrs, const int64_t *ints, cons
             float t2 = (t0 + t1);
             float t3 = in_ptr2[i0];
             float t4 = (t2 * t3);
-            float v_buf4 = t4;
-            out_ptr0[32*i0 + i1] = v_buf4;
+            float v_buf3 = t4;
+            out_ptr0[32*i0 + i1] = v_buf3;
         }
     }
     return 0;

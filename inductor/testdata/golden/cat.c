@@ -5,7 +5,7 @@
  * ptrs[0] in buf0 f32[4,8]
  * ptrs[1] in buf1 f32[4,3]
  * ptrs[2] in buf2 f32[4,5]
- * ptrs[3] out buf5 f32[4,16]
+ * ptrs[3] out buf3 f32[4,16]
  */
 PTGO_KERNEL int cpp_fused_neg_cat_mul_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -39,8 +39,8 @@ PTGO_KERNEL int cpp_fused_neg_cat_mul_0(void *const *ptrs, const int64_t *ints, 
                 t2 = t6;
             }
             float t9 = (t2 * 2.0f);
-            float v_buf5 = t9;
-            out_ptr0[16*i0 + i1] = v_buf5;
+            float v_buf3 = t9;
+            out_ptr0[16*i0 + i1] = v_buf3;
         }
     }
     return 0;

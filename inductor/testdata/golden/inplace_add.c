@@ -2,8 +2,8 @@
 
 /* cpp_fused_add_tanh_copy_0
  * graph nodes: a, t, c
- * ptrs[0] in buf1 f32[4,33]
- * ptrs[1] out buf0 f32[4,33]{40,1+3}
+ * ptrs[0] in buf0 f32[4,33]
+ * ptrs[1] out buf1 f32[4,33]{40,1+3}
  */
 PTGO_KERNEL int cpp_fused_add_tanh_copy_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -19,8 +19,8 @@ PTGO_KERNEL int cpp_fused_add_tanh_copy_0(void *const *ptrs, const int64_t *ints
             float t1 = in_ptr0[33*i0 + i1];
             float t2 = (t0 + t1);
             float t3 = tanhf(t2);
-            float v_buf4 = t3;
-            out_ptr0[40*i0 + i1 + 3] = v_buf4;
+            float v_buf2 = t3;
+            out_ptr0[40*i0 + i1 + 3] = v_buf2;
         }
     }
     return 0;
@@ -28,8 +28,8 @@ PTGO_KERNEL int cpp_fused_add_tanh_copy_0(void *const *ptrs, const int64_t *ints
 
 /* cpp_fused_sum_1
  * graph nodes: s
- * ptrs[0] in buf1 f32[4,33]
- * ptrs[1] out buf5 f32[4]
+ * ptrs[0] in buf0 f32[4,33]
+ * ptrs[1] out buf1 f32[4]
  */
 PTGO_KERNEL int cpp_fused_sum_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -39,16 +39,16 @@ PTGO_KERNEL int cpp_fused_sum_1(void *const *ptrs, const int64_t *ints, const do
     (void)floats;
     (void)nthreads;
     for (int64_t i0 = 0; i0 < 4; i0++) {
-        float v_buf5;
+        float v_buf1;
         {
-            double acc_buf5 = 0;
-            #pragma omp simd reduction(+:acc_buf5)
+            double acc_buf1 = 0;
+            #pragma omp simd reduction(+:acc_buf1)
             for (int64_t r0 = 0; r0 < 33; r0++) {
                 float t0 = in_ptr0[33*i0 + r0];
-                acc_buf5 += (double)t0;
+                acc_buf1 += (double)t0;
             }
-            v_buf5 = (float)(acc_buf5);
-            out_ptr0[i0] = v_buf5;
+            v_buf1 = (float)(acc_buf1);
+            out_ptr0[i0] = v_buf1;
         }
     }
     return 0;

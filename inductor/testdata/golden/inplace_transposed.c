@@ -18,8 +18,8 @@ PTGO_KERNEL int cpp_fused_add_copy_0(void *const *ptrs, const int64_t *ints, con
             float t0 = in_ptr0[i0 + 4*i1];
             float t1 = out_ptr0[4*i0 + i1];
             float t2 = (t0 + t1);
-            float v_buf5 = t2;
-            out_ptr0[4*i0 + i1] = v_buf5;
+            float v_buf2 = t2;
+            out_ptr0[4*i0 + i1] = v_buf2;
         }
     }
     return 0;
@@ -39,8 +39,8 @@ PTGO_KERNEL int cpp_fused_mul_copy_1(void *const *ptrs, const int64_t *ints, con
     for (int64_t i0 = 0; i0 < 16; i0++) {
         float t0 = out_ptr0[i0];
         float t1 = (t0 * 2.0f);
-        float v_buf4 = t1;
-        out_ptr0[i0] = v_buf4;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }

@@ -19,9 +19,9 @@ static inline int64_t ptgo_remainder_int64_t(int64_t a, int64_t b) {
  * ptrs[0] in buf0 i64[4,8]
  * ptrs[1] in buf1 i64[4,8]
  * ptrs[2] in buf2 b8[4,8]
- * ptrs[3] out buf9 i64[4]
- * ptrs[4] out buf10 b8[4]
- * ptrs[5] out buf11 i64[4]
+ * ptrs[3] out buf3 i64[4]
+ * ptrs[4] out buf4 b8[4]
+ * ptrs[5] out buf5 i64[4]
  */
 PTGO_KERNEL int cpp_fused_gt_logical_and_remainder_floordiv_where_shift_left_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -36,10 +36,10 @@ PTGO_KERNEL int cpp_fused_gt_logical_and_remainder_floordiv_where_shift_left_0(v
     (void)nthreads;
     int ptgo_oob = 0;
     for (int64_t i0 = 0; i0 < 4; i0++) {
-        int64_t v_buf9;
+        int64_t v_buf3;
         {
-            int64_t acc_buf9 = 0;
-            #pragma omp simd reduction(+:acc_buf9) reduction(|:ptgo_oob)
+            int64_t acc_buf3 = 0;
+            #pragma omp simd reduction(+:acc_buf3) reduction(|:ptgo_oob)
             for (int64_t r0 = 0; r0 < 8; r0++) {
                 int64_t t0 = in_ptr0[8*i0 + r0];
                 int64_t t1 = in_ptr1[8*i0 + r0];
@@ -51,36 +51,36 @@ PTGO_KERNEL int cpp_fused_gt_logical_and_remainder_floordiv_where_shift_left_0(v
                 int64_t t6 = ptgo_remainder_int64_t(t0, 3LL);
                 int64_t t7 = (t4 ? t5 : t6);
                 int64_t t8 = (int64_t)((uint64_t)t7 << (2LL & 63));
-                acc_buf9 += (int64_t)t8;
+                acc_buf3 += (int64_t)t8;
             }
-            v_buf9 = acc_buf9;
-            out_ptr0[i0] = v_buf9;
+            v_buf3 = acc_buf3;
+            out_ptr0[i0] = v_buf3;
         }
-        uint8_t v_buf10;
+        uint8_t v_buf4;
         {
-            int acc_buf10 = 0;
-            #pragma omp simd reduction(|:acc_buf10) reduction(|:ptgo_oob)
+            int acc_buf4 = 0;
+            #pragma omp simd reduction(|:acc_buf4) reduction(|:ptgo_oob)
             for (int64_t r0 = 0; r0 < 8; r0++) {
                 int64_t t9 = in_ptr0[8*i0 + r0];
                 int64_t t10 = in_ptr1[8*i0 + r0];
                 uint8_t t11 = (t9 > t10);
                 uint8_t t12 = in_ptr2[8*i0 + r0];
                 uint8_t t13 = ((t11 != 0) & (t12 != 0));
-                acc_buf10 |= (t13 != 0);
+                acc_buf4 |= (t13 != 0);
             }
-            v_buf10 = (uint8_t)(acc_buf10 != 0);
-            out_ptr1[i0] = v_buf10;
+            v_buf4 = (uint8_t)(acc_buf4 != 0);
+            out_ptr1[i0] = v_buf4;
         }
-        int64_t v_buf11;
+        int64_t v_buf5;
         {
-            int64_t acc_buf11 = INT64_MIN;
-            int64_t idx_buf11 = 0;
+            int64_t acc_buf5 = INT64_MIN;
+            int64_t idx_buf5 = 0;
             for (int64_t r0 = 0; r0 < 8; r0++) {
                 int64_t t14 = in_ptr0[8*i0 + r0];
-                if (t14 > acc_buf11) { acc_buf11 = t14; idx_buf11 = r0; }
+                if (t14 > acc_buf5) { acc_buf5 = t14; idx_buf5 = r0; }
             }
-            v_buf11 = idx_buf11;
-            out_ptr2[i0] = v_buf11;
+            v_buf5 = idx_buf5;
+            out_ptr2[i0] = v_buf5;
         }
     }
     return ptgo_oob;

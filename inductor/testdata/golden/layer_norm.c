@@ -2,12 +2,12 @@
 
 /* cpp_fused_sum_div_sub_mul_add_rsqrt_0
  * graph nodes: sum_1, mean, sub, sq, ssum, var, vare, rstd, norm, mw, out
- * ptrs[0] in buf0 f32[8,64]
- * ptrs[1] in buf1 f32[64]
- * ptrs[2] in buf2 f32[64]
- * ptrs[3] out buf4 f32[8,1]
- * ptrs[4] out buf10 f32[8,1]
- * ptrs[5] out buf13 f32[8,64]
+ * ptrs[0] in buf2 f32[8,64]
+ * ptrs[1] in buf3 f32[64]
+ * ptrs[2] in buf4 f32[64]
+ * ptrs[3] out buf5 f32[8,1]
+ * ptrs[4] out buf6 f32[8,1]
+ * ptrs[5] out buf7 f32[8,64]
  */
 PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -21,41 +21,41 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
     (void)floats;
     (void)nthreads;
     for (int64_t i0 = 0; i0 < 8; i0++) {
-        float v_buf3;
+        float v_buf0;
         {
-            double acc_buf3 = 0;
-            #pragma omp simd reduction(+:acc_buf3)
+            double acc_buf0 = 0;
+            #pragma omp simd reduction(+:acc_buf0)
             for (int64_t r0 = 0; r0 < 64; r0++) {
                 float t0 = in_ptr0[64*i0 + r0];
-                acc_buf3 += (double)t0;
+                acc_buf0 += (double)t0;
             }
-            v_buf3 = (float)(acc_buf3);
+            v_buf0 = (float)(acc_buf0);
         }
-        float t1 = (v_buf3 / 64.0f);
-        float v_buf4 = t1;
-        out_ptr0[i0] = v_buf4;
-        float v_buf7;
+        float t1 = (v_buf0 / 64.0f);
+        float v_buf5 = t1;
+        out_ptr0[i0] = v_buf5;
+        float v_buf1;
         {
-            double acc_buf7 = 0;
-            #pragma omp simd reduction(+:acc_buf7)
+            double acc_buf1 = 0;
+            #pragma omp simd reduction(+:acc_buf1)
             for (int64_t r0 = 0; r0 < 64; r0++) {
                 float t2 = in_ptr0[64*i0 + r0];
-                float t3 = (t2 - v_buf4);
+                float t3 = (t2 - v_buf5);
                 float t4 = (t3 * t3);
-                acc_buf7 += (double)t4;
+                acc_buf1 += (double)t4;
             }
-            v_buf7 = (float)(acc_buf7);
+            v_buf1 = (float)(acc_buf1);
         }
-        float t5 = (v_buf7 / 64.0f);
+        float t5 = (v_buf1 / 64.0f);
         float t6 = (t5 + 1e-05f);
         float t7 = (1.0f / sqrtf(t6));
-        float v_buf10 = t7;
-        out_ptr1[i0] = v_buf10;
+        float v_buf6 = t7;
+        out_ptr1[i0] = v_buf6;
         #pragma omp simd
         for (int64_t j0 = 0; j0 < 64; j0++) {
             float t8 = in_ptr0[64*i0 + j0];
-            float t9 = (t8 - v_buf4);
-            float t10 = (t9 * v_buf10);
+            float t9 = (t8 - v_buf5);
+            float t10 = (t9 * v_buf6);
             float t11 = in_ptr1[j0];
             float t12 = (t10 * t11);
             float t13 = in_ptr2[j0];

@@ -3,9 +3,9 @@
 
 /* cpp_fused_add_mul_erf_0
  * graph nodes: add, s, e, e1, h, gelu
- * ptrs[0] in buf2 f32[32]
- * ptrs[1] in buf3 f32[8,32]
- * ptrs[2] out buf9 f32[8,32]
+ * ptrs[0] in buf0 f32[32]
+ * ptrs[1] in buf1 f32[8,32]
+ * ptrs[2] out buf2 f32[8,32]
  */
 PTGO_KERNEL int cpp_fused_add_mul_erf_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -26,8 +26,8 @@ PTGO_KERNEL int cpp_fused_add_mul_erf_0(void *const *ptrs, const int64_t *ints, 
             float t5 = erff(t4);
             float t6 = (t5 + 1.0f);
             float t7 = (t3 * t6);
-            float v_buf9 = t7;
-            out_ptr0[32*i0 + i1] = v_buf9;
+            float v_buf2 = t7;
+            out_ptr0[32*i0 + i1] = v_buf2;
         }
     }
     return 0;

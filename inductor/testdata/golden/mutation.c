@@ -3,9 +3,9 @@
 /* cpp_fused_sum_div_sub_0
  * graph nodes: s, m, o
  * ptrs[0] in buf0 f32[8,16]
- * ptrs[1] out buf2 f32[16]
- * ptrs[2] out buf3 f32[16]
- * ptrs[3] out buf8 f32[8,16]
+ * ptrs[1] out buf1 f32[16]
+ * ptrs[2] out buf2 f32[16]
+ * ptrs[3] out buf3 f32[8,16]
  */
 PTGO_KERNEL int cpp_fused_sum_div_sub_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -20,19 +20,19 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_0(void *const *ptrs, const int64_t *ints, 
         {
             for (int64_t jb = 0; jb < 16; jb += 16) {
                 const int64_t jend = jb + 16 < 16 ? jb + 16 : 16;
-                double acc_buf2[16];
+                double acc_buf1[16];
                 for (int64_t jj = 0; jj < 16; jj++) {
-                    acc_buf2[jj] = 0;
+                    acc_buf1[jj] = 0;
                 }
                 for (int64_t r0 = 0; r0 < 8; r0++) {
                     #pragma omp simd
                     for (int64_t j0 = jb; j0 < jend; j0++) {
                         float t0 = in_ptr0[j0 + 16*r0];
-                        acc_buf2[j0 - jb] += (double)t0;
+                        acc_buf1[j0 - jb] += (double)t0;
                     }
                 }
                 for (int64_t j0 = jb; j0 < jend; j0++) {
-                    out_ptr0[j0] = (float)(acc_buf2[j0 - jb]);
+                    out_ptr0[j0] = (float)(acc_buf1[j0 - jb]);
                 }
             }
         }
@@ -57,7 +57,7 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_0(void *const *ptrs, const int64_t *ints, 
 
 /* cpp_fused_mul_add_copy_1
  * graph nodes: b, a, n, c
- * ptrs[0] in buf3 f32[16]
+ * ptrs[0] in buf0 f32[16]
  * ptrs[1] out buf1 f32[16]
  */
 PTGO_KERNEL int cpp_fused_mul_add_copy_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
@@ -74,8 +74,8 @@ PTGO_KERNEL int cpp_fused_mul_add_copy_1(void *const *ptrs, const int64_t *ints,
         float t2 = in_ptr0[i0];
         float t3 = (t2 * 0.1f);
         float t4 = (t1 + t3);
-        float v_buf7 = t4;
-        out_ptr0[i0] = v_buf7;
+        float v_buf2 = t4;
+        out_ptr0[i0] = v_buf2;
     }
     return 0;
 }

@@ -8,7 +8,7 @@ static inline float ptgo_maximum_float(float a, float b) {
 /* cpp_fused_mul_add_tanh_maximum_0
  * graph nodes: mul, add, tanh, relu
  * ptrs[0] in buf0 f32[8,32]
- * ptrs[1] out buf4 f32[8,32]
+ * ptrs[1] out buf1 f32[8,32]
  */
 PTGO_KERNEL int cpp_fused_mul_add_tanh_maximum_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -24,8 +24,8 @@ PTGO_KERNEL int cpp_fused_mul_add_tanh_maximum_0(void *const *ptrs, const int64_
         float t2 = (t1 + 1.0f);
         float t3 = tanhf(t2);
         float t4 = ptgo_maximum_float(t3, 0.0f);
-        float v_buf4 = t4;
-        out_ptr0[i0] = v_buf4;
+        float v_buf1 = t4;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }

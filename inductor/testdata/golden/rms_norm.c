@@ -2,9 +2,9 @@
 
 /* cpp_fused_mul_sum_div_add_rsqrt_0
  * graph nodes: sq, s, ms, a, r, n, out
- * ptrs[0] in buf0 f32[8,64]
- * ptrs[1] in buf1 f32[64]
- * ptrs[2] out buf8 f32[8,64]
+ * ptrs[0] in buf2 f32[8,64]
+ * ptrs[1] in buf3 f32[64]
+ * ptrs[2] out buf4 f32[8,64]
  */
 PTGO_KERNEL int cpp_fused_mul_sum_div_add_rsqrt_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -15,25 +15,25 @@ PTGO_KERNEL int cpp_fused_mul_sum_div_add_rsqrt_0(void *const *ptrs, const int64
     (void)floats;
     (void)nthreads;
     for (int64_t i0 = 0; i0 < 8; i0++) {
-        float v_buf3;
+        float v_buf0;
         {
-            double acc_buf3 = 0;
-            #pragma omp simd reduction(+:acc_buf3)
+            double acc_buf0 = 0;
+            #pragma omp simd reduction(+:acc_buf0)
             for (int64_t r0 = 0; r0 < 64; r0++) {
                 float t0 = in_ptr0[64*i0 + r0];
                 float t1 = (t0 * t0);
-                acc_buf3 += (double)t1;
+                acc_buf0 += (double)t1;
             }
-            v_buf3 = (float)(acc_buf3);
+            v_buf0 = (float)(acc_buf0);
         }
-        float t2 = (v_buf3 / 64.0f);
+        float t2 = (v_buf0 / 64.0f);
         float t3 = (t2 + 1e-06f);
         float t4 = (1.0f / sqrtf(t3));
-        float v_buf6 = t4;
+        float v_buf1 = t4;
         #pragma omp simd
         for (int64_t j0 = 0; j0 < 64; j0++) {
             float t5 = in_ptr0[64*i0 + j0];
-            float t6 = (t5 * v_buf6);
+            float t6 = (t5 * v_buf1);
             float t7 = in_ptr1[j0];
             float t8 = (t6 * t7);
             out_ptr0[64*i0 + j0] = t8;

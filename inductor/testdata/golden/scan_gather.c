@@ -3,7 +3,7 @@
 /* cpp_cumsum_0
  * graph nodes: cs
  * ptrs[0] in buf0 f32[4,8]
- * ptrs[1] out buf3 f32[4,8]
+ * ptrs[1] out buf1 f32[4,8]
  */
 PTGO_KERNEL int cpp_cumsum_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -25,9 +25,9 @@ PTGO_KERNEL int cpp_cumsum_0(void *const *ptrs, const int64_t *ints, const doubl
 
 /* cpp_fused_gather_1
  * graph nodes: g
- * ptrs[0] in buf1 i64[4,3]
- * ptrs[1] in buf3 f32[4,8]
- * ptrs[2] out buf4 f32[4,3]
+ * ptrs[0] in buf0 i64[4,3]
+ * ptrs[1] in buf1 f32[4,8]
+ * ptrs[2] out buf2 f32[4,3]
  */
 PTGO_KERNEL int cpp_fused_gather_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -46,8 +46,8 @@ PTGO_KERNEL int cpp_fused_gather_1(void *const *ptrs, const int64_t *ints, const
             ptgo_oob |= (uint64_t)t1 >= 8ULL;
             int64_t t2 = (uint64_t)t1 < 8ULL ? t1 : 0;
             float t3 = in_ptr1[8*i0 + t2];
-            float v_buf4 = t3;
-            out_ptr0[3*i0 + i1] = v_buf4;
+            float v_buf2 = t3;
+            out_ptr0[3*i0 + i1] = v_buf2;
         }
     }
     return ptgo_oob;
@@ -56,8 +56,8 @@ PTGO_KERNEL int cpp_fused_gather_1(void *const *ptrs, const int64_t *ints, const
 /* cpp_fused_index_select_2
  * graph nodes: isel
  * ptrs[0] in buf0 f32[4,8]
- * ptrs[1] in buf2 i64[5]
- * ptrs[2] out buf5 f32[5,8]
+ * ptrs[1] in buf1 i64[5]
+ * ptrs[2] out buf2 f32[5,8]
  */
 PTGO_KERNEL int cpp_fused_index_select_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -76,8 +76,8 @@ PTGO_KERNEL int cpp_fused_index_select_2(void *const *ptrs, const int64_t *ints,
             ptgo_oob |= (uint64_t)t1 >= 4ULL;
             int64_t t2 = (uint64_t)t1 < 4ULL ? t1 : 0;
             float t3 = in_ptr0[i1 + 8*t2];
-            float v_buf5 = t3;
-            out_ptr0[8*i0 + i1] = v_buf5;
+            float v_buf2 = t3;
+            out_ptr0[8*i0 + i1] = v_buf2;
         }
     }
     return ptgo_oob;
@@ -86,7 +86,7 @@ PTGO_KERNEL int cpp_fused_index_select_2(void *const *ptrs, const int64_t *ints,
 /* cpp_fused_constant_pad_nd_3
  * graph nodes: pad
  * ptrs[0] in buf0 f32[4,8]
- * ptrs[1] out buf6 f32[4,12]
+ * ptrs[1] out buf1 f32[4,12]
  */
 PTGO_KERNEL int cpp_fused_constant_pad_nd_3(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -109,8 +109,8 @@ PTGO_KERNEL int cpp_fused_constant_pad_nd_3(void *const *ptrs, const int64_t *in
             } else {
                 t4 = (-1.0f);
             }
-            float v_buf6 = t4;
-            out_ptr0[12*i0 + i1] = v_buf6;
+            float v_buf1 = t4;
+            out_ptr0[12*i0 + i1] = v_buf1;
         }
     }
     return 0;

@@ -3,7 +3,7 @@
 /* cpp_fused_scatter_0
  * graph nodes: s
  * ptrs[0] in buf0 f32[6,5]
- * ptrs[1] out buf6 f32[6,5]
+ * ptrs[1] out buf1 f32[6,5]
  */
 PTGO_KERNEL int cpp_fused_scatter_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -15,17 +15,17 @@ PTGO_KERNEL int cpp_fused_scatter_0(void *const *ptrs, const int64_t *ints, cons
     #pragma omp simd
     for (int64_t i0 = 0; i0 < 30; i0++) {
         float t0 = in_ptr0[i0];
-        float v_buf6 = t0;
-        out_ptr0[i0] = v_buf6;
+        float v_buf1 = t0;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
 
 /* cpp_fused_scatter_1
  * graph nodes: s
- * ptrs[0] in buf1 i64[3,5]
- * ptrs[1] in buf2 f32[3,5]
- * ptrs[2] out buf6 f32[6,5]
+ * ptrs[0] in buf0 i64[3,5]
+ * ptrs[1] in buf1 f32[3,5]
+ * ptrs[2] out buf2 f32[6,5]
  */
 PTGO_KERNEL int cpp_fused_scatter_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -51,8 +51,8 @@ PTGO_KERNEL int cpp_fused_scatter_1(void *const *ptrs, const int64_t *ints, cons
 
 /* cpp_fused_mul_2
  * graph nodes: r
- * ptrs[0] in buf6 f32[6,5]
- * ptrs[1] out buf8 f32[6,5]
+ * ptrs[0] in buf0 f32[6,5]
+ * ptrs[1] out buf1 f32[6,5]
  */
 PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -65,15 +65,15 @@ PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const do
     for (int64_t i0 = 0; i0 < 30; i0++) {
         float t0 = in_ptr0[i0];
         float t1 = (t0 * 2.0f);
-        float v_buf8 = t1;
-        out_ptr0[i0] = v_buf8;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
 
 /* cpp_fused_full_index_put_3
  * graph nodes: z, eb
- * ptrs[0] out buf10 f32[10,8]
+ * ptrs[0] out buf0 f32[10,8]
  */
 PTGO_KERNEL int cpp_fused_full_index_put_3(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -83,17 +83,17 @@ PTGO_KERNEL int cpp_fused_full_index_put_3(void *const *ptrs, const int64_t *int
     (void)nthreads;
     #pragma omp simd
     for (int64_t i0 = 0; i0 < 80; i0++) {
-        float v_buf10 = 0.0f;
-        out_ptr0[i0] = v_buf10;
+        float v_buf0 = 0.0f;
+        out_ptr0[i0] = v_buf0;
     }
     return 0;
 }
 
 /* cpp_fused_index_put_4
  * graph nodes: eb
- * ptrs[0] in buf4 i64[7]
- * ptrs[1] in buf5 f32[7,8]
- * ptrs[2] out buf10 f32[10,8]
+ * ptrs[0] in buf0 i64[7]
+ * ptrs[1] in buf1 f32[7,8]
+ * ptrs[2] out buf2 f32[10,8]
  */
 PTGO_KERNEL int cpp_fused_index_put_4(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -121,9 +121,9 @@ PTGO_KERNEL int cpp_fused_index_put_4(void *const *ptrs, const int64_t *ints, co
 
 /* cpp_fused_index_5
  * graph nodes: ix
- * ptrs[0] in buf3 f32[10,8]
- * ptrs[1] in buf4 i64[7]
- * ptrs[2] out buf12 f32[7,8]
+ * ptrs[0] in buf0 f32[10,8]
+ * ptrs[1] in buf1 i64[7]
+ * ptrs[2] out buf2 f32[7,8]
  */
 PTGO_KERNEL int cpp_fused_index_5(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -142,8 +142,8 @@ PTGO_KERNEL int cpp_fused_index_5(void *const *ptrs, const int64_t *ints, const 
             ptgo_oob |= (uint64_t)t1 >= 10ULL;
             int64_t t2 = (uint64_t)t1 < 10ULL ? t1 : 0;
             float t3 = in_ptr0[i1 + 8*t2];
-            float v_buf12 = t3;
-            out_ptr0[8*i0 + i1] = v_buf12;
+            float v_buf2 = t3;
+            out_ptr0[8*i0 + i1] = v_buf2;
         }
     }
     return ptgo_oob;
@@ -151,8 +151,8 @@ PTGO_KERNEL int cpp_fused_index_5(void *const *ptrs, const int64_t *ints, const 
 
 /* cpp_fused_index_put_6
  * graph nodes: ip
- * ptrs[0] in buf3 f32[10,8]
- * ptrs[1] out buf13 f32[10,8]
+ * ptrs[0] in buf0 f32[10,8]
+ * ptrs[1] out buf1 f32[10,8]
  */
 PTGO_KERNEL int cpp_fused_index_put_6(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -164,16 +164,16 @@ PTGO_KERNEL int cpp_fused_index_put_6(void *const *ptrs, const int64_t *ints, co
     #pragma omp simd
     for (int64_t i0 = 0; i0 < 80; i0++) {
         float t0 = in_ptr0[i0];
-        float v_buf13 = t0;
-        out_ptr0[i0] = v_buf13;
+        float v_buf1 = t0;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
 
 /* cpp_fused_index_put_7
  * graph nodes: ip
- * ptrs[0] in buf4 i64[7]
- * ptrs[1] out buf13 f32[10,8]
+ * ptrs[0] in buf0 i64[7]
+ * ptrs[1] out buf1 f32[10,8]
  */
 PTGO_KERNEL int cpp_fused_index_put_7(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {

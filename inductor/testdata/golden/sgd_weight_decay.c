@@ -4,7 +4,7 @@
  * graph nodes: m, wd, d, nb, st, np, c1, c0
  * ptrs[0] in buf1 f32[64]
  * ptrs[1] out buf2 f32[64]
- * ptrs[2] out buf0 f32[64]
+ * ptrs[2] out buf3 f32[64]
  */
 PTGO_KERNEL int cpp_fused_mul_add_copy_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -25,11 +25,11 @@ PTGO_KERNEL int cpp_fused_mul_add_copy_0(void *const *ptrs, const int64_t *ints,
         float t6 = (t2 + t5);
         float t7 = (t6 * (-0.1f));
         float t8 = (t0 + t7);
-        float v_buf8 = t8;
-        float v_buf10 = t6;
-        out_ptr0[i0] = v_buf10;
-        float v_buf9 = v_buf8;
-        out_ptr1[i0] = v_buf9;
+        float v_buf0 = t8;
+        float v_buf4 = t6;
+        out_ptr0[i0] = v_buf4;
+        float v_buf5 = v_buf0;
+        out_ptr1[i0] = v_buf5;
     }
     return 0;
 }

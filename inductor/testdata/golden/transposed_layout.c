@@ -3,7 +3,7 @@
 /* cpp_fused_add_0
  * graph nodes: a
  * ptrs[0] in buf0 f32[32,8]
- * ptrs[1] out buf2 f32[8,32]{1,8}
+ * ptrs[1] out buf1 f32[8,32]{1,8}
  */
 PTGO_KERNEL int cpp_fused_add_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -16,16 +16,16 @@ PTGO_KERNEL int cpp_fused_add_0(void *const *ptrs, const int64_t *ints, const do
     for (int64_t i0 = 0; i0 < 256; i0++) {
         float t0 = in_ptr0[i0];
         float t1 = (t0 + 1.0f);
-        float v_buf2 = t1;
-        out_ptr0[i0] = v_buf2;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
 
 /* cpp_fused_mul_1
  * graph nodes: b
- * ptrs[0] in buf1 f32[2,3,4,5]{60,1,15,3}
- * ptrs[1] out buf3 f32[2,3,4,5]{60,1,15,3}
+ * ptrs[0] in buf0 f32[2,3,4,5]{60,1,15,3}
+ * ptrs[1] out buf1 f32[2,3,4,5]{60,1,15,3}
  */
 PTGO_KERNEL int cpp_fused_mul_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -38,8 +38,8 @@ PTGO_KERNEL int cpp_fused_mul_1(void *const *ptrs, const int64_t *ints, const do
     for (int64_t i0 = 0; i0 < 120; i0++) {
         float t0 = in_ptr0[i0];
         float t1 = (t0 * t0);
-        float v_buf3 = t1;
-        out_ptr0[i0] = v_buf3;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }

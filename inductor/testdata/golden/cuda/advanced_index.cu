@@ -70,7 +70,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_0(const float
  * in_ptr0 in buf0 f32[5,6,7]
  * in_ptr1 in buf1 i64[3,1]
  * in_ptr2 in buf2 i64[4]
- * out_ptr0 out buf4 f32[3,4,6]
+ * out_ptr0 out buf3 f32[3,4,6]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_1(const float *__restrict__ in_ptr0, const int64_t *__restrict__ in_ptr1, const int64_t *__restrict__ in_ptr2, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -88,8 +88,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_1(const float
         ptgo_oob |= (uint64_t)t4 >= 7ULL;
         int64_t t5 = (uint64_t)t4 < 7ULL ? t4 : 0;
         float t6 = in_ptr0[7*i2 + 42*t2 + t5];
-        float v_buf4 = t6;
-        out_ptr0[24*i0 + 6*i1 + i2] = v_buf4;
+        float v_buf3 = t6;
+        out_ptr0[24*i0 + 6*i1 + i2] = v_buf3;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
@@ -97,8 +97,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_1(const float
 /* cuda_fused_index_2: pointwise, grid 1, block 256
  * graph nodes: one
  * in_ptr0 in buf0 f32[5,6,7]
- * in_ptr1 in buf2 i64[4]
- * out_ptr0 out buf5 f32[4,6,7]
+ * in_ptr1 in buf1 i64[4]
+ * out_ptr0 out buf2 f32[4,6,7]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_2(const float *__restrict__ in_ptr0, const int64_t *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -111,8 +111,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_2(const float
         ptgo_oob |= (uint64_t)t1 >= 5ULL;
         int64_t t2 = (uint64_t)t1 < 5ULL ? t1 : 0;
         float t3 = in_ptr0[i1 + 42*t2];
-        float v_buf5 = t3;
-        out_ptr0[42*i0 + i1] = v_buf5;
+        float v_buf2 = t3;
+        out_ptr0[42*i0 + i1] = v_buf2;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
@@ -120,7 +120,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_2(const float
 /* cuda_fused_index_put_3: pointwise, grid 1, block 256
  * graph nodes: put
  * in_ptr0 in buf0 f32[5,6,7]
- * out_ptr0 out buf6 f32[5,6,7]
+ * out_ptr0 out buf1 f32[5,6,7]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_3(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -128,18 +128,18 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_3(const f
     for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 210; x += gridDim.x * blockDim.x) {
         const int i0 = x;
         float t0 = in_ptr0[i0];
-        float v_buf6 = t0;
-        out_ptr0[i0] = v_buf6;
+        float v_buf1 = t0;
+        out_ptr0[i0] = v_buf1;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
 
 /* cuda_fused_index_put_4: serial, grid 1, block 1
  * graph nodes: put
- * in_ptr0 in buf1 i64[3,1]
- * in_ptr1 in buf2 i64[4]
- * in_ptr2 in buf4 f32[3,4,6]
- * out_ptr0 out buf6 f32[5,6,7]
+ * in_ptr0 in buf0 i64[3,1]
+ * in_ptr1 in buf1 i64[4]
+ * in_ptr2 in buf2 f32[3,4,6]
+ * out_ptr0 out buf3 f32[5,6,7]
  */
 extern "C" __global__ void __launch_bounds__(1) cuda_fused_index_put_4(const int64_t *__restrict__ in_ptr0, const int64_t *__restrict__ in_ptr1, const float *__restrict__ in_ptr2, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {

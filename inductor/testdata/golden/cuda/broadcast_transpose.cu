@@ -5,7 +5,7 @@
  * in_ptr0 in buf0 f32[32,8]
  * in_ptr1 in buf1 f32[32]
  * in_ptr2 in buf2 f32[8,1]
- * out_ptr0 out buf4 f32[8,32]
+ * out_ptr0 out buf3 f32[8,32]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_0(const float *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, const float *__restrict__ in_ptr2, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -22,32 +22,32 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_0(const flo
                 float t1 = (t0 + ptgo_l0.v[0]);
                 float t2 = in_ptr2[i0];
                 float t3 = (t1 * t2);
-                float v_buf4 = t3;
-                ptgo_s0.v[0] = v_buf4;
+                float v_buf3 = t3;
+                ptgo_s0.v[0] = v_buf3;
             }
             {
                 float t4 = in_ptr0[i0 + 8*(i1 + 1)];
                 float t5 = (t4 + ptgo_l0.v[1]);
                 float t6 = in_ptr2[i0];
                 float t7 = (t5 * t6);
-                float v_buf4 = t7;
-                ptgo_s0.v[1] = v_buf4;
+                float v_buf3 = t7;
+                ptgo_s0.v[1] = v_buf3;
             }
             {
                 float t8 = in_ptr0[i0 + 8*(i1 + 2)];
                 float t9 = (t8 + ptgo_l0.v[2]);
                 float t10 = in_ptr2[i0];
                 float t11 = (t9 * t10);
-                float v_buf4 = t11;
-                ptgo_s0.v[2] = v_buf4;
+                float v_buf3 = t11;
+                ptgo_s0.v[2] = v_buf3;
             }
             {
                 float t12 = in_ptr0[i0 + 8*(i1 + 3)];
                 float t13 = (t12 + ptgo_l0.v[3]);
                 float t14 = in_ptr2[i0];
                 float t15 = (t13 * t14);
-                float v_buf4 = t15;
-                ptgo_s0.v[3] = v_buf4;
+                float v_buf3 = t15;
+                ptgo_s0.v[3] = v_buf3;
             }
             ptgo_vst(out_ptr0 + 32*i0 + i1, ptgo_s0);
         }
@@ -60,8 +60,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_0(const flo
             float t18 = (t16 + t17);
             float t19 = in_ptr2[i0];
             float t20 = (t18 * t19);
-            float v_buf4 = t20;
-            out_ptr0[32*i0 + i1] = v_buf4;
+            float v_buf3 = t20;
+            out_ptr0[32*i0 + i1] = v_buf3;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

@@ -5,7 +5,7 @@
  * in_ptr0 in buf0 f32[4,8]
  * in_ptr1 in buf1 f32[4,3]
  * in_ptr2 in buf2 f32[4,5]
- * out_ptr0 out buf5 f32[4,16]
+ * out_ptr0 out buf3 f32[4,16]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_neg_cat_mul_0(const float *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, const float *__restrict__ in_ptr2, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -37,8 +37,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_neg_cat_mul_0(const
                     t2 = t6;
                 }
                 float t9 = (t2 * 2.0f);
-                float v_buf5 = t9;
-                ptgo_s0.v[0] = v_buf5;
+                float v_buf3 = t9;
+                ptgo_s0.v[0] = v_buf3;
             }
             {
                 int64_t t10 = (int64_t)((i1 + 1));
@@ -61,8 +61,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_neg_cat_mul_0(const
                     t12 = t16;
                 }
                 float t19 = (t12 * 2.0f);
-                float v_buf5 = t19;
-                ptgo_s0.v[1] = v_buf5;
+                float v_buf3 = t19;
+                ptgo_s0.v[1] = v_buf3;
             }
             {
                 int64_t t20 = (int64_t)((i1 + 2));
@@ -85,8 +85,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_neg_cat_mul_0(const
                     t22 = t26;
                 }
                 float t29 = (t22 * 2.0f);
-                float v_buf5 = t29;
-                ptgo_s0.v[2] = v_buf5;
+                float v_buf3 = t29;
+                ptgo_s0.v[2] = v_buf3;
             }
             {
                 int64_t t30 = (int64_t)((i1 + 3));
@@ -109,8 +109,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_neg_cat_mul_0(const
                     t32 = t36;
                 }
                 float t39 = (t32 * 2.0f);
-                float v_buf5 = t39;
-                ptgo_s0.v[3] = v_buf5;
+                float v_buf3 = t39;
+                ptgo_s0.v[3] = v_buf3;
             }
             ptgo_vst(out_ptr0 + 16*i0 + i1, ptgo_s0);
         }
@@ -138,8 +138,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_neg_cat_mul_0(const
                 t42 = t46;
             }
             float t49 = (t42 * 2.0f);
-            float v_buf5 = t49;
-            out_ptr0[16*i0 + i1] = v_buf5;
+            float v_buf3 = t49;
+            out_ptr0[16*i0 + i1] = v_buf3;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

@@ -2,8 +2,8 @@
 
 /* cuda_fused_add_tanh_copy_0: pointwise, grid 1, block 256
  * graph nodes: a, t, c
- * in_ptr0 in buf1 f32[4,33]
- * out_ptr0 out buf0 f32[4,33]{40,1+3}
+ * in_ptr0 in buf0 f32[4,33]
+ * out_ptr0 out buf1 f32[4,33]{40,1+3}
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_tanh_copy_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -15,16 +15,16 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_tanh_copy_0(con
         float t1 = in_ptr0[33*i0 + i1];
         float t2 = (t0 + t1);
         float t3 = tanhf(t2);
-        float v_buf4 = t3;
-        out_ptr0[40*i0 + i1 + 3] = v_buf4;
+        float v_buf2 = t3;
+        out_ptr0[40*i0 + i1 + 3] = v_buf2;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
 
 /* cuda_fused_sum_1: row warp, grid 1, block 256
  * graph nodes: s
- * in_ptr0 in buf1 f32[4,33]
- * out_ptr0 out buf5 f32[4]
+ * in_ptr0 in buf0 f32[4,33]
+ * out_ptr0 out buf1 f32[4]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_sum_1(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -33,19 +33,19 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_sum_1(const float *
     const int ln = threadIdx.x & 31;
     if (row >= 4) return;
     const int i0 = row;
-    double acc_buf5 = 0;
-    for (int m_buf5 = ln; m_buf5 < 33; m_buf5 += 32) {
-        const int r0 = m_buf5;
+    double acc_buf1 = 0;
+    for (int m_buf1 = ln; m_buf1 < 33; m_buf1 += 32) {
+        const int r0 = m_buf1;
         float t0 = in_ptr0[33*i0 + r0];
-        acc_buf5 += (double)t0;
+        acc_buf1 += (double)t0;
     }
     for (int o = 16; o > 0; o >>= 1) {
-        const double b = ptgo_shfl(acc_buf5, o);
-        acc_buf5 += b;
+        const double b = ptgo_shfl(acc_buf1, o);
+        acc_buf1 += b;
     }
-    float v_buf5 = (float)(acc_buf5);
+    float v_buf1 = (float)(acc_buf1);
     if (ln == 0) {
-        out_ptr0[i0] = v_buf5;
+        out_ptr0[i0] = v_buf1;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }

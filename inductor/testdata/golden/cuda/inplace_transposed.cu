@@ -18,26 +18,26 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_copy_0(const fl
             {
                 float t0 = in_ptr0[i0 + 4*(i1 + 0)];
                 float t1 = (t0 + ptgo_l0.v[0]);
-                float v_buf5 = t1;
-                ptgo_s0.v[0] = v_buf5;
+                float v_buf2 = t1;
+                ptgo_s0.v[0] = v_buf2;
             }
             {
                 float t2 = in_ptr0[i0 + 4*(i1 + 1)];
                 float t3 = (t2 + ptgo_l0.v[1]);
-                float v_buf5 = t3;
-                ptgo_s0.v[1] = v_buf5;
+                float v_buf2 = t3;
+                ptgo_s0.v[1] = v_buf2;
             }
             {
                 float t4 = in_ptr0[i0 + 4*(i1 + 2)];
                 float t5 = (t4 + ptgo_l0.v[2]);
-                float v_buf5 = t5;
-                ptgo_s0.v[2] = v_buf5;
+                float v_buf2 = t5;
+                ptgo_s0.v[2] = v_buf2;
             }
             {
                 float t6 = in_ptr0[i0 + 4*(i1 + 3)];
                 float t7 = (t6 + ptgo_l0.v[3]);
-                float v_buf5 = t7;
-                ptgo_s0.v[3] = v_buf5;
+                float v_buf2 = t7;
+                ptgo_s0.v[3] = v_buf2;
             }
             ptgo_vst(out_ptr0 + 4*i0 + i1, ptgo_s0);
         }
@@ -48,8 +48,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_copy_0(const fl
             float t8 = in_ptr0[i0 + 4*i1];
             float t9 = out_ptr0[4*i0 + i1];
             float t10 = (t8 + t9);
-            float v_buf5 = t10;
-            out_ptr0[4*i0 + i1] = v_buf5;
+            float v_buf2 = t10;
+            out_ptr0[4*i0 + i1] = v_buf2;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
@@ -70,23 +70,23 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_copy_1(float *_
             ptgo_vec<float, 4> ptgo_s0;
             {
                 float t0 = (ptgo_l0.v[0] * 2.0f);
-                float v_buf4 = t0;
-                ptgo_s0.v[0] = v_buf4;
+                float v_buf1 = t0;
+                ptgo_s0.v[0] = v_buf1;
             }
             {
                 float t1 = (ptgo_l0.v[1] * 2.0f);
-                float v_buf4 = t1;
-                ptgo_s0.v[1] = v_buf4;
+                float v_buf1 = t1;
+                ptgo_s0.v[1] = v_buf1;
             }
             {
                 float t2 = (ptgo_l0.v[2] * 2.0f);
-                float v_buf4 = t2;
-                ptgo_s0.v[2] = v_buf4;
+                float v_buf1 = t2;
+                ptgo_s0.v[2] = v_buf1;
             }
             {
                 float t3 = (ptgo_l0.v[3] * 2.0f);
-                float v_buf4 = t3;
-                ptgo_s0.v[3] = v_buf4;
+                float v_buf1 = t3;
+                ptgo_s0.v[3] = v_buf1;
             }
             ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
@@ -95,8 +95,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_copy_1(float *_
             const int i0 = x;
             float t4 = out_ptr0[i0];
             float t5 = (t4 * 2.0f);
-            float v_buf4 = t5;
-            out_ptr0[i0] = v_buf4;
+            float v_buf1 = t5;
+            out_ptr0[i0] = v_buf1;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

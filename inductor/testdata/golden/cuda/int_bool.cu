@@ -19,9 +19,9 @@ static __device__ __forceinline__ int64_t ptgo_remainder_int64_t(int64_t a, int6
  * in_ptr0 in buf0 i64[4,8]
  * in_ptr1 in buf1 i64[4,8]
  * in_ptr2 in buf2 b8[4,8]
- * out_ptr0 out buf9 i64[4]
- * out_ptr1 out buf10 b8[4]
- * out_ptr2 out buf11 i64[4]
+ * out_ptr0 out buf3 i64[4]
+ * out_ptr1 out buf4 b8[4]
+ * out_ptr2 out buf5 i64[4]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_gt_logical_and_remainder_floordiv_where_shift_left_0(const int64_t *__restrict__ in_ptr0, const int64_t *__restrict__ in_ptr1, const uint8_t *__restrict__ in_ptr2, int64_t *__restrict__ out_ptr0, uint8_t *__restrict__ out_ptr1, int64_t *__restrict__ out_ptr2, int *__restrict__ ptgo_status)
 {
@@ -29,9 +29,9 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_gt_logical_and_rema
     const int row = blockIdx.x * 256 + threadIdx.x;
     if (row >= 4) return;
     const int i0 = row;
-    int64_t acc_buf9 = 0;
-    for (int m_buf9 = 0; m_buf9 < 8; m_buf9++) {
-        const int r0 = m_buf9;
+    int64_t acc_buf3 = 0;
+    for (int m_buf3 = 0; m_buf3 < 8; m_buf3++) {
+        const int r0 = m_buf3;
         int64_t t0 = in_ptr0[8*i0 + r0];
         int64_t t1 = in_ptr1[8*i0 + r0];
         uint8_t t2 = (t0 > t1);
@@ -42,30 +42,30 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_gt_logical_and_rema
         int64_t t6 = ptgo_remainder_int64_t(t0, 3LL);
         int64_t t7 = (t4 ? t5 : t6);
         int64_t t8 = (int64_t)((uint64_t)t7 << (2LL & 63));
-        acc_buf9 += (int64_t)t8;
+        acc_buf3 += (int64_t)t8;
     }
-    int64_t v_buf9 = acc_buf9;
-    out_ptr0[i0] = v_buf9;
-    int acc_buf10 = 0;
-    for (int m_buf10 = 0; m_buf10 < 8; m_buf10++) {
-        const int r0 = m_buf10;
+    int64_t v_buf3 = acc_buf3;
+    out_ptr0[i0] = v_buf3;
+    int acc_buf4 = 0;
+    for (int m_buf4 = 0; m_buf4 < 8; m_buf4++) {
+        const int r0 = m_buf4;
         int64_t t9 = in_ptr0[8*i0 + r0];
         int64_t t10 = in_ptr1[8*i0 + r0];
         uint8_t t11 = (t9 > t10);
         uint8_t t12 = in_ptr2[8*i0 + r0];
         uint8_t t13 = ((t11 != 0) & (t12 != 0));
-        acc_buf10 |= (t13 != 0);
+        acc_buf4 |= (t13 != 0);
     }
-    uint8_t v_buf10 = (uint8_t)(acc_buf10 != 0);
-    out_ptr1[i0] = v_buf10;
-    int64_t acc_buf11 = INT64_MIN;
-    int64_t idx_buf11 = 0;
-    for (int m_buf11 = 0; m_buf11 < 8; m_buf11++) {
-        const int r0 = m_buf11;
+    uint8_t v_buf4 = (uint8_t)(acc_buf4 != 0);
+    out_ptr1[i0] = v_buf4;
+    int64_t acc_buf5 = INT64_MIN;
+    int64_t idx_buf5 = 0;
+    for (int m_buf5 = 0; m_buf5 < 8; m_buf5++) {
+        const int r0 = m_buf5;
         int64_t t14 = in_ptr0[8*i0 + r0];
-        if (t14 > acc_buf11) { acc_buf11 = t14; idx_buf11 = r0; }
+        if (t14 > acc_buf5) { acc_buf5 = t14; idx_buf5 = r0; }
     }
-    int64_t v_buf11 = idx_buf11;
-    out_ptr2[i0] = v_buf11;
+    int64_t v_buf5 = idx_buf5;
+    out_ptr2[i0] = v_buf5;
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }

@@ -2,12 +2,12 @@
 
 /* cuda_fused_sum_div_sub_mul_add_rsqrt_0: row warp, grid 1, block 256
  * graph nodes: sum_1, mean, sub, sq, ssum, var, vare, rstd, norm, mw, out
- * in_ptr0 in buf0 f32[8,64]
- * in_ptr1 in buf1 f32[64]
- * in_ptr2 in buf2 f32[64]
- * out_ptr0 out buf4 f32[8,1]
- * out_ptr1 out buf10 f32[8,1]
- * out_ptr2 out buf13 f32[8,64]
+ * in_ptr0 in buf2 f32[8,64]
+ * in_ptr1 in buf3 f32[64]
+ * in_ptr2 in buf4 f32[64]
+ * out_ptr0 out buf5 f32[8,1]
+ * out_ptr1 out buf6 f32[8,1]
+ * out_ptr2 out buf7 f32[8,64]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_sum_div_sub_mul_add_rsqrt_0(const float *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, const float *__restrict__ in_ptr2, float *__restrict__ out_ptr0, float *__restrict__ out_ptr1, float *__restrict__ out_ptr2, int *__restrict__ ptgo_status)
 {
@@ -16,47 +16,47 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_sum_div_sub_mul_add
     const int ln = threadIdx.x & 31;
     if (row >= 8) return;
     const int i0 = row;
-    double acc_buf3 = 0;
-    for (int m_buf3 = ln; m_buf3 < 64; m_buf3 += 32) {
-        const int r0 = m_buf3;
+    double acc_buf0 = 0;
+    for (int m_buf0 = ln; m_buf0 < 64; m_buf0 += 32) {
+        const int r0 = m_buf0;
         float t0 = in_ptr0[64*i0 + r0];
-        acc_buf3 += (double)t0;
+        acc_buf0 += (double)t0;
     }
     for (int o = 16; o > 0; o >>= 1) {
-        const double b = ptgo_shfl(acc_buf3, o);
-        acc_buf3 += b;
+        const double b = ptgo_shfl(acc_buf0, o);
+        acc_buf0 += b;
     }
-    float v_buf3 = (float)(acc_buf3);
-    float t1 = (v_buf3 / 64.0f);
-    float v_buf4 = t1;
+    float v_buf0 = (float)(acc_buf0);
+    float t1 = (v_buf0 / 64.0f);
+    float v_buf5 = t1;
     if (ln == 0) {
-        out_ptr0[i0] = v_buf4;
+        out_ptr0[i0] = v_buf5;
     }
-    double acc_buf7 = 0;
-    for (int m_buf7 = ln; m_buf7 < 64; m_buf7 += 32) {
-        const int r0 = m_buf7;
+    double acc_buf1 = 0;
+    for (int m_buf1 = ln; m_buf1 < 64; m_buf1 += 32) {
+        const int r0 = m_buf1;
         float t2 = in_ptr0[64*i0 + r0];
-        float t3 = (t2 - v_buf4);
+        float t3 = (t2 - v_buf5);
         float t4 = (t3 * t3);
-        acc_buf7 += (double)t4;
+        acc_buf1 += (double)t4;
     }
     for (int o = 16; o > 0; o >>= 1) {
-        const double b = ptgo_shfl(acc_buf7, o);
-        acc_buf7 += b;
+        const double b = ptgo_shfl(acc_buf1, o);
+        acc_buf1 += b;
     }
-    float v_buf7 = (float)(acc_buf7);
-    float t5 = (v_buf7 / 64.0f);
+    float v_buf1 = (float)(acc_buf1);
+    float t5 = (v_buf1 / 64.0f);
     float t6 = (t5 + 1e-05f);
     float t7 = (1.0f / sqrtf(t6));
-    float v_buf10 = t7;
+    float v_buf6 = t7;
     if (ln == 0) {
-        out_ptr1[i0] = v_buf10;
+        out_ptr1[i0] = v_buf6;
     }
-    for (int m_buf13 = ln; m_buf13 < 64; m_buf13 += 32) {
-        const int j0 = m_buf13;
+    for (int m_buf7 = ln; m_buf7 < 64; m_buf7 += 32) {
+        const int j0 = m_buf7;
         float t8 = in_ptr0[64*i0 + j0];
-        float t9 = (t8 - v_buf4);
-        float t10 = (t9 * v_buf10);
+        float t9 = (t8 - v_buf5);
+        float t10 = (t9 * v_buf6);
         float t11 = in_ptr1[j0];
         float t12 = (t10 * t11);
         float t13 = in_ptr2[j0];

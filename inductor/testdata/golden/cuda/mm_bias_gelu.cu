@@ -2,9 +2,9 @@
 
 /* cuda_fused_add_mul_erf_0: pointwise vec4, grid 1, block 256
  * graph nodes: add, s, e, e1, h, gelu
- * in_ptr0 in buf2 f32[32]
- * in_ptr1 in buf3 f32[8,32]
- * out_ptr0 out buf9 f32[8,32]
+ * in_ptr0 in buf0 f32[32]
+ * in_ptr1 in buf1 f32[8,32]
+ * out_ptr0 out buf2 f32[8,32]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const float *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -24,8 +24,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const
                 float t3 = erff(t2);
                 float t4 = (t3 + 1.0f);
                 float t5 = (t1 * t4);
-                float v_buf9 = t5;
-                ptgo_s0.v[0] = v_buf9;
+                float v_buf2 = t5;
+                ptgo_s0.v[0] = v_buf2;
             }
             {
                 float t6 = (ptgo_l0.v[1] + ptgo_l1.v[1]);
@@ -34,8 +34,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const
                 float t9 = erff(t8);
                 float t10 = (t9 + 1.0f);
                 float t11 = (t7 * t10);
-                float v_buf9 = t11;
-                ptgo_s0.v[1] = v_buf9;
+                float v_buf2 = t11;
+                ptgo_s0.v[1] = v_buf2;
             }
             {
                 float t12 = (ptgo_l0.v[2] + ptgo_l1.v[2]);
@@ -44,8 +44,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const
                 float t15 = erff(t14);
                 float t16 = (t15 + 1.0f);
                 float t17 = (t13 * t16);
-                float v_buf9 = t17;
-                ptgo_s0.v[2] = v_buf9;
+                float v_buf2 = t17;
+                ptgo_s0.v[2] = v_buf2;
             }
             {
                 float t18 = (ptgo_l0.v[3] + ptgo_l1.v[3]);
@@ -54,8 +54,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const
                 float t21 = erff(t20);
                 float t22 = (t21 + 1.0f);
                 float t23 = (t19 * t22);
-                float v_buf9 = t23;
-                ptgo_s0.v[3] = v_buf9;
+                float v_buf2 = t23;
+                ptgo_s0.v[3] = v_buf2;
             }
             ptgo_vst(out_ptr0 + 32*i0 + i1, ptgo_s0);
         }
@@ -71,8 +71,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_mul_erf_0(const
             float t29 = erff(t28);
             float t30 = (t29 + 1.0f);
             float t31 = (t27 * t30);
-            float v_buf9 = t31;
-            out_ptr0[32*i0 + i1] = v_buf9;
+            float v_buf2 = t31;
+            out_ptr0[32*i0 + i1] = v_buf2;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

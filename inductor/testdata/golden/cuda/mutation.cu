@@ -3,9 +3,9 @@
 /* cuda_fused_sum_div_sub_0: row warp, grid 1, block 256
  * graph nodes: s, m, o
  * in_ptr0 in buf0 f32[8,16]
- * out_ptr0 out buf2 f32[16]
- * out_ptr1 out buf3 f32[16]
- * out_ptr2 out buf8 f32[8,16]
+ * out_ptr0 out buf1 f32[16]
+ * out_ptr1 out buf2 f32[16]
+ * out_ptr2 out buf3 f32[8,16]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_sum_div_sub_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, float *__restrict__ out_ptr1, float *__restrict__ out_ptr2, int *__restrict__ ptgo_status)
 {
@@ -13,26 +13,26 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_sum_div_sub_0(const
     const int row = blockIdx.x * 8 + (threadIdx.x >> 5);
     const int ln = threadIdx.x & 31;
     if (row >= 1) return;
-    for (int m_buf2 = ln; m_buf2 < 16; m_buf2 += 32) {
-        const int j0 = m_buf2;
-        double acc_buf2 = 0;
+    for (int m_buf1 = ln; m_buf1 < 16; m_buf1 += 32) {
+        const int j0 = m_buf1;
+        double acc_buf1 = 0;
         for (int64_t r0 = 0; r0 < 8; r0++) {
             float t0 = in_ptr0[j0 + 16*r0];
-            acc_buf2 += (double)t0;
+            acc_buf1 += (double)t0;
         }
-        out_ptr0[j0] = (float)(acc_buf2);
+        out_ptr0[j0] = (float)(acc_buf1);
     }
     __syncwarp();
-    for (int m_buf3 = ln; m_buf3 < 16; m_buf3 += 32) {
-        const int j0 = m_buf3;
+    for (int m_buf2 = ln; m_buf2 < 16; m_buf2 += 32) {
+        const int j0 = m_buf2;
         float t1 = out_ptr0[j0];
         float t2 = (t1 / 8.0f);
         out_ptr1[j0] = t2;
     }
     __syncwarp();
-    for (int m_buf8 = ln; m_buf8 < 128; m_buf8 += 32) {
-        const int j1 = m_buf8 % 16;
-        const int j0 = (m_buf8 / 16);
+    for (int m_buf3 = ln; m_buf3 < 128; m_buf3 += 32) {
+        const int j1 = m_buf3 % 16;
+        const int j0 = (m_buf3 / 16);
         float t3 = in_ptr0[16*j0 + j1];
         float t4 = out_ptr1[j1];
         float t5 = (t3 - t4);
@@ -43,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_sum_div_sub_0(const
 
 /* cuda_fused_mul_add_copy_1: pointwise vec4, grid 1, block 256
  * graph nodes: b, a, n, c
- * in_ptr0 in buf3 f32[16]
+ * in_ptr0 in buf0 f32[16]
  * out_ptr0 out buf1 f32[16]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_1(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
@@ -60,29 +60,29 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_1(cons
                 float t0 = (ptgo_l0.v[0] * 0.9f);
                 float t1 = (ptgo_l1.v[0] * 0.1f);
                 float t2 = (t0 + t1);
-                float v_buf7 = t2;
-                ptgo_s0.v[0] = v_buf7;
+                float v_buf2 = t2;
+                ptgo_s0.v[0] = v_buf2;
             }
             {
                 float t3 = (ptgo_l0.v[1] * 0.9f);
                 float t4 = (ptgo_l1.v[1] * 0.1f);
                 float t5 = (t3 + t4);
-                float v_buf7 = t5;
-                ptgo_s0.v[1] = v_buf7;
+                float v_buf2 = t5;
+                ptgo_s0.v[1] = v_buf2;
             }
             {
                 float t6 = (ptgo_l0.v[2] * 0.9f);
                 float t7 = (ptgo_l1.v[2] * 0.1f);
                 float t8 = (t6 + t7);
-                float v_buf7 = t8;
-                ptgo_s0.v[2] = v_buf7;
+                float v_buf2 = t8;
+                ptgo_s0.v[2] = v_buf2;
             }
             {
                 float t9 = (ptgo_l0.v[3] * 0.9f);
                 float t10 = (ptgo_l1.v[3] * 0.1f);
                 float t11 = (t9 + t10);
-                float v_buf7 = t11;
-                ptgo_s0.v[3] = v_buf7;
+                float v_buf2 = t11;
+                ptgo_s0.v[3] = v_buf2;
             }
             ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
@@ -94,8 +94,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_1(cons
             float t14 = in_ptr0[i0];
             float t15 = (t14 * 0.1f);
             float t16 = (t13 + t15);
-            float v_buf7 = t16;
-            out_ptr0[i0] = v_buf7;
+            float v_buf2 = t16;
+            out_ptr0[i0] = v_buf2;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

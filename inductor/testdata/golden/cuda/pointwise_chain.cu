@@ -8,7 +8,7 @@ static __device__ __forceinline__ float ptgo_maximum_float(float a, float b) {
 /* cuda_fused_mul_add_tanh_maximum_0: pointwise vec4, grid 1, block 256
  * graph nodes: mul, add, tanh, relu
  * in_ptr0 in buf0 f32[8,32]
- * out_ptr0 out buf4 f32[8,32]
+ * out_ptr0 out buf1 f32[8,32]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximum_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -24,32 +24,32 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
                 float t1 = (t0 + 1.0f);
                 float t2 = tanhf(t1);
                 float t3 = ptgo_maximum_float(t2, 0.0f);
-                float v_buf4 = t3;
-                ptgo_s0.v[0] = v_buf4;
+                float v_buf1 = t3;
+                ptgo_s0.v[0] = v_buf1;
             }
             {
                 float t4 = (ptgo_l0.v[1] * 2.0f);
                 float t5 = (t4 + 1.0f);
                 float t6 = tanhf(t5);
                 float t7 = ptgo_maximum_float(t6, 0.0f);
-                float v_buf4 = t7;
-                ptgo_s0.v[1] = v_buf4;
+                float v_buf1 = t7;
+                ptgo_s0.v[1] = v_buf1;
             }
             {
                 float t8 = (ptgo_l0.v[2] * 2.0f);
                 float t9 = (t8 + 1.0f);
                 float t10 = tanhf(t9);
                 float t11 = ptgo_maximum_float(t10, 0.0f);
-                float v_buf4 = t11;
-                ptgo_s0.v[2] = v_buf4;
+                float v_buf1 = t11;
+                ptgo_s0.v[2] = v_buf1;
             }
             {
                 float t12 = (ptgo_l0.v[3] * 2.0f);
                 float t13 = (t12 + 1.0f);
                 float t14 = tanhf(t13);
                 float t15 = ptgo_maximum_float(t14, 0.0f);
-                float v_buf4 = t15;
-                ptgo_s0.v[3] = v_buf4;
+                float v_buf1 = t15;
+                ptgo_s0.v[3] = v_buf1;
             }
             ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
@@ -61,8 +61,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_tanh_maximu
             float t18 = (t17 + 1.0f);
             float t19 = tanhf(t18);
             float t20 = ptgo_maximum_float(t19, 0.0f);
-            float v_buf4 = t20;
-            out_ptr0[i0] = v_buf4;
+            float v_buf1 = t20;
+            out_ptr0[i0] = v_buf1;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

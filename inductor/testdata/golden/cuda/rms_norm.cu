@@ -2,9 +2,9 @@
 
 /* cuda_fused_mul_sum_div_add_rsqrt_0: row warp, grid 1, block 256
  * graph nodes: sq, s, ms, a, r, n, out
- * in_ptr0 in buf0 f32[8,64]
- * in_ptr1 in buf1 f32[64]
- * out_ptr0 out buf8 f32[8,64]
+ * in_ptr0 in buf2 f32[8,64]
+ * in_ptr1 in buf3 f32[64]
+ * out_ptr0 out buf4 f32[8,64]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_sum_div_add_rsqrt_0(const float *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -13,26 +13,26 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_sum_div_add_rsq
     const int ln = threadIdx.x & 31;
     if (row >= 8) return;
     const int i0 = row;
-    double acc_buf3 = 0;
-    for (int m_buf3 = ln; m_buf3 < 64; m_buf3 += 32) {
-        const int r0 = m_buf3;
+    double acc_buf0 = 0;
+    for (int m_buf0 = ln; m_buf0 < 64; m_buf0 += 32) {
+        const int r0 = m_buf0;
         float t0 = in_ptr0[64*i0 + r0];
         float t1 = (t0 * t0);
-        acc_buf3 += (double)t1;
+        acc_buf0 += (double)t1;
     }
     for (int o = 16; o > 0; o >>= 1) {
-        const double b = ptgo_shfl(acc_buf3, o);
-        acc_buf3 += b;
+        const double b = ptgo_shfl(acc_buf0, o);
+        acc_buf0 += b;
     }
-    float v_buf3 = (float)(acc_buf3);
-    float t2 = (v_buf3 / 64.0f);
+    float v_buf0 = (float)(acc_buf0);
+    float t2 = (v_buf0 / 64.0f);
     float t3 = (t2 + 1e-06f);
     float t4 = (1.0f / sqrtf(t3));
-    float v_buf6 = t4;
-    for (int m_buf8 = ln; m_buf8 < 64; m_buf8 += 32) {
-        const int j0 = m_buf8;
+    float v_buf1 = t4;
+    for (int m_buf4 = ln; m_buf4 < 64; m_buf4 += 32) {
+        const int j0 = m_buf4;
         float t5 = in_ptr0[64*i0 + j0];
-        float t6 = (t5 * v_buf6);
+        float t6 = (t5 * v_buf1);
         float t7 = in_ptr1[j0];
         float t8 = (t6 * t7);
         out_ptr0[64*i0 + j0] = t8;

@@ -3,7 +3,7 @@
 /* cuda_cumsum_0: scan, grid 1, block 128
  * graph nodes: cs
  * in_ptr0 in buf0 f32[4,8]
- * out_ptr0 out buf3 f32[4,8]
+ * out_ptr0 out buf1 f32[4,8]
  */
 extern "C" __global__ void __launch_bounds__(128) cuda_cumsum_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -22,9 +22,9 @@ extern "C" __global__ void __launch_bounds__(128) cuda_cumsum_0(const float *__r
 
 /* cuda_fused_gather_1: pointwise, grid 1, block 256
  * graph nodes: g
- * in_ptr0 in buf1 i64[4,3]
- * in_ptr1 in buf3 f32[4,8]
- * out_ptr0 out buf4 f32[4,3]
+ * in_ptr0 in buf0 i64[4,3]
+ * in_ptr1 in buf1 f32[4,8]
+ * out_ptr0 out buf2 f32[4,3]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_gather_1(const int64_t *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -37,8 +37,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_gather_1(const int6
         ptgo_oob |= (uint64_t)t1 >= 8ULL;
         int64_t t2 = (uint64_t)t1 < 8ULL ? t1 : 0;
         float t3 = in_ptr1[8*i0 + t2];
-        float v_buf4 = t3;
-        out_ptr0[3*i0 + i1] = v_buf4;
+        float v_buf2 = t3;
+        out_ptr0[3*i0 + i1] = v_buf2;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
@@ -46,8 +46,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_gather_1(const int6
 /* cuda_fused_index_select_2: pointwise vec4, grid 1, block 256
  * graph nodes: isel
  * in_ptr0 in buf0 f32[4,8]
- * in_ptr1 in buf2 i64[5]
- * out_ptr0 out buf5 f32[5,8]
+ * in_ptr1 in buf1 i64[5]
+ * out_ptr0 out buf2 f32[5,8]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(const float *__restrict__ in_ptr0, const int64_t *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -64,8 +64,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(cons
                 ptgo_oob |= (uint64_t)t1 >= 4ULL;
                 int64_t t2 = (uint64_t)t1 < 4ULL ? t1 : 0;
                 float t3 = in_ptr0[(i1 + 0) + 8*t2];
-                float v_buf5 = t3;
-                ptgo_s0.v[0] = v_buf5;
+                float v_buf2 = t3;
+                ptgo_s0.v[0] = v_buf2;
             }
             {
                 int64_t t4 = in_ptr1[i0];
@@ -73,8 +73,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(cons
                 ptgo_oob |= (uint64_t)t5 >= 4ULL;
                 int64_t t6 = (uint64_t)t5 < 4ULL ? t5 : 0;
                 float t7 = in_ptr0[(i1 + 1) + 8*t6];
-                float v_buf5 = t7;
-                ptgo_s0.v[1] = v_buf5;
+                float v_buf2 = t7;
+                ptgo_s0.v[1] = v_buf2;
             }
             {
                 int64_t t8 = in_ptr1[i0];
@@ -82,8 +82,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(cons
                 ptgo_oob |= (uint64_t)t9 >= 4ULL;
                 int64_t t10 = (uint64_t)t9 < 4ULL ? t9 : 0;
                 float t11 = in_ptr0[(i1 + 2) + 8*t10];
-                float v_buf5 = t11;
-                ptgo_s0.v[2] = v_buf5;
+                float v_buf2 = t11;
+                ptgo_s0.v[2] = v_buf2;
             }
             {
                 int64_t t12 = in_ptr1[i0];
@@ -91,8 +91,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(cons
                 ptgo_oob |= (uint64_t)t13 >= 4ULL;
                 int64_t t14 = (uint64_t)t13 < 4ULL ? t13 : 0;
                 float t15 = in_ptr0[(i1 + 3) + 8*t14];
-                float v_buf5 = t15;
-                ptgo_s0.v[3] = v_buf5;
+                float v_buf2 = t15;
+                ptgo_s0.v[3] = v_buf2;
             }
             ptgo_vst(out_ptr0 + 8*i0 + i1, ptgo_s0);
         }
@@ -105,8 +105,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(cons
             ptgo_oob |= (uint64_t)t17 >= 4ULL;
             int64_t t18 = (uint64_t)t17 < 4ULL ? t17 : 0;
             float t19 = in_ptr0[i1 + 8*t18];
-            float v_buf5 = t19;
-            out_ptr0[8*i0 + i1] = v_buf5;
+            float v_buf2 = t19;
+            out_ptr0[8*i0 + i1] = v_buf2;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
@@ -115,7 +115,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_select_2(cons
 /* cuda_fused_constant_pad_nd_3: pointwise vec4, grid 1, block 256
  * graph nodes: pad
  * in_ptr0 in buf0 f32[4,8]
- * out_ptr0 out buf6 f32[4,12]
+ * out_ptr0 out buf1 f32[4,12]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_constant_pad_nd_3(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -138,8 +138,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_constant_pad_nd_3(c
                 } else {
                     t4 = (-1.0f);
                 }
-                float v_buf6 = t4;
-                ptgo_s0.v[0] = v_buf6;
+                float v_buf1 = t4;
+                ptgo_s0.v[0] = v_buf1;
             }
             {
                 int64_t t6 = (int64_t)((i1 + 1) - 1);
@@ -153,8 +153,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_constant_pad_nd_3(c
                 } else {
                     t10 = (-1.0f);
                 }
-                float v_buf6 = t10;
-                ptgo_s0.v[1] = v_buf6;
+                float v_buf1 = t10;
+                ptgo_s0.v[1] = v_buf1;
             }
             {
                 int64_t t12 = (int64_t)((i1 + 2) - 1);
@@ -168,8 +168,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_constant_pad_nd_3(c
                 } else {
                     t16 = (-1.0f);
                 }
-                float v_buf6 = t16;
-                ptgo_s0.v[2] = v_buf6;
+                float v_buf1 = t16;
+                ptgo_s0.v[2] = v_buf1;
             }
             {
                 int64_t t18 = (int64_t)((i1 + 3) - 1);
@@ -183,8 +183,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_constant_pad_nd_3(c
                 } else {
                     t22 = (-1.0f);
                 }
-                float v_buf6 = t22;
-                ptgo_s0.v[3] = v_buf6;
+                float v_buf1 = t22;
+                ptgo_s0.v[3] = v_buf1;
             }
             ptgo_vst(out_ptr0 + 12*i0 + i1, ptgo_s0);
         }
@@ -203,8 +203,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_constant_pad_nd_3(c
             } else {
                 t28 = (-1.0f);
             }
-            float v_buf6 = t28;
-            out_ptr0[12*i0 + i1] = v_buf6;
+            float v_buf1 = t28;
+            out_ptr0[12*i0 + i1] = v_buf1;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

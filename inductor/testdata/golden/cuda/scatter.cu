@@ -3,7 +3,7 @@
 /* cuda_fused_scatter_0: pointwise, grid 1, block 256
  * graph nodes: s
  * in_ptr0 in buf0 f32[6,5]
- * out_ptr0 out buf6 f32[6,5]
+ * out_ptr0 out buf1 f32[6,5]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_scatter_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -11,17 +11,17 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_scatter_0(const flo
     for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 30; x += gridDim.x * blockDim.x) {
         const int i0 = x;
         float t0 = in_ptr0[i0];
-        float v_buf6 = t0;
-        out_ptr0[i0] = v_buf6;
+        float v_buf1 = t0;
+        out_ptr0[i0] = v_buf1;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
 
 /* cuda_fused_scatter_1: serial, grid 1, block 1
  * graph nodes: s
- * in_ptr0 in buf1 i64[3,5]
- * in_ptr1 in buf2 f32[3,5]
- * out_ptr0 out buf6 f32[6,5]
+ * in_ptr0 in buf0 i64[3,5]
+ * in_ptr1 in buf1 f32[3,5]
+ * out_ptr0 out buf2 f32[6,5]
  */
 extern "C" __global__ void __launch_bounds__(1) cuda_fused_scatter_1(const int64_t *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -42,8 +42,8 @@ extern "C" __global__ void __launch_bounds__(1) cuda_fused_scatter_1(const int64
 
 /* cuda_fused_mul_2: pointwise, grid 1, block 256
  * graph nodes: r
- * in_ptr0 in buf6 f32[6,5]
- * out_ptr0 out buf8 f32[6,5]
+ * in_ptr0 in buf0 f32[6,5]
+ * out_ptr0 out buf1 f32[6,5]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_2(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -52,15 +52,15 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_2(const float *
         const int i0 = x;
         float t0 = in_ptr0[i0];
         float t1 = (t0 * 2.0f);
-        float v_buf8 = t1;
-        out_ptr0[i0] = v_buf8;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
 
 /* cuda_fused_full_index_put_3: pointwise vec4, grid 1, block 256
  * graph nodes: z, eb
- * out_ptr0 out buf10 f32[10,8]
+ * out_ptr0 out buf0 f32[10,8]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_full_index_put_3(float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -71,28 +71,28 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_full_index_put_3(fl
             const int i0 = 4 * i0v;
             ptgo_vec<float, 4> ptgo_s0;
             {
-                float v_buf10 = 0.0f;
-                ptgo_s0.v[0] = v_buf10;
+                float v_buf0 = 0.0f;
+                ptgo_s0.v[0] = v_buf0;
             }
             {
-                float v_buf10 = 0.0f;
-                ptgo_s0.v[1] = v_buf10;
+                float v_buf0 = 0.0f;
+                ptgo_s0.v[1] = v_buf0;
             }
             {
-                float v_buf10 = 0.0f;
-                ptgo_s0.v[2] = v_buf10;
+                float v_buf0 = 0.0f;
+                ptgo_s0.v[2] = v_buf0;
             }
             {
-                float v_buf10 = 0.0f;
-                ptgo_s0.v[3] = v_buf10;
+                float v_buf0 = 0.0f;
+                ptgo_s0.v[3] = v_buf0;
             }
             ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
     } else {
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 80; x += gridDim.x * blockDim.x) {
             const int i0 = x;
-            float v_buf10 = 0.0f;
-            out_ptr0[i0] = v_buf10;
+            float v_buf0 = 0.0f;
+            out_ptr0[i0] = v_buf0;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
@@ -100,9 +100,9 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_full_index_put_3(fl
 
 /* cuda_fused_index_put_4: serial, grid 1, block 1
  * graph nodes: eb
- * in_ptr0 in buf4 i64[7]
- * in_ptr1 in buf5 f32[7,8]
- * out_ptr0 out buf10 f32[10,8]
+ * in_ptr0 in buf0 i64[7]
+ * in_ptr1 in buf1 f32[7,8]
+ * out_ptr0 out buf2 f32[10,8]
  */
 extern "C" __global__ void __launch_bounds__(1) cuda_fused_index_put_4(const int64_t *__restrict__ in_ptr0, const float *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -124,9 +124,9 @@ extern "C" __global__ void __launch_bounds__(1) cuda_fused_index_put_4(const int
 
 /* cuda_fused_index_5: pointwise vec4, grid 1, block 256
  * graph nodes: ix
- * in_ptr0 in buf3 f32[10,8]
- * in_ptr1 in buf4 i64[7]
- * out_ptr0 out buf12 f32[7,8]
+ * in_ptr0 in buf0 f32[10,8]
+ * in_ptr1 in buf1 i64[7]
+ * out_ptr0 out buf2 f32[7,8]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float *__restrict__ in_ptr0, const int64_t *__restrict__ in_ptr1, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -143,8 +143,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float
                 ptgo_oob |= (uint64_t)t1 >= 10ULL;
                 int64_t t2 = (uint64_t)t1 < 10ULL ? t1 : 0;
                 float t3 = in_ptr0[(i1 + 0) + 8*t2];
-                float v_buf12 = t3;
-                ptgo_s0.v[0] = v_buf12;
+                float v_buf2 = t3;
+                ptgo_s0.v[0] = v_buf2;
             }
             {
                 int64_t t4 = in_ptr1[i0];
@@ -152,8 +152,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float
                 ptgo_oob |= (uint64_t)t5 >= 10ULL;
                 int64_t t6 = (uint64_t)t5 < 10ULL ? t5 : 0;
                 float t7 = in_ptr0[(i1 + 1) + 8*t6];
-                float v_buf12 = t7;
-                ptgo_s0.v[1] = v_buf12;
+                float v_buf2 = t7;
+                ptgo_s0.v[1] = v_buf2;
             }
             {
                 int64_t t8 = in_ptr1[i0];
@@ -161,8 +161,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float
                 ptgo_oob |= (uint64_t)t9 >= 10ULL;
                 int64_t t10 = (uint64_t)t9 < 10ULL ? t9 : 0;
                 float t11 = in_ptr0[(i1 + 2) + 8*t10];
-                float v_buf12 = t11;
-                ptgo_s0.v[2] = v_buf12;
+                float v_buf2 = t11;
+                ptgo_s0.v[2] = v_buf2;
             }
             {
                 int64_t t12 = in_ptr1[i0];
@@ -170,8 +170,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float
                 ptgo_oob |= (uint64_t)t13 >= 10ULL;
                 int64_t t14 = (uint64_t)t13 < 10ULL ? t13 : 0;
                 float t15 = in_ptr0[(i1 + 3) + 8*t14];
-                float v_buf12 = t15;
-                ptgo_s0.v[3] = v_buf12;
+                float v_buf2 = t15;
+                ptgo_s0.v[3] = v_buf2;
             }
             ptgo_vst(out_ptr0 + 8*i0 + i1, ptgo_s0);
         }
@@ -184,8 +184,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float
             ptgo_oob |= (uint64_t)t17 >= 10ULL;
             int64_t t18 = (uint64_t)t17 < 10ULL ? t17 : 0;
             float t19 = in_ptr0[i1 + 8*t18];
-            float v_buf12 = t19;
-            out_ptr0[8*i0 + i1] = v_buf12;
+            float v_buf2 = t19;
+            out_ptr0[8*i0 + i1] = v_buf2;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
@@ -193,8 +193,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_5(const float
 
 /* cuda_fused_index_put_6: pointwise vec4, grid 1, block 256
  * graph nodes: ip
- * in_ptr0 in buf3 f32[10,8]
- * out_ptr0 out buf13 f32[10,8]
+ * in_ptr0 in buf0 f32[10,8]
+ * out_ptr0 out buf1 f32[10,8]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_6(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -206,20 +206,20 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_6(const f
             const ptgo_vec<float, 4> ptgo_l0 = ptgo_vld<ptgo_vec<float, 4>>(in_ptr0 + i0);
             ptgo_vec<float, 4> ptgo_s0;
             {
-                float v_buf13 = ptgo_l0.v[0];
-                ptgo_s0.v[0] = v_buf13;
+                float v_buf1 = ptgo_l0.v[0];
+                ptgo_s0.v[0] = v_buf1;
             }
             {
-                float v_buf13 = ptgo_l0.v[1];
-                ptgo_s0.v[1] = v_buf13;
+                float v_buf1 = ptgo_l0.v[1];
+                ptgo_s0.v[1] = v_buf1;
             }
             {
-                float v_buf13 = ptgo_l0.v[2];
-                ptgo_s0.v[2] = v_buf13;
+                float v_buf1 = ptgo_l0.v[2];
+                ptgo_s0.v[2] = v_buf1;
             }
             {
-                float v_buf13 = ptgo_l0.v[3];
-                ptgo_s0.v[3] = v_buf13;
+                float v_buf1 = ptgo_l0.v[3];
+                ptgo_s0.v[3] = v_buf1;
             }
             ptgo_vst(out_ptr0 + i0, ptgo_s0);
         }
@@ -227,8 +227,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_6(const f
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < 80; x += gridDim.x * blockDim.x) {
             const int i0 = x;
             float t0 = in_ptr0[i0];
-            float v_buf13 = t0;
-            out_ptr0[i0] = v_buf13;
+            float v_buf1 = t0;
+            out_ptr0[i0] = v_buf1;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
@@ -236,8 +236,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_index_put_6(const f
 
 /* cuda_fused_index_put_7: serial, grid 1, block 1
  * graph nodes: ip
- * in_ptr0 in buf4 i64[7]
- * out_ptr0 out buf13 f32[10,8]
+ * in_ptr0 in buf0 i64[7]
+ * out_ptr0 out buf1 f32[10,8]
  */
 extern "C" __global__ void __launch_bounds__(1) cuda_fused_index_put_7(const int64_t *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {

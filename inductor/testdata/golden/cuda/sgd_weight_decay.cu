@@ -4,7 +4,7 @@
  * graph nodes: m, wd, d, nb, st, np, c1, c0
  * in_ptr0 in buf1 f32[64]
  * out_ptr0 out buf2 f32[64]
- * out_ptr1 out buf0 f32[64]
+ * out_ptr1 out buf3 f32[64]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, float *__restrict__ out_ptr1, int *__restrict__ ptgo_status)
 {
@@ -25,11 +25,11 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_0(cons
                 float t3 = (t0 + t2);
                 float t4 = (t3 * (-0.1f));
                 float t5 = (ptgo_l0.v[0] + t4);
-                float v_buf8 = t5;
-                float v_buf10 = t3;
-                ptgo_s0.v[0] = v_buf10;
-                float v_buf9 = v_buf8;
-                ptgo_s1.v[0] = v_buf9;
+                float v_buf0 = t5;
+                float v_buf4 = t3;
+                ptgo_s0.v[0] = v_buf4;
+                float v_buf5 = v_buf0;
+                ptgo_s1.v[0] = v_buf5;
             }
             {
                 float t6 = (ptgo_l1.v[1] * 0.9f);
@@ -38,11 +38,11 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_0(cons
                 float t9 = (t6 + t8);
                 float t10 = (t9 * (-0.1f));
                 float t11 = (ptgo_l0.v[1] + t10);
-                float v_buf8 = t11;
-                float v_buf10 = t9;
-                ptgo_s0.v[1] = v_buf10;
-                float v_buf9 = v_buf8;
-                ptgo_s1.v[1] = v_buf9;
+                float v_buf0 = t11;
+                float v_buf4 = t9;
+                ptgo_s0.v[1] = v_buf4;
+                float v_buf5 = v_buf0;
+                ptgo_s1.v[1] = v_buf5;
             }
             {
                 float t12 = (ptgo_l1.v[2] * 0.9f);
@@ -51,11 +51,11 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_0(cons
                 float t15 = (t12 + t14);
                 float t16 = (t15 * (-0.1f));
                 float t17 = (ptgo_l0.v[2] + t16);
-                float v_buf8 = t17;
-                float v_buf10 = t15;
-                ptgo_s0.v[2] = v_buf10;
-                float v_buf9 = v_buf8;
-                ptgo_s1.v[2] = v_buf9;
+                float v_buf0 = t17;
+                float v_buf4 = t15;
+                ptgo_s0.v[2] = v_buf4;
+                float v_buf5 = v_buf0;
+                ptgo_s1.v[2] = v_buf5;
             }
             {
                 float t18 = (ptgo_l1.v[3] * 0.9f);
@@ -64,11 +64,11 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_0(cons
                 float t21 = (t18 + t20);
                 float t22 = (t21 * (-0.1f));
                 float t23 = (ptgo_l0.v[3] + t22);
-                float v_buf8 = t23;
-                float v_buf10 = t21;
-                ptgo_s0.v[3] = v_buf10;
-                float v_buf9 = v_buf8;
-                ptgo_s1.v[3] = v_buf9;
+                float v_buf0 = t23;
+                float v_buf4 = t21;
+                ptgo_s0.v[3] = v_buf4;
+                float v_buf5 = v_buf0;
+                ptgo_s1.v[3] = v_buf5;
             }
             ptgo_vst(out_ptr0 + i0, ptgo_s0);
             ptgo_vst(out_ptr1 + i0, ptgo_s1);
@@ -85,11 +85,11 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_add_copy_0(cons
             float t30 = (t26 + t29);
             float t31 = (t30 * (-0.1f));
             float t32 = (t24 + t31);
-            float v_buf8 = t32;
-            float v_buf10 = t30;
-            out_ptr0[i0] = v_buf10;
-            float v_buf9 = v_buf8;
-            out_ptr1[i0] = v_buf9;
+            float v_buf0 = t32;
+            float v_buf4 = t30;
+            out_ptr0[i0] = v_buf4;
+            float v_buf5 = v_buf0;
+            out_ptr1[i0] = v_buf5;
         }
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

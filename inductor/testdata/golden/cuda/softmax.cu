@@ -2,8 +2,8 @@
 
 /* cuda_fused_amax_sub_exp_sum_div_0: row warp, grid 2, block 256
  * graph nodes: amax, sub, exp, sum_1, div
- * in_ptr0 in buf0 f32[16,64]
- * out_ptr0 out buf5 f32[16,64]
+ * in_ptr0 in buf2 f32[16,64]
+ * out_ptr0 out buf3 f32[16,64]
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_amax_sub_exp_sum_div_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -12,37 +12,37 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_amax_sub_exp_sum_di
     const int ln = threadIdx.x & 31;
     if (row >= 16) return;
     const int i0 = row;
-    float acc_buf1 = -INFINITY;
-    int nan_buf1 = 0;
+    float acc_buf0 = -INFINITY;
+    int nan_buf0 = 0;
+    for (int m_buf0 = ln; m_buf0 < 64; m_buf0 += 32) {
+        const int r0 = m_buf0;
+        float t0 = in_ptr0[64*i0 + r0];
+        acc_buf0 = t0 > acc_buf0 ? t0 : acc_buf0; nan_buf0 |= t0 != t0;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const float b = ptgo_shfl(acc_buf0, o);
+        const int nb = ptgo_shfl(nan_buf0, o);
+        acc_buf0 = b > acc_buf0 ? b : acc_buf0; nan_buf0 |= nb;
+    }
+    float v_buf0 = (nan_buf0 ? NAN : acc_buf0);
+    double acc_buf1 = 0;
     for (int m_buf1 = ln; m_buf1 < 64; m_buf1 += 32) {
         const int r0 = m_buf1;
-        float t0 = in_ptr0[64*i0 + r0];
-        acc_buf1 = t0 > acc_buf1 ? t0 : acc_buf1; nan_buf1 |= t0 != t0;
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        const float b = ptgo_shfl(acc_buf1, o);
-        const int nb = ptgo_shfl(nan_buf1, o);
-        acc_buf1 = b > acc_buf1 ? b : acc_buf1; nan_buf1 |= nb;
-    }
-    float v_buf1 = (nan_buf1 ? NAN : acc_buf1);
-    double acc_buf4 = 0;
-    for (int m_buf4 = ln; m_buf4 < 64; m_buf4 += 32) {
-        const int r0 = m_buf4;
         float t1 = in_ptr0[64*i0 + r0];
-        float t2 = (t1 - v_buf1);
+        float t2 = (t1 - v_buf0);
         float t3 = expf(t2);
         out_ptr0[64*i0 + r0] = t3;
-        acc_buf4 += (double)t3;
+        acc_buf1 += (double)t3;
     }
     for (int o = 16; o > 0; o >>= 1) {
-        const double b = ptgo_shfl(acc_buf4, o);
-        acc_buf4 += b;
+        const double b = ptgo_shfl(acc_buf1, o);
+        acc_buf1 += b;
     }
-    float v_buf4 = (float)(acc_buf4);
-    for (int m_buf5 = ln; m_buf5 < 64; m_buf5 += 32) {
-        const int j0 = m_buf5;
+    float v_buf1 = (float)(acc_buf1);
+    for (int m_buf3 = ln; m_buf3 < 64; m_buf3 += 32) {
+        const int j0 = m_buf3;
         float t4 = out_ptr0[64*i0 + j0];
-        float t5 = (t4 / v_buf4);
+        float t5 = (t4 / v_buf1);
         out_ptr0[64*i0 + j0] = t5;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);

@@ -3,7 +3,7 @@
 /* cuda_fused_add_0: pointwise, grid 1, block 256
  * graph nodes: a
  * in_ptr0 in buf0 f32[32,8]
- * out_ptr0 out buf2 f32[8,32]{1,8}
+ * out_ptr0 out buf1 f32[8,32]{1,8}
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_0(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -13,16 +13,16 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_add_0(const float *
         const int i0 = (x / 32);
         float t0 = in_ptr0[i0 + 8*i1];
         float t1 = (t0 + 1.0f);
-        float v_buf2 = t1;
-        out_ptr0[i0 + 8*i1] = v_buf2;
+        float v_buf1 = t1;
+        out_ptr0[i0 + 8*i1] = v_buf1;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }
 
 /* cuda_fused_mul_1: pointwise, grid 1, block 256
  * graph nodes: b
- * in_ptr0 in buf1 f32[2,3,4,5]{60,1,15,3}
- * out_ptr0 out buf3 f32[2,3,4,5]{60,1,15,3}
+ * in_ptr0 in buf0 f32[2,3,4,5]{60,1,15,3}
+ * out_ptr0 out buf1 f32[2,3,4,5]{60,1,15,3}
  */
 extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_1(const float *__restrict__ in_ptr0, float *__restrict__ out_ptr0, int *__restrict__ ptgo_status)
 {
@@ -33,8 +33,8 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_mul_1(const float *
         const int i0 = (x / 60);
         float t0 = in_ptr0[60*i0 + i1 + 3*i2];
         float t1 = (t0 * t0);
-        float v_buf3 = t1;
-        out_ptr0[60*i0 + i1 + 3*i2] = v_buf3;
+        float v_buf1 = t1;
+        out_ptr0[60*i0 + i1 + 3*i2] = v_buf1;
     }
     if (ptgo_oob) atomicOr(ptgo_status, ptgo_oob);
 }

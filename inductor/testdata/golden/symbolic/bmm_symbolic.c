@@ -3,8 +3,8 @@
 
 /* cpp_fused_amax_sub_exp_0
  * graph nodes: m, d, e
- * ptrs[0] in buf3 f32[3,s0,s1]
- * ptrs[1] out buf6 f32[3,s0,s1]
+ * ptrs[0] in buf1 f32[3,s0,s1]
+ * ptrs[1] out buf2 f32[3,s0,s1]
  */
 PTGO_KERNEL int cpp_fused_amax_sub_exp_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -18,42 +18,42 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_0(void *const *ptrs, const int64_t *ints,
     if ((6*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < (3*sz0); i0++) {
-            float v_buf4;
+            float v_buf0;
             {
-                float acc_buf4 = -INFINITY;
-                int nan_buf4 = 0;
-                #pragma omp simd reduction(max:acc_buf4) reduction(|:nan_buf4)
+                float acc_buf0 = -INFINITY;
+                int nan_buf0 = 0;
+                #pragma omp simd reduction(max:acc_buf0) reduction(|:nan_buf0)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t0 = in_ptr0[i0*sz1 + r0];
-                    acc_buf4 = t0 > acc_buf4 ? t0 : acc_buf4; nan_buf4 |= t0 != t0;
+                    acc_buf0 = t0 > acc_buf0 ? t0 : acc_buf0; nan_buf0 |= t0 != t0;
                 }
-                v_buf4 = (nan_buf4 ? NAN : acc_buf4);
+                v_buf0 = (nan_buf0 ? NAN : acc_buf0);
             }
             #pragma omp simd
             for (int64_t j0 = 0; j0 < (sz1); j0++) {
                 float t1 = in_ptr0[i0*sz1 + j0];
-                float t2 = (t1 - v_buf4);
+                float t2 = (t1 - v_buf0);
                 float t3 = expf(t2);
                 out_ptr0[i0*sz1 + j0] = t3;
             }
         }
     } else {
         for (int64_t i0 = 0; i0 < (3*sz0); i0++) {
-            float v_buf4;
+            float v_buf0;
             {
-                float acc_buf4 = -INFINITY;
-                int nan_buf4 = 0;
-                #pragma omp simd reduction(max:acc_buf4) reduction(|:nan_buf4)
+                float acc_buf0 = -INFINITY;
+                int nan_buf0 = 0;
+                #pragma omp simd reduction(max:acc_buf0) reduction(|:nan_buf0)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t4 = in_ptr0[i0*sz1 + r0];
-                    acc_buf4 = t4 > acc_buf4 ? t4 : acc_buf4; nan_buf4 |= t4 != t4;
+                    acc_buf0 = t4 > acc_buf0 ? t4 : acc_buf0; nan_buf0 |= t4 != t4;
                 }
-                v_buf4 = (nan_buf4 ? NAN : acc_buf4);
+                v_buf0 = (nan_buf0 ? NAN : acc_buf0);
             }
             #pragma omp simd
             for (int64_t j0 = 0; j0 < (sz1); j0++) {
                 float t5 = in_ptr0[i0*sz1 + j0];
-                float t6 = (t5 - v_buf4);
+                float t6 = (t5 - v_buf0);
                 float t7 = expf(t6);
                 out_ptr0[i0*sz1 + j0] = t7;
             }

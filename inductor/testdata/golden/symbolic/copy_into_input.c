@@ -4,7 +4,7 @@
  * graph nodes: a, s
  * ptrs[0] in buf0 f32[s0,s1]
  * ptrs[1] in buf1 f32[s1]
- * ptrs[2] out buf4 f32[s1]
+ * ptrs[2] out buf2 f32[s1]
  */
 PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -22,9 +22,9 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
                 #pragma omp parallel for num_threads(nthreads) schedule(static)
                 for (int64_t jb = 0; jb < (sz1); jb += 256) {
                     const int64_t jend = jb + 256 < (sz1) ? jb + 256 : (sz1);
-                    double acc_buf4[256];
+                    double acc_buf2[256];
                     for (int64_t jj = 0; jj < 256; jj++) {
-                        acc_buf4[jj] = 0;
+                        acc_buf2[jj] = 0;
                     }
                     for (int64_t r0 = 0; r0 < (sz0); r0++) {
                         #pragma omp simd
@@ -32,11 +32,11 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
                             float t0 = in_ptr0[j0 + r0*sz1];
                             float t1 = in_ptr1[j0];
                             float t2 = (t0 + t1);
-                            acc_buf4[j0 - jb] += (double)t2;
+                            acc_buf2[j0 - jb] += (double)t2;
                         }
                     }
                     for (int64_t j0 = jb; j0 < jend; j0++) {
-                        out_ptr0[j0] = (float)(acc_buf4[j0 - jb]);
+                        out_ptr0[j0] = (float)(acc_buf2[j0 - jb]);
                     }
                 }
             }
@@ -46,9 +46,9 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
             {
                 for (int64_t jb = 0; jb < (sz1); jb += 256) {
                     const int64_t jend = jb + 256 < (sz1) ? jb + 256 : (sz1);
-                    double acc_buf4[256];
+                    double acc_buf2[256];
                     for (int64_t jj = 0; jj < 256; jj++) {
-                        acc_buf4[jj] = 0;
+                        acc_buf2[jj] = 0;
                     }
                     for (int64_t r0 = 0; r0 < (sz0); r0++) {
                         #pragma omp simd
@@ -56,11 +56,11 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
                             float t3 = in_ptr0[j0 + r0*sz1];
                             float t4 = in_ptr1[j0];
                             float t5 = (t3 + t4);
-                            acc_buf4[j0 - jb] += (double)t5;
+                            acc_buf2[j0 - jb] += (double)t5;
                         }
                     }
                     for (int64_t j0 = jb; j0 < jend; j0++) {
-                        out_ptr0[j0] = (float)(acc_buf4[j0 - jb]);
+                        out_ptr0[j0] = (float)(acc_buf2[j0 - jb]);
                     }
                 }
             }
@@ -71,8 +71,8 @@ PTGO_KERNEL int cpp_fused_add_sum_0(void *const *ptrs, const int64_t *ints, cons
 
 /* cpp_fused_add_copy_1
  * graph nodes: a, c
- * ptrs[0] in buf1 f32[s1]
- * ptrs[1] out buf0 f32[s0,s1]
+ * ptrs[0] in buf0 f32[s1]
+ * ptrs[1] out buf1 f32[s0,s1]
  */
 PTGO_KERNEL int cpp_fused_add_copy_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -91,8 +91,8 @@ PTGO_KERNEL int cpp_fused_add_copy_1(void *const *ptrs, const int64_t *ints, con
                 float t0 = out_ptr0[i0*sz1 + i1];
                 float t1 = in_ptr0[i1];
                 float t2 = (t0 + t1);
-                float v_buf3 = t2;
-                out_ptr0[i0*sz1 + i1] = v_buf3;
+                float v_buf2 = t2;
+                out_ptr0[i0*sz1 + i1] = v_buf2;
             }
         }
     } else {
@@ -102,8 +102,8 @@ PTGO_KERNEL int cpp_fused_add_copy_1(void *const *ptrs, const int64_t *ints, con
                 float t3 = out_ptr0[i0*sz1 + i1];
                 float t4 = in_ptr0[i1];
                 float t5 = (t3 + t4);
-                float v_buf3 = t5;
-                out_ptr0[i0*sz1 + i1] = v_buf3;
+                float v_buf2 = t5;
+                out_ptr0[i0*sz1 + i1] = v_buf2;
             }
         }
     }

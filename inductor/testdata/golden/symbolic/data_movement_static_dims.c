@@ -4,7 +4,7 @@
  * graph nodes: c, p
  * ptrs[0] in buf0 f32[s0,4]
  * ptrs[1] in buf1 f32[s0,3]
- * ptrs[2] out buf5 f32[s0,9]
+ * ptrs[2] out buf2 f32[s0,9]
  */
 PTGO_KERNEL int cpp_fused_cat_constant_pad_nd_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -37,8 +37,8 @@ PTGO_KERNEL int cpp_fused_cat_constant_pad_nd_0(void *const *ptrs, const int64_t
             } else {
                 t4 = 0.5f;
             }
-            float v_buf5 = t4;
-            out_ptr0[9*i0 + i1] = v_buf5;
+            float v_buf2 = t4;
+            out_ptr0[9*i0 + i1] = v_buf2;
         }
     }
     return 0;
@@ -47,8 +47,8 @@ PTGO_KERNEL int cpp_fused_cat_constant_pad_nd_0(void *const *ptrs, const int64_t
 /* cpp_fused_gather_1
  * graph nodes: g
  * ptrs[0] in buf0 f32[s0,4]
- * ptrs[1] in buf2 i64[s0,2]
- * ptrs[2] out buf6 f32[s0,2]
+ * ptrs[1] in buf1 i64[s0,2]
+ * ptrs[2] out buf2 f32[s0,2]
  */
 PTGO_KERNEL int cpp_fused_gather_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -68,8 +68,8 @@ PTGO_KERNEL int cpp_fused_gather_1(void *const *ptrs, const int64_t *ints, const
             ptgo_oob |= (uint64_t)t1 >= 4ULL;
             int64_t t2 = (uint64_t)t1 < 4ULL ? t1 : 0;
             float t3 = in_ptr0[4*i0 + t2];
-            float v_buf6 = t3;
-            out_ptr0[2*i0 + i1] = v_buf6;
+            float v_buf2 = t3;
+            out_ptr0[2*i0 + i1] = v_buf2;
         }
     }
     return ptgo_oob;
@@ -77,9 +77,9 @@ PTGO_KERNEL int cpp_fused_gather_1(void *const *ptrs, const int64_t *ints, const
 
 /* cpp_fused_index_select_2
  * graph nodes: isel
- * ptrs[0] in buf1 f32[s0,3]
- * ptrs[1] in buf3 i64[2]
- * ptrs[2] out buf7 f32[s0,2]
+ * ptrs[0] in buf0 f32[s0,3]
+ * ptrs[1] in buf1 i64[2]
+ * ptrs[2] out buf2 f32[s0,2]
  */
 PTGO_KERNEL int cpp_fused_index_select_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -99,8 +99,8 @@ PTGO_KERNEL int cpp_fused_index_select_2(void *const *ptrs, const int64_t *ints,
             ptgo_oob |= (uint64_t)t1 >= 3ULL;
             int64_t t2 = (uint64_t)t1 < 3ULL ? t1 : 0;
             float t3 = in_ptr0[3*i0 + t2];
-            float v_buf7 = t3;
-            out_ptr0[2*i0 + i1] = v_buf7;
+            float v_buf2 = t3;
+            out_ptr0[2*i0 + i1] = v_buf2;
         }
     }
     return ptgo_oob;
@@ -108,7 +108,7 @@ PTGO_KERNEL int cpp_fused_index_select_2(void *const *ptrs, const int64_t *ints,
 
 /* cpp_fused_iota_3
  * graph nodes: io
- * ptrs[0] out buf8 i64[s0]
+ * ptrs[0] out buf0 i64[s0]
  */
 PTGO_KERNEL int cpp_fused_iota_3(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -120,8 +120,8 @@ PTGO_KERNEL int cpp_fused_iota_3(void *const *ptrs, const int64_t *ints, const d
     #pragma omp simd
     for (int64_t i0 = 0; i0 < (sz0); i0++) {
         int64_t t0 = (int64_t)(2*i0);
-        int64_t v_buf8 = t0;
-        out_ptr0[i0] = v_buf8;
+        int64_t v_buf0 = t0;
+        out_ptr0[i0] = v_buf0;
     }
     return 0;
 }
@@ -129,7 +129,7 @@ PTGO_KERNEL int cpp_fused_iota_3(void *const *ptrs, const int64_t *ints, const d
 /* cpp_cumsum_4
  * graph nodes: cs
  * ptrs[0] in buf0 f32[s0,4]
- * ptrs[1] out buf11 f32[s0,4]
+ * ptrs[1] out buf1 f32[s0,4]
  */
 PTGO_KERNEL int cpp_cumsum_4(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -152,8 +152,8 @@ PTGO_KERNEL int cpp_cumsum_4(void *const *ptrs, const int64_t *ints, const doubl
 
 /* cpp_full_add_cumprod_5
  * graph nodes: fl, ad, cp
- * ptrs[0] in buf1 f32[s0,3]
- * ptrs[1] out buf12 f32[s0,3]
+ * ptrs[0] in buf0 f32[s0,3]
+ * ptrs[1] out buf1 f32[s0,3]
  */
 PTGO_KERNEL int cpp_full_add_cumprod_5(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {

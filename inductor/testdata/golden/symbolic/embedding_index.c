@@ -4,7 +4,7 @@
  * graph nodes: e, t
  * ptrs[0] in buf0 f32[50,8]
  * ptrs[1] in buf1 i64[s0,s1]
- * ptrs[2] out buf5 f32[s0,s1,8]
+ * ptrs[2] out buf2 f32[s0,s1,8]
  */
 PTGO_KERNEL int cpp_fused_index_tanh_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -29,8 +29,8 @@ PTGO_KERNEL int cpp_fused_index_tanh_0(void *const *ptrs, const int64_t *ints, c
                     int64_t t2 = (uint64_t)t1 < 50ULL ? t1 : 0;
                     float t3 = in_ptr0[i2 + 8*t2];
                     float t4 = tanhf(t3);
-                    float v_buf5 = t4;
-                    out_ptr0[8*i0*sz1 + 8*i1 + i2] = v_buf5;
+                    float v_buf2 = t4;
+                    out_ptr0[8*i0*sz1 + 8*i1 + i2] = v_buf2;
                 }
             }
         }
@@ -45,8 +45,8 @@ PTGO_KERNEL int cpp_fused_index_tanh_0(void *const *ptrs, const int64_t *ints, c
                     int64_t t7 = (uint64_t)t6 < 50ULL ? t6 : 0;
                     float t8 = in_ptr0[i2 + 8*t7];
                     float t9 = tanhf(t8);
-                    float v_buf5 = t9;
-                    out_ptr0[8*i0*sz1 + 8*i1 + i2] = v_buf5;
+                    float v_buf2 = t9;
+                    out_ptr0[8*i0*sz1 + 8*i1 + i2] = v_buf2;
                 }
             }
         }
@@ -56,9 +56,9 @@ PTGO_KERNEL int cpp_fused_index_tanh_0(void *const *ptrs, const int64_t *ints, c
 
 /* cpp_fused_index_1
  * graph nodes: c
- * ptrs[0] in buf2 f32[s0,6]
- * ptrs[1] in buf3 i64[4]
- * ptrs[2] out buf6 f32[s0,4]
+ * ptrs[0] in buf0 f32[s0,6]
+ * ptrs[1] in buf1 i64[4]
+ * ptrs[2] out buf2 f32[s0,4]
  */
 PTGO_KERNEL int cpp_fused_index_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -78,8 +78,8 @@ PTGO_KERNEL int cpp_fused_index_1(void *const *ptrs, const int64_t *ints, const 
             ptgo_oob |= (uint64_t)t1 >= 6ULL;
             int64_t t2 = (uint64_t)t1 < 6ULL ? t1 : 0;
             float t3 = in_ptr0[6*i0 + t2];
-            float v_buf6 = t3;
-            out_ptr0[4*i0 + i1] = v_buf6;
+            float v_buf2 = t3;
+            out_ptr0[4*i0 + i1] = v_buf2;
         }
     }
     return ptgo_oob;

@@ -4,7 +4,7 @@
 /* cpp_fused_exp_0
  * graph nodes: e
  * ptrs[0] in buf0 f32[s0,s1,8]
- * ptrs[1] out buf3 f32[s0,s1,8]
+ * ptrs[1] out buf1 f32[s0,s1,8]
  */
 PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -20,16 +20,16 @@ PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const do
         for (int64_t i0 = 0; i0 < (8*sz0*sz1); i0++) {
             float t0 = in_ptr0[i0];
             float t1 = expf(t0);
-            float v_buf3 = t1;
-            out_ptr0[i0] = v_buf3;
+            float v_buf1 = t1;
+            out_ptr0[i0] = v_buf1;
         }
     } else {
         #pragma omp simd
         for (int64_t i0 = 0; i0 < (8*sz0*sz1); i0++) {
             float t2 = in_ptr0[i0];
             float t3 = expf(t2);
-            float v_buf3 = t3;
-            out_ptr0[i0] = v_buf3;
+            float v_buf1 = t3;
+            out_ptr0[i0] = v_buf1;
         }
     }
     return 0;
@@ -37,8 +37,8 @@ PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const do
 
 /* cpp_fused_tanh_1
  * graph nodes: r
- * ptrs[0] in buf5 f32[s0*s1,4]
- * ptrs[1] out buf7 f32[s0,s1,4]
+ * ptrs[0] in buf0 f32[s0*s1,4]
+ * ptrs[1] out buf1 f32[s0,s1,4]
  */
 PTGO_KERNEL int cpp_fused_tanh_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -54,16 +54,16 @@ PTGO_KERNEL int cpp_fused_tanh_1(void *const *ptrs, const int64_t *ints, const d
         for (int64_t i0 = 0; i0 < (4*sz0*sz1); i0++) {
             float t0 = in_ptr0[i0];
             float t1 = tanhf(t0);
-            float v_buf7 = t1;
-            out_ptr0[i0] = v_buf7;
+            float v_buf1 = t1;
+            out_ptr0[i0] = v_buf1;
         }
     } else {
         #pragma omp simd
         for (int64_t i0 = 0; i0 < (4*sz0*sz1); i0++) {
             float t2 = in_ptr0[i0];
             float t3 = tanhf(t2);
-            float v_buf7 = t3;
-            out_ptr0[i0] = v_buf7;
+            float v_buf1 = t3;
+            out_ptr0[i0] = v_buf1;
         }
     }
     return 0;
@@ -71,8 +71,8 @@ PTGO_KERNEL int cpp_fused_tanh_1(void *const *ptrs, const int64_t *ints, const d
 
 /* cpp_fused_neg_2
  * graph nodes: n
- * ptrs[0] in buf2 f32[2,s1,8]
- * ptrs[1] out buf9 f32[2*s1,8]
+ * ptrs[0] in buf0 f32[2,s1,8]
+ * ptrs[1] out buf1 f32[2*s1,8]
  */
 PTGO_KERNEL int cpp_fused_neg_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -86,8 +86,8 @@ PTGO_KERNEL int cpp_fused_neg_2(void *const *ptrs, const int64_t *ints, const do
     for (int64_t i0 = 0; i0 < (16*sz1); i0++) {
         float t0 = in_ptr0[i0];
         float t1 = (-t0);
-        float v_buf9 = t1;
-        out_ptr0[i0] = v_buf9;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
@@ -95,7 +95,7 @@ PTGO_KERNEL int cpp_fused_neg_2(void *const *ptrs, const int64_t *ints, const do
 /* cpp_fused_sum_3
  * graph nodes: t
  * ptrs[0] in buf0 f32[s0,s1,8]
- * ptrs[1] out buf11 f32[]
+ * ptrs[1] out buf1 f32[]
  */
 PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -108,30 +108,30 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
     (void)nthreads;
     if ((8*sz0*sz1) >= 65536) {
         {
-            float v_buf11;
+            float v_buf1;
             {
-                double acc_buf11 = 0;
-                #pragma omp parallel for simd num_threads(nthreads) schedule(static) reduction(+:acc_buf11)
+                double acc_buf1 = 0;
+                #pragma omp parallel for simd num_threads(nthreads) schedule(static) reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < (8*sz0*sz1); r0++) {
                     float t0 = in_ptr0[r0];
-                    acc_buf11 += (double)t0;
+                    acc_buf1 += (double)t0;
                 }
-                v_buf11 = (float)(acc_buf11);
-                out_ptr0[0] = v_buf11;
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[0] = v_buf1;
             }
         }
     } else {
         {
-            float v_buf11;
+            float v_buf1;
             {
-                double acc_buf11 = 0;
-                #pragma omp simd reduction(+:acc_buf11)
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < (8*sz0*sz1); r0++) {
                     float t1 = in_ptr0[r0];
-                    acc_buf11 += (double)t1;
+                    acc_buf1 += (double)t1;
                 }
-                v_buf11 = (float)(acc_buf11);
-                out_ptr0[0] = v_buf11;
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[0] = v_buf1;
             }
         }
     }

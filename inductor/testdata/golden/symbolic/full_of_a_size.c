@@ -2,8 +2,8 @@
 
 /* cpp_fused_full_div_convert_mul_0
  * graph nodes: n1, n, c, cf, y
- * ptrs[0] in buf0 f32[s0,3]
- * ptrs[1] out buf5 f32[s0,3]
+ * ptrs[0] in buf1 f32[s0,3]
+ * ptrs[1] out buf2 f32[s0,3]
  */
 PTGO_KERNEL int cpp_fused_full_div_convert_mul_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -20,11 +20,11 @@ PTGO_KERNEL int cpp_fused_full_div_convert_mul_0(void *const *ptrs, const int64_
         double t3 = ((t2 == 0) ? (double)0 : (double)t2);
         double t4 = (t1 / t3);
         float t5 = (float)t4;
-        float v_buf4 = t5;
+        float v_buf0 = t5;
         #pragma omp simd
         for (int64_t j0 = 0; j0 < (3*sz0); j0++) {
             float t6 = in_ptr0[j0];
-            float t7 = (t6 * v_buf4);
+            float t7 = (t6 * v_buf0);
             out_ptr0[j0] = t7;
         }
     }

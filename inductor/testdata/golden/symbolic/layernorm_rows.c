@@ -2,10 +2,10 @@
 
 /* cpp_fused_sum_div_sub_mul_add_rsqrt_0
  * graph nodes: s, mu, d, sq, v, var, ve, r, n, nw, out
- * ptrs[0] in buf0 f32[s0,96]
- * ptrs[1] in buf1 f32[96]
- * ptrs[2] in buf2 f32[96]
- * ptrs[3] out buf13 f32[s0,96]
+ * ptrs[0] in buf4 f32[s0,96]
+ * ptrs[1] in buf5 f32[96]
+ * ptrs[2] in buf6 f32[96]
+ * ptrs[3] out buf7 f32[s0,96]
  */
 PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -20,39 +20,39 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
     if ((290*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            float v_buf3;
+            float v_buf0;
             {
-                double acc_buf3 = 0;
-                #pragma omp simd reduction(+:acc_buf3)
+                double acc_buf0 = 0;
+                #pragma omp simd reduction(+:acc_buf0)
                 for (int64_t r0 = 0; r0 < 96; r0++) {
                     float t0 = in_ptr0[96*i0 + r0];
-                    acc_buf3 += (double)t0;
+                    acc_buf0 += (double)t0;
                 }
-                v_buf3 = (float)(acc_buf3);
+                v_buf0 = (float)(acc_buf0);
             }
-            float t1 = (v_buf3 / 96.0f);
-            float v_buf4 = t1;
-            float v_buf7;
+            float t1 = (v_buf0 / 96.0f);
+            float v_buf1 = t1;
+            float v_buf2;
             {
-                double acc_buf7 = 0;
-                #pragma omp simd reduction(+:acc_buf7)
+                double acc_buf2 = 0;
+                #pragma omp simd reduction(+:acc_buf2)
                 for (int64_t r0 = 0; r0 < 96; r0++) {
                     float t2 = in_ptr0[96*i0 + r0];
-                    float t3 = (t2 - v_buf4);
+                    float t3 = (t2 - v_buf1);
                     float t4 = (t3 * t3);
-                    acc_buf7 += (double)t4;
+                    acc_buf2 += (double)t4;
                 }
-                v_buf7 = (float)(acc_buf7);
+                v_buf2 = (float)(acc_buf2);
             }
-            float t5 = (v_buf7 / 96.0f);
+            float t5 = (v_buf2 / 96.0f);
             float t6 = (t5 + 1e-05f);
             float t7 = (1.0f / sqrtf(t6));
-            float v_buf10 = t7;
+            float v_buf3 = t7;
             #pragma omp simd
             for (int64_t j0 = 0; j0 < 96; j0++) {
                 float t8 = in_ptr0[96*i0 + j0];
-                float t9 = (t8 - v_buf4);
-                float t10 = (t9 * v_buf10);
+                float t9 = (t8 - v_buf1);
+                float t10 = (t9 * v_buf3);
                 float t11 = in_ptr1[j0];
                 float t12 = (t10 * t11);
                 float t13 = in_ptr2[j0];
@@ -62,39 +62,39 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
         }
     } else {
         for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            float v_buf3;
+            float v_buf0;
             {
-                double acc_buf3 = 0;
-                #pragma omp simd reduction(+:acc_buf3)
+                double acc_buf0 = 0;
+                #pragma omp simd reduction(+:acc_buf0)
                 for (int64_t r0 = 0; r0 < 96; r0++) {
                     float t15 = in_ptr0[96*i0 + r0];
-                    acc_buf3 += (double)t15;
+                    acc_buf0 += (double)t15;
                 }
-                v_buf3 = (float)(acc_buf3);
+                v_buf0 = (float)(acc_buf0);
             }
-            float t16 = (v_buf3 / 96.0f);
-            float v_buf4 = t16;
-            float v_buf7;
+            float t16 = (v_buf0 / 96.0f);
+            float v_buf1 = t16;
+            float v_buf2;
             {
-                double acc_buf7 = 0;
-                #pragma omp simd reduction(+:acc_buf7)
+                double acc_buf2 = 0;
+                #pragma omp simd reduction(+:acc_buf2)
                 for (int64_t r0 = 0; r0 < 96; r0++) {
                     float t17 = in_ptr0[96*i0 + r0];
-                    float t18 = (t17 - v_buf4);
+                    float t18 = (t17 - v_buf1);
                     float t19 = (t18 * t18);
-                    acc_buf7 += (double)t19;
+                    acc_buf2 += (double)t19;
                 }
-                v_buf7 = (float)(acc_buf7);
+                v_buf2 = (float)(acc_buf2);
             }
-            float t20 = (v_buf7 / 96.0f);
+            float t20 = (v_buf2 / 96.0f);
             float t21 = (t20 + 1e-05f);
             float t22 = (1.0f / sqrtf(t21));
-            float v_buf10 = t22;
+            float v_buf3 = t22;
             #pragma omp simd
             for (int64_t j0 = 0; j0 < 96; j0++) {
                 float t23 = in_ptr0[96*i0 + j0];
-                float t24 = (t23 - v_buf4);
-                float t25 = (t24 * v_buf10);
+                float t24 = (t23 - v_buf1);
+                float t25 = (t24 * v_buf3);
                 float t26 = in_ptr1[j0];
                 float t27 = (t25 * t26);
                 float t28 = in_ptr2[j0];

@@ -2,9 +2,9 @@
 
 /* cpp_fused_sum_div_sub_mul_add_rsqrt_0
  * graph nodes: s, mu, d, sq, v, var, ve, r, n, out
- * ptrs[0] in buf0 f32[s0,s1]
- * ptrs[1] in buf1 f32[s1]
- * ptrs[2] out buf11 f32[s0,s1]
+ * ptrs[0] in buf4 f32[s0,s1]
+ * ptrs[1] in buf5 f32[s1]
+ * ptrs[2] out buf6 f32[s0,s1]
  */
 PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -19,41 +19,41 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
     if ((2*sz0 + 3*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < (sz0); i0++) {
+            float v_buf0;
+            {
+                double acc_buf0 = 0;
+                #pragma omp simd reduction(+:acc_buf0)
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t0 = in_ptr0[i0*sz1 + r0];
+                    acc_buf0 += (double)t0;
+                }
+                v_buf0 = (float)(acc_buf0);
+            }
+            int64_t t1 = (int64_t)(sz1);
+            float t2 = ((t1 == 0) ? (float)0 : (float)t1);
+            float t3 = (v_buf0 / t2);
+            float v_buf1 = t3;
             float v_buf2;
             {
                 double acc_buf2 = 0;
                 #pragma omp simd reduction(+:acc_buf2)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
-                    float t0 = in_ptr0[i0*sz1 + r0];
-                    acc_buf2 += (double)t0;
+                    float t4 = in_ptr0[i0*sz1 + r0];
+                    float t5 = (t4 - v_buf1);
+                    float t6 = (t5 * t5);
+                    acc_buf2 += (double)t6;
                 }
                 v_buf2 = (float)(acc_buf2);
             }
-            int64_t t1 = (int64_t)(sz1);
-            float t2 = ((t1 == 0) ? (float)0 : (float)t1);
-            float t3 = (v_buf2 / t2);
-            float v_buf3 = t3;
-            float v_buf6;
-            {
-                double acc_buf6 = 0;
-                #pragma omp simd reduction(+:acc_buf6)
-                for (int64_t r0 = 0; r0 < (sz1); r0++) {
-                    float t4 = in_ptr0[i0*sz1 + r0];
-                    float t5 = (t4 - v_buf3);
-                    float t6 = (t5 * t5);
-                    acc_buf6 += (double)t6;
-                }
-                v_buf6 = (float)(acc_buf6);
-            }
-            float t7 = (v_buf6 / t2);
+            float t7 = (v_buf2 / t2);
             float t8 = (t7 + 1e-05f);
             float t9 = (1.0f / sqrtf(t8));
-            float v_buf9 = t9;
+            float v_buf3 = t9;
             #pragma omp simd
             for (int64_t j0 = 0; j0 < (sz1); j0++) {
                 float t10 = in_ptr0[i0*sz1 + j0];
-                float t11 = (t10 - v_buf3);
-                float t12 = (t11 * v_buf9);
+                float t11 = (t10 - v_buf1);
+                float t12 = (t11 * v_buf3);
                 float t13 = in_ptr1[j0];
                 float t14 = (t12 * t13);
                 out_ptr0[i0*sz1 + j0] = t14;
@@ -61,41 +61,41 @@ PTGO_KERNEL int cpp_fused_sum_div_sub_mul_add_rsqrt_0(void *const *ptrs, const i
         }
     } else {
         for (int64_t i0 = 0; i0 < (sz0); i0++) {
+            float v_buf0;
+            {
+                double acc_buf0 = 0;
+                #pragma omp simd reduction(+:acc_buf0)
+                for (int64_t r0 = 0; r0 < (sz1); r0++) {
+                    float t15 = in_ptr0[i0*sz1 + r0];
+                    acc_buf0 += (double)t15;
+                }
+                v_buf0 = (float)(acc_buf0);
+            }
+            int64_t t16 = (int64_t)(sz1);
+            float t17 = ((t16 == 0) ? (float)0 : (float)t16);
+            float t18 = (v_buf0 / t17);
+            float v_buf1 = t18;
             float v_buf2;
             {
                 double acc_buf2 = 0;
                 #pragma omp simd reduction(+:acc_buf2)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
-                    float t15 = in_ptr0[i0*sz1 + r0];
-                    acc_buf2 += (double)t15;
+                    float t19 = in_ptr0[i0*sz1 + r0];
+                    float t20 = (t19 - v_buf1);
+                    float t21 = (t20 * t20);
+                    acc_buf2 += (double)t21;
                 }
                 v_buf2 = (float)(acc_buf2);
             }
-            int64_t t16 = (int64_t)(sz1);
-            float t17 = ((t16 == 0) ? (float)0 : (float)t16);
-            float t18 = (v_buf2 / t17);
-            float v_buf3 = t18;
-            float v_buf6;
-            {
-                double acc_buf6 = 0;
-                #pragma omp simd reduction(+:acc_buf6)
-                for (int64_t r0 = 0; r0 < (sz1); r0++) {
-                    float t19 = in_ptr0[i0*sz1 + r0];
-                    float t20 = (t19 - v_buf3);
-                    float t21 = (t20 * t20);
-                    acc_buf6 += (double)t21;
-                }
-                v_buf6 = (float)(acc_buf6);
-            }
-            float t22 = (v_buf6 / t17);
+            float t22 = (v_buf2 / t17);
             float t23 = (t22 + 1e-05f);
             float t24 = (1.0f / sqrtf(t23));
-            float v_buf9 = t24;
+            float v_buf3 = t24;
             #pragma omp simd
             for (int64_t j0 = 0; j0 < (sz1); j0++) {
                 float t25 = in_ptr0[i0*sz1 + j0];
-                float t26 = (t25 - v_buf3);
-                float t27 = (t26 * v_buf9);
+                float t26 = (t25 - v_buf1);
+                float t27 = (t26 * v_buf3);
                 float t28 = in_ptr1[j0];
                 float t29 = (t27 * t28);
                 out_ptr0[i0*sz1 + j0] = t29;

@@ -3,10 +3,10 @@
 
 /* cpp_fused_addmm_add_0
  * graph nodes: am, s
- * ptrs[0] in buf2 f32[16]
- * ptrs[1] in buf3 f32[s0,16]
- * ptrs[2] in buf5 f32[s0,16]
- * ptrs[3] out buf7 f32[s0,16]
+ * ptrs[0] in buf0 f32[16]
+ * ptrs[1] in buf1 f32[s0,16]
+ * ptrs[2] in buf2 f32[s0,16]
+ * ptrs[3] out buf3 f32[s0,16]
  */
 PTGO_KERNEL int cpp_fused_addmm_add_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -26,8 +26,8 @@ PTGO_KERNEL int cpp_fused_addmm_add_0(void *const *ptrs, const int64_t *ints, co
             float t2 = (t0 + t1);
             float t3 = in_ptr1[16*i0 + i1];
             float t4 = (t2 + t3);
-            float v_buf7 = t4;
-            out_ptr0[16*i0 + i1] = v_buf7;
+            float v_buf3 = t4;
+            out_ptr0[16*i0 + i1] = v_buf3;
         }
     }
     return 0;

@@ -3,9 +3,9 @@
 
 /* cpp_fused_sub_tanh_0
  * graph nodes: ae, ta
- * ptrs[0] in buf5 f32[s0,32]
- * ptrs[1] in buf6 f32[s0,32]
- * ptrs[2] out buf8 f32[s0,32]
+ * ptrs[0] in buf0 f32[s0,32]
+ * ptrs[1] in buf1 f32[s0,32]
+ * ptrs[2] out buf2 f32[s0,32]
  */
 PTGO_KERNEL int cpp_fused_sub_tanh_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -22,16 +22,16 @@ PTGO_KERNEL int cpp_fused_sub_tanh_0(void *const *ptrs, const int64_t *ints, con
         float t1 = in_ptr1[i0];
         float t2 = (t0 - t1);
         float t3 = tanhf(t2);
-        float v_buf8 = t3;
-        out_ptr0[i0] = v_buf8;
+        float v_buf2 = t3;
+        out_ptr0[i0] = v_buf2;
     }
     return 0;
 }
 
 /* cpp_fused_tanh_1
  * graph nodes: tb
- * ptrs[0] in buf9 f32[s0,16]
- * ptrs[1] out buf10 f32[s0,16]
+ * ptrs[0] in buf0 f32[s0,16]
+ * ptrs[1] out buf1 f32[s0,16]
  */
 PTGO_KERNEL int cpp_fused_tanh_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -45,16 +45,16 @@ PTGO_KERNEL int cpp_fused_tanh_1(void *const *ptrs, const int64_t *ints, const d
     for (int64_t i0 = 0; i0 < (16*sz0); i0++) {
         float t0 = in_ptr0[i0];
         float t1 = tanhf(t0);
-        float v_buf10 = t1;
-        out_ptr0[i0] = v_buf10;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
 
 /* cpp_fused_tanh_2
  * graph nodes: tc
- * ptrs[0] in buf11 f32[s0,32]
- * ptrs[1] out buf12 f32[s0,32]
+ * ptrs[0] in buf0 f32[s0,32]
+ * ptrs[1] out buf1 f32[s0,32]
  */
 PTGO_KERNEL int cpp_fused_tanh_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -68,8 +68,8 @@ PTGO_KERNEL int cpp_fused_tanh_2(void *const *ptrs, const int64_t *ints, const d
     for (int64_t i0 = 0; i0 < (32*sz0); i0++) {
         float t0 = in_ptr0[i0];
         float t1 = tanhf(t0);
-        float v_buf12 = t1;
-        out_ptr0[i0] = v_buf12;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }

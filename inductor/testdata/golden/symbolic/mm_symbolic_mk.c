@@ -3,9 +3,9 @@
 
 /* cpp_fused_addmm_tanh_0
  * graph nodes: am, g
- * ptrs[0] in buf2 f32[24]
- * ptrs[1] in buf4 f32[s0,24]
- * ptrs[2] out buf6 f32[s0,24]
+ * ptrs[0] in buf0 f32[24]
+ * ptrs[1] in buf1 f32[s0,24]
+ * ptrs[2] out buf2 f32[s0,24]
  */
 PTGO_KERNEL int cpp_fused_addmm_tanh_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -23,8 +23,8 @@ PTGO_KERNEL int cpp_fused_addmm_tanh_0(void *const *ptrs, const int64_t *ints, c
             float t1 = in_ptr0[i1];
             float t2 = (t0 + t1);
             float t3 = tanhf(t2);
-            float v_buf6 = t3;
-            out_ptr0[24*i0 + i1] = v_buf6;
+            float v_buf2 = t3;
+            out_ptr0[24*i0 + i1] = v_buf2;
         }
     }
     return 0;

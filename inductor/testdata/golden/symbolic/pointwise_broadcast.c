@@ -2,8 +2,8 @@
 
 /* cpp_fused_exp_0
  * graph nodes: e
- * ptrs[0] in buf1 f32[64]
- * ptrs[1] out buf2 f32[64]
+ * ptrs[0] in buf0 f32[64]
+ * ptrs[1] out buf1 f32[64]
  */
 PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -16,8 +16,8 @@ PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const do
     for (int64_t i0 = 0; i0 < 64; i0++) {
         float t0 = in_ptr0[i0];
         float t1 = expf(t0);
-        float v_buf2 = t1;
-        out_ptr0[i0] = v_buf2;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }
@@ -25,8 +25,8 @@ PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const do
 /* cpp_fused_mul_tanh_add_1
  * graph nodes: y, z, w
  * ptrs[0] in buf0 f32[s0,64]
- * ptrs[1] in buf2 f32[64]
- * ptrs[2] out buf5 f32[s0,64]
+ * ptrs[1] in buf1 f32[64]
+ * ptrs[2] out buf2 f32[s0,64]
  */
 PTGO_KERNEL int cpp_fused_mul_tanh_add_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -47,8 +47,8 @@ PTGO_KERNEL int cpp_fused_mul_tanh_add_1(void *const *ptrs, const int64_t *ints,
                 float t2 = (t0 * t1);
                 float t3 = tanhf(t2);
                 float t4 = (t3 + 1.5f);
-                float v_buf5 = t4;
-                out_ptr0[64*i0 + i1] = v_buf5;
+                float v_buf2 = t4;
+                out_ptr0[64*i0 + i1] = v_buf2;
             }
         }
     } else {
@@ -60,8 +60,8 @@ PTGO_KERNEL int cpp_fused_mul_tanh_add_1(void *const *ptrs, const int64_t *ints,
                 float t7 = (t5 * t6);
                 float t8 = tanhf(t7);
                 float t9 = (t8 + 1.5f);
-                float v_buf5 = t9;
-                out_ptr0[64*i0 + i1] = v_buf5;
+                float v_buf2 = t9;
+                out_ptr0[64*i0 + i1] = v_buf2;
             }
         }
     }

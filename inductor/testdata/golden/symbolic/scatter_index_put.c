@@ -3,8 +3,8 @@
 /* cpp_fused_scatter_index_put_0
  * graph nodes: s, p
  * ptrs[0] in buf0 f32[s0,6]
- * ptrs[1] out buf5 f32[s0,6]
- * ptrs[2] out buf7 f32[s0,6]
+ * ptrs[1] out buf1 f32[s0,6]
+ * ptrs[2] out buf2 f32[s0,6]
  */
 PTGO_KERNEL int cpp_fused_scatter_index_put_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -18,19 +18,19 @@ PTGO_KERNEL int cpp_fused_scatter_index_put_0(void *const *ptrs, const int64_t *
     #pragma omp simd
     for (int64_t i0 = 0; i0 < (6*sz0); i0++) {
         float t0 = in_ptr0[i0];
-        float v_buf5 = t0;
-        out_ptr0[i0] = v_buf5;
-        float v_buf7 = t0;
-        out_ptr1[i0] = v_buf7;
+        float v_buf1 = t0;
+        out_ptr0[i0] = v_buf1;
+        float v_buf2 = t0;
+        out_ptr1[i0] = v_buf2;
     }
     return 0;
 }
 
 /* cpp_fused_scatter_1
  * graph nodes: s
- * ptrs[0] in buf1 i64[s0,2]
- * ptrs[1] in buf2 f32[s0,2]
- * ptrs[2] out buf5 f32[s0,6]
+ * ptrs[0] in buf0 i64[s0,2]
+ * ptrs[1] in buf1 f32[s0,2]
+ * ptrs[2] out buf2 f32[s0,6]
  */
 PTGO_KERNEL int cpp_fused_scatter_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -57,9 +57,9 @@ PTGO_KERNEL int cpp_fused_scatter_1(void *const *ptrs, const int64_t *ints, cons
 
 /* cpp_fused_index_put_2
  * graph nodes: p
- * ptrs[0] in buf3 i64[3]
- * ptrs[1] in buf4 f32[s0,3]
- * ptrs[2] out buf7 f32[s0,6]
+ * ptrs[0] in buf0 i64[3]
+ * ptrs[1] in buf1 f32[s0,3]
+ * ptrs[2] out buf2 f32[s0,6]
  */
 PTGO_KERNEL int cpp_fused_index_put_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {

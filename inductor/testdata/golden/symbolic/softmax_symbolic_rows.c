@@ -2,8 +2,8 @@
 
 /* cpp_fused_amax_sub_exp_sum_div_0
  * graph nodes: m, d, e, s, o
- * ptrs[0] in buf0 f32[s0,s1]
- * ptrs[1] out buf5 f32[s0,s1]
+ * ptrs[0] in buf2 f32[s0,s1]
+ * ptrs[1] out buf3 f32[s0,s1]
  */
 PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -17,67 +17,67 @@ PTGO_KERNEL int cpp_fused_amax_sub_exp_sum_div_0(void *const *ptrs, const int64_
     if ((3*sz0*sz1) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            float v_buf1;
+            float v_buf0;
             {
-                float acc_buf1 = -INFINITY;
-                int nan_buf1 = 0;
-                #pragma omp simd reduction(max:acc_buf1) reduction(|:nan_buf1)
+                float acc_buf0 = -INFINITY;
+                int nan_buf0 = 0;
+                #pragma omp simd reduction(max:acc_buf0) reduction(|:nan_buf0)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t0 = in_ptr0[i0*sz1 + r0];
-                    acc_buf1 = t0 > acc_buf1 ? t0 : acc_buf1; nan_buf1 |= t0 != t0;
+                    acc_buf0 = t0 > acc_buf0 ? t0 : acc_buf0; nan_buf0 |= t0 != t0;
                 }
-                v_buf1 = (nan_buf1 ? NAN : acc_buf1);
+                v_buf0 = (nan_buf0 ? NAN : acc_buf0);
             }
-            float v_buf4;
+            float v_buf1;
             {
-                double acc_buf4 = 0;
-                #pragma omp simd reduction(+:acc_buf4)
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t1 = in_ptr0[i0*sz1 + r0];
-                    float t2 = (t1 - v_buf1);
+                    float t2 = (t1 - v_buf0);
                     float t3 = expf(t2);
                     out_ptr0[i0*sz1 + r0] = t3;
-                    acc_buf4 += (double)t3;
+                    acc_buf1 += (double)t3;
                 }
-                v_buf4 = (float)(acc_buf4);
+                v_buf1 = (float)(acc_buf1);
             }
             #pragma omp simd
             for (int64_t j0 = 0; j0 < (sz1); j0++) {
                 float t4 = out_ptr0[i0*sz1 + j0];
-                float t5 = (t4 / v_buf4);
+                float t5 = (t4 / v_buf1);
                 out_ptr0[i0*sz1 + j0] = t5;
             }
         }
     } else {
         for (int64_t i0 = 0; i0 < (sz0); i0++) {
-            float v_buf1;
+            float v_buf0;
             {
-                float acc_buf1 = -INFINITY;
-                int nan_buf1 = 0;
-                #pragma omp simd reduction(max:acc_buf1) reduction(|:nan_buf1)
+                float acc_buf0 = -INFINITY;
+                int nan_buf0 = 0;
+                #pragma omp simd reduction(max:acc_buf0) reduction(|:nan_buf0)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t6 = in_ptr0[i0*sz1 + r0];
-                    acc_buf1 = t6 > acc_buf1 ? t6 : acc_buf1; nan_buf1 |= t6 != t6;
+                    acc_buf0 = t6 > acc_buf0 ? t6 : acc_buf0; nan_buf0 |= t6 != t6;
                 }
-                v_buf1 = (nan_buf1 ? NAN : acc_buf1);
+                v_buf0 = (nan_buf0 ? NAN : acc_buf0);
             }
-            float v_buf4;
+            float v_buf1;
             {
-                double acc_buf4 = 0;
-                #pragma omp simd reduction(+:acc_buf4)
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t7 = in_ptr0[i0*sz1 + r0];
-                    float t8 = (t7 - v_buf1);
+                    float t8 = (t7 - v_buf0);
                     float t9 = expf(t8);
                     out_ptr0[i0*sz1 + r0] = t9;
-                    acc_buf4 += (double)t9;
+                    acc_buf1 += (double)t9;
                 }
-                v_buf4 = (float)(acc_buf4);
+                v_buf1 = (float)(acc_buf1);
             }
             #pragma omp simd
             for (int64_t j0 = 0; j0 < (sz1); j0++) {
                 float t10 = out_ptr0[i0*sz1 + j0];
-                float t11 = (t10 / v_buf4);
+                float t11 = (t10 / v_buf1);
                 out_ptr0[i0*sz1 + j0] = t11;
             }
         }

@@ -5,7 +5,7 @@
  * ptrs[0] in buf0 f32[s0,s1]
  * ptrs[1] in buf1 f32[s1,s0]
  * ptrs[2] out buf2 f32[s1,s0]
- * ptrs[3] out buf4 f32[s1,1,s0]
+ * ptrs[3] out buf3 f32[s1,1,s0]
  */
 PTGO_KERNEL int cpp_fused_add_neg_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -29,8 +29,8 @@ PTGO_KERNEL int cpp_fused_add_neg_0(void *const *ptrs, const int64_t *ints, cons
                 float v_buf2 = t2;
                 out_ptr0[i0*sz0 + i1] = v_buf2;
                 float t3 = (-t1);
-                float v_buf4 = t3;
-                out_ptr1[i0*sz0 + i1] = v_buf4;
+                float v_buf3 = t3;
+                out_ptr1[i0*sz0 + i1] = v_buf3;
             }
         }
     } else {
@@ -43,8 +43,8 @@ PTGO_KERNEL int cpp_fused_add_neg_0(void *const *ptrs, const int64_t *ints, cons
                 float v_buf2 = t6;
                 out_ptr0[i0*sz0 + i1] = v_buf2;
                 float t7 = (-t5);
-                float v_buf4 = t7;
-                out_ptr1[i0*sz0 + i1] = v_buf4;
+                float v_buf3 = t7;
+                out_ptr1[i0*sz0 + i1] = v_buf3;
             }
         }
     }
@@ -53,8 +53,8 @@ PTGO_KERNEL int cpp_fused_add_neg_0(void *const *ptrs, const int64_t *ints, cons
 
 /* cpp_fused_exp_1
  * graph nodes: e
- * ptrs[0] in buf2 f32[s1,s0]
- * ptrs[1] out buf3 f32[s0,s1]
+ * ptrs[0] in buf0 f32[s1,s0]
+ * ptrs[1] out buf1 f32[s0,s1]
  */
 PTGO_KERNEL int cpp_fused_exp_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -72,8 +72,8 @@ PTGO_KERNEL int cpp_fused_exp_1(void *const *ptrs, const int64_t *ints, const do
             for (int64_t i1 = 0; i1 < (sz1); i1++) {
                 float t0 = in_ptr0[i0 + i1*sz0];
                 float t1 = expf(t0);
-                float v_buf3 = t1;
-                out_ptr0[i0*sz1 + i1] = v_buf3;
+                float v_buf1 = t1;
+                out_ptr0[i0*sz1 + i1] = v_buf1;
             }
         }
     } else {
@@ -82,8 +82,8 @@ PTGO_KERNEL int cpp_fused_exp_1(void *const *ptrs, const int64_t *ints, const do
             for (int64_t i1 = 0; i1 < (sz1); i1++) {
                 float t2 = in_ptr0[i0 + i1*sz0];
                 float t3 = expf(t2);
-                float v_buf3 = t3;
-                out_ptr0[i0*sz1 + i1] = v_buf3;
+                float v_buf1 = t3;
+                out_ptr0[i0*sz1 + i1] = v_buf1;
             }
         }
     }
@@ -93,7 +93,7 @@ PTGO_KERNEL int cpp_fused_exp_1(void *const *ptrs, const int64_t *ints, const do
 /* cpp_fused_mul_2
  * graph nodes: z
  * ptrs[0] in buf0 f32[s0,s1]
- * ptrs[1] out buf5 f32[s0,1]
+ * ptrs[1] out buf1 f32[s0,1]
  */
 PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -108,8 +108,8 @@ PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const do
     for (int64_t i0 = 0; i0 < (sz0); i0++) {
         float t0 = in_ptr0[i0*sz1];
         float t1 = (t0 * 2.0f);
-        float v_buf5 = t1;
-        out_ptr0[i0] = v_buf5;
+        float v_buf1 = t1;
+        out_ptr0[i0] = v_buf1;
     }
     return 0;
 }

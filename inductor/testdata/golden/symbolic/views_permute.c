@@ -63,7 +63,7 @@ PTGO_KERNEL int cpp_fused_exp_amax_0(void *const *ptrs, const int64_t *ints, con
 /* cpp_fused_neg_1
  * graph nodes: g
  * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf3 f32[64*s0]
+ * ptrs[1] out buf1 f32[64*s0]
  */
 PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -78,16 +78,16 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
         for (int64_t i0 = 0; i0 < (64*sz0); i0++) {
             float t0 = in_ptr0[i0];
             float t1 = (-t0);
-            float v_buf3 = t1;
-            out_ptr0[i0] = v_buf3;
+            float v_buf1 = t1;
+            out_ptr0[i0] = v_buf1;
         }
     } else {
         #pragma omp simd
         for (int64_t i0 = 0; i0 < (64*sz0); i0++) {
             float t2 = in_ptr0[i0];
             float t3 = (-t2);
-            float v_buf3 = t3;
-            out_ptr0[i0] = v_buf3;
+            float v_buf1 = t3;
+            out_ptr0[i0] = v_buf1;
         }
     }
     return 0;
@@ -96,7 +96,7 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
 /* cpp_fused_mul_2
  * graph nodes: sq
  * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf4 f32[s0,32]
+ * ptrs[1] out buf1 f32[s0,32]
  */
 PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -111,8 +111,8 @@ PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const do
         for (int64_t i1 = 0; i1 < 32; i1++) {
             float t0 = in_ptr0[64*i0 + i1 + 8];
             float t1 = (t0 * t0);
-            float v_buf4 = t1;
-            out_ptr0[32*i0 + i1] = v_buf4;
+            float v_buf1 = t1;
+            out_ptr0[32*i0 + i1] = v_buf1;
         }
     }
     return 0;
@@ -121,7 +121,7 @@ PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const do
 /* cpp_fused_sum_3
  * graph nodes: rs
  * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf5 f32[4*s0]
+ * ptrs[1] out buf1 f32[4*s0]
  */
 PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -134,30 +134,30 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
     if ((64*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < (4*sz0); i0++) {
-            float v_buf5;
+            float v_buf1;
             {
-                double acc_buf5 = 0;
-                #pragma omp simd reduction(+:acc_buf5)
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < 16; r0++) {
                     float t0 = in_ptr0[16*i0 + r0];
-                    acc_buf5 += (double)t0;
+                    acc_buf1 += (double)t0;
                 }
-                v_buf5 = (float)(acc_buf5);
-                out_ptr0[i0] = v_buf5;
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[i0] = v_buf1;
             }
         }
     } else {
         for (int64_t i0 = 0; i0 < (4*sz0); i0++) {
-            float v_buf5;
+            float v_buf1;
             {
-                double acc_buf5 = 0;
-                #pragma omp simd reduction(+:acc_buf5)
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < 16; r0++) {
                     float t1 = in_ptr0[16*i0 + r0];
-                    acc_buf5 += (double)t1;
+                    acc_buf1 += (double)t1;
                 }
-                v_buf5 = (float)(acc_buf5);
-                out_ptr0[i0] = v_buf5;
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[i0] = v_buf1;
             }
         }
     }
@@ -167,7 +167,7 @@ PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const do
 /* cpp_fused_sum_4
  * graph nodes: ts
  * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf6 f32[32]
+ * ptrs[1] out buf1 f32[32]
  */
 PTGO_KERNEL int cpp_fused_sum_4(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
@@ -180,30 +180,30 @@ PTGO_KERNEL int cpp_fused_sum_4(void *const *ptrs, const int64_t *ints, const do
     if ((64*sz0) >= 65536) {
         #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < 32; i0++) {
-            float v_buf6;
+            float v_buf1;
             {
-                double acc_buf6 = 0;
-                #pragma omp simd reduction(+:acc_buf6)
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < (2*sz0); r0++) {
                     float t0 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
-                    acc_buf6 += (double)t0;
+                    acc_buf1 += (double)t0;
                 }
-                v_buf6 = (float)(acc_buf6);
-                out_ptr0[i0] = v_buf6;
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[i0] = v_buf1;
             }
         }
     } else {
         for (int64_t i0 = 0; i0 < 32; i0++) {
-            float v_buf6;
+            float v_buf1;
             {
-                double acc_buf6 = 0;
-                #pragma omp simd reduction(+:acc_buf6)
+                double acc_buf1 = 0;
+                #pragma omp simd reduction(+:acc_buf1)
                 for (int64_t r0 = 0; r0 < (2*sz0); r0++) {
                     float t1 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
-                    acc_buf6 += (double)t1;
+                    acc_buf1 += (double)t1;
                 }
-                v_buf6 = (float)(acc_buf6);
-                out_ptr0[i0] = v_buf6;
+                v_buf1 = (float)(acc_buf1);
+                out_ptr0[i0] = v_buf1;
             }
         }
     }
