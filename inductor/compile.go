@@ -157,7 +157,7 @@ func Compile(g *fxgraph.Graph, opts Options) (_ *Compiled, err error) {
 				return nil, err
 			}
 		}
-		c.Library, err = comp.Compile(ctx, kernels.Source{Name: "graph_" + g.Name, Text: c.Source.Text})
+		c.Library, err = comp.Compile(ctx, kernels.Source{Name: "graph_" + g.Name, Text: c.Source.Text, Parts: c.Source.Parts})
 		if err != nil {
 			return nil, fmt.Errorf("inductor: compiling the kernels of graph %s: %w", g.Name, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +25,13 @@ type Source struct {
 	// ExtraFlags are added after the standard flags (-DNAME=1, -fno-…); they
 	// are part of the cache key. Output and mode flags are refused.
 	ExtraFlags []string
+	// Parts, when there are two or more, are translation units that together
+	// make the library Text describes (each starts with Header; Text stays the
+	// whole unit, kept beside the library for reading): they compile to objects
+	// concurrently, within the compiler's job limit, and link into one library.
+	// A cold compile of a large graph then uses every core. They are the cache
+	// key in Text's place.
+	Parts []string
 }
 
 // Artifact is a compiled unit in the disk cache.
@@ -119,7 +128,14 @@ func (c *Compiler) key(src Source) (string, error) {
 	if err := checkExtraFlags(src.Name, src.ExtraFlags); err != nil {
 		return "", err
 	}
-	return cacheKey(c.tc.Version, c.isa.Name, c.keyFlags(src), src.Text), nil
+	text := src.Text
+	if len(src.Parts) > 1 {
+		text = "parts:" + strconv.Itoa(len(src.Parts))
+		for _, p := range src.Parts {
+			text += "\x00" + p
+		}
+	}
+	return cacheKey(c.tc.Version, c.isa.Name, c.keyFlags(src), text), nil
 }
 
 // compileFlags are the flags before the source file; libFlags follow it.
@@ -190,13 +206,29 @@ func (c *Compiler) compile(ctx context.Context, src Source, e entry) error {
 	tmp.Close()
 	defer os.Remove(tmpPath) // fails harmlessly once renamed
 
+	var objects []string
+	if len(src.Parts) > 1 {
+		var err error
+		if objects, err = c.compileParts(ctx, src, e); err != nil {
+			return err
+		}
+		defer func() {
+			for _, o := range objects {
+				os.Remove(o)
+			}
+		}()
+	}
 	select {
 	case c.jobs <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("kernels: waiting to compile %q: %w", src.Name, ctx.Err())
 	}
 	args := append(append([]string(nil), c.tc.Command[1:]...), c.compileFlags(src)...)
-	args = append(append(args, "-o", tmpPath, e.src()), libFlags...)
+	if objects != nil {
+		args = append(append(append(args, "-o", tmpPath), objects...), libFlags...)
+	} else {
+		args = append(append(args, "-o", tmpPath, e.src()), libFlags...)
+	}
 	cmd := exec.CommandContext(ctx, c.tc.Command[0], args...)
 	cmd.Env = compilerEnv()
 	var out bytes.Buffer
@@ -229,6 +261,53 @@ func (c *Compiler) compile(ctx context.Context, src Source, e entry) error {
 		c.logf("kernels: compiler output for %s:\n%s", src.Name, trimOutput(w))
 	}
 	return nil
+}
+
+// compileParts compiles src's parts to object files beside the entry, concurrently within the
+// job limit, and returns their paths (the caller links and removes them).
+func (c *Compiler) compileParts(ctx context.Context, src Source, e entry) ([]string, error) {
+	objects := make([]string, len(src.Parts))
+	errs := make([]error, len(src.Parts))
+	var wg sync.WaitGroup
+	for i, part := range src.Parts {
+		base := filepath.Join(e.shard, fmt.Sprintf(".tmp-%s-part%d-%d", e.key, i, os.Getpid()))
+		objects[i] = base + ".o"
+		wg.Go(func() {
+			defer os.Remove(base + ".c")
+			if err := os.WriteFile(base+".c", []byte(part), 0o600); err != nil {
+				errs[i] = fmt.Errorf("kernels: cannot write part %d of %q (%s): %v; check free space and permissions in %s", i, src.Name, base+".c", err, c.dir)
+				return
+			}
+			select {
+			case c.jobs <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = fmt.Errorf("kernels: waiting to compile %q: %w", src.Name, ctx.Err())
+				return
+			}
+			defer func() { <-c.jobs }()
+			args := append(append([]string(nil), c.tc.Command[1:]...), c.compileFlags(src)...)
+			args = append(args, "-c", "-o", objects[i], base+".c")
+			cmd := exec.CommandContext(ctx, c.tc.Command[0], args...)
+			cmd.Env = compilerEnv()
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				if ctx.Err() != nil {
+					errs[i] = fmt.Errorf("kernels: compiling %q stopped (%s): %w", src.Name, base+".c", ctx.Err())
+					return
+				}
+				errs[i] = &CompileError{Name: src.Name, SourcePath: e.src(), Command: append([]string{c.tc.Command[0]}, args...), Output: trimOutput(out.String()), Err: err}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, o := range objects {
+			os.Remove(o)
+		}
+		return nil, err
+	}
+	return objects, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
