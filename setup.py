@@ -23,6 +23,7 @@ def find_go():
 class BuildExt(build_ext):
     def run(self):
         super().run()
+        self.stamp_fast()
         if os.environ.get("PTGO_SKIP_GO_BUILD"):
             return
         out_dir = os.path.dirname(self.get_ext_fullpath("ptgo._C"))
@@ -35,6 +36,19 @@ class BuildExt(build_ext):
         header = os.path.splitext(lib)[0] + ".h"
         if os.path.exists(header):
             os.remove(header)
+
+    def stamp_fast(self):
+        """Writes the torch version ptgo._fast was built against beside it (_fast.torch): ptgo's
+        _native.fast() loads the extension only under that torch, since a libtorch C++ extension
+        built for another version aborts the process when imported."""
+        stamp = os.path.join(os.path.dirname(self.get_ext_fullpath("ptgo._fast")), "_fast.torch")
+        if not any(ext.name == "ptgo._fast" for ext in self.extensions):
+            if os.path.exists(stamp):
+                os.remove(stamp)
+            return
+        import torch
+        with open(stamp, "w") as f:
+            f.write(torch.__version__ + "\n")
 
 
 # What building against a torch's C++ API takes, by torch version (oldest first; a version

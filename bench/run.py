@@ -190,12 +190,13 @@ def compile_time(name, contestant, cache_dir):
         "steady = []\n"
         "for _ in range(3):\n"
         "    t0 = time.perf_counter(); step(c, a, g); steady.append(time.perf_counter() - t0)\n"
-        "print(first - min(steady))\n" % (HERE, os.path.join(HERE, "..", "python"), name, contestant)
+        "print(first - min(steady))\n" % (HERE, os.path.dirname(os.path.dirname(ptgo.__file__)), name, contestant)
     )
     env = dict(os.environ, PTGO_CACHE_DIR=os.path.join(cache_dir, "ptgo"),
                TORCHINDUCTOR_CACHE_DIR=os.path.join(cache_dir, "inductor"), TRITON_CACHE_DIR=os.path.join(cache_dir, "triton"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode != 0:
+        print("compile time of %s/%s failed: %s" % (name, contestant, out.stderr.strip()[-300:]), file=sys.stderr)
         return float("nan")
     return float(out.stdout.strip().splitlines()[-1])
 

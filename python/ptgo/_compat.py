@@ -7,6 +7,7 @@ that uses it. A table lists rows oldest first; a version uses the last row at or
 """
 import functools
 import sys
+import types
 
 import torch
 
@@ -82,8 +83,10 @@ def resolve_loaded(path):
         obj = mod
         try:
             for p in parts[i:]:
-                obj = getattr(obj, p)
-        except AttributeError:
+                # A module's own dict only: torch 2's module __getattr__ imports its lazy
+                # submodules (torch._dynamo: a second), which is what this function avoids.
+                obj = vars(obj)[p] if isinstance(obj, types.ModuleType) else getattr(obj, p)
+        except (AttributeError, KeyError):
             return None
         return obj
     return None
@@ -108,11 +111,9 @@ def dropout_draws_mt19937():
     eager's CPU dropout draws: its values and the generator's state after it, bit for bit
     (primtorch.DropoutDrawsMT19937). Probed under a generator of its own state, which is put
     back: sizes across the mt19937 block boundary, starting mid-block, two probabilities."""
-    try:
-        from . import _fast
-    except ImportError:
-        return False
-    if not hasattr(_fast, "bernoulli_mask"):
+    from . import _native
+    _fast = _native.fast()
+    if _fast is None or not hasattr(_fast, "bernoulli_mask"):
         return False
     state = torch.get_rng_state()
     try:

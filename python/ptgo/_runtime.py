@@ -13,7 +13,7 @@ import warnings
 
 import torch
 
-from . import _compat, _logging, config
+from . import _compat, _logging, _native, config
 from .exc import BackendCompilerFailed, Unsupported
 
 _init_lock = threading.Lock()
@@ -197,9 +197,8 @@ def ensure_initialized():
 
 def _enable_fast(_C):
     """Use ptgo._fast's C++ tensor checks when it is built and agrees with the attribute path."""
-    try:
-        from . import _fast
-    except ImportError:
+    _fast = _native.fast()
+    if _fast is None:
         return False
     _C.set_fast(_fast.api)
     # (no random tensors: the first compile must not advance the user's random stream)
@@ -762,10 +761,8 @@ def alias_checked(compiled, fallback, written, inputs, name):
     inputs = list(inputs)
     hinted = []
 
-    try:
-        from ._fast import bump_versions, written_overlap
-    except ImportError:
-        bump_versions = written_overlap = None
+    _fast = _native.fast()
+    bump_versions, written_overlap = (_fast.bump_versions, _fast.written_overlap) if _fast else (None, None)
 
     def overlap(args):
         """(i, j): written input i shares memory with input j; (i, -1): written input i is an
@@ -896,10 +893,9 @@ def _decode_plan(plan_json):
 def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
     """Builds the C++ runtime object (ptgo._fast.Graph) for a compiled graph's launch plan;
     rerun (torch_rerun) takes over when a kernel finds an index out of range."""
-    try:
-        from . import _fast
-    except ImportError:
-        raise RuntimeError("ptgo._fast is not built (it needs torch's C++ headers: libtorch-dev)") from None
+    _fast = _native.fast()
+    if _fast is None:
+        raise RuntimeError("ptgo._fast is not built for this torch (it needs torch's C++ headers: libtorch-dev)")
     plan, externs = _decode_plan(plan_json)
     from . import _C
 
