@@ -49,6 +49,11 @@ type torchBehavior struct {
 	// dropout draws its noise in the input's layout (empty_like, preserving it); 1.13 draws it
 	// contiguous whatever the input's strides (LEGACY_CONTIGUOUS_MEMORY_FORMAT; dDropout).
 	DropoutNoiseInInputLayout bool
+	// layer_norm of a float16/bfloat16 input gives what its decomposition computes (statistics
+	// in float32, one rounding of the float32 result, as 2.14's kernel does); 1.13's reduced-float
+	// kernel gives other values (up to several ulps, most elements), so there the call stays
+	// torch's (decomp dLayerNorm).
+	LayerNormReducedFloatOpmath bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -62,8 +67,8 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
-		DropoutNoiseInInputLayout: true,
-		ReducedFloatNamespace:     "c10::",
+		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true,
+		ReducedFloatNamespace: "c10::",
 	}},
 }
 

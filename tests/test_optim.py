@@ -45,6 +45,7 @@ OPTIMIZERS = {
     "adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-2),
     "rmsprop": lambda ps: torch.optim.RMSprop(ps, lr=1e-2, momentum=0.5),
     "adagrad": lambda ps: torch.optim.Adagrad(ps, lr=1e-1),
+    "adamax": lambda ps: torch.optim.Adamax(ps, lr=1e-2, weight_decay=1e-3),
 }
 
 
@@ -307,3 +308,21 @@ def test_two_copies_reading_each_other():
     ptgo.compile(f)(*args)
     for a, e in zip(args, expected):
         assert_same(a, e)
+
+
+@needs_capture
+def test_adamax_compiles_its_unsqueeze_(ptgo_log):
+    # Adamax's single-tensor step calls unsqueeze_ on a temporary (torch.cat of exp_inf and
+    # |grad| + eps): an in-place metadata change the decomposition follows (no graph runs with torch)
+    ptgo.set_logs("perf_hints")
+    m1, o1, m2, o2 = _pair(lambda ps: torch.optim.Adamax(ps, lr=1e-2, foreach=False))
+    step = ptgo.compile(o2.step)
+    x = torch.randn(8, 12)
+    for _ in range(4):
+        _grads((m1, m2), x)
+        o1.step()
+        step()
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        assert_same(p2, p1)
+    _same_state(o1, o2)
+    assert not [line for line in ptgo_log if "runs with torch" in line or "unsqueeze_ changes" in line], ptgo_log

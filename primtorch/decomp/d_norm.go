@@ -41,6 +41,9 @@ func dLayerNorm(c *ctx) (any, error) {
 	k := len(c.ints("normalized_shape"))
 	dims := allDims(len(m.Shape))[len(m.Shape)-k:]
 	cdt := opmath(m.DType)
+	if cdt != m.DType && !primtorch.Behavior().LayerNormReducedFloatOpmath {
+		return nil, errFallback
+	}
 	y, _, _ := d.normalize(d.convert(x, cdt), dims, c.float("eps"))
 	y = d.affine(y, c.in("weight"), c.in("bias"), m.SymSizes(), cdt)
 	return d.convert(y, m.DType), nil

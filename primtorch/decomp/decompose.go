@@ -213,6 +213,9 @@ func (d *decomposer) callNode(n *fxgraph.Node) error {
 	default:
 		return d.unsupportedf("the call returns a Python %T, not tensors", n.Meta)
 	}
+	if view, ok := metadataInplace[n.Target]; ok && n.Op == fxgraph.CallMethod && len(n.Args) > 0 {
+		return d.metadataInplaceCall(n, view)
+	}
 	op := lookup(n)
 	if _, fast := fastPathDecomps[n.Target]; fast || op == nil {
 		// torch's fused kernels: their fast-path decomposition (static calls); a symbolic call

@@ -341,7 +341,9 @@ def _build_names():
                 continue
             if not callable(v) or isinstance(v, type):
                 continue
-            if id(v) not in names:
+            # A callable's own name wins over a module global that happens to hold it (torch
+            # 1.13's torch/__init__.py leaves its loop variable `obj` = torch.zeros_like).
+            if id(v) not in names or k == getattr(v, "__name__", None) != names[id(v)][0].rsplit(".", 1)[1]:
                 names[id(v)] = (prefix + "." + k, v)
 
     add_module(operator, "operator")

@@ -574,6 +574,10 @@ def gen_norm():
     one("layer_norm", "torch.nn.functional.layer_norm", T(3, 8), [8], T(8), T(8), tag="affine")
     one("layer_norm", "torch.nn.functional.layer_norm", T(2, 3, 4, layout="t"), [3, 4], tag="plain")
     one("layer_norm", "torch.nn.functional.layer_norm", T(4, 6, dtype=bf16), [6], T(6, dtype=bf16), T(6, dtype=bf16), eps=1e-3, tag="bf16")
+    if not hasattr(torch, "compile"):
+        # torch 1.13's reduced-float layer_norm kernel computes other values than its float32
+        # statistics would give: torch runs it (torch_behavior.go, LayerNormReducedFloatOpmath)
+        CASES[-1]["fallback"] = True
     one("group_norm", "torch.nn.functional.group_norm", T(2, 6, 5), 3, T(6), T(6), tag="affine")
     one("group_norm", "torch.nn.functional.group_norm", T(2, 4, 3, 3), 2, tag="plain")
     one("batch_norm", "torch.nn.functional.batch_norm", T(4, 3, 5), T(3), T(3, lo=0.5, hi=2), T(3), T(3), tag="eval")

@@ -1,0 +1,79 @@
+"""In-place metadata ops (unsqueeze_, squeeze_, t_, transpose_, swapdims_): they change the tensor
+object's sizes and strides, not its elements. On a tensor the graph made (a temporary, or a view
+of one) the compiled graph follows them; on the caller's tensors (an input, a view of one) torch
+runs the graph, so the caller's object changes as in eager."""
+import torch
+
+import ptgo
+from conftest import assert_same
+
+
+def compiled_stats():
+    import json
+    from ptgo import _C
+    return json.loads(_C.request("inductor_stats", "{}"))["compiled"]
+
+
+def check(fn, *args):
+    want = fn(*[a.clone() for a in args])
+    before = compiled_stats()
+    got = ptgo.compile(fn)(*[a.clone() for a in args])
+    assert_same(got, want)
+    return compiled_stats() - before
+
+
+def test_unsqueeze_on_a_temporary_then_cat():
+    def f(a, g):
+        t = g.abs().add_(1e-3)
+        return torch.cat([a.mul(0.9).unsqueeze(0), t.unsqueeze_(0)], 0).amax(0, keepdim=False), t.shape[0]
+
+    assert check(f, torch.randn(5, 3), torch.randn(5, 3)) == 1
+
+
+def test_later_uses_see_the_new_metadata():
+    def f(x):
+        t = x * 2
+        t.t_()
+        u = t + torch.arange(4.0)  # broadcasts over the transposed [3, 4]
+        t.unsqueeze_(1)
+        t.squeeze_()
+        t.transpose_(0, 1)
+        return u, t * 1, t.is_contiguous()
+
+    assert check(f, torch.randn(4, 3)) == 1
+
+
+def test_view_of_a_temporary_keeps_aliasing_its_base():
+    def f(x):
+        base = x + 0
+        v = base[1:]
+        v.t_()  # v is still a view of base: writes through either are seen by the other
+        v.mul_(10)
+        base.add_(1)
+        return base, v, v.shape
+
+    assert check(f, torch.randn(3, 2)) == 1
+
+
+def test_base_with_views_is_followed_or_run_by_torch():
+    def f(x):
+        base = x * 1
+        v = base[0]
+        base.unsqueeze_(0)  # v keeps base's old view: torch runs this graph
+        v.add_(5)
+        return base, v
+
+    check(f, torch.randn(3, 2))
+
+
+def test_input_metadata_changes_reach_the_caller():
+    def f(x):
+        x.t_()
+        return x + 1
+
+    a, b = torch.randn(2, 3), None
+    b = a.clone()
+    want = f(a)
+    got = ptgo.compile(f)(b)
+    assert_same(got, want)
+    assert b.shape == a.shape == (3, 2) and b.stride() == a.stride()
