@@ -54,13 +54,17 @@ type torchBehavior struct {
 	// kernel gives other values (up to several ulps, most elements), so there the call stays
 	// torch's (decomp dLayerNorm).
 	LayerNormReducedFloatOpmath bool
+	// float32/float64 layer_norm normalizes as fma(x, rstd, −mean·rstd) (1.13's kernel), not
+	// (x − mean)·rstd (2.14's) where torch's kernels fuse multiply-adds (decomp dLayerNorm).
+	LayerNormScaleShiftFMA bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
 }
 
 var behaviorTable = []VersionRow[torchBehavior]{
-	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true, ReducedFloatNamespace: "at::"}},
+	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true, LayerNormScaleShiftFMA: true,
+		ReducedFloatNamespace: "at::"}},
 	{Torch214, torchBehavior{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,

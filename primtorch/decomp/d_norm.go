@@ -44,9 +44,39 @@ func dLayerNorm(c *ctx) (any, error) {
 	if cdt != m.DType && !primtorch.Behavior().LayerNormReducedFloatOpmath {
 		return nil, errFallback
 	}
-	y, _, _ := d.normalize(d.convert(x, cdt), dims, c.float("eps"))
-	y = d.affine(y, c.in("weight"), c.in("bias"), m.SymSizes(), cdt)
-	return d.convert(y, m.DType), nil
+	w, b := c.in("weight"), c.in("bias")
+	if cdt != m.DType || !primtorch.KernelsFuseMultiplyAdd() {
+		y, _, _ := d.normalize(d.convert(x, cdt), dims, c.float("eps"))
+		y = d.affine(y, w, b, m.SymSizes(), cdt)
+		return d.convert(y, m.DType), nil
+	}
+	// float32/float64 with torch's fused multiply-adds (the ways its kernel writes them, found by
+	// replaying native_layer_norm's own mean and rstd): 1.13 computes x·rstd + (−mean·rstd),
+	// 2.14 (x − mean)·rstd, and both (·)·weight + bias, each as one fma. A LayerNorm over one
+	// element is then eager's tiny rounding residue where (x − mean)·rstd gives 0.
+	shape := m.SymSizes()
+	n := divisor(symNumelOver(shape, dims))
+	mean := d.div(d.reduce("sum", x, dims, true), n)
+	diff := d.sub(x, d.expand(mean, shape))
+	variance := d.div(d.reduce("sum", d.mul(diff, diff), dims, true), n)
+	// torch's moments (a Welford cascade) start from a chunk whose mean they square with weight
+	// 0: where that square overflows, the variance is NaN (a LayerNorm over one element of
+	// magnitude > 1.8e19 is NaN in eager). mean²·0 adds exactly that NaN, and +0 otherwise.
+	variance = d.add(variance, d.mul(d.mul(mean, mean), 0.0))
+	rstd := d.un("rsqrt", d.add(variance, c.float("eps")))
+	var y val
+	if primtorch.Behavior().LayerNormScaleShiftFMA {
+		y = d.prim("fma", x, d.expand(rstd, shape), d.expand(d.un("neg", d.mul(mean, rstd)), shape))
+	} else {
+		y = d.mul(diff, d.expand(rstd, shape))
+	}
+	switch {
+	case w != nil && b != nil:
+		y = d.prim("fma", y, d.expand(d.convert(w, cdt), shape), d.expand(d.convert(b, cdt), shape))
+	default:
+		y = d.affine(y, w, b, shape, cdt)
+	}
+	return y, nil
 }
 
 // channelShape is [C, 1, ..., 1] for broadcasting per-channel values over an [N, C, *] tensor.
