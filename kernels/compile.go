@@ -75,14 +75,17 @@ func (c *Compiler) Compile(ctx context.Context, src Source) (*Library, error) {
 		}
 		c.mu.Unlock()
 		if !waiting {
-			f.lib, f.err = c.load(ctx, src, key)
-			if f.err != nil {
-				c.mu.Lock()
+			lib, err := c.load(ctx, src, key)
+			c.mu.Lock()
+			f.lib, f.err = lib, err
+			if err != nil {
 				delete(c.loaded, key)
-				c.mu.Unlock()
+			} else {
+				lib.owner, lib.refs = c, 1
 			}
+			c.mu.Unlock()
 			close(f.done)
-			return f.lib, f.err
+			return lib, err
 		}
 		select {
 		case <-f.done:
@@ -93,7 +96,17 @@ func (c *Compiler) Compile(ctx context.Context, src Source) (*Library, error) {
 		if f.err != nil && ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
 			continue
 		}
-		return f.lib, f.err
+		if f.err != nil {
+			return nil, f.err
+		}
+		c.mu.Lock()
+		if f.lib.closed { // released to nothing since: load it again
+			c.mu.Unlock()
+			continue
+		}
+		f.lib.refs++
+		c.mu.Unlock()
+		return f.lib, nil
 	}
 }
 

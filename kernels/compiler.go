@@ -26,8 +26,8 @@ type Config struct {
 }
 
 // Compiler compiles C translation units into shared libraries through a disk
-// cache, loads them, and keeps them loaded for the life of the process. It is
-// safe for concurrent use.
+// cache and loads them; a library stays loaded until every Compile that
+// returned it has released it (Library.Release). It is safe for concurrent use.
 type Compiler struct {
 	tc    *Toolchain
 	isa   ISA

@@ -144,10 +144,11 @@
 // the dlopen it protects. CRC-32C would be ≈2.5 µs, but the difference is
 // small next to the I/O, and sha256 names the exact bytes.
 //
-// A Compiler also keeps every library it loaded: the same key compiled again
-// in the process returns the same *Library without touching the disk, and
-// concurrent requests for one key wait for a single compile. Libraries are
-// never unloaded.
+// A Compiler also keeps every library it loaded until it is released: the same
+// key compiled again in the process returns the same *Library without touching
+// the disk, and concurrent requests for one key wait for a single compile. The
+// last Release of a library unloads it; compiling its key again then verifies
+// and dlopens the cache entry anew.
 //
 // A warm start (every entry cached) never compiles: it probes `cc -v` once
 // for the cache key, then verifies and dlopens. Stale ".tmp-*" files left by

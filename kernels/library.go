@@ -7,12 +7,44 @@ import (
 	"ptgo/kernels/dl"
 )
 
-// Library is a loaded shared library. Libraries stay loaded for the life of
-// the process: generated code may be called at any time, and unloading one
-// while another goroutine or an OpenMP team runs it would crash.
+// Library is a loaded shared library. Every Compile that returns it holds a
+// reference; Release gives one back, and the last one unloads it (dlclose) and
+// forgets it, so a process that compiles and drops many graphs does not keep
+// their code mapped (issue 8). Release only when nothing runs its code any
+// more: the C++ runtime dlopens the file itself for each graph it builds (and
+// dlcloses it when the graph dies), so the pipeline releases its reference as
+// soon as the runtime graph exists. A library nobody releases stays loaded.
 type Library struct {
 	Artifact
 	handle dl.Handle
+	owner  *Compiler
+	refs   int  // Compile calls that returned it and have not released it (owner.mu)
+	closed bool // unloaded: a Compile waiting on its flight loads the key afresh (owner.mu)
+}
+
+// Release gives back the reference a Compile returned; the last one unloads the
+// library. Releasing more often than Compile returned the library is a no-op.
+func (l *Library) Release() {
+	if l == nil || l.owner == nil {
+		return
+	}
+	c := l.owner
+	c.mu.Lock()
+	if l.closed || l.refs == 0 {
+		c.mu.Unlock()
+		return
+	}
+	l.refs--
+	if l.refs > 0 {
+		c.mu.Unlock()
+		return
+	}
+	l.closed = true
+	if f, ok := c.loaded[l.Key]; ok && f.lib == l {
+		delete(c.loaded, l.Key)
+	}
+	c.mu.Unlock()
+	_ = l.handle.Close()
 }
 
 // Symbol returns the address of an exported (PTGO_KERNEL) symbol, for the

@@ -217,6 +217,7 @@ func (c *compiler) toRuntime(comp *inductor.Compiled, err error, name string) (p
 	lib := ""
 	if comp.Library != nil {
 		lib = comp.Library.Path
+		defer comp.Library.Release() // the runtime graph loads its own reference
 	}
 	return c.h.CompiledGraph(plan, lib, nil, 0)
 }

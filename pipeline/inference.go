@@ -116,6 +116,7 @@ func (c *compiler) inference() (py.Obj, error) {
 	lib := ""
 	if comp.Library != nil {
 		lib = comp.Library.Path
+		defer comp.Library.Release() // the runtime graph loads its own reference
 	}
 	g, err := c.h.CompiledGraph(plan, lib, c.consts(attrPaths), c.rerun(pg))
 	if err != nil {

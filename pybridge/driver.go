@@ -385,13 +385,21 @@ var (
 // ptgo.BackendCompilerFailed and the process survives.
 var panicNextCompile bool
 
+// compileLogCap bounds the log (ptgo.explain and tests read it after a reset): its records hold
+// graph and guard text, a few KB each, and a process that compiles and drops functions for
+// ever must not keep them all (issue 8).
+const compileLogCap = 256
+
 func recordCompile(r *compileRecord) {
 	compileLogMu.Lock()
 	defer compileLogMu.Unlock()
-	compileLog = append(compileLog, r)
-	if len(compileLog) > 10000 {
-		compileLog = compileLog[len(compileLog)-10000:]
+	if len(compileLog) >= compileLogCap {
+		// copy down instead of reslicing, so the dropped records' memory is freed
+		n := copy(compileLog, compileLog[len(compileLog)-compileLogCap+1:])
+		clear(compileLog[n:])
+		compileLog = compileLog[:n]
 	}
+	compileLog = append(compileLog, r)
 }
 
 // handleRequest serves the non-per-frame calls (ptgo._C.request).

@@ -1257,7 +1257,11 @@ void graph_dealloc(PyObject* self) {
   delete g->last_specs;
   delete g->dyn_block;
   delete g->dyn_views;
-  // The library stays loaded: kernels may be shared with other graphs through the cache.
+  // This graph's reference to its kernel library (dlopen counts them: other graphs with the
+  // same kernels hold their own). No kernel of it runs now: a call holds a reference to the
+  // graph, and OpenMP's workers leave the library's code when its parallel regions end.
+  if (g->lib) dlclose(g->lib);
+  g->lib = nullptr;
   Py_TYPE(self)->tp_free(self);
 }
 

@@ -600,7 +600,8 @@ typedef struct entry {
     long tag;
     int status;          /* PTGO_OK or PTGO_EAGER */
     PyObject *code;      /* transformed code (strong), NULL for eager entries */
-    PyObject *fn;        /* cached replacement function when the code has no free variables */
+    PyObject *fn;        /* cached replacement function: no free variables, a module's globals */
+    int fn_uncached;     /* globals that are no module's dict: a function is made per call */
     guard_t *guards;
     int nguards, nregs;
     long hits;
@@ -1403,6 +1404,20 @@ static void warn_limit(cache_t *c, PyCodeObject *co, int accumulated) {
     Py_XDECREF(r);
 }
 
+/* Whether globals is the dict of the module sys.modules names by its __name__. */
+static int globals_of_module(PyObject *globals) {
+    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
+    if (name == NULL || !PyUnicode_Check(name)) return 0;
+    PyObject *mod = PyImport_GetModule(name); /* new reference or NULL */
+    if (mod == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_DECREF(mod);
+    return ok;
+}
+
 /* Calls the transformed code with the frame's argument slots (flattened signature). */
 static PyObject *run_entry(entry_t *e, _PyInterpreterFrame *frame) {
     if (e->code == NULL) /* released by entry_died while the guards ran */
@@ -1419,10 +1434,19 @@ static PyObject *run_entry(entry_t *e, _PyInterpreterFrame *frame) {
             Py_DECREF(fn);
             return NULL;
         }
-        if (cl == NULL && e->fn == NULL) {
-            /* No closure: the function depends on globals only; keep it for later calls. */
-            e->fn = fn;
-            Py_INCREF(fn);
+        if (cl == NULL && e->fn == NULL && !e->fn_uncached) {
+            /* No closure: the function depends on globals only; keep it for later calls, when
+             * they are a module's dict. Any other dict (exec's, a notebook cell's) may be all
+             * that holds the user's function: code -> co_extra -> entry -> fn -> globals ->
+             * function -> code is a cycle the garbage collector cannot see through co_extra,
+             * which would keep the function, its compiled graphs and their kernel libraries
+             * alive for ever (issue 8: compile and drop 1000 functions). */
+            if (globals_of_module(frame->f_globals)) {
+                e->fn = fn;
+                Py_INCREF(fn);
+            } else {
+                e->fn_uncached = 1;
+            }
         }
     } else {
         Py_INCREF(fn);
