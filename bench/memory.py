@@ -14,6 +14,7 @@ import argparse
 import gc
 import importlib.util
 import os
+import re
 import sys
 import time
 
@@ -32,9 +33,8 @@ def rss_mb():
 
 def mapped_libraries():
     """ptgo's kernel libraries mapped in this process (its disk cache's .so files)."""
-    cache = os.path.realpath(os.environ.get("PTGO_CACHE_DIR") or os.path.expanduser("~/.cache/ptgo"))
     with open("/proc/self/maps") as f:
-        return len({line.split()[-1] for line in f if line.rstrip().endswith(".so") and cache in line})
+        return len({line.split()[-1] for line in f if re.search(r"/[0-9a-f]{64}\.so$", line.rstrip())})
 
 
 SRC = "def f(x):\n    return (x * %d.0 + %d.0).sin() - x\n"
