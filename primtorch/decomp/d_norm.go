@@ -25,13 +25,25 @@ func (d *decomposer) affine(y val, w, b val, shape []sym, cdt primtorch.DType) v
 // normalize returns (x - mean) * rsqrt(var + eps) with mean and var over dims (kept), and the
 // mean and biased variance (kept dims).
 func (d *decomposer) normalize(xc val, dims []int, eps float64) (y, mean, variance val) {
+	diff, mean, variance, rstd := d.moments(xc, dims, eps, false)
+	return d.mul(diff, d.expand(rstd, sizesOf(xc))), mean, variance
+}
+
+// moments returns x - mean, the mean and biased variance over dims (kept) and rsqrt(var + eps).
+// overflowNaN adds mean²·0 to the variance: torch's moments (a Welford cascade) start from a
+// chunk whose mean they square with weight 0, so where that square overflows the variance is
+// NaN (a LayerNorm over one element of magnitude > 1.8e19 is NaN in eager); +0 otherwise.
+func (d *decomposer) moments(xc val, dims []int, eps float64, overflowNaN bool) (diff, mean, variance, rstd val) {
 	shape := sizesOf(xc)
 	n := divisor(symNumelOver(shape, dims))
 	mean = d.div(d.reduce("sum", xc, dims, true), n)
-	diff := d.sub(xc, d.expand(mean, shape))
+	diff = d.sub(xc, d.expand(mean, shape))
 	variance = d.div(d.reduce("sum", d.mul(diff, diff), dims, true), n)
-	rstd := d.un("rsqrt", d.add(variance, eps))
-	return d.mul(diff, d.expand(rstd, shape)), mean, variance
+	if overflowNaN {
+		variance = d.add(variance, d.mul(d.mul(mean, mean), 0.0))
+	}
+	rstd = d.un("rsqrt", d.add(variance, eps))
+	return diff, mean, variance, rstd
 }
 
 func dLayerNorm(c *ctx) (any, error) {
@@ -55,15 +67,7 @@ func dLayerNorm(c *ctx) (any, error) {
 	// 2.14 (x − mean)·rstd, and both (·)·weight + bias, each as one fma. A LayerNorm over one
 	// element is then eager's tiny rounding residue where (x − mean)·rstd gives 0.
 	shape := m.SymSizes()
-	n := divisor(symNumelOver(shape, dims))
-	mean := d.div(d.reduce("sum", x, dims, true), n)
-	diff := d.sub(x, d.expand(mean, shape))
-	variance := d.div(d.reduce("sum", d.mul(diff, diff), dims, true), n)
-	// torch's moments (a Welford cascade) start from a chunk whose mean they square with weight
-	// 0: where that square overflows, the variance is NaN (a LayerNorm over one element of
-	// magnitude > 1.8e19 is NaN in eager). mean²·0 adds exactly that NaN, and +0 otherwise.
-	variance = d.add(variance, d.mul(d.mul(mean, mean), 0.0))
-	rstd := d.un("rsqrt", d.add(variance, c.float("eps")))
+	diff, mean, _, rstd := d.moments(x, dims, c.float("eps"), true)
 	var y val
 	if primtorch.Behavior().LayerNormScaleShiftFMA {
 		y = d.prim("fma", x, d.expand(rstd, shape), d.expand(d.un("neg", d.mul(mean, rstd)), shape))
