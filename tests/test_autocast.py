@@ -371,6 +371,12 @@ MODELS = [
     ("mlp", MLP, lambda: (torch.randn(6, 8), torch.tensor([0, 1, 2, 3, 0, 1]))),
     ("conv", ConvNet, lambda: (torch.randn(2, 3, 8, 8),)),
 ]
+try:
+    import torchvision
+
+    MODELS.append(("resnet18", lambda: torchvision.models.resnet18(), lambda: (torch.randn(1, 3, 64, 64),)))
+except ImportError:
+    pass
 if hasattr(F, "scaled_dot_product_attention"):
     MODELS += [("attention", Attention, lambda: (torch.randn(2, 5, 16),)),
                ("torch2_layers", Torch2Layers, lambda: (torch.randn(2, 3, 5, 5),))]
