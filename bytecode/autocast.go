@@ -2,6 +2,7 @@ package bytecode
 
 import (
 	"fmt"
+	"slices"
 
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
@@ -15,7 +16,8 @@ import (
 // casting policy (primtorch's autocast table for the installed torch): its eligible operands are
 // cast with explicit Tensor.to nodes before it, so the graph holds ordinary dtypes and runs the
 // same with or without autocast around it. An op the table leaves alone but whose torch
-// implementation may call listed ops (primtorch.AutocastMayDiffer), and every listed op, is
+// implementation may call listed ops (primtorch.AutocastMayDiffer), every listed op, and every
+// op at all under a torch whose row is another version's (primtorch.AutocastFor's tested), is
 // checked against torch itself (ptgo._runtime.autocast_probe: the call on zero-filled CPU tensors
 // under the same autocast state, once per call signature); a dtype that differs stops the
 // capture there, so that op runs with torch. CUDA autocast is not captured: an op on CUDA
@@ -34,7 +36,9 @@ type autocastState struct {
 // autocast is the tracer's autocast bookkeeping.
 type autocastTrace struct {
 	autocastState
-	table   map[string]primtorch.CastPolicy // nil: ptgo has no table for this torch
+	row     *primtorch.AutocastRow          // the CPU row for this torch; nil: ptgo has none
+	table   map[string]primtorch.CastPolicy // row's policy table; nil: ptgo has none
+	tested  bool                            // row is this torch version's own (not a neighbour's)
 	version string
 	casting bool // recording a cast: no policy applies to it
 	// cached are the casts of parameters (leaves requiring grad) to the autocast dtype, reused
@@ -151,7 +155,9 @@ func (t *Tracer) torchVersion() string {
 				a.version = s
 			}
 		}
-		a.table, _ = primtorch.AutocastTable("cpu", a.version)
+		if row, tested, ok := primtorch.AutocastFor("cpu", a.version); ok {
+			a.row, a.table, a.tested = row, row.Policy, tested
+		}
 	}
 	return a.version
 }
@@ -168,9 +174,10 @@ func (c *autocastCtx) describe() string {
 	return fmt.Sprintf("torch.autocast(%q, dtype=%s, enabled=%v)", c.Device, c.Mode.DType, c.Mode.Enabled)
 }
 
-// newAutocastCtx is torch.autocast.__init__ (torch 1.13): dtype None is the device's current
-// autocast dtype, cache_enabled None the current cache setting; CPU autocast supports only
-// bfloat16 (another dtype warns and disables it, which the trace leaves to eager).
+// newAutocastCtx is torch.autocast.__init__: dtype None is the device's current autocast dtype,
+// cache_enabled None the current cache setting; CPU autocast takes the dtypes of the installed
+// torch's row (1.13: bfloat16; 2.14: bfloat16 and float16). Another dtype makes torch warn and
+// disable autocast (2.14) or raise (1.13), which the trace leaves to eager.
 func (t *Tracer) newAutocastCtx(f *frame, device, dtype, enabled, cache Value) (*autocastCtx, error) {
 	c := &autocastCtx{Cache: t.autocast.Cache}
 	dev, ok := device.(*ConstV)
@@ -206,8 +213,16 @@ func (t *Tracer) newAutocastCtx(f *frame, device, dtype, enabled, cache Value) (
 		}
 		c.Cache = b
 	}
-	if c.Device == "cpu" && c.Mode.Enabled && c.Mode.DType != primtorch.BFloat16 {
-		return nil, f.unsupported("use dtype=torch.bfloat16 for CPU autocast", "CPU autocast with dtype %s (torch warns and disables it)", c.Mode.DType)
+	if c.Device == "cpu" && c.Mode.Enabled {
+		t.torchVersion()
+		accepted := []primtorch.DType{primtorch.BFloat16} // without a row: eager's choice decides
+		if t.autocast.row != nil {
+			accepted = t.autocast.row.DTypes
+		}
+		if !slices.Contains(accepted, c.Mode.DType) {
+			return nil, f.unsupported(fmt.Sprintf("use dtype %v for CPU autocast", accepted),
+				"CPU autocast with dtype %s (torch %s does not take it: it warns, and disables autocast or raises)", c.Mode.DType, t.autocast.version)
+		}
 	}
 	if c.Device == "cuda" && c.Mode.Enabled {
 		return nil, f.unsupported("run the CUDA autocast region outside the compiled function", "CUDA autocast is not captured")
@@ -377,7 +392,8 @@ func (t *Tracer) autocastCast(f *frame, tv *TensorV, to primtorch.DType) (Value,
 func (t *Tracer) checkAutocast(f *frame, method bool, target string, op *primtorch.Op, policy primtorch.CastPolicy,
 	args []Value, kw []kwArg, res primtorch.Value) error {
 	a := &t.autocast
-	if a.casting || !a.CPU.Enabled || (policy == primtorch.CastNone && !primtorch.AutocastMayDiffer(op)) {
+	t.torchVersion()
+	if a.casting || !a.CPU.Enabled || (policy == primtorch.CastNone && !primtorch.AutocastMayDiffer(op) && a.tested) {
 		return nil
 	}
 	anyCPUFloat := false
