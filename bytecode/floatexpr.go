@@ -33,9 +33,9 @@ import (
 
 // floatExpr is a Python float computed from float arguments and number constants.
 type floatExpr struct {
-	op   string     // "arg", "const", or the operator: add sub mul truediv floordiv mod pow neg abs sqrt int floor ceil trunc round
-	src  Source     // "arg": where the argument is read
-	c    *ConstV    // "const": an int (fitting int64), a bool or a float
+	op   string  // "arg", "const", or the operator: add sub mul truediv floordiv mod pow neg abs sqrt int floor ceil trunc round
+	src  Source  // "arg": where the argument is read
+	c    *ConstV // "const": an int (fitting int64), a bool or a float
 	args []*floatExpr
 }
 
