@@ -149,8 +149,12 @@ func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwAr
 			}
 		}
 	}
+	expo := t.powExponent(f, op, args, kw)
 	var err error
 	for i, a := range args {
+		if s, ok := a.(*SymF); ok && expo == s && i == 1 {
+			continue
+		}
 		if s, ok := a.(*SymF); ok && (!keep || i > 1 || s.Node != nil && !accepts) {
 			if args[i], err = specializeFloat(f, s); err != nil {
 				return err
@@ -163,6 +167,9 @@ func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwAr
 			continue
 		}
 		name := kw[i].Name
+		if name == "exponent" && expo == s {
+			continue
+		}
 		kept := keep && (name == "other" || name == "self" || name == "input") || name == "value" && op != nil && op.SymFloatValue
 		if !kept || s.Node != nil && !accepts {
 			if kw[i].Val, err = specializeFloat(f, s); err != nil {
@@ -171,4 +178,52 @@ func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwAr
 		}
 	}
 	return nil
+}
+
+// powSpecialExponents are the exponents eager's pow kernel computes another way (fill, copy,
+// x·x, x·x·x, sqrt, rsqrt, reciprocal, 1/(x·x)) and the decomposition copies (dPow).
+var powSpecialExponents = []float64{0, 1, 2, 3, 0.5, -0.5, -1, -2}
+
+// powExponent is the float argument pow (op) takes as its exponent read at run time, or nil:
+// the base a float32/float64 CPU tensor outside autograd (the derivative formula reads the
+// exponent's value) and the exponent none of the special ones, which each call is guarded
+// against (a special exponent recompiles with the value).
+func (t *Tracer) powExponent(f *frame, op *primtorch.Op, args []Value, kw []kwArg) *SymF {
+	if op == nil || !op.SymFloatExponent {
+		return nil
+	}
+	var base, expo Value
+	if len(args) > 0 {
+		base = args[0]
+	}
+	if len(args) > 1 {
+		expo = args[1]
+	}
+	for _, k := range kw {
+		switch k.Name {
+		case "self", "input":
+			base = k.Val
+		case "exponent":
+			expo = k.Val
+		}
+	}
+	s, ok := expo.(*SymF)
+	x, isT := base.(*TensorV)
+	if !ok || !isT || s.Node != nil || s.Expr == nil {
+		return nil
+	}
+	m := x.Meta
+	if m.DType != primtorch.Float32 && m.DType != primtorch.Float64 || m.Device.Type != "cpu" || t.gradEnabled && m.RequiresGrad {
+		return nil
+	}
+	h := s.F.Hint()
+	for _, c := range powSpecialExponents {
+		if h == c {
+			return nil
+		}
+	}
+	for _, c := range powSpecialExponents {
+		t.guards.Float(s.Expr, "ne", &floatExpr{op: "const", c: floatV(c)}, true, f.shortWhere())
+	}
+	return s
 }

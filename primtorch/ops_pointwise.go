@@ -169,7 +169,7 @@ var binaryDefs = allSymbolic(
 	row(OpPow, KindPointwise, PromoteBoolToLong, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", "@pow operator.pow", metaPow).
 		// number ** tensor runs Tensor.__rpow__, whose layout differs from torch.pow's (metaPow)
 		py("operator.pow", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor").
-		with(fNumbers|fNumbersSelf|fOut).inplace(OpPowInplace, "Tensor.pow_ operator.ipow"),
+		with(fNumbers|fNumbersSelf|fOut|fSymFloatExponent).inplace(OpPowInplace, "Tensor.pow_ operator.ipow"),
 	bin(OpMaximum, noInplace, "maximum", "", PromoteDefault, "@maximum", "", metaPointwise),
 	bin(OpMinimum, noInplace, "minimum", "", PromoteDefault, "@minimum", "", metaPointwise),
 	bin(OpFmax, noInplace, "fmax", "", PromoteDefault, "@fmax", "", metaPointwise),

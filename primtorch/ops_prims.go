@@ -114,7 +114,7 @@ var primDefs = allSymbolic(
 	primBinary(OpPrimFloordiv, "floordiv", dcNum, false).raises(integerResult),
 	primBinary(OpPrimRemainder, "remainder", dcNum, false).raises(integerResult),
 	primBinary(OpPrimFmod, "fmod", dcNum, false).raises(integerResult),
-	primBinary(OpPrimPow, "pow", dcNum, false),
+	primBinary(OpPrimPow, "pow", dcNum, false).with(fSymFloat),
 	primBinary(OpPrimMaximum, "maximum", dcAny, false),
 	primBinary(OpPrimMinimum, "minimum", dcAny, false),
 	primBinary(OpPrimAtan2, "atan2", dcFloat, false),

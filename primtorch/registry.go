@@ -48,6 +48,7 @@ const (
 	fSymbolic                          // the meta function handles symbolic sizes (sym.go)
 	fSymFloat                          // self and other may be a SymFloat (a float argument read at run time, symfloat.go)
 	fSymFloatValue                     // the value parameter may be a SymFloat (addcmul, addcdiv)
+	fSymFloatExponent                  // the exponent may be a SymFloat (pow)
 )
 
 // row starts a registry row. targets is a space-separated list where "@name" stands for
@@ -155,7 +156,7 @@ func buildRegistry() []*Op {
 			NumbersAsTensors: d.flags&fNumbers != 0, selfNumbers: d.flags&fNumbersSelf != 0 && d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
 			RefusesOverlap: d.flags&fNoOverlap != 0, Symbolic: d.flags&fSymbolic != 0, SymFloats: d.flags&fSymFloat != 0,
-			SymFloatValue: d.flags&fSymFloatValue != 0,
+			SymFloatValue: d.flags&fSymFloatValue != 0, SymFloatExponent: d.flags&fSymFloatExponent != 0,
 			Functional:    functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
 		}
 		op.Schema = MustParseSchema(schema)

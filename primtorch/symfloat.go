@@ -166,7 +166,7 @@ func SpecializeFloat(v Value, why string) Value {
 
 // symFloatParams are the parameters of an fSymFloat op that may hold a SymFloat.
 func symFloatParam(op *Op, a *Args, canon string) bool {
-	if op.SymFloatValue && canon == "value" {
+	if op.SymFloatValue && canon == "value" || op.SymFloatExponent && canon == "exponent" {
 		return true
 	}
 	if !op.SymFloats || (canon != "self" && canon != "other") {
