@@ -523,6 +523,13 @@ func (t *Tracer) unaryOp(f *frame, op Opcode, v Value) (Value, error) {
 	return t.foldPython(f, "operator."+name, v)
 }
 
+// tensorAndFloat reports whether a is a tensor and b a float read at run time.
+func tensorAndFloat(a, b Value) bool {
+	_, isT := a.(*TensorV)
+	_, isF := b.(*SymF)
+	return isT && isF
+}
+
 // floatIsNotConst reports whether a is a float read at run time and b None or a bool.
 func floatIsNotConst(a, b Value) bool {
 	_, isFloat := a.(*SymF)
@@ -711,6 +718,10 @@ func (t *Tracer) compare(f *frame, op string, a, b Value) (Value, error) {
 	}
 	if v, ok := t.floatCompare(f, op, a, b); ok {
 		return v, nil
+	}
+	if tensorAndFloat(a, b) || tensorAndFloat(b, a) {
+		// tensor > alpha: the comparison op takes the float read at run time (fSymFloat)
+		return t.tensorOperator(f, op, false, a, b)
 	}
 	if a, err = t.realizeKeepSym(f, a); err != nil {
 		return nil, err

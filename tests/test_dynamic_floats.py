@@ -502,3 +502,27 @@ def test_sigmoid_focal_loss_training_alpha_sweep():
         assert_same(got, want, "alpha=%r" % alpha)
         assert_same(x1.grad, x2.grad, "grad alpha=%r" % alpha)
     assert compiled_count() <= 3
+
+
+def tensor_comparisons(x, a):
+    return x > a, x <= a, x == a, x != (1 - a), torch.lt(x, a), x.ge(a * 2), (x > a).float() * a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bool], ids=str)
+def test_tensor_compared_with_a_float_argument(dtype, backend):
+    """x > alpha reads alpha at run time and compares as eager does (the Python float converted to
+    the computation dtype: 0.1 beside float32(0.1), values past float32's range, NaN, tiny
+    subnormals): one graph for every value."""
+    cf = ptgo.compile(tensor_comparisons, backend=backend)
+    x = torch.tensor([0.1, 0.2, 0.3, 0.30000001192092896, 0.0, -0.0, 3.0, float("nan"), 1e-45, -1e-45,
+                      float("inf"), 1e38], dtype=torch.float64)
+    x = torch.cat([x, torch.randn(20, dtype=torch.float64, generator=torch.Generator().manual_seed(3))]).to(dtype)
+    values = [0.1, 0.2, float(torch.tensor(0.1)), 0.30000001192092896, -0.0, 0.0, float("nan"), float("inf"),
+              -1e-45, 1e-46, 3.0, 1e39]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a in values:
+            for i, (r, e) in enumerate(zip(cf(x, a), tensor_comparisons(x, a))):
+                exactly(r, e, "output %d a=%r" % (i, a))
+    assert compiled_count() <= 2
