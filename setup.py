@@ -129,7 +129,7 @@ setup(
             sources=["pybridge/shim/ptgo_C.c"],
             include_dirs=["pybridge/include", "pybridge/fast"],
             extra_compile_args=["-O2", "-std=gnu11", "-Wall", "-Wno-missing-field-initializers"],
-            libraries=["dl"],
+            libraries=["dl", "m"],
         )
     ] + torch_cpp_extension(),
     cmdclass={"build_ext": BuildExt},

@@ -197,6 +197,7 @@ const (
 	GCall
 	GSym
 	GDictKey
+	GFloat
 )
 
 // Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
@@ -226,6 +227,18 @@ type Guards struct {
 	regs  map[string]int
 	facts map[string]bool
 	NRegs int
+	// floatsLogged: the float symbols whose specialisation was logged (installFloatGuards runs
+	// after the trace and again after the compile)
+	floatsLogged map[int]bool
+}
+
+func (g *Guards) floatSpecLogged(id int) bool {
+	if g.floatsLogged == nil {
+		g.floatsLogged = map[int]bool{}
+	}
+	done := g.floatsLogged[id]
+	g.floatsLogged[id] = true
+	return done
 }
 
 func newGuards() *Guards { return &Guards{regs: map[string]int{}, facts: map[string]bool{}} }

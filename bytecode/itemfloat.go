@@ -27,7 +27,7 @@ import (
 // Python.
 
 // pyFloatOps are the Python float operators kept in the graph (BINARY_OP's names).
-var pyFloatOps = map[string]bool{"add": true, "sub": true, "mul": true, "truediv": true, "pow": true}
+var pyFloatOps = map[string]bool{"add": true, "sub": true, "mul": true, "truediv": true, "pow": true, "floordiv": true, "mod": true}
 
 // computedFloat makes the SymF a graph node defines (meta: a new computed float symbol).
 func (t *Tracer) computedFloat(f *frame, method bool, target string, args []fxgraph.Arg, what string) *SymF {
@@ -86,10 +86,23 @@ func floatOperand(v Value) (fxgraph.Arg, bool) {
 	return nil, false
 }
 
-// floatBinary records a Python float operator with a computed float operand; ok=false when it
-// is not one the graph keeps (the caller realizes the operands, which breaks the graph).
+// floatBinary records a Python float operator with a float operand read at run time: a derived
+// float when both operands' values are known (floatexpr.go), a computed one when one is read
+// from a tensor; ok=false when it is neither (the caller realizes the operands: a specialised
+// argument, or a graph break for a float read from a tensor).
 func (t *Tracer) floatBinary(f *frame, op string, a, b Value) (Value, bool) {
-	if !(isComputed(a) || isComputed(b)) || !pyFloatOps[op] {
+	_, sa := a.(*SymF)
+	_, sb := b.(*SymF)
+	if !sa && !sb {
+		return nil, false
+	}
+	if v, ok := t.derivedBinary(f, op, a, b); ok {
+		return v, true
+	}
+	_, knownA := floatExprOf(a)
+	_, knownB := floatExprOf(b)
+	if knownA && knownB || !pyFloatOps[op] {
+		// values known: Python raises here (or gives a complex number), as the trace will
 		return nil, false
 	}
 	x, okA := floatOperand(a)
@@ -100,10 +113,21 @@ func (t *Tracer) floatBinary(f *frame, op string, a, b Value) (Value, bool) {
 	return t.computedFloat(f, false, "operator."+op, []fxgraph.Arg{x, y}, "a float computed at "+f.shortWhere()), true
 }
 
-// floatUnary records -x, abs(x) or math.sqrt(x) of a computed float (target: operator.neg,
-// operator.abs, math.sqrt).
-func (t *Tracer) floatUnary(f *frame, target string, x *SymF) Value {
-	return t.computedFloat(f, false, target, []fxgraph.Arg{x.Node}, "a float computed at "+f.shortWhere())
+// floatUnary records -x, abs(x) or math.sqrt(x) of a float read at run time (op: neg, abs,
+// sqrt); ok=false where the trace takes its value instead (an argument whose sqrt Python
+// refuses).
+func (t *Tracer) floatUnary(f *frame, op string, x *SymF) (Value, bool) {
+	if x.Expr != nil {
+		if v := t.derivedUnary(f, op, x); v != nil {
+			return v, true
+		}
+		return nil, false
+	}
+	target := "operator." + op
+	if op == "sqrt" {
+		target = "math.sqrt"
+	}
+	return t.computedFloat(f, false, target, []fxgraph.Arg{x.Node}, "a float computed at "+f.shortWhere()), true
 }
 
 // hasComputed reports a float computed in the graph among a call's arguments.

@@ -489,10 +489,17 @@ func (t *Tracer) unaryOp(f *frame, op Opcode, v Value) (Value, error) {
 	if s, ok := v.(*SymV); ok && op == UNARY_POSITIVE {
 		return s, nil
 	}
-	if s, ok := v.(*SymF); ok && s.Node != nil {
+	if l, ok := v.(*LazyV); ok {
+		if r, err := t.realizeLazy(f, l); err == nil {
+			v = r
+		}
+	}
+	if s, ok := v.(*SymF); ok {
 		switch op {
 		case UNARY_NEGATIVE:
-			return t.floatUnary(f, "operator.neg", s), nil
+			if r, ok := t.floatUnary(f, "neg", s); ok {
+				return r, nil
+			}
 		case UNARY_POSITIVE:
 			return s, nil
 		}
@@ -516,11 +523,35 @@ func (t *Tracer) unaryOp(f *frame, op Opcode, v Value) (Value, error) {
 	return t.foldPython(f, "operator."+name, v)
 }
 
+// tensorAndFloat reports whether a is a tensor and b a float read at run time.
+func tensorAndFloat(a, b Value) bool {
+	_, isT := a.(*TensorV)
+	_, isF := b.(*SymF)
+	return isT && isF
+}
+
+// floatIsNotConst reports whether a is a float read at run time and b None or a bool.
+func floatIsNotConst(a, b Value) bool {
+	_, isFloat := a.(*SymF)
+	c, isConst := b.(*ConstV)
+	return isFloat && isConst && (c.Kind == py.KNone || c.Kind == py.KBool)
+}
+
 // truthy is bool(v) for values whose truth is known while tracing.
 func (t *Tracer) truthy(f *frame, v Value) (bool, error) {
 	if s, ok := v.(*SymV); ok {
 		r, _ := symCompare(f, "ne", s, intV(0))
 		return r.(*ConstV).I != 0, nil
+	}
+	if l, ok := v.(*LazyV); ok {
+		if r, err := t.realizeLazy(f, l); err == nil {
+			v = r
+		}
+	}
+	if s, ok := v.(*SymF); ok {
+		if b, ok := t.floatTruth(f, s); ok {
+			return b, nil
+		}
 	}
 	v, err := t.realize(f, v)
 	if err != nil {
@@ -605,6 +636,16 @@ func (t *Tracer) truthy(f *frame, v Value) (bool, error) {
 // identical is `a is b`.
 func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 	var err error
+	if a, err = t.realizeLazy(f, a); err != nil {
+		return false, err
+	}
+	if b, err = t.realizeLazy(f, b); err != nil {
+		return false, err
+	}
+	if floatIsNotConst(a, b) || floatIsNotConst(b, a) {
+		// a float read at run time is none of None, True, False (its type is guarded)
+		return false, nil
+	}
 	if a, err = t.realize(f, a); err != nil {
 		return false, err
 	}
@@ -669,6 +710,19 @@ func (t *Tracer) equal(f *frame, a, b Value) (bool, error) {
 
 func (t *Tracer) compare(f *frame, op string, a, b Value) (Value, error) {
 	var err error
+	if a, err = t.realizeLazy(f, a); err != nil {
+		return nil, err
+	}
+	if b, err = t.realizeLazy(f, b); err != nil {
+		return nil, err
+	}
+	if v, ok := t.floatCompare(f, op, a, b); ok {
+		return v, nil
+	}
+	if tensorAndFloat(a, b) || tensorAndFloat(b, a) {
+		// tensor > alpha: the comparison op takes the float read at run time (fSymFloat)
+		return t.tensorOperator(f, op, false, a, b)
+	}
 	if a, err = t.realizeKeepSym(f, a); err != nil {
 		return nil, err
 	}

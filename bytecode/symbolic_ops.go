@@ -599,9 +599,14 @@ func opPopJumpIf(t *Tracer, f *frame, in *Instr) error {
 }
 
 func opPopJumpIfNone(t *Tracer, f *frame, in *Instr) error {
-	v, err := t.realize(f, f.pop())
+	v, err := t.realizeLazy(f, f.pop())
 	if err != nil {
 		return err
+	}
+	if _, isFloat := v.(*SymF); !isFloat { // (a float read at run time is not None)
+		if v, err = t.realize(f, v); err != nil {
+			return err
+		}
 	}
 	c, isConst := v.(*ConstV)
 	isNone := isConst && c.IsNone()

@@ -29,6 +29,10 @@ type SymF struct {
 	// it as a 0-d float64 tensor, which a graph break hands over. Both nil for an argument.
 	Node   *fxgraph.Node
 	Tensor *TensorV
+	// Expr is the float as Python arithmetic on float arguments (floatexpr.go): the argument
+	// itself, or a derived float (Node defines it); nil for a float read from a tensor and
+	// arithmetic on one, whose value the trace does not know.
+	Expr *floatExpr
 }
 
 func (s *SymF) Describe() string {
@@ -38,23 +42,26 @@ func (s *SymF) Describe() string {
 	return fmt.Sprintf("float %s (a dynamic float argument, %s in this call)", s.F, strconv.FormatFloat(s.F.Hint(), 'g', -1, 64))
 }
 
-// floatSource is where float symbol k is read, and its object in the traced call.
+// floatSource is where float symbol k is read, and its object in the traced call; for a
+// derived float (floatexpr.go) its expression instead.
 type floatSource struct {
 	src  Source
 	obj  py.Obj
 	repr string
+	expr *floatExpr
 }
 
 // specializeFloat is what realize does to a SymF: its value now, guarded; a float computed in
 // the graph has no value now, so using it as a plain float breaks the graph.
 func specializeFloat(f *frame, s *SymF) (Value, error) {
-	if s.Node != nil {
+	if s.Node != nil && s.Expr == nil {
 		return nil, computedUse(f, s, "as a plain Python float")
 	}
 	why := "used as a plain float"
 	if f != nil {
 		why = "used as a plain float at " + f.shortWhere()
 	}
+	// (a derived float's guard is on its expression: installFloatGuards)
 	return floatV(s.F.Specialize(why)), nil
 }
 
@@ -91,7 +98,7 @@ func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
 	logs.Printf(logs.Dynamic, "%s: %s = %s (a float argument, %v in this call)", t.rootCode.code.QualName, sf, readableName(src), cv.F)
 	node := t.graph.AddPlaceholder(placeholderName(src), sf)
 	t.inputs = append(t.inputs, &TensorV{Node: node, Source: src, Obj: o, Meta: &primtorch.TensorMeta{}})
-	s := &SymF{F: sf, Source: src}
+	s := &SymF{F: sf, Source: src, Expr: &floatExpr{op: "arg", src: src}}
 	if t.floatByName == nil {
 		t.floatByName = map[string]*SymF{}
 	}
@@ -109,10 +116,19 @@ func installFloatGuards(g *Guards, env *primtorch.ShapeEnv, sources []floatSourc
 	if env == nil {
 		return
 	}
-	for id := range env.SpecializedFloats() {
-		if id < len(sources) && sources[id].src != nil {
-			s := sources[id]
+	for id, why := range env.SpecializedFloats() {
+		if id >= len(sources) {
+			continue
+		}
+		if !g.floatSpecLogged(id) {
+			logs.Printf(logs.Dynamic, "float %s specialised to %s: %s", env.Float(id), pyFloatRepr(env.Float(id).Hint()), why)
+		}
+		switch s := sources[id]; {
+		case s.src != nil:
 			g.Eq(s.src, s.obj, s.repr)
+		case s.expr != nil:
+			// a derived float: its expression recomputed from the arguments is the value
+			g.Float(s.expr, "is", &floatExpr{op: "const", c: floatV(env.Float(id).Hint())}, true, "")
 		}
 	}
 }
@@ -133,8 +149,12 @@ func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwAr
 			}
 		}
 	}
+	expo := t.powExponent(f, op, args, kw)
 	var err error
 	for i, a := range args {
+		if s, ok := a.(*SymF); ok && expo == s && i == 1 {
+			continue
+		}
 		if s, ok := a.(*SymF); ok && (!keep || i > 1 || s.Node != nil && !accepts) {
 			if args[i], err = specializeFloat(f, s); err != nil {
 				return err
@@ -147,6 +167,9 @@ func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwAr
 			continue
 		}
 		name := kw[i].Name
+		if name == "exponent" && expo == s {
+			continue
+		}
 		kept := keep && (name == "other" || name == "self" || name == "input") || name == "value" && op != nil && op.SymFloatValue
 		if !kept || s.Node != nil && !accepts {
 			if kw[i].Val, err = specializeFloat(f, s); err != nil {
@@ -155,4 +178,52 @@ func (t *Tracer) floatArgsOf(f *frame, op *primtorch.Op, args []Value, kw []kwAr
 		}
 	}
 	return nil
+}
+
+// powSpecialExponents are the exponents eager's pow kernel computes another way (fill, copy,
+// x·x, x·x·x, sqrt, rsqrt, reciprocal, 1/(x·x)) and the decomposition copies (dPow).
+var powSpecialExponents = []float64{0, 1, 2, 3, 0.5, -0.5, -1, -2}
+
+// powExponent is the float argument pow (op) takes as its exponent read at run time, or nil:
+// the base a float32/float64 CPU tensor outside autograd (the derivative formula reads the
+// exponent's value) and the exponent none of the special ones, which each call is guarded
+// against (a special exponent recompiles with the value).
+func (t *Tracer) powExponent(f *frame, op *primtorch.Op, args []Value, kw []kwArg) *SymF {
+	if op == nil || !op.SymFloatExponent {
+		return nil
+	}
+	var base, expo Value
+	if len(args) > 0 {
+		base = args[0]
+	}
+	if len(args) > 1 {
+		expo = args[1]
+	}
+	for _, k := range kw {
+		switch k.Name {
+		case "self", "input":
+			base = k.Val
+		case "exponent":
+			expo = k.Val
+		}
+	}
+	s, ok := expo.(*SymF)
+	x, isT := base.(*TensorV)
+	if !ok || !isT || s.Node != nil || s.Expr == nil {
+		return nil
+	}
+	m := x.Meta
+	if m.DType != primtorch.Float32 && m.DType != primtorch.Float64 || m.Device.Type != "cpu" || t.gradEnabled && m.RequiresGrad {
+		return nil
+	}
+	h := s.F.Hint()
+	for _, c := range powSpecialExponents {
+		if h == c {
+			return nil
+		}
+	}
+	for _, c := range powSpecialExponents {
+		t.guards.Float(s.Expr, "ne", &floatExpr{op: "const", c: floatV(c)}, true, f.shortWhere())
+	}
+	return s
 }

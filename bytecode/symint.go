@@ -487,6 +487,15 @@ func symDims(dyn map[int]bool) string {
 	return strings.Join(parts, ", ")
 }
 
+// args0SymF is the SymF that is a builtin's only argument.
+func args0SymF(args []Value, kw []kwArg) (*SymF, bool) {
+	if len(args) != 1 || len(kw) != 0 {
+		return nil, false
+	}
+	s, ok := args[0].(*SymF)
+	return s, ok
+}
+
 // realizeKeepSym is realize for paths that handle SymV themselves.
 func (t *Tracer) realizeKeepSym(f *frame, v Value) (Value, error) {
 	r, err := t.realizeLazy(f, v)
@@ -546,12 +555,40 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 			return s, true, nil
 		}
 	}
-	if len(args) == 1 && len(kw) == 0 && isComputed(args[0]) {
+	if name == "float" || name == "abs" || name == "int" || name == "round" || name == "min" || name == "max" {
+		for i, a := range args {
+			if l, ok := a.(*LazyV); ok {
+				if r, err := t.realizeLazy(f, l); err == nil {
+					if _, isFloat := r.(*SymF); isFloat {
+						args[i] = r
+					}
+				}
+			}
+		}
+	}
+	if s, ok := args0SymF(args, kw); ok {
 		switch name {
 		case "float":
-			return args[0], true, nil // float(x) of a float is x
+			return s, true, nil // float(x) of a float is x
 		case "abs":
-			return t.floatUnary(f, "operator.abs", args[0].(*SymF)), true, nil
+			if r, ok := t.floatUnary(f, "abs", s); ok {
+				return r, true, nil
+			}
+		case "int", "round":
+			if s.Expr != nil {
+				if r, ok := t.floatToInt(f, name, s); ok {
+					return r, true, nil
+				}
+			}
+		}
+	}
+	if (name == "min" || name == "max") && len(args) == 2 && len(kw) == 0 {
+		a, errA := t.realizeLazy(f, args[0])
+		b, errB := t.realizeLazy(f, args[1])
+		if errA == nil && errB == nil {
+			if r, ok := t.floatMinMax(f, name, a, b); ok {
+				return r, true, nil
+			}
 		}
 	}
 	var err error

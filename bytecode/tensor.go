@@ -148,8 +148,20 @@ func (t *Tracer) torchCall(f *frame, path string, obj py.Obj, args []Value, kw [
 		}
 		return t.tensorMethod(f, tv, strings.TrimPrefix(path, "torch.Tensor."), args[1:], kw)
 	}
-	if path == "math.sqrt" && len(args) == 1 && len(kw) == 0 && isComputed(args[0]) {
-		return t.floatUnary(f, path, args[0].(*SymF)), nil
+	if len(args) == 1 && len(kw) == 0 && (path == "math.sqrt" || path == "math.floor" || path == "math.ceil" || path == "math.trunc") {
+		if a, err := t.realizeLazy(f, args[0]); err == nil {
+			if s, ok := a.(*SymF); ok {
+				if path == "math.sqrt" {
+					if r, ok := t.floatUnary(f, "sqrt", s); ok {
+						return r, nil
+					}
+				} else if s.Expr != nil {
+					if r, ok := t.floatToInt(f, strings.TrimPrefix(path, "math."), s); ok {
+						return r, nil
+					}
+				}
+			}
+		}
 	}
 	if strings.HasPrefix(path, "math.") || (strings.HasPrefix(path, "operator.") && !anyTensor(t, f, args)) {
 		return t.callLive(f, obj, args, kw)

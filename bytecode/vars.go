@@ -98,7 +98,11 @@ func pyFloatRepr(f float64) string {
 	case math.IsNaN(f):
 		return "nan"
 	}
-	s := strconv.FormatFloat(f, 'r', -1, 64)
+	// shortest round-trip digits; scientific below 1e-4 and from 1e16, as Python's repr
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		return strconv.FormatFloat(f, 'e', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.ContainsAny(s, ".eEn") {
 		s += ".0"
 	}

@@ -67,7 +67,7 @@ var codegenTests = []struct {
 `,
 		kernels: 1,
 		must: []string{"double acc_buf1 = 0;", "reduction(+:acc_buf1)", "reduction(max:acc_buf2) reduction(|:nan_buf2)",
-			"(nan_buf2 ? NAN : acc_buf2)", "if ((t2 > acc_buf3 || (t2 != t2 && acc_buf3 == acc_buf3))) { acc_buf3 = t2; idx_buf3 = r0; }"},
+			"(nan_buf2 ? NAN : acc_buf2)", "if ((!(t2 <= acc_buf3) && (t2 > acc_buf3 || acc_buf3 == acc_buf3))) { acc_buf3 = t2; idx_buf3 = r0; }"},
 	},
 	{
 		name: "a full reduction parallelizes its reduction loop",

@@ -36,7 +36,7 @@ var ownCallEffects = map[string]Effects{
 // (decomp/pyfloat.go): Python raises for some values of a division, a power or a square root.
 func ComputedFloatEffects(target string) Effects {
 	switch target {
-	case "operator.truediv", "operator.pow", "math.sqrt":
+	case "operator.truediv", "operator.floordiv", "operator.mod", "operator.pow", "math.sqrt":
 		return EffectRaises
 	}
 	return 0

@@ -111,6 +111,9 @@ type Op struct {
 	// SymFloatValue: the op's value parameter may be a SymFloat (addcmul, addcdiv: value · t1
 	// scaled in the computation dtype).
 	SymFloatValue bool
+	// SymFloatExponent: the op's exponent may be a SymFloat (pow of a float tensor; capture
+	// guards that the value is none of the exponents eager's kernel special-cases).
+	SymFloatExponent bool
 
 	meta        metaFn
 	ownGrad     bool

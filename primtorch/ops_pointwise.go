@@ -169,7 +169,7 @@ var binaryDefs = allSymbolic(
 	row(OpPow, KindPointwise, PromoteBoolToLong, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", "@pow operator.pow", metaPow).
 		// number ** tensor runs Tensor.__rpow__, whose layout differs from torch.pow's (metaPow)
 		py("operator.pow", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor").
-		with(fNumbers|fNumbersSelf|fOut).inplace(OpPowInplace, "Tensor.pow_ operator.ipow"),
+		with(fNumbers|fNumbersSelf|fOut|fSymFloatExponent).inplace(OpPowInplace, "Tensor.pow_ operator.ipow"),
 	bin(OpMaximum, noInplace, "maximum", "", PromoteDefault, "@maximum", "", metaPointwise),
 	bin(OpMinimum, noInplace, "minimum", "", PromoteDefault, "@minimum", "", metaPointwise),
 	bin(OpFmax, noInplace, "fmax", "", PromoteDefault, "@fmax", "", metaPointwise),
@@ -180,12 +180,12 @@ var binaryDefs = allSymbolic(
 	row(OpComplex, KindPointwise, PromoteNone, "complex(Tensor real, Tensor imag) -> Tensor", "torch.complex", metaComplex).with(fOut),
 	bin(OpXlogy, noInplace, "xlogy.Tensor", "", PromoteIntToFloat, "@xlogy torch.special.xlogy", "", metaPointwise),
 	bin(OpLogaddexp, noInplace, "logaddexp", "", PromoteDefault, "@logaddexp", "", metaPointwise),
-	bin(OpEq, noInplace, "eq.Tensor", "", PromoteAlwaysBool, "@eq operator.eq", "", metaPointwise).with(fNonDiff),
-	bin(OpNe, noInplace, "ne.Tensor", "", PromoteAlwaysBool, "@ne @not_equal operator.ne", "", metaPointwise).with(fNonDiff),
-	bin(OpLt, noInplace, "lt.Tensor", "", PromoteAlwaysBool, "@lt @less operator.lt", "", metaPointwise).with(fNonDiff),
-	bin(OpLe, noInplace, "le.Tensor", "", PromoteAlwaysBool, "@le @less_equal operator.le", "", metaPointwise).with(fNonDiff),
-	bin(OpGt, noInplace, "gt.Tensor", "", PromoteAlwaysBool, "@gt @greater operator.gt", "", metaPointwise).with(fNonDiff),
-	bin(OpGe, noInplace, "ge.Tensor", "", PromoteAlwaysBool, "@ge @greater_equal operator.ge", "", metaPointwise).with(fNonDiff),
+	bin(OpEq, noInplace, "eq.Tensor", "", PromoteAlwaysBool, "@eq operator.eq", "", metaPointwise).with(fNonDiff|fSymFloat),
+	bin(OpNe, noInplace, "ne.Tensor", "", PromoteAlwaysBool, "@ne @not_equal operator.ne", "", metaPointwise).with(fNonDiff|fSymFloat),
+	bin(OpLt, noInplace, "lt.Tensor", "", PromoteAlwaysBool, "@lt @less operator.lt", "", metaPointwise).with(fNonDiff|fSymFloat),
+	bin(OpLe, noInplace, "le.Tensor", "", PromoteAlwaysBool, "@le @less_equal operator.le", "", metaPointwise).with(fNonDiff|fSymFloat),
+	bin(OpGt, noInplace, "gt.Tensor", "", PromoteAlwaysBool, "@gt @greater operator.gt", "", metaPointwise).with(fNonDiff|fSymFloat),
+	bin(OpGe, noInplace, "ge.Tensor", "", PromoteAlwaysBool, "@ge @greater_equal operator.ge", "", metaPointwise).with(fNonDiff|fSymFloat),
 	bin(OpLogicalAnd, OpLogicalAndInplace, "logical_and", "", PromoteAlwaysBool, "@logical_and", "Tensor.logical_and_", metaPointwise).with(fNonDiff),
 	bin(OpLogicalOr, OpLogicalOrInplace, "logical_or", "", PromoteAlwaysBool, "@logical_or", "Tensor.logical_or_", metaPointwise).with(fNonDiff),
 	bin(OpLogicalXor, OpLogicalXorInplace, "logical_xor", "", PromoteAlwaysBool, "@logical_xor", "Tensor.logical_xor_", metaPointwise).with(fNonDiff),

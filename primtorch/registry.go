@@ -36,18 +36,19 @@ type pysig struct {
 type rowFlag uint16
 
 const (
-	fRandom        rowFlag = 1 << iota // random op (dropout, rand)
-	fNonDiff                           // results never require grad
-	fNumbers                           // Tensor parameters accept Python numbers
-	fOut                               // accepts out=
-	fDataDep                           // output shape depends on data: Meta returns ErrDataDependent
-	fMayAlias                          // an aliasing output may also be the input itself or a copy
-	fOwnGrad                           // the meta function sets requires_grad itself (detach, copy_)
-	fNumbersSelf                       // with fNumbers: the first parameter takes a number too (torch.add(2, x))
-	fNoOverlap                         // in place: self may share no memory with the other tensor arguments (torch's assert_no_overlap)
-	fSymbolic                          // the meta function handles symbolic sizes (sym.go)
-	fSymFloat                          // self and other may be a SymFloat (a float argument read at run time, symfloat.go)
-	fSymFloatValue                     // the value parameter may be a SymFloat (addcmul, addcdiv)
+	fRandom           rowFlag = 1 << iota // random op (dropout, rand)
+	fNonDiff                              // results never require grad
+	fNumbers                              // Tensor parameters accept Python numbers
+	fOut                                  // accepts out=
+	fDataDep                              // output shape depends on data: Meta returns ErrDataDependent
+	fMayAlias                             // an aliasing output may also be the input itself or a copy
+	fOwnGrad                              // the meta function sets requires_grad itself (detach, copy_)
+	fNumbersSelf                          // with fNumbers: the first parameter takes a number too (torch.add(2, x))
+	fNoOverlap                            // in place: self may share no memory with the other tensor arguments (torch's assert_no_overlap)
+	fSymbolic                             // the meta function handles symbolic sizes (sym.go)
+	fSymFloat                             // self and other may be a SymFloat (a float argument read at run time, symfloat.go)
+	fSymFloatValue                        // the value parameter may be a SymFloat (addcmul, addcdiv)
+	fSymFloatExponent                     // the exponent may be a SymFloat (pow)
 )
 
 // row starts a registry row. targets is a space-separated list where "@name" stands for
@@ -155,8 +156,8 @@ func buildRegistry() []*Op {
 			NumbersAsTensors: d.flags&fNumbers != 0, selfNumbers: d.flags&fNumbersSelf != 0 && d.flags&fNumbers != 0, AcceptsOut: d.flags&fOut != 0 && functional == nil,
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
 			RefusesOverlap: d.flags&fNoOverlap != 0, Symbolic: d.flags&fSymbolic != 0, SymFloats: d.flags&fSymFloat != 0,
-			SymFloatValue: d.flags&fSymFloatValue != 0,
-			Functional:    functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
+			SymFloatValue: d.flags&fSymFloatValue != 0, SymFloatExponent: d.flags&fSymFloatExponent != 0,
+			Functional: functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
 		}
 		op.Schema = MustParseSchema(schema)
 		op.Name = op.Schema.FullName()

@@ -33,6 +33,27 @@ type floatSym struct {
 	// .item(), and arithmetic on such floats), defined by the node whose meta it is; it has no
 	// source and no guard can fix its value, so it is never specialised.
 	computed bool
+	// derived: a computed float that is Python arithmetic on float arguments only (1 - alpha):
+	// its hint is its value in the traced call and a guard on the arguments can fix it, so it
+	// may be specialised like an argument (capture installs the guard on the expression).
+	derived bool
+}
+
+// NewDerivedFloat adds a float symbol the graph computes from float arguments alone (what says
+// how), with its value in the traced call as hint: computed like NewComputedFloat's, but
+// Specialize may fix it (the guard is on the arguments' expression).
+func (e *ShapeEnv) NewDerivedFloat(hint float64, what string) SymFloat {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.floats = append(e.floats, floatSym{hint: hint, source: what, computed: true, derived: true})
+	return SymFloat{ID: len(e.floats) - 1, env: e}
+}
+
+// IsDerived reports whether f is computed in the graph from float arguments alone.
+func (f SymFloat) IsDerived() bool {
+	f.env.mu.Lock()
+	defer f.env.mu.Unlock()
+	return f.env.floats[f.ID].derived
 }
 
 // NewComputedFloat adds a float symbol the graph computes (what says how, for messages), with
@@ -110,7 +131,7 @@ func (f SymFloat) String() string { return fmt.Sprintf("f%d", f.ID) }
 // Specialize returns f's hint and records that the compiled code assumes it (the guard
 // L['a'] == hint, installed by the trace or after the compile).
 func (f SymFloat) Specialize(why string) float64 {
-	if f.IsComputed() {
+	if f.IsComputed() && !f.IsDerived() {
 		panic(ComputedFloatSpecialized{Float: f, Why: why})
 	}
 	e := f.env
@@ -145,7 +166,7 @@ func SpecializeFloat(v Value, why string) Value {
 
 // symFloatParams are the parameters of an fSymFloat op that may hold a SymFloat.
 func symFloatParam(op *Op, a *Args, canon string) bool {
-	if op.SymFloatValue && canon == "value" {
+	if op.SymFloatValue && canon == "value" || op.SymFloatExponent && canon == "exponent" {
 		return true
 	}
 	if !op.SymFloats || (canon != "self" && canon != "other") {

@@ -518,6 +518,11 @@ func dPow(c *ctx) (any, error) {
 	d := c.d
 	x, e := c.self(), c.in("exponent")
 	return d.ew(primtorch.PromoteBoolToLong, func(v []val) val {
+		if _, sym := v[1].(primtorch.SymFloat); sym {
+			// a float argument read at run time: capture guarded it to be none of the
+			// exponents below (bytecode powExponent)
+			return d.bin("pow", v[0], v[1])
+		}
 		if metaOf(v[1]) == nil && dtypeOf(v[0]).IsFloatingPoint() && metaOf(v[0]) != nil {
 			switch asFloat(v[1]) {
 			case 1:

@@ -69,6 +69,10 @@ func (d *decomposer) pyFloatNode(n *fxgraph.Node, f primtorch.SymFloat) error {
 		if metaOf(v) != nil {
 			return v
 		}
+		if a, ok := v.(primtorch.SymFloat); ok {
+			// a float argument read at run time: 1.0 * a is a, signed zeros and NaNs included
+			return d.mul(d.full([]sym{}, 1.0, f64), a)
+		}
 		return d.full([]sym{}, v, f64)
 	}
 	lt := func(x val, y float64) val { return d.prim("lt", scalar(x), y) }
@@ -95,6 +99,12 @@ func (d *decomposer) pyFloatNode(n *fxgraph.Node, f primtorch.SymFloat) error {
 		// ZeroDivisionError: float division by zero
 		d.check(d.prim("eq", scalar(args[1]), 0.0))
 		r = d.div(scalar(args[0]), args[1])
+	case n.Target == "operator.floordiv":
+		d.check(d.prim("eq", scalar(args[1]), 0.0))
+		r, _ = d.pyDivMod(scalar(args[0]), scalar(args[1]))
+	case n.Target == "operator.mod":
+		d.check(d.prim("eq", scalar(args[1]), 0.0))
+		_, r = d.pyDivMod(scalar(args[0]), scalar(args[1]))
 	case n.Target == "math.sqrt":
 		// ValueError: math domain error (sqrt(-0.0) is -0.0, sqrt(nan) nan)
 		d.check(lt(args[0], 0))
@@ -126,6 +136,28 @@ func (d *decomposer) pyPow(x, y val) val {
 	overflow := and(and(bothFinite, d.prim("ne", x, 0.0)), d.prim("isinf", r))
 	d.check(or(or(zeroNeg, complexResult), overflow))
 	return r
+}
+
+// pyDivMod is CPython's float floor division and remainder of x by y (float_floor_div,
+// float_rem: _float_div_mod), for y != 0:
+//
+//	mod = fmod(x, y); div = (x - mod) / y
+//	if mod: if (y < 0) != (mod < 0): mod += y; div -= 1
+//	else: mod = copysign(0, y)
+//	if div: q = floor(div); if div - q > 0.5: q += 1
+//	else: q = copysign(0, x / y)
+func (d *decomposer) pyDivMod(x, y val) (q, mod val) {
+	zero := func(v val) val { return d.prim("eq", v, 0.0) }
+	mod0 := d.bin("fmod", x, y)
+	div0 := d.div(d.sub(x, mod0), y)
+	flip := d.prim("ne", d.prim("lt", y, 0.0), d.prim("lt", mod0, 0.0))
+	adjust := d.prim("logical_and", d.prim("logical_not", zero(mod0)), flip)
+	mod = d.where(zero(mod0), d.bin("copysign", d.full([]sym{}, 0.0, primtorch.Float64), y), d.where(adjust, d.add(mod0, y), mod0))
+	div := d.where(adjust, d.sub(div0, 1.0), div0)
+	fl := d.un("floor", div)
+	snapped := d.where(d.prim("gt", d.sub(div, fl), 0.5), d.add(fl, 1.0), fl)
+	q = d.where(zero(div), d.bin("copysign", d.full([]sym{}, 0.0, primtorch.Float64), d.div(x, y)), snapped)
+	return q, mod
 }
 
 // check emits prims.check(cond): the compiled graph's run is refused where cond holds (see the

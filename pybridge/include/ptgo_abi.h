@@ -148,6 +148,13 @@ enum ptgo_guard_op {
                           * c + sum(coef * prod(size of dim of r[register])) rel 0, where dim -1
                           * is the int in the register and dim -2 the tensor's storage offset */
     PTGO_G_DICT_KEY,     /* r[dst] = the i-th key of the dict r[src] (its own storage) */
+    PTGO_G_FLOAT,        /* a relation of Python numbers computed from float arguments: vec = [rel
+                          * (Py_LT .. Py_GE, 6: the same float bit for bit), want, program]; the
+                          * postfix program computes left then right in pairs: (1, register),
+                          * (2, float bits), (3, int), (4, binary op: + - * / // % **), (5, unary
+                          * op: neg abs sqrt int floor ceil round trunc), with CPython's number
+                          * protocol; the guard holds when (left rel right) == want and nothing
+                          * raised */
 };
 
 typedef struct {

@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
@@ -930,6 +931,104 @@ static int check_sym(PyObject **regs, const guard_t *g) {
     return 0;
 }
 
+/* One step of a PTGO_G_FLOAT program: a unary operator of Python numbers (a new reference, or
+ * NULL with an exception set). */
+static PyObject *float_unary(int64_t op, PyObject *x) {
+    switch (op) {
+    case 0: return PyNumber_Negative(x);
+    case 1: return PyNumber_Absolute(x);
+    case 2: { /* math.sqrt */
+        double v = PyFloat_AsDouble(x);
+        if (v == -1.0 && PyErr_Occurred()) return NULL;
+        if (v < 0) {
+            PyErr_SetString(PyExc_ValueError, "math domain error");
+            return NULL;
+        }
+        return PyFloat_FromDouble(sqrt(v));
+    }
+    case 3: return PyNumber_Long(x);
+    case 4: return PyObject_CallMethod(x, "__floor__", NULL);
+    case 5: return PyObject_CallMethod(x, "__ceil__", NULL);
+    case 6: return PyObject_CallMethod(x, "__round__", NULL);
+    case 7: return PyObject_CallMethod(x, "__trunc__", NULL);
+    }
+    PyErr_SetString(PyExc_SystemError, "ptgo: bad float guard");
+    return NULL;
+}
+
+static PyObject *float_binary(int64_t op, PyObject *a, PyObject *b) {
+    switch (op) {
+    case 0: return PyNumber_Add(a, b);
+    case 1: return PyNumber_Subtract(a, b);
+    case 2: return PyNumber_Multiply(a, b);
+    case 3: return PyNumber_TrueDivide(a, b);
+    case 4: return PyNumber_FloorDivide(a, b);
+    case 5: return PyNumber_Remainder(a, b);
+    case 6: return PyNumber_Power(a, b, Py_None);
+    }
+    PyErr_SetString(PyExc_SystemError, "ptgo: bad float guard");
+    return NULL;
+}
+
+/* Checks a PTGO_G_FLOAT guard (see ptgo_abi.h): Python computes both sides exactly as the traced
+ * code would. Anything that raises fails the guard (the recompile traces the call). */
+static int check_float(PyObject **regs, const guard_t *g) {
+    PyObject *stack[32];
+    int sp = 0, ok = 0;
+    const int64_t *v = g->vec;
+    if (g->nvec < 2) return 0;
+    for (int32_t k = 2; k + 1 < g->nvec; k += 2) {
+        int64_t kind = v[k], x = v[k + 1];
+        PyObject *r = NULL;
+        switch (kind) {
+        case 1:
+            r = regs[x];
+            if (r == NULL || !PyFloat_CheckExact(r)) goto done;
+            Py_INCREF(r);
+            break;
+        case 2: {
+            double d;
+            memcpy(&d, &x, sizeof d);
+            r = PyFloat_FromDouble(d);
+            break;
+        }
+        case 3: r = PyLong_FromLongLong(x); break;
+        case 4:
+            if (sp < 2) goto done;
+            r = float_binary(x, stack[sp - 2], stack[sp - 1]);
+            Py_DECREF(stack[--sp]);
+            Py_DECREF(stack[--sp]);
+            break;
+        case 5:
+            if (sp < 1) goto done;
+            r = float_unary(x, stack[sp - 1]);
+            Py_DECREF(stack[--sp]);
+            break;
+        default: goto done;
+        }
+        if (r == NULL) goto done;
+        if (sp == 32) {
+            Py_DECREF(r);
+            goto done;
+        }
+        stack[sp++] = r;
+    }
+    if (sp != 2) goto done;
+    if (v[0] == 6) {
+        ok = Py_TYPE(stack[0]) == Py_TYPE(stack[1]) && same_value(stack[0], stack[1]);
+    } else {
+        int c = PyObject_RichCompareBool(stack[0], stack[1], (int)v[0]);
+        ok = c >= 0 && c == (v[1] != 0);
+    }
+done:
+    while (sp > 0) Py_DECREF(stack[--sp]);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        ok = 0;
+    }
+    return ok;
+}
+
 /* Checks a tensor against a PTGO_G_TENSOR guard: i packs dtype | device_type<<8 |
  * (device_index+1)<<16 | requires_grad<<32; vec holds sizes, strides, then the storage offset. */
 static int check_tensor(PyObject *t, const guard_t *g) {
@@ -1143,6 +1242,9 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             break;
         case PTGO_G_SYM:
             ok = check_sym(regs, g);
+            break;
+        case PTGO_G_FLOAT:
+            ok = check_float(regs, g);
             break;
         case PTGO_G_DICT_KEYS: {
             PyObject *d = regs[g->src];

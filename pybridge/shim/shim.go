@@ -5,4 +5,5 @@ package shim
 
 // #cgo pkg-config: python-3.11-embed
 // #cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../fast -O2 -Wno-unused-function
+// #cgo LDFLAGS: -lm
 import "C"

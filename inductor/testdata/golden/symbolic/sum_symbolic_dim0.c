@@ -68,7 +68,7 @@ PTGO_KERNEL int cpp_fused_sum_amax_argmax_0(void *const *ptrs, const int64_t *in
                 int64_t idx_buf3 = 0;
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t2 = in_ptr0[j0*sz1 + r0];
-                    if ((t2 > acc_buf3 || (t2 != t2 && acc_buf3 == acc_buf3))) { acc_buf3 = t2; idx_buf3 = r0; }
+                    if ((!(t2 <= acc_buf3) && (t2 > acc_buf3 || acc_buf3 == acc_buf3))) { acc_buf3 = t2; idx_buf3 = r0; }
                 }
                 out_ptr2[j0] = (int64_t)(idx_buf3);
             }
@@ -120,7 +120,7 @@ PTGO_KERNEL int cpp_fused_sum_amax_argmax_0(void *const *ptrs, const int64_t *in
                 int64_t idx_buf3 = 0;
                 for (int64_t r0 = 0; r0 < (sz1); r0++) {
                     float t5 = in_ptr0[j0*sz1 + r0];
-                    if ((t5 > acc_buf3 || (t5 != t5 && acc_buf3 == acc_buf3))) { acc_buf3 = t5; idx_buf3 = r0; }
+                    if ((!(t5 <= acc_buf3) && (t5 > acc_buf3 || acc_buf3 == acc_buf3))) { acc_buf3 = t5; idx_buf3 = r0; }
                 }
                 out_ptr2[j0] = (int64_t)(idx_buf3);
             }
