@@ -113,6 +113,36 @@ func DropoutDrawsMT19937() bool { return dropoutMT19937.Load() }
 // previous one.
 func SetDropoutDrawsMT19937(on bool) bool { return dropoutMT19937.Swap(on) }
 
+// sqrtInexact holds the dtypes whose eager CPU sqrt is not correctly rounded
+// (ptgo._compat.sqrt_inexact_dtypes probes it at start).
+var sqrtInexact atomic.Value // map[DType]bool
+
+// SqrtCorrectlyRounded reports whether the running torch's CPU sqrt (torch.sqrt, Tensor.sqrt,
+// sqrt_) of dtype gives the correctly rounded square root, as prims.sqrt does: torch 1.13's
+// kernels do; PyPI's torch 2.14 calls MKL's vector math (vsSqrt), within one ulp of it, for
+// float32 (every size) and float64 (from 64 elements), so the decomposition keeps torch's
+// kernel there (A143). It is the build's property, so the running process is probed; absent a
+// probe (Go tests), yes.
+func SqrtCorrectlyRounded(dt DType) bool {
+	m, _ := sqrtInexact.Load().(map[DType]bool)
+	return !m[dt]
+}
+
+// SetSqrtInexact records the dtypes whose eager sqrt the probe found not correctly rounded
+// (pybridge, at start; tests) and returns the previous set.
+func SetSqrtInexact(dts []DType) []DType {
+	m := map[DType]bool{}
+	for _, dt := range dts {
+		m[dt] = true
+	}
+	old, _ := sqrtInexact.Swap(m).(map[DType]bool)
+	var prev []DType
+	for dt := range old {
+		prev = append(prev, dt)
+	}
+	return prev
+}
+
 // behavior is the running torch's row (a torch between two tested versions gets the older's).
 func behavior() torchBehavior { return ForTorch(behaviorTable, Torch()) }
 

@@ -50,6 +50,9 @@ type initConfig struct {
 	// DropoutMT19937: ptgo's bernoulli_mask draws eager's dropout noise
 	// (ptgo._compat.dropout_draws_mt19937; absent: no).
 	DropoutMT19937 bool `json:"dropout_mt19937"`
+	// SqrtInexact: the dtypes whose eager CPU sqrt is not correctly rounded
+	// (ptgo._compat.sqrt_inexact_dtypes; absent: none).
+	SqrtInexact []string `json:"sqrt_inexact"`
 }
 
 //export ptgo_go_init
@@ -84,6 +87,13 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 		primtorch.SetKernelsFuseMultiplyAdd(*state.config.KernelsFMA)
 	}
 	primtorch.SetDropoutDrawsMT19937(state.config.DropoutMT19937)
+	var inexact []primtorch.DType
+	for _, name := range state.config.SqrtInexact {
+		if dt, ok := primtorch.ParseDType(name); ok {
+			inexact = append(inexact, dt)
+		}
+	}
+	primtorch.SetSqrtInexact(inexact)
 	inductor.SetBLASOnOpenMP(state.config.BLASOnOpenMP)
 	return 0
 }

@@ -17,6 +17,16 @@ func unaryPrim(name string) decompFn {
 	}
 }
 
+// dSqrt is prims.sqrt, the correctly rounded square root, where eager's kernel computes that; a
+// floating-point result whose eager sqrt is not correctly rounded (PyPI's torch 2.14: MKL's
+// vsSqrt, primtorch.SqrtCorrectlyRounded) stays torch's kernel, named on perf_hints (A143).
+func dSqrt(c *ctx) (any, error) {
+	if m, ok := c.out.(*primtorch.TensorMeta); ok && !primtorch.SqrtCorrectlyRounded(m.DType) {
+		return nil, errFallback
+	}
+	return unaryPrim("sqrt")(c)
+}
+
 // binaryPrim is a torch op that is one binary prim after promotion.
 func binaryPrim(name string) decompFn {
 	return func(c *ctx) (any, error) {

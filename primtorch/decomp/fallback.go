@@ -179,6 +179,8 @@ func (d *decomposer) fallbackReason(op *primtorch.Op) string {
 		return fallbackOps[op.ID]
 	case table[op.ID] == nil:
 		return "no decomposition"
+	case op.ID == primtorch.OpSqrt || op.ID == primtorch.OpSqrtInplace:
+		return "eager's sqrt on this torch is not correctly rounded (MKL's vsSqrt, within one ulp), so torch computes it and the values stay eager's (A143)"
 	}
 	return "its decomposition does not handle these arguments (or tensors are complex or not on the CPU)"
 }

@@ -31,7 +31,7 @@ var decomps = [primtorch.NumOps]decompFn{
 	primtorch.OpLog2Inplace:                  inplace,
 	primtorch.OpLog10:                        unaryPrim("log10"),
 	primtorch.OpLog10Inplace:                 inplace,
-	primtorch.OpSqrt:                         unaryPrim("sqrt"),
+	primtorch.OpSqrt:                         dSqrt,
 	primtorch.OpSqrtInplace:                  inplace,
 	primtorch.OpRsqrt:                        unaryPrim("rsqrt"),
 	primtorch.OpRsqrtInplace:                 inplace,
