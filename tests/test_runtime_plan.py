@@ -335,3 +335,31 @@ def test_kernels_are_visible_to_torch_profiler():
     assert "ptgo.f" in names, names
     assert any(n.startswith("cpp_fused_") for n in names), names
     assert "aten::mm" in names, names
+
+
+def test_outputs_viewing_temporaries_are_no_views_and_warn_nothing():
+    """A repeat the plan makes as an expand of its own buffer comes back as a tensor that is no
+    view (eager's repeat is a new tensor), so the caller may write it in place, even when it
+    requires grad; re-seating it on its storage gives no TypedStorage deprecation warning on
+    torch 2.x."""
+    import warnings
+
+    def f(x):
+        return (x * 2).repeat(3, 1)
+
+    x = torch.randn(1, 5, requires_grad=True)
+    c = ptgo.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            out, ref = c(x), f(x)
+            assert out._base is None
+            assert_same(out, ref)
+            out.add_(1)
+            ref.add_(1)
+            out.sum().backward()
+            g = x.grad.clone()
+            x.grad = None
+            ref.sum().backward()
+            assert_same(g, x.grad)
+            x.grad = None

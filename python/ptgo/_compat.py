@@ -71,6 +71,14 @@ META_KERNEL_DIFFERS_FROM_CPU = (
 )
 
 
+def storage(t):
+    """t's storage as ``Tensor.set_`` and ``nbytes()`` take it, without the TypedStorage
+    deprecation warning torch 2.x gives for ``Tensor.storage()``: ``untyped_storage()`` where
+    torch has it (2.0 on), ``storage()`` on torch 1.13, which has no other."""
+    us = getattr(t, "untyped_storage", None)
+    return us() if us is not None else t.storage()
+
+
 def resolve_loaded(path):
     """Like _runtime.resolve, but only through modules already imported: "torch._dynamo.x" is
     None while nothing imported torch._dynamo (importing it takes seconds; code that calls its

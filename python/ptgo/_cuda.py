@@ -19,7 +19,7 @@ import threading
 
 import torch
 
-from . import config
+from . import _compat, config
 
 _lib = None
 _lib_lock = threading.Lock()
@@ -78,10 +78,7 @@ def _start(t):
 
 
 def _storage_nbytes(t):
-    us = getattr(t, "untyped_storage", None)
-    if us is not None:
-        return us().nbytes()
-    return t.storage().nbytes()  # torch 1.13
+    return _compat.storage(t).nbytes()
 
 
 def _over(base, spec, skip):

@@ -1087,7 +1087,7 @@ def _unview_temporaries(user):
             ids = {id(t) for t in user if isinstance(t, torch.Tensor)}
         if id(b) not in ids:
             user[i] = torch.empty(0, dtype=o.dtype, device=o.device).set_(
-                o.storage(), o.storage_offset(), o.size(), o.stride())
+                _compat.storage(o), o.storage_offset(), o.size(), o.stride())
 
 
 def _views_outside(outs):
