@@ -99,7 +99,7 @@ test: setup setup-torch2
 	$(MAKE) --no-print-directory test-fuzz
 
 # The differential fuzzer (tests/fuzz, issue 8): `make test` runs a fixed sample of FUZZ_SAMPLE
-# programs (seeds FUZZ_START.., about a minute on two cores); `make fuzz N=10000` runs at scale
+# programs (seeds FUZZ_START.., in the torch 1.13 and the torch 2 environment, under a minute each); `make fuzz N=10000` runs at scale
 # (JOBS workers, START the first seed; results in /tmp/ptgo-fuzz-START-N, MINIMISE=1 minimises the
 # failures into tests/fuzz/regressions/). Both fail on any failing, crashing or hanging program.
 FUZZ_SAMPLE ?= 200
@@ -108,8 +108,9 @@ N ?= 10000
 START ?= 0
 JOBS ?= 1
 
-test-fuzz: setup-113
+test-fuzz: setup-113 setup-torch2
 	$(VPY) tests/fuzz/run.py --start $(FUZZ_START) --n $(FUZZ_SAMPLE) --quiet
+	$(VPY2) tests/fuzz/run.py --start $(FUZZ_START) --n $(FUZZ_SAMPLE) --quiet --out /tmp/ptgo-fuzz-torch2-$(FUZZ_START)-$(FUZZ_SAMPLE)
 
 fuzz: setup-113
 	$(VPY) tests/fuzz/run.py --start $(START) --n $(N) --jobs $(JOBS) $(if $(MINIMISE),--minimise)
