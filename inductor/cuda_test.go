@@ -31,6 +31,16 @@ var (
 	nvrtcErr  error
 )
 
+// TestMain removes the NVRTC cache directory the CUDA tests made (6 MB a run, left in the
+// temporary folder otherwise).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if nvrtcDir != "" {
+		os.RemoveAll(nvrtcDir)
+	}
+	os.Exit(code)
+}
+
 // testNVRTC is a compiler for compute_90 (PTX, NVRTC's front end and optimiser) or sm_90
 // (cubin: ptxas too, about 2.4 times slower) into a fresh cache directory, or a skip naming why
 // none exists: no NVRTC found (make setup unpacks PyPI's nvidia-cuda-nvrtc into build/nvrtc).
