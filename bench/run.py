@@ -157,8 +157,9 @@ EXTERN_OPS = ("aten::mm", "aten::addmm", "aten::_addmm_activation", "aten::bmm",
 
 
 def where_time_goes(fn, args, grad, reps=10):
-    """Self times under torch.profiler, grouped: externs, ptgo's kernels, other torch ops, and the
-    rest of the wall time (guards, the runtime, Python)."""
+    """Self times under torch.profiler, grouped: externs, ptgo's kernels (generated, and its own
+    depthwise convolution), other torch ops, and the rest of the wall time (guards, the runtime,
+    Python)."""
     for _ in range(2):
         step(fn, args, grad)
     t0 = time.perf_counter()
@@ -170,7 +171,8 @@ def where_time_goes(fn, args, grad, reps=10):
     for e in p.key_averages():
         if e.key in EXTERN_OPS:
             groups["externs"] += e.self_cpu_time_total
-        elif e.key.startswith("cpp_fused_"):
+        elif e.key.startswith("cpp_fused_") or e.key.startswith("ptgo::"):
+            # ptgo's generated kernels and its hand-written ones (ptgo::depthwise_conv2d, A124)
             groups["kernels"] += e.self_cpu_time_total
         elif e.key.startswith("aten::"):
             groups["torch ops"] += e.self_cpu_time_total
@@ -301,7 +303,7 @@ def write(rows, geo):
         "eager (at 2 threads over eager's best thread count, since eager is often slower at 2 threads "
         "here); the best round's ratio in parentheses. Vision models: 1x3x224x224, eval, no_grad. "
         "*ptgo's time*: torch.profiler self times of ptgo's compiled call at 1 thread — externs (matrix "
-        "products, convolutions: torch's kernels), ptgo's generated kernels, other torch ops, rest (guards, "
+        "products, convolutions: torch's kernels), ptgo's kernels (generated ones and its depthwise convolution), other torch ops, rest (guards, "
         "runtime, Python). *bound*: 1 / the extern share of eager's 1-thread time, the most any compiler "
         "calling the same kernels can gain.%s" % (meta["cpu"], meta["python"], meta["torch"], meta["date"],
                                                   " 1-thread times are this process's CPU time (--cpu-time)."
