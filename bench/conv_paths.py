@@ -19,6 +19,8 @@ import statistics
 import time
 
 import torch
+
+from threads import set_threads  # noqa: E402
 import torch.nn as nn
 
 
@@ -96,7 +98,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+    set_threads(a.threads)
     for name in a.models:
         calls = conv_calls(name)
         fns = [(kind(mod), variants(mod, shape, relu)) for mod, shape, relu in calls]

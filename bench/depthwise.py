@@ -27,6 +27,8 @@ import sys
 import time
 
 import torch
+
+from threads import set_threads  # noqa: E402
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -67,7 +69,7 @@ def shapes(opts):
     lib = ctypes.CDLL(ptgo._fast.__file__)
     lib.ptgo_depthwise_scratch.restype = ctypes.c_int64
     P = ctypes.c_void_p
-    torch.set_num_threads(1)
+    set_threads(1)
     tot = collections.Counter()
     print("| input | k | s | layers | act | torch | torch+act | ptgo kernel | speedup | routed | max err |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -118,7 +120,7 @@ def shapes(opts):
 
 CHILD = r"""
 import json, statistics, sys, time, torch, torchvision, ptgo
-torch.set_num_threads(1)
+set_threads(1)
 out = {}
 for name in sys.argv[1].split(","):
     torch.manual_seed(0)

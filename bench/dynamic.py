@@ -197,7 +197,9 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+    from threads import set_threads  # bench/, the script's folder (tests load this file by path)
+
+    set_threads(a.threads)
     only = set(filter(None, a.only.split(",")))
     rows = []
     for name, (ctor, make, sizes) in workloads().items():

@@ -21,6 +21,8 @@ import time
 
 import torch
 
+from threads import set_threads  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 if importlib.util.find_spec("ptgo") is None:
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -43,7 +45,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     g = torch.Generator().manual_seed(0)
     x = torch.randn(256, 80, generator=g)
     t = (torch.rand(256, 80, generator=g) > 0.9).float()

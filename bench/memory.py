@@ -20,6 +20,8 @@ import time
 
 import torch
 
+from threads import set_threads  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 if importlib.util.find_spec("ptgo") is None:
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -56,7 +58,7 @@ def main():
     ap.add_argument("--cycles", type=int, default=1000)
     ap.add_argument("--calls", type=int, default=1000000)
     opts = ap.parse_args()
-    torch.set_num_threads(1)
+    set_threads(1)
     x = torch.randn(64)
     print("torch %s, ptgo from %s" % (torch.__version__, os.path.dirname(ptgo.__file__)))
     for i in range(100):  # warm-up: ptgo's own start, allocator pools

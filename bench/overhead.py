@@ -7,6 +7,8 @@ import statistics
 import time
 
 import torch
+
+from threads import set_threads  # noqa: E402
 import torch.nn as nn
 
 import ptgo
@@ -43,7 +45,7 @@ class Encoder(nn.Module):
 
 
 def main():
-    torch.set_num_threads(1)
+    set_threads(1)
     x = torch.randn(4)
     eager = per_call_ns(one_op, x)
     compiled_fn = ptgo.compile(one_op, backend="eager")

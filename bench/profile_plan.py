@@ -11,6 +11,8 @@ import time
 
 import torch
 
+from threads import set_threads  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 if importlib.util.find_spec("ptgo") is None:
@@ -81,7 +83,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=200)
     opts = ap.parse_args()
-    torch.set_num_threads(opts.threads)
+    set_threads(opts.threads)
     for name in opts.workloads:
         model, compiled, args, grad, graphs = capture_graphs(name)
         te = per_call(lambda: step(model, args, grad), opts.reps)

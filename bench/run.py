@@ -38,6 +38,8 @@ import warnings
 
 import torch
 
+from threads import set_threads  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 if importlib.util.find_spec("ptgo") is None:
@@ -120,7 +122,7 @@ def contestants(max_autotune=False):
 def measure(name, builders, threads, rounds):
     """Median and best seconds per call of every contestant, and its max error against eager on a
     late call (later calls reuse arenas, constants computed once and recycled outputs)."""
-    torch.set_num_threads(threads)
+    set_threads(threads)
     base, args, grad = make(name)
     runs = {}
     for cname, build in builders.items():
@@ -206,7 +208,7 @@ def compile_time(name, contestant, cache_dir):
 def extern_share(name, reps=10):
     """Fraction of eager's 1-thread time in EXTERN_OPS: 1 / share bounds what any compiler calling
     the same kernels can gain (Amdahl: all the rest free)."""
-    torch.set_num_threads(1)
+    set_threads(1)
     model, args, grad = make(name)
     return where_time_goes(model, args, grad, reps)["externs"]
 
@@ -240,7 +242,7 @@ def main():
                 with tempfile.TemporaryDirectory() as cache:
                     row["compile"][c] = {"cold_s": compile_time(name, c, cache), "warm_s": compile_time(name, c, cache)}
         row["extern_share"] = extern_share(name)
-        torch.set_num_threads(1)
+        set_threads(1)
         m, a, g = make(name)
         row["ptgo_profile"] = where_time_goes(ptgo.compile(copy.deepcopy(m)), a, g)
         for t in threads:

@@ -28,6 +28,8 @@ import time
 import warnings
 
 import torch
+
+from threads import set_threads  # noqa: E402
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -153,7 +155,7 @@ def max_param_diff(m, ref):
 
 
 def measure(name, builders, threads, rounds, warm):
-    torch.set_num_threads(threads)
+    set_threads(threads)
     ctor, mk_x, mk_t, loss_fn, mk_opt = WORKLOADS[name]
     torch.manual_seed(0)
     base = ctor().train()

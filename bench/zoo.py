@@ -25,6 +25,8 @@ import warnings
 
 import torch
 
+from threads import set_threads  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 if importlib.util.find_spec("ptgo") is None:
@@ -67,7 +69,7 @@ def capture_time(name):
         "import json, sys, time, warnings, torch; sys.path[:0] = [%r, %r]\n"
         "warnings.simplefilter('ignore')\n"
         "import ptgo\nfrom ptgo import _C\nfrom zoo import call\nfrom zoo_models import make\n"
-        "torch.set_num_threads(1)\n"
+        "from threads import set_threads\nset_threads(1)\n"
         "m, a, k = make(%r)\nm.eval()\nc = ptgo.compile(m)\n"
         "t0 = time.perf_counter(); call(c, a, k); first = time.perf_counter() - t0\n"
         "log = json.loads(_C.request('compile_log', '{}')) or []\n"
@@ -86,7 +88,7 @@ def capture_time(name):
 
 
 def report(name, rounds, reps_target):
-    torch.set_num_threads(1)
+    set_threads(1)
     warnings.simplefilter("ignore")  # torch's own prototype warnings; ptgo's are counted below
     model, args, kwargs = make(name)
     model.eval()
@@ -186,7 +188,7 @@ def write(rows, geo, geo_best, opts):
         "# The model zoo: ptgo's default backend vs eager, eval mode, 1 thread", "",
         "Numbers from a 2-core machine shared with other developers' builds and tests (%s), torch %s, "
         "torchvision %s, %s; written by `bench/zoo.py`, a report, not a test. Eval mode under torch.no_grad(), "
-        "`torch.set_num_threads(1)`, random initialisation (weights=None), inputs as in *input*. "
+        "`set_threads(1)` (torch and OpenBLAS), random initialisation (weights=None), inputs as in *input*. "
         "*graphs*: graphs per forward (ptgo.explain); *ops*: ops per graph; *capture s*: first compiled call "
         "minus a steady-state call, in a new process with an empty kernel cache as in CI (capture, "
         "decomposition, C compilation); *ptgo compile s*: the seconds ptgo's compile log records for the "
