@@ -658,6 +658,9 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 		if o.Kind == py.KNNModule {
 			return t.moduleIndex(f, o, idx)
 		}
+		if t.isTypingConstruct(o.Obj) && isConstantTree(idx) {
+			return t.foldPython(f, "operator.getitem", o, idx)
+		}
 		if fn, onType, _, found, _ := t.api.GetAttrStatic(t.api.TypeOf(o.Obj), "__getitem__"); found && onType && t.api.Kind(fn) == py.KFunction {
 			fv, err := t.funcFromObj(f, fn, nil)
 			if err != nil {
@@ -671,6 +674,42 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 		}
 	}
 	return nil, f.unsupported("", "subscript of %s with %s", obj.Describe(), idx.Describe())
+}
+
+// isTypingConstruct says whether o is one of typing's (or typing_extensions') special forms
+// or aliases (List, Optional, Dict[str, int], Union, ...): an object whose class is defined
+// there. Subscripting one with constants builds a new alias and has no effect a trace could
+// see, so the trace folds it by running it (as Dynamo's TypingVariable does) instead of
+// tracing typing's __getitem__: that code reaches helpers which read their caller's frame
+// through sys._getframe (typing_extensions 4.12 and later patch typing._check_generic so), a
+// graph break in every forward that writes `torch.jit.annotate(List[Tensor], [])`.
+func (t *Tracer) isTypingConstruct(o py.Obj) bool {
+	m, err := t.api.GetAttr(t.api.TypeOf(o), "__module__")
+	if err != nil {
+		return false
+	}
+	mod, _ := t.api.Str(m)
+	return mod == "typing" || mod == "typing_extensions"
+}
+
+// isConstantTree says whether v is a Python constant, a live object that is no tensor or
+// module (a class such as torch.Tensor, a typing alias), or a tuple of these: a value a fold
+// may hand to Python without losing anything the trace tracks.
+func isConstantTree(v Value) bool {
+	switch v := v.(type) {
+	case *ConstV:
+		return true
+	case *ObjV:
+		return v.Kind != py.KTensor && v.Kind != py.KNNModule
+	case *TupleV:
+		for _, it := range v.Items {
+			if !isConstantTree(it) {
+				return false
+			}
+		}
+		return v.Class == 0
+	}
+	return false
 }
 
 func (t *Tracer) seqIndex(f *frame, items []Value, idx Value, mk func([]Value) Value) (Value, error) {

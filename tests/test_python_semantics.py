@@ -513,6 +513,42 @@ def jit_helpers(x):
 
 
 @case(randn(3))
+def typing_subscripts(x):
+    # timm's crossvit, torchvision's detection heads: typing aliases built inside forward
+    acc = torch.jit.annotate(typing.List[torch.Tensor], [])
+    acc.append(x + 1)
+    named = torch.jit.annotate(typing.Dict[str, typing.Optional[torch.Tensor]], {"a": x})
+    shape = typing.Tuple[int, ...]
+    return acc[0] * 2 + named["a"], shape is typing.Tuple[int, ...], typing.Union[int, str]
+
+
+def test_typing_subscripts_with_frame_reading_check(monkeypatch):
+    """typing_extensions 4.12 and later replace typing._check_generic with a function that reads
+    its caller's frame through sys._getframe; a trace that ran typing's __getitem__ reached it
+    and broke the graph (every timm/torchvision forward with `List[Tensor]` in a fresh venv)."""
+    import sys
+
+    orig = typing._check_generic
+
+    def check_generic(*args, **kwargs):
+        sys._getframe(1)
+        return orig(*args, **kwargs)
+
+    monkeypatch.setattr(typing, "_check_generic", check_generic)
+    for clear in typing._cleanups:
+        clear()  # typing's alias cache, so the subscript runs __getitem__ again
+
+    def fn(x):
+        acc = torch.jit.annotate(typing.List[typing.Tuple[torch.Tensor, int]], [])
+        acc.append((x, 2))
+        return acc[0][0] * acc[0][1]
+
+    x = torch.randn(3)
+    compiled = ptgo.compile(fn, fullgraph=True)
+    assert_same(compiled(x), fn(x))
+
+
+@case(randn(3))
 def log_api_usage(x):
     torch._C._log_api_usage_once("ptgo.test")
     return x + 1
