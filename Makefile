@@ -19,6 +19,8 @@ SHIM_STAMP := python/ptgo/.shim-built
 # built against that torch; libptgo.so is the same Go library).
 TORCH2_PY ?= $(shell command -v python3)
 TORCH2_PKGS := torch==2.14.1 torchvision==0.29.2
+# Real model code in a venv's site-packages, tested as users run it (tests/test_timm.py).
+TIMM_PKG := timm==0.9.16
 VENV2 := .venv-torch2
 VPY2 := $(VENV2)/bin/python
 PY_SRC := $(wildcard python/ptgo/*.py)
@@ -41,7 +43,7 @@ endif
 
 setup: setup-113 setup-torch2
 
-setup-113: deps $(VENV)/.installed $(LIB) $(SHIM_STAMP) $(SETUP_NVRTC)
+setup-113: deps $(VENV)/.installed $(VENV)/.timm $(LIB) $(SHIM_STAMP) $(SETUP_NVRTC)
 
 $(NVRTC_STAMP): $(VENV)/.installed
 	rm -rf build/nvrtc
@@ -67,13 +69,23 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml setup.py
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
-setup-torch2: setup-113 $(VENV2)/.ptgo
+setup-torch2: setup-113 $(VENV2)/.ptgo $(VENV2)/.timm
 
 $(VENV2)/bin/python:
 	$(TORCH2_PY) -m venv $(VENV2)
 
 $(VENV2)/.torch: $(VENV2)/bin/python
 	$(VPY2) -m pip install -q $(TORCH2_PKGS) numpy pytest setuptools wheel
+	touch $@
+
+# --no-deps: timm's requirements would replace Debian's torch; its optional ones (huggingface_hub,
+# safetensors) only load weights, and PyYAML is Debian's.
+$(VENV)/.timm: $(VENV)/bin/python
+	$(VPY) -m pip install -q --no-deps $(TIMM_PKG)
+	touch $@
+
+$(VENV2)/.timm: $(VENV2)/.torch
+	$(VPY2) -m pip install -q $(TIMM_PKG)
 	touch $@
 
 $(VENV2)/.ptgo: $(VENV2)/.torch $(GO_SRC) $(SHIM_SRC) $(PY_SRC) setup.py pyproject.toml
