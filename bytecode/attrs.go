@@ -400,7 +400,7 @@ func (t *Tracer) superAttr(f *frame, s *SuperV, name string) (Value, error) {
 			if name == "__init__" {
 				return &BoundV{Self: s.Self, Name: "__object_init__"}, nil
 			}
-			return &BoundV{Self: s.Self, Name: name}, nil
+			return &BoundV{Self: s.Self, Name: name, Desc: v}, nil
 		}
 		return t.wrapLive(f, v, nil)
 	}

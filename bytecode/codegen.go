@@ -356,6 +356,18 @@ func (g *codeGen) rebuild(v Value) error {
 		}
 		g.loadConst(x.Obj)
 	case *BoundV:
+		if x.Fn == nil && x.Desc != 0 {
+			// A C method super() found: its descriptor bound to the receiver.
+			g.emit(PUSH_NULL, 0)
+			g.loadConst(g.env.Known("types.MethodType"))
+			g.loadConst(x.Desc)
+			if err := g.rebuild(x.Self); err != nil {
+				return err
+			}
+			g.emit(PRECALL, 2)
+			g.emit(CALL, 2)
+			return nil
+		}
 		if x.Fn == nil {
 			// A builtin method: getattr on the rebuilt receiver.
 			if err := g.rebuild(x.Self); err != nil {

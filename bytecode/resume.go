@@ -197,6 +197,12 @@ func buildResumeCode(env *Env, codeObj py.Obj, ci *codeInfo, l *resumeLayout) (p
 		add(LOAD_FAST, argi)
 		argi++
 	}
+	if argi > 0 && c.ArgCount > 0 && len(l.locals) > 0 && l.locals[0] == 0 && indexOf(c.FreeVars, "__class__") >= 0 {
+		// Zero-argument super() reads local slot 0 as the method's self; here slot 0 is the
+		// first stack argument, pushed above and dead from now on: self goes there.
+		add(LOAD_FAST, remap[0])
+		add(STORE_FAST, 0)
+	}
 	pro = append(pro, AsmInstr{Op: JUMP_FORWARD, Target: -1, Pos: pos})
 	asm.Insert(0, pro...)
 	asm.Instrs[len(pro)-1].Target = target + len(pro)

@@ -404,6 +404,9 @@ func (t *Tracer) toObj(f *frame, v Value) (py.Obj, error) {
 			if err != nil {
 				return 0, err
 			}
+			if v.Desc != 0 {
+				return api.Call(t.env.Known("types.MethodType"), []py.Obj{v.Desc, self}, nil)
+			}
 			return api.GetAttr(self, v.Name)
 		}
 	case *GradModeV:

@@ -354,6 +354,10 @@ type BoundV struct {
 	Self Value
 	Fn   Value  // *FuncV for Python methods; nil for builtin methods named by Name
 	Name string // builtin method name
+	// Desc is the C method descriptor super() found (object.__getattribute__ in a class
+	// that overrides __getattribute__): the method is that descriptor bound to Self, never
+	// getattr(Self, Name), which would find the override and call it again.
+	Desc py.Obj
 }
 
 func (b *BoundV) Describe() string {

@@ -405,3 +405,60 @@ def test_resume_arguments_never_share_a_name(backend):
     for f in (twice, local_named_stack0):
         x = torch.tensor([0.0, 2.0, -1.0, 3.0])
         assert_same(ptgo.compile(f, backend=backend)(x), f(x))
+
+
+class _AliasedConfig:
+    """Hugging Face's PretrainedConfig pattern: __getattribute__ maps aliases through a class
+    dict read with super().__getattribute__."""
+
+    attribute_map = {"hidden": "hidden_size"}
+
+    def __init__(self):
+        self.hidden_size = 3
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+
+class _SubConfig(_AliasedConfig):
+    pass
+
+
+@pytest.mark.parametrize("cls", [_AliasedConfig, _SubConfig])
+def test_super_getattribute_in_an_override(cls):
+    """super().__getattribute__ in a class that overrides __getattribute__ is object's: the
+    code after a break used to rebuild it as self.__getattribute__, the override, which called
+    itself until RecursionError ("ptgo BUG: cannot resolve torch.is_grad_enabled"; every
+    transformers model hit it)."""
+    cfg = cls()
+    compiled = ptgo.compile(cls.__getattribute__)
+    for key in ("hidden", "hidden_size", "attribute_map"):
+        assert compiled(cfg, key) == cls.__getattribute__(cfg, key)
+    with pytest.raises(AttributeError):
+        compiled(cfg, "missing")
+
+
+class _Scaled:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, x):
+        return x * self.k
+
+
+class _ScaledAfterBreak(_Scaled):
+    def scale(self, x):
+        y = x + 1
+        print("break", tuple(y.shape))
+        # zero-argument super() after the break: it reads the method's self from local slot 0
+        return super().scale(y) + self.k
+
+
+def test_zero_argument_super_after_a_break(capsys):
+    obj = _ScaledAfterBreak(2.0)
+    x = torch.randn(3)
+    compiled = ptgo.compile(obj.scale)
+    assert_same(compiled(x), obj.scale(x))
+    assert_same(compiled(x), obj.scale(x))
