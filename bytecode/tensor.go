@@ -93,6 +93,8 @@ func init() {
 			return noneV, nil
 		},
 		"torch.tensor":                torchTensor,
+		"torch.as_tensor":             torchAsTensor,
+		"torch.meshgrid":              torchMeshgrid,
 		"torch.get_default_dtype":     liveConst("torch.get_default_dtype"),
 		"torch.promote_types":         liveConst("torch.promote_types"),
 		"torch.can_cast":              liveConst("torch.can_cast"),
@@ -1313,6 +1315,147 @@ func torchTensor(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 		return nil, err
 	}
 	return t.record(f, false, "torch.tensor", primtorch.Lookup("torch.tensor"), []Value{data}, kw)
+}
+
+// torchAsTensor is torch.as_tensor(data, dtype=None, device=None): a tensor as it is when dtype
+// and device already match (the same object, as eager returns it), else converted with .to();
+// Python numbers and lists become a new tensor, as torch.tensor makes it. (torchvision's
+// detection transforms and anchor generators call it on lists and on tensors.)
+func torchAsTensor(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if err := noKw(f, "as_tensor", kw, "data", "dtype", "device"); err != nil {
+		return nil, err
+	}
+	names := []string{"data", "dtype", "device"}
+	if len(args) > len(names) {
+		return nil, f.unsupported("eager raises TypeError", "as_tensor() takes at most 3 arguments (%d given)", len(args))
+	}
+	bound := map[string]Value{}
+	for i, a := range args {
+		bound[names[i]] = a
+	}
+	for _, k := range kw {
+		if _, dup := bound[k.Name]; dup {
+			return nil, f.unsupported("eager raises TypeError", "as_tensor() got multiple values for argument '%s'", k.Name)
+		}
+		bound[k.Name] = k.Val
+	}
+	dataArg, ok := bound["data"]
+	if !ok {
+		return nil, f.unsupported("eager raises TypeError", "as_tensor() missing 1 required positional argument: \"data\"")
+	}
+	var conv []kwArg
+	for _, n := range names[1:] {
+		if v, ok := bound[n]; ok && !isNone(v) {
+			conv = append(conv, kwArg{Name: n, Val: v})
+		}
+	}
+	data, err := t.realize(f, dataArg)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := data.(*TensorV); ok {
+		if len(conv) == 0 {
+			return x, nil
+		}
+		return t.tensorMethod(f, x, "to", nil, conv)
+	}
+	return torchTensor(t, f, []Value{data}, conv)
+}
+
+// torchMeshgrid is torch.meshgrid(*tensors, indexing=...) as ATen computes it: input k, 0-d or
+// 1-d, viewed with its length at its grid dimension and 1 elsewhere, then expanded to the grid
+// (views of the inputs, with eager's strides); indexing="xy" makes the first two inputs' grid
+// dimensions trade places. Without indexing= eager warns once (its default changes), so that
+// call stays eager's. (torchvision's AnchorGenerator and RAFT call it.)
+func torchMeshgrid(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if err := noKw(f, "meshgrid", kw, "indexing"); err != nil {
+		return nil, err
+	}
+	idx := kwValue(kw, "indexing")
+	if idx == nil {
+		return nil, f.unsupported("pass indexing='ij' (or 'xy') to torch.meshgrid", "torch.meshgrid without indexing= warns in eager")
+	}
+	ic, ok := idx.(*ConstV)
+	if !ok || ic.Kind != py.KStr || (ic.S != "ij" && ic.S != "xy") {
+		return nil, f.unsupported("eager raises RuntimeError", "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s", idx.Describe())
+	}
+	items := args
+	if len(args) == 1 {
+		first, err := t.realize(f, args[0])
+		if err != nil {
+			return nil, err
+		}
+		items = []Value{first}
+		if _, isT := first.(*TensorV); !isT {
+			if items, err = t.unpack(f, first); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(items) == 0 {
+		return nil, f.unsupported("eager raises RuntimeError", "torch.meshgrid expects a non-empty TensorList")
+	}
+	xs := make([]*TensorV, len(items))
+	for i, it := range items {
+		v, err := t.realize(f, it)
+		if err != nil {
+			return nil, err
+		}
+		x, ok := v.(*TensorV)
+		if !ok {
+			return nil, f.unsupported("eager raises TypeError", "torch.meshgrid takes tensors, got %s", v.Describe())
+		}
+		if len(x.Meta.Shape) > 1 {
+			return nil, f.unsupported("eager raises RuntimeError", "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: %s", x.Describe())
+		}
+		if x.Meta.DType != xs0(xs, x).Meta.DType || x.Meta.Device != xs0(xs, x).Meta.Device {
+			return nil, f.unsupported("eager raises RuntimeError", "torch.meshgrid expects all tensors to have the same dtype and device")
+		}
+		xs[i] = x
+	}
+	n := len(xs)
+	dimOf := func(k int) int {
+		if ic.S == "xy" && n >= 2 && k < 2 {
+			return 1 - k
+		}
+		return k
+	}
+	lengths := make([]Value, n)
+	for k, x := range xs {
+		if len(x.Meta.Shape) == 0 {
+			lengths[dimOf(k)] = intV(1)
+			continue
+		}
+		l, err := t.tensorMethod(f, x, "size", []Value{intV(0)}, nil)
+		if err != nil {
+			return nil, err
+		}
+		lengths[dimOf(k)] = l
+	}
+	out := make([]Value, n)
+	for k, x := range xs {
+		view := make([]Value, n)
+		for d := range view {
+			view[d] = intV(1)
+		}
+		view[dimOf(k)] = intV(-1)
+		v, err := t.tensorMethod(f, x, "view", view, nil)
+		if err != nil {
+			return nil, err
+		}
+		if out[k], err = t.tensorMethod(f, v.(*TensorV), "expand", lengths, nil); err != nil {
+			return nil, err
+		}
+	}
+	return &TupleV{Items: out}, nil
+}
+
+// xs0 is the first tensor of a list being filled (x itself while it is the first).
+func xs0(xs []*TensorV, x *TensorV) *TensorV {
+	if xs[0] != nil {
+		return xs[0]
+	}
+	return x
 }
 
 // tensorData converts torch.tensor's data to nested lists of Python numbers (ranges listed,

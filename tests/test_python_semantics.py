@@ -512,6 +512,24 @@ def jit_helpers(x):
     return _scripted_if_tracing(y) + _ignored(y) + _unused(y), tracing, torch.jit.is_scripting()
 
 
+@case(randn(3, 2))
+def as_tensor(x):
+    # torchvision's GeneralizedRCNNTransform and AnchorGenerator
+    mean = torch.as_tensor([0.5, 1.0, 2.0], dtype=x.dtype, device=x.device)
+    same = torch.as_tensor(x)
+    return x * mean[:, None], same is x, torch.as_tensor(x, dtype=torch.float64), torch.as_tensor((1, 2)), \
+        torch.as_tensor(3.5, device="cpu")
+
+
+@case(randn(3), randn(4), randn(()))
+def meshgrid(a, b, c):
+    # torchvision's AnchorGenerator (ij) and RAFT; views with eager's strides
+    y, x = torch.meshgrid(a, b, indexing="ij")
+    p, q, r = torch.meshgrid([a, b, c], indexing="xy")
+    (s,) = torch.meshgrid(c, indexing="xy")
+    return y, x * 2, p, q, r + 1, s
+
+
 @case(randn(3))
 def typing_subscripts(x):
     # timm's crossvit, torchvision's detection heads: typing aliases built inside forward
