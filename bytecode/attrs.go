@@ -658,7 +658,7 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 		if o.Kind == py.KNNModule {
 			return t.moduleIndex(f, o, idx)
 		}
-		if t.isTypingConstruct(o.Obj) && isConstantTree(idx) {
+		if (t.isTypingConstruct(o.Obj) || t.isGenericClass(o.Obj)) && isConstantTree(idx) {
 			return t.foldPython(f, "operator.getitem", o, idx)
 		}
 		if fn, onType, _, found, _ := t.api.GetAttrStatic(t.api.TypeOf(o.Obj), "__getitem__"); found && onType && t.api.Kind(fn) == py.KFunction {
@@ -685,6 +685,32 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 // graph break in every forward that writes `torch.jit.annotate(List[Tensor], [])`.
 func (t *Tracer) isTypingConstruct(o py.Obj) bool {
 	m, err := t.api.GetAttr(t.api.TypeOf(o), "__module__")
+	if err != nil {
+		return false
+	}
+	mod, _ := t.api.Str(m)
+	return mod == "typing" || mod == "typing_extensions"
+}
+
+// isGenericClass says whether o is a class whose subscript builds a generic alias the way the
+// builtins and typing do (tuple[float, float], list[Tensor], a typing.Generic subclass): its
+// __class_getitem__ is a C method or typing's. Folded like a typing construct (A144).
+func (t *Tracer) isGenericClass(o py.Obj) bool {
+	if t.api.Kind(o) != py.KType {
+		return false
+	}
+	cg, _, _, found, _ := t.api.GetAttrStatic(o, "__class_getitem__")
+	if !found {
+		return false
+	}
+	if k := t.api.Kind(cg); k == py.KBuiltin || k == py.KMethodDescriptor {
+		return true
+	}
+	fn, err := t.api.GetAttr(cg, "__func__")
+	if err != nil {
+		return false
+	}
+	m, err := t.api.GetAttr(fn, "__module__")
 	if err != nil {
 		return false
 	}

@@ -391,7 +391,16 @@ func (t *Tracer) hasAttr(f *frame, v Value, name string) (bool, error) {
 			return true, nil
 		}
 		if x.Source != nil && x.Kind != py.KModule && x.Kind != py.KType {
-			return false, f.unsupported("", "hasattr(%s, %q) on an object with dynamic attributes", readableName(x.Source), name)
+			typ := t.api.TypeOf(x.Obj)
+			if !t.isLibraryClass(typ) || !t.plainAttributeLookup(typ) {
+				return false, f.unsupported("", "hasattr(%s, %q) on an object with dynamic attributes", readableName(x.Source), name)
+			}
+			// Absent from an instance of a library class (torch.optim's getattr(self,
+			// "grad_scale", None)): the class does not gain attributes (A16), so the guards are
+			// the type and the name's absence from the instance dict.
+			t.guards.Type(x.Source, typ, t.typeName(x.Obj))
+			t.guards.NotInDict(x.Source, name)
+			return false, nil
 		}
 		_, err := t.api.GetAttr(x.Obj, name)
 		return err == nil, nil
@@ -402,6 +411,17 @@ func (t *Tracer) hasAttr(f *frame, v Value, name string) (bool, error) {
 	}
 	_, err = t.api.GetAttr(o, name)
 	return err == nil, nil
+}
+
+// plainAttributeLookup says whether typ's attribute lookup is object's: no __getattr__ and no
+// __getattribute__ of its own anywhere in its MRO (either could answer for a missing name).
+func (t *Tracer) plainAttributeLookup(typ py.Obj) bool {
+	if _, _, _, found, _ := t.api.GetAttrStatic(typ, "__getattr__"); found {
+		return false
+	}
+	ga, _, _, found, _ := t.api.GetAttrStatic(typ, "__getattribute__")
+	obj, _, _, _, _ := t.api.GetAttrStatic(t.env.Known("builtins.object"), "__getattribute__")
+	return found && ga == obj
 }
 
 func intArg(t *Tracer, f *frame, v Value, what string) (int64, error) {

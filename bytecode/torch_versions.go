@@ -92,6 +92,35 @@ func compilerSpecials() map[string]specialFn {
 			return intV(0), nil // guarded for the whole frame (guardNoDispatchModes)
 		}
 	}
+	for _, path := range primtorch.ForTorch(processQueries, primtorch.Torch()) {
+		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			if len(args) > 0 || len(kw) > 0 {
+				return nil, f.unsupported("eager raises TypeError", "%s() takes no arguments", path)
+			}
+			fn := t.env.Known(path)
+			r, err := t.api.Call(fn, nil, nil)
+			if err != nil {
+				return nil, t.raisedFromCall(f, path, err)
+			}
+			t.guards.Eq(&CallSource{Fn: fn, Desc: path}, r, t.shortRepr(r))
+			return t.wrapLive(f, r, nil)
+		}
+	}
+	for _, path := range primtorch.ForTorch(deviceModuleFuncs, primtorch.Torch()) {
+		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			if len(args) != 1 || len(kw) > 0 {
+				return nil, f.unsupported("", "%s with %d arguments (ptgo folds it for one device)", path, len(args))
+			}
+			dev, err := t.realize(f, args[0])
+			if err != nil {
+				return nil, err
+			}
+			if isNone(dev) || !isConstantTree(dev) {
+				return nil, f.unsupported("", "%s(%s)", path, dev.Describe())
+			}
+			return t.foldPython(f, path, dev)
+		}
+	}
 	for _, path := range primtorch.ForTorch(allTrueFuncs, primtorch.Torch()) {
 		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 			if len(args) == 1 && len(kw) == 0 {
@@ -104,6 +133,25 @@ func compilerSpecials() map[string]specialFn {
 		}
 	}
 	return out
+}
+
+// processQueries are torch 2's C functions that name the process's backends, asked by
+// torch.optim's foreach/fused default (torch.utils._foreach_utils, torch.accelerator): answered
+// while tracing by calling them, under a guard that calls them again and compares.
+var processQueries = []primtorch.VersionRow[[]string]{
+	{Since: primtorch.Torch113, Value: nil},
+	{Since: primtorch.TorchVersion{Major: 2, Minor: 0}, Value: []string{
+		"torch._C._get_privateuse1_backend_name", "torch._C._accelerator_getAccelerator",
+		"torch._C._cuda_getDeviceCount",
+	}},
+}
+
+// deviceModuleFuncs map a device (a torch.device or a string) to its torch module (torch.cuda,
+// torch.cpu): a function of its argument only, folded while tracing. (torch.accelerator's
+// is_available asks it on torch 2's CUDA builds.)
+var deviceModuleFuncs = []primtorch.VersionRow[[]string]{
+	{Since: primtorch.Torch113, Value: nil},
+	{Since: primtorch.TorchVersion{Major: 2, Minor: 0}, Value: []string{"torch.get_device_module"}},
 }
 
 // allTrueFuncs are torch 2's torch._is_all_true (the distributions' argument validation): all()
