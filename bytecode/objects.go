@@ -293,15 +293,25 @@ func (t *Tracer) callDunder(f *frame, v Value, name string, args []Value) (Value
 
 // lenDunder is len(v) through the class's __len__.
 func (t *Tracer) lenDunder(f *frame, v Value) (int, bool, error) {
-	r, ok, err := t.callDunder(f, v, "__len__", nil)
-	if !ok || err != nil {
+	fn, ok, err := t.findDunder(f, v, "__len__")
+	if err != nil || !ok {
 		return 0, ok, err
+	}
+	n, err := t.lenVia(f, fn, v)
+	return n, true, err
+}
+
+// lenVia is len(v) through the Python __len__ fn, with CPython's check of its result.
+func (t *Tracer) lenVia(f *frame, fn *FuncV, v Value) (int, error) {
+	r, err := t.inline(f, fn, []Value{v}, nil)
+	if err != nil {
+		return 0, err
 	}
 	n, err := intArg(t, f, r, "__len__() result")
 	if err == nil && n < 0 {
-		return 0, true, f.unsupported("eager raises ValueError", "__len__() should return >= 0")
+		return 0, f.unsupported("eager raises ValueError", "__len__() should return >= 0")
 	}
-	return int(n), true, err
+	return int(n), err
 }
 
 // objectHasAttr is hasattr(o, name): the lookup, an nn.Module's tables (Module.__getattr__).

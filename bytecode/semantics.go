@@ -1287,6 +1287,13 @@ func (t *Tracer) length(f *frame, v Value) (int, error) {
 			if items, err := t.iterModule(f, x); err == nil {
 				return len(items), nil
 			}
+			// a module class with a __len__ of its own (transformers' Cache, an nn.Module)
+			if fn, ok, err := t.typeDunder(f, t.api.TypeOf(x.Obj), "__len__"); err != nil || ok {
+				if err != nil {
+					return 0, err
+				}
+				return t.lenVia(f, fn, x)
+			}
 		}
 		if n, handled, err := t.lenDunder(f, x); handled {
 			return n, err

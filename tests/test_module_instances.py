@@ -187,3 +187,27 @@ def test_compiled_root_module_stays_specialized(counter):
     gm = counter.graphs[-1]
     assert any(n.op == "get_attr" for n in gm.graph.nodes)
     assert not any(n.op == "placeholder" and "weight" in n.name for n in gm.graph.nodes)
+
+
+class _LenCache(torch.nn.Module):
+    """transformers' Cache: an nn.Module with a __len__ of its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.key_cache = [torch.ones(2), torch.ones(2) * 2]
+
+    def __len__(self):
+        return len(self.key_cache)
+
+
+def test_len_of_a_module_with_its_own_len():
+    cache = _LenCache()
+
+    def f(x):
+        return x * len(cache)
+
+    compiled = ptgo.compile(f, fullgraph=True)
+    x = torch.ones(2)
+    assert torch.equal(compiled(x), f(x))
+    cache.key_cache.append(torch.zeros(2))  # the list it reads is guarded: a new length recompiles
+    assert torch.equal(compiled(x), f(x))
