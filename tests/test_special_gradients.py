@@ -102,3 +102,30 @@ def test_clamp_gradient_at_ties_and_nan(name, backend):
     (ea, eb), (pa, pb) = grads
     assert _same(pa, ea), (pa, ea)
     assert _same(pb, eb), (pb, eb)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("extra", ["plain", "pos_weight", "weight_pos_weight"])
+def test_bce_with_logits_gradient_at_zero_and_inf(extra, backend):
+    # fuzzer seed 2124: torch's gradient is w*(sigmoid(x) - t) (with pos_weight, w*(lw*sigmoid(x) -
+    # pos_weight*t)); the chain rule through max(-x, 0) + log1p(exp(-|x|)) gave 1 - t at x = ±0,
+    # and NaN for the target's gradient at x = -inf with pos_weight
+    x = torch.tensor([0.0, INF, -INF, 2.0, NAN, -0.0, 1e30, -88.0])
+    t = torch.tensor([1.0, 0.5, 0.3, 0.2, 0.1, 0.7, 0.2, 0.5])
+    kw = {}
+    if extra != "plain":
+        kw["pos_weight"] = torch.tensor([0.5, 2.0, 0.5, 1.0, 1.0, 3.0, 0.5, 2.0])
+    if extra == "weight_pos_weight":
+        kw["weight"] = torch.tensor([1.0, 2.0, 3.0, 0.5, 1.0, 2.0, 1.0, 1.0])
+
+    def f(x, t):
+        return F.binary_cross_entropy_with_logits(x, t, reduction="none", **kw)
+
+    outs = []
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        a, b = x.clone().requires_grad_(), t.clone().requires_grad_()
+        y = fn(a, b)
+        y.backward(torch.arange(1.0, 9.0))
+        outs.append((y.detach(), a.grad, b.grad))
+    for e, p in zip(*outs):
+        assert _same(p, e), (p, e)
