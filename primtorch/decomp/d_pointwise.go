@@ -592,7 +592,9 @@ func dFmaxFmin(name string) decompFn {
 	}
 }
 
-// dXlogy is x*log(y), 0 where x == 0, NaN where y is NaN.
+// dXlogy is x*log(y), 0 where x == 0, NaN where y is NaN. Its gradient is torch's
+// (derivatives.yaml): x gets grad*log(y), 0 where x == 0 and y <= 0; y gets grad*x/y. The chain
+// rule through the where gave x none at x == 0 (eager: grad*log(y)).
 func dXlogy(c *ctx) (any, error) {
 	d := c.d
 	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val {
@@ -606,7 +608,27 @@ func dXlogy(c *ctx) (any, error) {
 			y = d.full(sizesOf(x), y, dtypeOf(x))
 		}
 		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
-		return d.where(d.un("isnan", y), math.NaN(), r)
+		r = d.where(d.un("isnan", y), math.NaN(), r)
+		if !d.rg {
+			return r
+		}
+		var e val
+		if m := metaOf(x); m.RequiresGrad {
+			masked := d.bin("logical_and", d.bin("eq", x, 0.0), d.bin("le", y, 0.0))
+			e = d.mul(x, noGrad(d.where(masked, zero(y), d.un("log", y))))
+		}
+		if m := metaOf(y); m.RequiresGrad {
+			ey := d.mul(y, noGrad(d.div(x, y)))
+			if e == nil {
+				e = ey
+			} else {
+				e = d.add(e, ey)
+			}
+		}
+		if e == nil {
+			return r
+		}
+		return d.withGradient(r, e)
 	}, c.self(), c.in("other")), nil
 }
 
