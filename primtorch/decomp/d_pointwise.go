@@ -594,7 +594,7 @@ func dFmaxFmin(name string) decompFn {
 
 // dXlogy is x*log(y), 0 where x == 0, NaN where y is NaN. Its gradient is torch's
 // (derivatives.yaml): x gets grad*log(y), 0 where x == 0 and y <= 0; y gets grad*x/y. The chain
-// rule through the where gave x none at x == 0 (eager: grad*log(y)).
+// rule through the where gave neither operand any gradient where x == 0.
 func dXlogy(c *ctx) (any, error) {
 	d := c.d
 	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val {
