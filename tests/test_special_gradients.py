@@ -1,7 +1,7 @@
 """Gradients at special values (0, ±0, ±inf, NaN, ties) equal eager's: the derivative formulas
 torch runs (derivatives.yaml and its backward kernels), not the chain rule through ptgo's
 decompositions, where the two differ (fuzzer seeds 943, 2383, 2526, 3367, 3625, 4353, 4784,
-6395, 6709, 7848, 8235, 9161, 9388, 3457, 2124)."""
+6395, 6709, 7848, 8235, 9161, 9388, 2124, 3457, 9910)."""
 import math
 
 import pytest
@@ -34,6 +34,10 @@ CASES = {
     "xlogy_tensors": lambda x: torch.xlogy(x, x.flip(0)),
     "xlogy_same": lambda x: torch.xlogy(x, x),
     "xlogy_number_self": lambda x: torch.xlogy(2.0, x),
+    # torch's smooth_l1/huber backward: ±1 (±delta) beyond the limit, also at an infinite difference
+    "smooth_l1": lambda x: F.smooth_l1_loss(x, x.flip(0) * 0.5, reduction="none"),
+    "smooth_l1_beta": lambda x: F.smooth_l1_loss(x, torch.zeros_like(x), beta=0.5),
+    "huber": lambda x: F.huber_loss(x, x.flip(0) * 0.5, reduction="none", delta=0.7),
 }
 ROW_CASES = {
     "amax_dim": lambda x: torch.amax(x, 1),

@@ -60,15 +60,33 @@ func dPointwiseLoss(c *ctx) (any, error) {
 			return d.un("abs", d.sub(x, y))
 		case "smooth_l1_loss", "huber_loss":
 			a := d.un("abs", d.sub(x, y))
+			var l val
+			var lim, slope float64 // the derivative: ±slope beyond ±lim, diff*slope/lim inside
 			if name == "smooth_l1_loss" {
 				beta := c.float("beta")
 				if beta == 0 {
 					return a
 				}
-				return d.where(d.bin("lt", a, beta), d.div(d.mul(d.mul(a, a), 0.5), beta), d.sub(a, 0.5*beta))
+				l = d.where(d.bin("lt", a, beta), d.div(d.mul(d.mul(a, a), 0.5), beta), d.sub(a, 0.5*beta))
+				lim, slope = beta, 1
+			} else {
+				delta := c.float("delta")
+				l = d.where(d.bin("lt", a, delta), d.mul(d.mul(a, a), 0.5), d.mul(d.sub(a, 0.5*delta), delta))
+				lim, slope = delta, delta
 			}
-			delta := c.float("delta")
-			return d.where(d.bin("lt", a, delta), d.mul(d.mul(a, a), 0.5), d.mul(d.sub(a, 0.5*delta), delta))
+			if !d.rg {
+				return l
+			}
+			// torch's smooth_l1_loss_backward / huber_loss_backward (the target's is its
+			// negative): the chain rule through the where gave 0 * inf = NaN at an infinite
+			// difference, from the quadratic branch it does not take
+			diff := d.sub(x, y)
+			inner := d.mul(diff, slope/lim)
+			if lim == slope {
+				inner = d.sub(x, y)
+			}
+			f := d.where(d.bin("lt", diff, -lim), -slope, d.where(d.bin("gt", diff, lim), slope, inner))
+			return d.withGradient(l, d.mul(d.sub(x, y), noGrad(f)))
 		}
 		// kl_div
 		if c.bool("log_target") {
