@@ -93,6 +93,22 @@ func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
 	return c.d.ew(c.op.Promotion, func(v []val) val { return f(v[0]) }, c.self())
 }
 
+// dSgn is sign. Its gradient for a real tensor is torch's sgn_backward, an efficient zero
+// tensor: a zero that stays zero through every later product (0 * inf is 0), unlike sign's
+// zeros_like(grad) (fuzz seed 8797). It is carried by the gradient of copysign's sign operand,
+// the backward's zero gradient that flows on as none.
+func dSgn(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		v := d.un("sign", x)
+		m := metaOf(x)
+		if !d.rg || m == nil || !m.RequiresGrad || !m.DType.IsFloatingPoint() {
+			return v
+		}
+		return d.withGradient(v, d.bin("copysign", d.full(sizesOf(x), 0.0, m.DType), x))
+	}), nil
+}
+
 // dPositive returns its input (torch.positive aliases it).
 func dPositive(c *ctx) (any, error) { return c.selfNode(), nil }
 
