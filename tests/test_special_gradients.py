@@ -169,3 +169,24 @@ def test_undifferentiated_output_makes_no_nan(backend):
         (y[0].sum() + y[2].sum()).backward()
         grads.append(a.grad)
     assert _same(grads[1], grads[0]), grads
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("op", ["std", "var", "std_mean"])
+def test_spread_of_equal_values_is_exactly_zero(op, backend):
+    # fuzz seed 3362: the std of an expanded input's constant slices; sum/N of equal values can
+    # be an ulp off, which made the std 1e-8 and its gradient finite garbage, where torch's
+    # Welford mean is exact, its std 0 and std_backward 0
+    def f(x):
+        r = getattr(torch, op)(torch.log(x).expand(5, 16), 0)
+        return r[0] if op == "std_mean" else r
+
+    x = torch.linspace(0.1, 3.0, 16)
+    outs = []
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        a = x.clone().requires_grad_()
+        y = fn(a)
+        y.backward(torch.ones_like(y))
+        outs.append((y.detach(), a.grad))
+    assert torch.equal(outs[1][0], outs[0][0]), outs
+    assert _same(outs[1][1], outs[0][1]), outs
