@@ -648,7 +648,7 @@ func dXlogy(c *ctx) (any, error) {
 	}, c.self(), c.in("other")), nil
 }
 
-// dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf. With a bool tensor
+// dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf; its gradient is torch's. With a bool tensor
 // operand in a training graph it is torch's op: eager's backward computes other - self and
 // raises for the bool ("Subtraction, the `-` operator, with a bool tensor is not supported").
 func dLogaddexp(c *ctx) (any, error) {
@@ -663,7 +663,29 @@ func dLogaddexp(c *ctx) (any, error) {
 		m := d.bin("maximum", a, b)
 		r := d.add(m, d.un("log1p", d.un("exp", d.un("neg", d.un("abs", d.sub(a, b))))))
 		same := d.bin("logical_and", d.un("isinf", a), d.bin("eq", a, b))
-		return d.where(same, a, r)
+		r = d.where(same, a, r)
+		if !d.rg {
+			return r
+		}
+		// torch's gradient: grad / (1 + exp(other - self)) for self, the same swapped for
+		// other; the chain rule through |a - b| gave 0 * grad at a == b, NaN under an infinite
+		// grad (fuzz seed 7233)
+		var e val
+		for _, p := range [][2]val{{a, b}, {b, a}} {
+			if m := metaOf(p[0]); m == nil || !m.RequiresGrad {
+				continue
+			}
+			t := d.mul(p[0], noGrad(d.un("reciprocal", d.add(d.un("exp", d.sub(p[1], p[0])), 1.0))))
+			if e == nil {
+				e = t
+			} else {
+				e = d.add(e, t)
+			}
+		}
+		if e == nil {
+			return r
+		}
+		return d.withGradient(r, e)
 	}, c.self(), c.in("other")), nil
 }
 
