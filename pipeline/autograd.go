@@ -54,6 +54,16 @@ func gradTracked(g *fxgraph.Graph, gradEnabled bool) bool {
 		if !mode || n.Op == fxgraph.Placeholder || n.Op == fxgraph.GetAttr || n.Op == fxgraph.Output {
 			continue
 		}
+		// A write into a tensor that requires grad gives it a new grad_fn (x[mask] = v, whose
+		// setitem has no tensor value: fuzz seed 9255), even when nothing the graph returns
+		// requires grad.
+		if len(n.Args) > 0 && fxgraph.CallEffects(n)&primtorch.EffectWrites != 0 {
+			if dst, ok := n.Args[0].(*fxgraph.Node); ok {
+				if m := dst.TensorMeta(); m != nil && m.RequiresGrad {
+					return true
+				}
+			}
+		}
 		for _, m := range metasOf(n.Meta) {
 			if m.RequiresGrad {
 				return true

@@ -37,6 +37,11 @@ type torchBehavior struct {
 	// elu (selu, celu) computes its negative branch with expm1 (1.13: exp(x) - 1, which gives
 	// +0.0 for -0.0 and 0 for tiny x; decomp elu).
 	EluExpm1 bool
+	// elu's (selu's, celu's) gradient at NaN is grad·scale: its backward tests x <= 0 for the
+	// negative branch, which NaN fails (2.14, every element). 1.13's gives NaN in its vectorised
+	// loop and grad·scale in the scalar remainder (position-dependent: ptgo gives NaN there, as
+	// the vectorised loop that takes most elements does; decomp elu).
+	EluGradNaNPositive bool
 	// clamp's gradient with a number bound goes to x strictly inside it (x > min, x < max: 0 at
 	// a tie), and with a tensor bound a tie splits it evenly between x and the bound; 1.13's
 	// passes it to x wherever x >= min and x <= max (decomp clampAt).
@@ -70,7 +75,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
-		FmaxFminSplitTies: true, EluExpm1: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
+		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true,
 		ReducedFloatNamespace: "c10::",
 	}},

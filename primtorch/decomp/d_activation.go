@@ -99,6 +99,10 @@ func dMish(c *ctx) (any, error) {
 // reads 0 where x > 0, so that its derivative there (0 * exp(x): NaN at inf) is not NaN.
 func (d *decomposer) elu(x val, alpha, scale, inputScale float64) val {
 	pos := d.bin("gt", x, 0.0)
+	if d.rg && primtorch.Behavior().EluGradNaNPositive {
+		// NaN takes the positive branch, whose gradient is grad·scale (the value is NaN either way)
+		pos = d.un("logical_not", d.bin("le", x, 0.0))
+	}
 	xn := x
 	if d.rg {
 		xn = d.where(pos, zero(x), x)

@@ -60,15 +60,33 @@ func dPointwiseLoss(c *ctx) (any, error) {
 			return d.un("abs", d.sub(x, y))
 		case "smooth_l1_loss", "huber_loss":
 			a := d.un("abs", d.sub(x, y))
+			var l val
+			var lim, slope float64 // the derivative: ±slope beyond ±lim, diff*slope/lim inside
 			if name == "smooth_l1_loss" {
 				beta := c.float("beta")
 				if beta == 0 {
 					return a
 				}
-				return d.where(d.bin("lt", a, beta), d.div(d.mul(d.mul(a, a), 0.5), beta), d.sub(a, 0.5*beta))
+				l = d.where(d.bin("lt", a, beta), d.div(d.mul(d.mul(a, a), 0.5), beta), d.sub(a, 0.5*beta))
+				lim, slope = beta, 1
+			} else {
+				delta := c.float("delta")
+				l = d.where(d.bin("lt", a, delta), d.mul(d.mul(a, a), 0.5), d.mul(d.sub(a, 0.5*delta), delta))
+				lim, slope = delta, delta
 			}
-			delta := c.float("delta")
-			return d.where(d.bin("lt", a, delta), d.mul(d.mul(a, a), 0.5), d.mul(d.sub(a, 0.5*delta), delta))
+			if !d.rg {
+				return l
+			}
+			// torch's smooth_l1_loss_backward / huber_loss_backward (the target's is its
+			// negative): the chain rule through the where gave 0 * inf = NaN at an infinite
+			// difference, from the quadratic branch it does not take
+			diff := d.sub(x, y)
+			inner := d.mul(diff, slope/lim)
+			if lim == slope {
+				inner = d.sub(x, y)
+			}
+			f := d.where(d.bin("lt", diff, -lim), -slope, d.where(d.bin("gt", diff, lim), slope, inner))
+			return d.withGradient(l, d.mul(d.sub(x, y), noGrad(f)))
 		}
 		// kl_div
 		if c.bool("log_target") {
@@ -114,7 +132,11 @@ func dBCE(c *ctx) (any, error) {
 }
 
 // dBCEWithLogits is (1 - t)*x + lw*(log1p(exp(-|x|)) + max(-x, 0)) with lw = (pos_weight - 1)*t
-// + 1 (1 without pos_weight), weighted.
+// + 1 (1 without pos_weight), weighted. Its gradient is torch's (derivatives.yaml), not the chain
+// rule of that formula: the input's is w*(lw*sigmoid(x) - pos_weight*t) (w*(sigmoid(x) - t)
+// without pos_weight), the target's w*(log_sigmoid(-x) - pos_weight*log_sigmoid(x)) (-w*x). The
+// chain rule differs at x = ±0, where abs and max(-x, 0) both give 0 (1 - t, not 0.5 - t), and
+// at x = -inf with pos_weight (inf - inf = NaN, not inf).
 func dBCEWithLogits(c *ctx) (any, error) {
 	d := c.d
 	out := c.outMeta().DType
@@ -131,7 +153,46 @@ func dBCEWithLogits(c *ctx) (any, error) {
 		if w != nil {
 			r = d.mul(r, w)
 		}
-		return r
+		if !d.rg {
+			return r
+		}
+		weighted := func(f val) val {
+			if w != nil {
+				f = d.mul(f, w)
+			}
+			return noGrad(f)
+		}
+		var e val
+		if m := metaOf(x); m != nil && m.RequiresGrad {
+			// torch's binary_cross_entropy_with_logits_backward
+			sig := d.un("sigmoid", x)
+			fx := d.sub(sig, t)
+			if pw != nil {
+				pt := d.mul(pw, t)
+				fx = d.sub(d.mul(d.sub(d.add(pt, 1.0), t), sig), pt)
+			}
+			e = d.mul(x, weighted(fx))
+		}
+		if m := metaOf(t); m != nil && m.RequiresGrad {
+			// torch's binary_cross_entropy_with_logits_target_backward
+			ft := d.un("neg", x)
+			if pw != nil {
+				logSig := func(y val) val {
+					return d.sub(d.bin("minimum", y, 0.0), d.un("log1p", d.un("exp", d.un("neg", d.un("abs", y)))))
+				}
+				ft = d.sub(logSig(d.un("neg", x)), d.mul(logSig(x), pw))
+			}
+			et := d.mul(t, weighted(ft))
+			if e == nil {
+				e = et
+			} else {
+				e = d.add(e, et)
+			}
+		}
+		if e == nil {
+			return r
+		}
+		return d.withGradient(r, e)
 	}, x, t, c.in("weight"), c.in("pos_weight"))
 	return d.convert(d.reduceLoss(l, c.reduction()), out), nil
 }

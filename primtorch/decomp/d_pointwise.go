@@ -93,6 +93,22 @@ func (c *ctx) unary(f func(x val) val) *fxgraph.Node {
 	return c.d.ew(c.op.Promotion, func(v []val) val { return f(v[0]) }, c.self())
 }
 
+// dSgn is sign. Its gradient for a real tensor is torch's sgn_backward, an efficient zero
+// tensor: a zero that stays zero through every later product (0 * inf is 0), unlike sign's
+// zeros_like(grad) (fuzz seed 8797). It is carried by the gradient of copysign's sign operand,
+// the backward's zero gradient that flows on as none.
+func dSgn(c *ctx) (any, error) {
+	d := c.d
+	return c.unary(func(x val) val {
+		v := d.un("sign", x)
+		m := metaOf(x)
+		if !d.rg || m == nil || !m.RequiresGrad || !m.DType.IsFloatingPoint() {
+			return v
+		}
+		return d.withGradient(v, d.bin("copysign", d.full(sizesOf(x), 0.0, m.DType), x))
+	}), nil
+}
+
 // dPositive returns its input (torch.positive aliases it).
 func dPositive(c *ctx) (any, error) { return c.selfNode(), nil }
 
@@ -592,7 +608,9 @@ func dFmaxFmin(name string) decompFn {
 	}
 }
 
-// dXlogy is x*log(y), 0 where x == 0, NaN where y is NaN.
+// dXlogy is x*log(y), 0 where x == 0, NaN where y is NaN. Its gradient is torch's
+// (derivatives.yaml): x gets grad*log(y), 0 where x == 0 and y <= 0; y gets grad*x/y. The chain
+// rule through the where gave neither operand any gradient where x == 0.
 func dXlogy(c *ctx) (any, error) {
 	d := c.d
 	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val {
@@ -606,11 +624,31 @@ func dXlogy(c *ctx) (any, error) {
 			y = d.full(sizesOf(x), y, dtypeOf(x))
 		}
 		r := d.where(d.bin("eq", x, 0.0), 0.0, d.mul(x, d.un("log", y)))
-		return d.where(d.un("isnan", y), math.NaN(), r)
+		r = d.where(d.un("isnan", y), math.NaN(), r)
+		if !d.rg {
+			return r
+		}
+		var e val
+		if m := metaOf(x); m.RequiresGrad {
+			masked := d.bin("logical_and", d.bin("eq", x, 0.0), d.bin("le", y, 0.0))
+			e = d.mul(x, noGrad(d.where(masked, zero(y), d.un("log", y))))
+		}
+		if m := metaOf(y); m.RequiresGrad {
+			ey := d.mul(y, noGrad(d.div(x, y)))
+			if e == nil {
+				e = ey
+			} else {
+				e = d.add(e, ey)
+			}
+		}
+		if e == nil {
+			return r
+		}
+		return d.withGradient(r, e)
 	}, c.self(), c.in("other")), nil
 }
 
-// dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf. With a bool tensor
+// dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf; its gradient is torch's. With a bool tensor
 // operand in a training graph it is torch's op: eager's backward computes other - self and
 // raises for the bool ("Subtraction, the `-` operator, with a bool tensor is not supported").
 func dLogaddexp(c *ctx) (any, error) {
@@ -625,7 +663,29 @@ func dLogaddexp(c *ctx) (any, error) {
 		m := d.bin("maximum", a, b)
 		r := d.add(m, d.un("log1p", d.un("exp", d.un("neg", d.un("abs", d.sub(a, b))))))
 		same := d.bin("logical_and", d.un("isinf", a), d.bin("eq", a, b))
-		return d.where(same, a, r)
+		r = d.where(same, a, r)
+		if !d.rg {
+			return r
+		}
+		// torch's gradient: grad / (1 + exp(other - self)) for self, the same swapped for
+		// other; the chain rule through |a - b| gave 0 * grad at a == b, NaN under an infinite
+		// grad (fuzz seed 7233)
+		var e val
+		for _, p := range [][2]val{{a, b}, {b, a}} {
+			if m := metaOf(p[0]); m == nil || !m.RequiresGrad {
+				continue
+			}
+			t := d.mul(p[0], noGrad(d.un("reciprocal", d.add(d.un("exp", d.sub(p[1], p[0])), 1.0))))
+			if e == nil {
+				e = t
+			} else {
+				e = d.add(e, t)
+			}
+		}
+		if e == nil {
+			return r
+		}
+		return d.withGradient(r, e)
 	}, c.self(), c.in("other")), nil
 }
 

@@ -186,7 +186,22 @@ func (d *decomposer) variance(x val, dims []int, keepdim bool, corr float64) (v,
 	xc := d.convert(x, cdt)
 	n := symNumelOver(sizesOf(x), dims)
 	mk := d.div(d.reduce("sum", xc, dims, true), divisor(n))
-	diff := d.sub(xc, d.expand(mk, sizesOf(xc)))
+	center := mk
+	if k, c := n.IsConst(); !c || k > 0 { // (a symbolic size is at least 2)
+		// The deviations are taken from the mean of the deviations from a first element, added
+		// back to it: exactly 0 for a slice of equal values, as torch's Welford mean gives
+		// (sum/N of equal values may be an ulp off, and the std of an expanded input was 1e-8,
+		// its gradient finite garbage where torch's std_backward gives 0: fuzz seed 3362).
+		// The gradient is torch's var_backward, 2*grad*(x - mean)/(N - correction): the centre
+		// carries none.
+		first := xc
+		for _, k := range dims {
+			first = d.slice(first, k, int64(0), int64(1), 1)
+		}
+		shift := d.reduce("sum", d.sub(xc, d.expand(first, sizesOf(xc))), dims, true)
+		center = noGrad(d.add(first, d.div(shift, divisor(n))))
+	}
+	diff := d.sub(xc, d.expand(center, sizesOf(xc)))
 	ss := d.reduce("sum", d.mul(diff, diff), dims, keepdim)
 	if k, c := n.IsConst(); c {
 		v = d.div(ss, math.Max(0, float64(k)-corr))

@@ -77,7 +77,7 @@ var decomps = [primtorch.NumOps]decompFn{
 	primtorch.OpFracInplace:                  inplace,
 	primtorch.OpSign:                         unaryPrim("sign"),
 	primtorch.OpSignInplace:                  inplace,
-	primtorch.OpSgn:                          unaryPrim("sign"),
+	primtorch.OpSgn:                          dSgn,
 	primtorch.OpSignbit:                      dSignbit,
 	primtorch.OpSquare:                       dSquare,
 	primtorch.OpSquareInplace:                inplace,

@@ -963,8 +963,14 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     written = list(written)
     floats = list(floats)
     hinted = []
+    nan_hinted = []
 
-    def differentiable_backward(ctx, grads):
+    def recomputable(ctx):
+        # a torch recompute exists, and no input was written in place since the forward (then
+        # the compiled backward's result stands)
+        return not no_recompute and recompute is not None and _inputs_unchanged(ctx)
+
+    def differentiable_backward(ctx, grads, create_graph=True):
         if no_recompute:
             raise RuntimeError(
                 "ptgo: a backward with create_graph=True (double backward) through %s is not supported: %s. "
@@ -978,7 +984,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     "operation: [%s %s] is at version %d; expected version %d instead (ptgo: the double backward "
                     "of %s recomputes its forward from its inputs)" % (a.type(), list(a.shape), a._version, v, name))
-        if not hinted:
+        if create_graph and not hinted:
             hinted.append(True)
             _logging.emit("perf_hints", "%s: a backward with create_graph=True recomputes the region's forward with "
                           "torch and differentiates it with torch.autograd (the compiled backward is not "
@@ -1011,9 +1017,10 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
         wrt = [i for i, need in enumerate(ctx.needs_input_grad) if need]
         res = [None] * len(args)
         if douts and wrt:
-            got = torch.autograd.grad(douts, [args[i] for i in wrt], dgrads, create_graph=True, allow_unused=True)
+            got = torch.autograd.grad(douts, [args[i] for i in wrt], dgrads, create_graph=create_graph,
+                                      allow_unused=True)
             for i, g in zip(wrt, got):
-                res[i] = g
+                res[i] = g if create_graph or g is None else g.detach()
         return tuple(res)
 
     class CompiledRegion(torch.autograd.Function):
@@ -1053,6 +1060,22 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                 given = {k for k in tangents if grads[k] is not None}
                 res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r
                             for i, r in enumerate(res))
+            if any(grads[k] is None for k in tangents) and _non_finite(res) and recomputable(ctx):
+                # An output the caller does not differentiate gets a zero tangent, which eager's
+                # autograd never has: it skips that output's backward. Times an infinite or NaN
+                # local derivative (reciprocal at 0, acos beyond ±1) the zero makes NaN in the
+                # compiled backward where eager's gradient is finite (fuzz seeds 1186, 2782,
+                # 6532, 6937, 9153). Non-finite gradients are the only sign of it, so then the
+                # region's forward is recomputed with torch and differentiated by torch.autograd
+                # from the given outputs only: eager's gradients (named on perf_hints).
+                if not nan_hinted:
+                    nan_hinted.append(True)
+                    _logging.emit("perf_hints", "%s: an output's gradient was not given and the compiled backward "
+                                  "gave a non-finite gradient (a zero tangent times an infinite derivative may "
+                                  "make NaN where eager skips that output): this backward recomputes the region "
+                                  "with torch" % name)
+                with torch.enable_grad():
+                    return differentiable_backward(ctx, grads, create_graph=False)
             return res
 
     region = CompiledRegion.apply
@@ -1072,6 +1095,22 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             return rerun(*inputs)
 
     return run
+
+
+def _non_finite(res):
+    """Whether a compiled backward's gradients hold a NaN or an infinity (a floating gradient)."""
+    for r in res:
+        if isinstance(r, torch.Tensor) and r.is_floating_point() and r.numel() and not bool(torch.isfinite(r).all()):
+            return True
+    return False
+
+
+def _inputs_unchanged(ctx):
+    """Whether no input of a compiled region was written in place since its forward."""
+    for a, v in zip(ctx.ptgo_inputs, ctx.ptgo_versions):
+        if isinstance(a, torch.Tensor) and a._version != v:
+            return False
+    return True
 
 
 def _unview_temporaries(user):

@@ -44,13 +44,11 @@ PROGRAM = {'seed': 6395,
 
 
 # Minimised when hardswish's gradient at ±inf was the product rule's NaN (fixed: the decomposition
-# takes torch's hardswish_backward, tests/test_special_gradients.py). What still differs: v3
-# feeds only nonzero (a graph break), so it is an output of the compiled region that the loss
-# does not use; its materialized zero tangent runs through hardswish's backward, 0 * NaN at the
-# NaN input, where eager's autograd never visits v3.
-XFAIL = pytest.mark.xfail(strict=False, reason="an output the loss does not use gets a zero tangent, and 0 * NaN (with every dim symbolic the C backend happens to match)")
-
-
-@pytest.mark.parametrize("backend", ["eager", pytest.param("aot_eager", marks=XFAIL), pytest.param("inductor", marks=XFAIL)])
+# takes torch's hardswish_backward, tests/test_special_gradients.py). Then: v3 feeds only nonzero
+# (a graph break), so it is an output of the compiled region that the loss does not use; its
+# zero tangent ran through hardswish's backward, 0 * NaN at the NaN input, where eager's autograd
+# never visits v3 (fixed: a backward with an output's gradient not given that gives a non-finite
+# gradient recomputes the region with torch, ptgo._runtime.make_autograd_graph).
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_program(backend):
     check(PROGRAM, backend)
