@@ -252,3 +252,21 @@ def test_write_to_an_input_that_overlaps_another(backend, grad):
         assert_same(got.detach(), expected.detach())
         assert_same(bc, be)
         assert_same(args_c[1], args_e[1])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_index_put_dtype_mismatch_raises_after_earlier_inplace_ops(backend):
+    # fuzz seed 4061: torch's meta kernel for index_put_ does not check the values' dtype, so the
+    # CPU kernel raised from inside the compiled graph, before the relu_ was written back to x
+    def f(x):
+        torch.relu_(x)
+        x.index_put_((torch.tensor([0]),), torch.tensor(0.5))
+        return x.sum()
+
+    x = torch.tensor([[-1.0], [2.0], [-3.0], [4.0]], dtype=torch.float64)
+    a, b = x.clone(), x.clone()
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        f(a)
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        ptgo.compile(f, backend=backend)(b)
+    assert torch.equal(a, b)
