@@ -270,3 +270,29 @@ def test_index_put_dtype_mismatch_raises_after_earlier_inplace_ops(backend):
     with pytest.raises(RuntimeError, match="dtypes match"):
         ptgo.compile(f, backend=backend)(b)
     assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_random_inplace_of_a_refused_dtype_raises_after_batchnorm_updates(backend):
+    # fuzz seed 4976: torch's meta kernel of exponential_ takes an int8 tensor that the CPU kernel
+    # refuses, so the error came from inside the compiled graph, before the running statistics
+    # were written back
+    bn = nn.BatchNorm1d(1, affine=False)
+
+    def f(x0, x1):
+        v = x1.char()
+        out = bn(x0)
+        v.exponential_()
+        return out
+
+    torch.manual_seed(0)
+    x0, x1 = torch.rand(4, 1, 3), torch.randn(3)
+    with pytest.raises(RuntimeError, match="not implemented for 'Char'"):
+        f(x0, x1)
+    want = bn.running_mean.clone()
+    bn.running_mean.zero_()
+    bn.running_var.fill_(1)
+    bn.num_batches_tracked.zero_()
+    with pytest.raises(RuntimeError, match="not implemented for 'Char'"):
+        ptgo.compile(f, backend=backend)(x0, x1)
+    assert torch.equal(bn.running_mean, want)
