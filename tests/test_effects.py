@@ -295,4 +295,5 @@ def test_random_inplace_of_a_refused_dtype_raises_after_batchnorm_updates(backen
     bn.num_batches_tracked.zero_()
     with pytest.raises(RuntimeError, match="not implemented for 'Char'"):
         ptgo.compile(f, backend=backend)(x0, x1)
-    assert torch.equal(bn.running_mean, want)
+    # (the statistics up to rounding: the BatchNorm before the error runs compiled)
+    assert torch.allclose(bn.running_mean, want)
