@@ -2,6 +2,7 @@ package inductor
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"ptgo/primtorch"
@@ -77,7 +78,7 @@ func init() {
 		}},
 		"neg": {arity: 1, cost: 1, c: func(o cOperands, a []string) string {
 			if o.fl {
-				return "(-" + a[0] + ")"
+				return floatNeg(o, a[0])
 			}
 			return wrapNeg(o, a[0])
 		}},
@@ -133,10 +134,22 @@ func init() {
 
 		"add": {arity: 2, cost: 1, c: func(o cOperands, a []string) string { return arith(o, "+", a) }},
 		"sub": {arity: 2, cost: 1, c: func(o cOperands, a []string) string { return arith(o, "-", a) }},
-		"mul": {arity: 2, cost: 1, c: func(o cOperands, a []string) string { return arith(o, "*", a) }},
+		"mul": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			// x·(-1) is a negation (gcc folds it into one): floatNeg says why it is spelt so
+			if o.fl && isMinusOne(a[1]) {
+				return floatNeg(o, a[0])
+			}
+			if o.fl && isMinusOne(a[0]) {
+				return floatNeg(o, a[1])
+			}
+			return arith(o, "*", a)
+		}},
 		"div": {arity: 2, cost: 2, c: func(o cOperands, a []string) string {
 			if !o.fl {
 				return o.helper("div_trunc") + "(" + a[0] + ", " + a[1] + ")"
+			}
+			if isMinusOne(a[1]) {
+				return floatNeg(o, a[0])
 			}
 			return "(" + a[0] + " / " + a[1] + ")"
 		}},
@@ -240,6 +253,25 @@ func unsignedOf(dt primtorch.DType) string {
 	return ""
 }
 
+// floatNeg is -a for a floating operand, as a flip of the sign bit (ptgo_neg). gcc 12 folds a
+// negated fused multiply-add, -fma(x, y, z), into one fnmsub, -(x·y) - z, which gives +0 where
+// x·y + z is +0 and the negation -0 (x·y = +0, z = -0, or x·y = -z): a mul/div by -1 or a neg of
+// an addcmul/add-with-alpha result lost its sign of zero (fuzz seed 8589). gcc does not see
+// through the bit flip, and it vectorises it as one xor, as it does -a.
+func floatNeg(o cOperands, a string) string {
+	return o.helper("neg") + "(" + a + ")"
+}
+
+// isMinusOne reports whether a rendered operand is the literal -1 (-1.0, -1.0f, (-1), ...).
+func isMinusOne(a string) bool {
+	for strings.HasPrefix(a, "(") && strings.HasSuffix(a, ")") {
+		a = a[1 : len(a)-1]
+	}
+	a = strings.TrimSuffix(a, "f")
+	v, err := strconv.ParseFloat(a, 64)
+	return err == nil && v == -1
+}
+
 func wrapNeg(o cOperands, a string) string {
 	if u := unsignedOf(o.dt); u != "" {
 		return fmt.Sprintf("(%s)(0 - (%s)%s)", o.ct, u, a)
@@ -340,6 +372,21 @@ var cHelpers = map[string]string{
     y = x > 88.72283935546875f ? INFINITY : y;
     return x < -103.972084045410156f ? 0.0f : y;
 }`,
+	// neg(x): the sign bit flipped through an integer of the same width (floatNeg says why)
+	"neg_float": `static inline %T ptgo_neg_%T(%T x) {
+    if (sizeof(%T) == 4) {
+        union { %T f; uint32_t u; } v;
+        v.f = x;
+        v.u ^= 0x80000000u;
+        return v.f;
+    } else {
+        union { %T f; uint64_t u; } v;
+        v.f = x;
+        v.u ^= 0x8000000000000000ull;
+        return v.f;
+    }
+}
+`,
 	"floordiv_float": `static inline %T ptgo_floordiv_%T(%T a, %T b) {
     if (b == 0) return a / b;
     %T mod = fmod%f(a, b);

@@ -252,3 +252,50 @@ def test_write_to_an_input_that_overlaps_another(backend, grad):
         assert_same(got.detach(), expected.detach())
         assert_same(bc, be)
         assert_same(args_c[1], args_e[1])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_index_put_dtype_mismatch_raises_after_earlier_inplace_ops(backend):
+    # fuzz seed 4061: torch's meta kernel for index_put_ does not check the values' dtype, so the
+    # CPU kernel raised from inside the compiled graph, before the relu_ was written back to x
+    def f(x):
+        torch.relu_(x)
+        x.index_put_((torch.tensor([0]),), torch.tensor(0.5))
+        return x.sum()
+
+    x = torch.tensor([[-1.0], [2.0], [-3.0], [4.0]], dtype=torch.float64)
+    a, b = x.clone(), x.clone()
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        f(a)
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        ptgo.compile(f, backend=backend)(b)
+    assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_random_inplace_of_a_refused_dtype_raises_after_batchnorm_updates(backend):
+    # fuzz seed 4976: torch's meta kernel of exponential_ takes an int8 tensor that the CPU kernel
+    # refuses, so the error came from inside the compiled graph, before the running statistics
+    # were written back
+    bn = nn.BatchNorm1d(1, affine=False)
+
+    def f(x0, x1):
+        v = x1.char()
+        out = bn(x0)
+        v.exponential_()
+        return out
+
+    torch.manual_seed(0)
+    x0, x1 = torch.rand(4, 1, 3), torch.randn(3)
+    # (torch 1.13: '"exponential_cpu" not implemented for 'Char''; 2.x says floating point only)
+    with pytest.raises(RuntimeError) as eager_error:
+        f(x0, x1)
+    want = bn.running_mean.clone()
+    bn.running_mean.zero_()
+    bn.running_var.fill_(1)
+    bn.num_batches_tracked.zero_()
+    with pytest.raises(RuntimeError) as ptgo_error:
+        ptgo.compile(f, backend=backend)(x0, x1)
+    assert str(ptgo_error.value) == str(eager_error.value)
+    # (the statistics up to rounding: the BatchNorm before the error runs compiled)
+    assert torch.allclose(bn.running_mean, want)

@@ -453,3 +453,26 @@ def test_large_float32_norm_as_eager(p):
 
     x = torch.randn(300, 300).clamp(min=2)
     assert_same(ptgo.compile(f)(x), f(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("negate", ["div", "mul", "neg"])
+def test_negated_fma_keeps_the_sign_of_zero(negate, dtype):
+    # fuzz seed 8589: addcmul_ lowers to fma; gcc folded its negation (a div_ by -1) into one
+    # fnmsub, which gives +0 where eager's -(x*x + x) is -0 (x = -0)
+    def fn(x):
+        x.addcmul_(x, x)
+        if negate == "div":
+            x.div_(-1)
+        elif negate == "mul":
+            x.mul_(-1)
+        else:
+            x.neg_()
+        return x.sum()
+
+    x = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.5] * 8, dtype=dtype)
+    a, b = x.clone(), x.clone()
+    fn(a)
+    ptgo.compile(fn, backend="inductor")(b)
+    assert torch.equal(torch.signbit(a), torch.signbit(b))
+    assert torch.equal(a, b)

@@ -64,10 +64,26 @@ TORCH_COMPILE_ENTRY_FILES = (
 #: the CPU kernel: their metadata comes from a run on zero-filled CPU tensors instead.
 #: torch 2's _native_multi_head_attention meta kernel returns a defined empty tensor where the
 #: CPU kernel returns None (the attention weights when need_weights=False); torch 1.13 has no
-#: meta kernel for it (CPU already).
+#: meta kernel for it (CPU already). index_put's meta kernel (1.13 and 2.x) does not check that
+#: the values' dtype is the destination's, which the CPU kernel refuses ("Index put requires the
+#: source and destination dtypes match"): the error must come at capture, where ptgo runs the op
+#: eagerly after a graph break with the mutations before it written back, not from inside a
+#: compiled graph whose earlier in-place ops were not yet written back (fuzz seed 4061).
+#: The same for the in-place random ops whose meta kernels take dtypes their CPU kernels refuse
+#: ('"exponential_cpu" not implemented for 'Char'' after a training BatchNorm had updated its
+#: running statistics: fuzz seed 4976): on 1.13 exponential_, cauchy_, log_normal_, normal_ of
+#: integers and bool, geometric_ of bool, bernoulli_ of float16; on 2.14 uniform_ of integers
+#: and bool (checked on both torches: meta accepts, CPU raises).
+
+
+def _spellings(*names):
+    return tuple(p + n for n in names for p in ("", "torch.", "Tensor."))
+
+
+_INDEX_PUT = _spellings("index_put", "index_put_")
 META_KERNEL_DIFFERS_FROM_CPU = (
-    ((1, 0), ()),
-    ((2, 0), ("torch._native_multi_head_attention",)),
+    ((1, 0), _INDEX_PUT + _spellings("exponential_", "cauchy_", "log_normal_", "normal_", "geometric_", "bernoulli_")),
+    ((2, 0), ("torch._native_multi_head_attention",) + _INDEX_PUT + _spellings("uniform_")),
 )
 
 
