@@ -350,7 +350,7 @@ func (t *Tracer) scalarArgDynamic(src Source, what string, changed func(*dimHist
 	cd := codeHistory(t.rootCode.code)
 	dimHistories.Lock()
 	defer dimHistories.Unlock()
-	h := cd.history(src.Name())
+	h := cd.history(t.scalarHistoryKey(src))
 	// dynamic=True makes the frame's own int and float arguments symbolic from the start; a
 	// number read from an attribute or an item (a module's configuration: num_heads, eps) only
 	// once its value changed, as torch keeps nn.Module ints specialised
@@ -648,5 +648,36 @@ func scalarSourceDynamic(src Source) bool {
 		default:
 			return false
 		}
+	}
+}
+
+// scalarHistoryKey is the automatic-dynamic history key of a number read from src: its name,
+// and for a place reached from a module argument (L['self'].step) that module's identity too.
+// Instances of one module class share their forward's code: a configuration int that differs
+// between instances (TransformerEncoderLayer's activation code, 1 in one layer and 2 in the
+// next) is no value that changes, and stays specialised; a counter the same module updates is.
+func (t *Tracer) scalarHistoryKey(src Source) string {
+	key := src.Name()
+	if _, isArg := src.(*LocalSource); isArg {
+		return key
+	}
+	root := src
+	for {
+		switch s := root.(type) {
+		case *AttrSource:
+			root = s.Base
+			continue
+		case *DictItemSource:
+			root = s.Base
+			continue
+		case *IndexSource:
+			root = s.Base
+			continue
+		case *LocalSource:
+			if s.Index < len(t.args) && t.api.Kind(t.args[s.Index]) == py.KNNModule {
+				return fmt.Sprintf("%s@%x", key, uintptr(t.args[s.Index]))
+			}
+		}
+		return key
 	}
 }
