@@ -1095,7 +1095,9 @@ func (t *Tracer) setAttr(f *frame, obj Value, name string, val Value) error {
 				}
 			}
 		}
-		if v, err := t.realize(f, val); err == nil {
+		// realizeLazy: a symbolic int or float (self.step += 1) is stored as it is, not
+		// specialised
+		if v, err := t.realizeLazy(f, val); err == nil {
 			if ov, isObj := v.(*ObjV); isObj && ov.Kind == py.KNNModule {
 				return t.sideEffect(f, "assigning a module to "+readableName(o.Source)+"."+name)
 			}

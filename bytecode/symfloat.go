@@ -73,7 +73,7 @@ func (t *Tracer) floatInput(o py.Obj, c Value, src Source) *SymF {
 	if !ok || cv.Kind != py.KFloat || t.dynamic == DynamicStatic || t.dynamic == DynamicNever {
 		return nil
 	}
-	if _, isArg := src.(*LocalSource); !isArg {
+	if !scalarSourceDynamic(src) {
 		return nil
 	}
 	if s, ok := t.floatByName[sourceKey(src)]; ok {

@@ -304,7 +304,7 @@ func (t *Tracer) intInput(o py.Obj, c Value, src Source) *SymV {
 	if !ok || cv.big || t.dynamic == DynamicStatic || t.dynamic == DynamicNever {
 		return nil
 	}
-	if _, isArg := src.(*LocalSource); !isArg {
+	if !scalarSourceDynamic(src) {
 		return nil
 	}
 	want, cd := t.scalarArgDynamic(src, "int", func(h *dimHistory) (string, bool) {
@@ -342,20 +342,28 @@ func (t *Tracer) intInput(o py.Obj, c Value, src Source) *SymV {
 	return &SymV{S: sym}
 }
 
-// scalarArgDynamic is automatic dynamic's decision for a Python int or float argument of the
-// frame read from src (what names its kind in the log): dynamic in this trace when dynamic=True
+// scalarArgDynamic is automatic dynamic's decision for a Python int or float read from src (a
+// frame argument, or a place scalarSourceDynamic accepts) (what names its kind in the log): dynamic in this trace when dynamic=True
 // or when its value changed since the last compile (changed compares the history's value with
 // this call's and says how), remembered with remember. It returns the code's history too.
 func (t *Tracer) scalarArgDynamic(src Source, what string, changed func(*dimHistory) (string, bool), remember func(*dimHistory)) (bool, *codeDims) {
 	cd := codeHistory(t.rootCode.code)
 	dimHistories.Lock()
 	defer dimHistories.Unlock()
-	h := cd.history(src.Name())
-	want := t.dynamic == DynamicAll
+	h := cd.history(t.scalarHistoryKey(src))
+	// dynamic=True makes the frame's own int and float arguments symbolic from the start; a
+	// number read from an attribute or an item (a module's configuration: num_heads, eps) only
+	// once its value changed, as torch keeps nn.Module ints specialised
+	_, isArg := src.(*LocalSource)
+	want := t.dynamic == DynamicAll && isArg
 	if h != nil {
 		if how, ok := changed(h); ok && !h.dynamic[0] {
-			logs.Printf(logs.Dynamic, "%s: %s argument %s became dynamic: it changed from %s since the last compile",
-				t.rootCode.code.QualName, what, readableName(src), how)
+			kind := what + " argument"
+			if !isArg {
+				kind = what
+			}
+			logs.Printf(logs.Dynamic, "%s: %s %s became dynamic: it changed from %s since the last compile",
+				t.rootCode.code.QualName, kind, readableName(src), how)
 			h.dynamic[0] = true
 		}
 		want = want || h.dynamic[0]
@@ -615,4 +623,61 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 		}
 	}
 	return nil, false, nil
+}
+
+// scalarSourceDynamic says whether a Python int or float read from src may become symbolic
+// under automatic dynamic: a frame argument, or an item or attribute reached from one, from a
+// global or from a closure cell (torch.optim's state['step'], a module's self.step) — a place
+// the transformed code reads again on every call, so the guard and the graph's placeholder
+// read the same source. A dict key (the dict's lookup depends on its value) and global state a
+// call returns (CallSource) stay constants guarded by value.
+func scalarSourceDynamic(src Source) bool {
+	for {
+		switch s := src.(type) {
+		case *LocalSource, *GlobalSource, *ClosureSource:
+			return true
+		case *AttrSource:
+			src = s.Base
+		case *DictItemSource:
+			src = s.Base
+		case *IndexSource:
+			src = s.Base
+		case *ConstSource:
+			// an object the guards hold (a module's globals dict): its items are read per call
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// scalarHistoryKey is the automatic-dynamic history key of a number read from src: its name,
+// and for a place reached from a module argument (L['self'].step) that module's identity too.
+// Instances of one module class share their forward's code: a configuration int that differs
+// between instances (TransformerEncoderLayer's activation code, 1 in one layer and 2 in the
+// next) is no value that changes, and stays specialised; a counter the same module updates is.
+func (t *Tracer) scalarHistoryKey(src Source) string {
+	key := src.Name()
+	if _, isArg := src.(*LocalSource); isArg {
+		return key
+	}
+	root := src
+	for {
+		switch s := root.(type) {
+		case *AttrSource:
+			root = s.Base
+			continue
+		case *DictItemSource:
+			root = s.Base
+			continue
+		case *IndexSource:
+			root = s.Base
+			continue
+		case *LocalSource:
+			if s.Index < len(t.args) && t.api.Kind(t.args[s.Index]) == py.KNNModule {
+				return fmt.Sprintf("%s@%x", key, uintptr(t.args[s.Index]))
+			}
+		}
+		return key
+	}
 }

@@ -324,3 +324,80 @@ def test_gpt_block_training_length_sweep(backend):
     train_sweep(ref, cmp, compiled, [torch.randn(2, t, 32) for t in (7, 16, 33, 64, 20, 64, 5)], lambda y: y.square().mean())
     n = compiled_count()
     assert n <= 2, "%d graphs" % n
+
+
+# ---- ints read from attributes and dict items (automatic dynamic beyond frame arguments) ----
+
+class _Counter(nn.Module):
+    """A module that counts its calls in a Python int attribute and sizes tensors by it."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = 5
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.step += 1
+        h = self.lin(x)
+        return h.unsqueeze(0).expand(self.step, 3, 4) * 2 + torch.ones(self.step, 1, 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_int_attribute_counter_compiles_two_graphs(backend):
+    # self.step changes on every call: static for the first value, then a symbol read from
+    # L['self'].step (guarded by its type and >= 2) for every later one, written back after the
+    # graph as eager writes it
+    torch.manual_seed(0)
+    ref = _Counter()
+    cmp = _Counter()
+    cmp.load_state_dict(ref.state_dict())
+    compiled = ptgo.compile(cmp, backend=backend)
+    x = torch.randn(3, 4)
+    for i in range(7):
+        assert_same(compiled(x), ref(x), "call %d" % i)
+        assert type(cmp.step) is int and cmp.step == ref.step
+    n = compiled_count()
+    assert n <= 2, "%d graphs" % n
+
+
+class _Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = 3
+
+    def forward(self, x):
+        self.n += 1
+        # a branch decided at trace time on the symbolic int: guarded (n >= 9 or not), so the
+        # graph of one side never serves the other
+        if self.n > 8:
+            return torch.ones(self.n, 2) * x.sum()
+        return torch.zeros(self.n, 2) - x.sum()
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_int_attribute_in_python_branch_recompiles_on_the_other_side(backend):
+    ref, cmp = _Branchy(), _Branchy()
+    compiled = ptgo.compile(cmp, backend=backend)
+    x = torch.randn(5)
+    for i in range(10):
+        assert_same(compiled(x), ref(x), "call %d (n = %d)" % (i, ref.n))
+        assert cmp.n == ref.n
+    n = compiled_count()
+    # static at n = 4, symbolic n <= 8, symbolic n >= 9
+    assert n == 3, "%d graphs" % n
+
+
+def test_dict_item_int_specialised_where_python_needs_its_value():
+    # d['k'] becomes symbolic once it changed; range() and a list's length need its value, so
+    # that trace specialises it (a value guard) and each value recompiles, never a stale result
+    def f(x, d):
+        d["k"] += 1
+        parts = [x * i for i in range(d["k"])]
+        return torch.stack(parts).sum(0), x.new_zeros(d["k"])
+
+    d1, d2 = {"k": 2}, {"k": 2}
+    cf = ptgo.compile(f, backend="eager")
+    x = torch.randn(3)
+    for i in range(5):
+        assert_same(cf(x, d2), f(x, d1), "call %d" % i)
+        assert d1 == d2 and type(d2["k"]) is int
