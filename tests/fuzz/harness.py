@@ -315,7 +315,20 @@ class Slack:
             got = tensors_by_path(o)
             for path, e in ref.items():
                 p = got.get(path)
-                if p is None or p.shape != e.shape or p.dtype != e.dtype or not (e.is_floating_point() or e.is_complex()):
+                if p is None or p.shape != e.shape or p.dtype != e.dtype:
+                    continue
+                if not (e.is_floating_point() or e.is_complex()):
+                    # An integer or bool result that eager itself changes when the floats move by
+                    # a few ulps is decided by rounding, exactly as a float result's last bits
+                    # are: sort/argsort indices among values equal up to rounding (torch.sort
+                    # without stable=True leaves the order of equal values undefined, and the
+                    # C kernels' libmvec lanes and libm tail may round equal inputs 1 ulp apart:
+                    # fuzz seeds 2457, 3375, 8032), an argmax between near-ties, a comparison or
+                    # a float->int cast at a boundary. Those elements (only) are not compared.
+                    pattern = e.detach() != p.detach()
+                    old = self.by_path.get(path)
+                    self.by_path[path] = (torch.zeros(e.shape, dtype=torch.float64),
+                                          pattern if old is None else old[1] | pattern)
                     continue
                 if e.is_complex():
                     e, p = torch.view_as_real(e), torch.view_as_real(p)
@@ -379,7 +392,12 @@ def compare_tensor_values(path, e, c, kind="value", slack=None, signed_zero=True
     c = c.detach()
     if not e.is_floating_point() and not e.is_complex():
         if not torch.equal(e, c):
-            diff = (e != c).nonzero()
+            differs = e != c
+            if slack is not None and slack[1].numel() == e.numel():
+                differs &= ~slack[1].reshape(e.shape)  # elements eager's own rounding decides (Slack)
+                if not differs.any():
+                    return
+            diff = differs.nonzero()
             where = diff[0].tolist() if len(diff) else []
             raise Failure(kind, "%s: values differ at %s (%d elements): eager %s, ptgo %s" % (
                 path, where, len(diff), _at(e, where), _at(c, where)))
