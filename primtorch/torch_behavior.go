@@ -30,6 +30,9 @@ type torchBehavior struct {
 	// computes with the number in float32 (2.14's mul and div kernels); every other binary op,
 	// and 1.13's mul and div, first round the number to the tensor's dtype (decomp eagerNumbers).
 	ReducedFloatMulDivOpmath bool
+	// round(x, decimals=d) of a float16/bfloat16 tensor computes x·10^d, its rounding and the
+	// division in float32 (2.14); 1.13's kernel computes in the dtype (decomp dRound).
+	RoundDecimalsOpmath bool
 	// fmax/fmin's gradient splits a tie evenly and passes through a NaN operand to both
 	// (2.14's derivatives.yaml); 1.13's gives self the whole gradient where self >= other (<=
 	// for fmin) or other is NaN, and other the rest (dFmaxFmin).
@@ -75,7 +78,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
-		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
+		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true,
 		ReducedFloatNamespace: "c10::",
