@@ -351,8 +351,9 @@ class Slack:
                 if e.is_complex():
                     e, p = torch.view_as_real(e), torch.view_as_real(p)
                 ee, pp = e.detach().double(), p.detach().double()
+                # (the sign of a NaN is no part of the pattern: perturbed runs set it, see perturb)
                 pattern = (torch.isnan(ee) != torch.isnan(pp)) | (torch.isinf(ee) != torch.isinf(pp)) | (
-                    torch.signbit(ee) != torch.signbit(pp))
+                    (torch.signbit(ee) != torch.signbit(pp)) & ~(torch.isnan(ee) & torch.isnan(pp)))
                 diff = torch.where(torch.isfinite(ee) & torch.isfinite(pp), (ee - pp).abs(),
                                    torch.where(pattern, torch.full_like(ee, float("inf")), torch.zeros_like(ee)))
                 old = self.by_path.get(path)
