@@ -30,6 +30,9 @@ type torchBehavior struct {
 	// computes with the number in float32 (2.14's mul and div kernels); every other binary op,
 	// and 1.13's mul and div, first round the number to the tensor's dtype (decomp eagerNumbers).
 	ReducedFloatMulDivOpmath bool
+	// round(x, decimals=d) of a float16/bfloat16 tensor computes x·10^d, its rounding and the
+	// division in float32 (2.14); 1.13's kernel computes in the dtype (decomp dRound).
+	RoundDecimalsOpmath bool
 	// fmax/fmin's gradient splits a tie evenly and passes through a NaN operand to both
 	// (2.14's derivatives.yaml); 1.13's gives self the whole gradient where self >= other (<=
 	// for fmin) or other is NaN, and other the rest (dFmaxFmin).
@@ -62,6 +65,12 @@ type torchBehavior struct {
 	// float32/float64 layer_norm normalizes as fma(x, rstd, −mean·rstd) (1.13's kernel), not
 	// (x − mean)·rstd (2.14's) where torch's kernels fuse multiply-adds (decomp dLayerNorm).
 	LayerNormScaleShiftFMA bool
+	// group_norm is NaN in a group whose mean squared overflows the statistics' dtype (1.13's
+	// RowwiseMoments cascade squares the first chunk's mean with weight 0; fuzz seeds 3319,
+	// 4050). 2.14's cascade does so only for some group sizes and positions (a group of 2..7,
+	// or a huge value mid-way through 16, 32, 64; not in 40): there the decomposition keeps
+	// (x − mean)·rstd, which is 0 at such values, and matches the other sizes (decomp dGroupNorm).
+	GroupNormOverflowNaN bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -69,12 +78,12 @@ type torchBehavior struct {
 
 var behaviorTable = []VersionRow[torchBehavior]{
 	{Torch113, torchBehavior{GeluOneDNN: true, ClampIgnoresLoneNaNBound: true, LayerNormScaleShiftFMA: true,
-		ReducedFloatNamespace: "at::"}},
+		GroupNormOverflowNaN: true, ReducedFloatNamespace: "at::"}},
 	{Torch214, torchBehavior{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
-		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true,
+		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true,
 		ReducedFloatNamespace: "c10::",

@@ -184,6 +184,29 @@ func dRound(c *ctx) (any, error) {
 			return d.un("round", x)
 		}
 		p := math.Pow(10, math.Abs(float64(dec)))
+		if dt := dtypeOf(x); dt == primtorch.Float16 || dt == primtorch.BFloat16 {
+			// reduced floats: 2.14's kernel computes in float32 (x·10^d, rounded, / 10^d, one
+			// rounding to the dtype at the end); 1.13's in the dtype itself, so x·10^d is
+			// rounded to it before the rounding to an integer (round(3.453125, 1) in bfloat16
+			// is 3.40625, not 3.5: fuzz seed 5534). Explicit conversions keep those roundings
+			// where a fused kernel would compute the chain in float32.
+			pf := float64(float32(p))
+			xf := d.convert(x, primtorch.Float32)
+			var y val
+			if dec > 0 {
+				y = d.mul(xf, pf)
+			} else {
+				y = d.div(xf, pf)
+			}
+			if !primtorch.Behavior().RoundDecimalsOpmath {
+				y = d.convert(d.convert(y, dt), primtorch.Float32)
+			}
+			r := d.un("round", y)
+			if dec > 0 {
+				return d.convert(d.div(r, pf), dt)
+			}
+			return d.convert(d.mul(r, pf), dt)
+		}
 		if dtypeOf(x) == primtorch.Float32 {
 			p = float64(float32(p))
 		}

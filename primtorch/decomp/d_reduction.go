@@ -180,9 +180,41 @@ func (c *ctx) correction() float64 {
 	return 1
 }
 
-// variance returns var and mean of x over dims (in opmath), var divided by max(0, N - corr).
+// varAccDType is what torch's CPU var/std/var_mean/std_mean kernel accumulates a real float
+// dtype in: double (its Welford ops are WelfordOps<scalar_t, double, ...>, the square root taken
+// in double too), so a float32 std of values near 1e22 is finite where float32 sums of squares
+// overflow (fuzz seeds 2418, 4554). Complex inputs keep their opmath.
+func varAccDType(dt primtorch.DType) primtorch.DType {
+	switch dt {
+	case primtorch.Float32, primtorch.Float16, primtorch.BFloat16:
+		return primtorch.Float64
+	}
+	return opmath(dt)
+}
+
+// welfordMean is the mean torch's var_mean/std_mean return: their Welford recurrence
+// (mean += (x - mean)/k, chunks combined left to right) turns the mean NaN as soon as a value
+// follows an infinity (inf - inf, or inf + (-inf)/k), so the mean is ±inf only when the one
+// non-finite element is an infinity reached last (the last index in every reduced dim: the
+// kernel visits reduced dims in some order, but always ends there) and NaN whenever any other
+// element is non-finite (fuzz seeds 2867, 4747, 6872: sum/N gave inf). mk is sum/N (kept dims).
+func (d *decomposer) welfordMean(xc, mk val, dims []int) val {
+	bad := d.convert(d.un("logical_not", d.un("isfinite", xc)), primtorch.Int64)
+	count := d.reduce("sum", bad, dims, true)
+	last := xc
+	for _, k := range dims {
+		size := sizesOf(xc)[k]
+		last = d.slice(last, k, size.AddConst(-1), size, 1)
+	}
+	lastInf := d.convert(d.un("isinf", last), primtorch.Int64)
+	nanMean := d.bin("gt", d.sub(count, lastInf), int64(0))
+	return d.where(nanMean, d.full(sizesOf(mk), math.NaN(), dtypeOf(mk)), mk)
+}
+
+// variance returns var and mean of x over dims (in torch's accumulation dtype, varAccDType),
+// var divided by max(0, N - corr), the mean as var_mean's (welfordMean).
 func (d *decomposer) variance(x val, dims []int, keepdim bool, corr float64) (v, mean val) {
-	cdt := opmath(dtypeOf(x))
+	cdt := varAccDType(dtypeOf(x))
 	xc := d.convert(x, cdt)
 	n := symNumelOver(sizesOf(x), dims)
 	mk := d.div(d.reduce("sum", xc, dims, true), divisor(n))
@@ -211,8 +243,11 @@ func (d *decomposer) variance(x val, dims []int, keepdim bool, corr float64) (v,
 		v = d.div(ss, math.Max(0, float64(n.Specialize("var's correction"))-corr))
 	}
 	mean = mk
+	if k, c := n.IsConst(); !c || k > 0 {
+		mean = d.welfordMean(xc, mk, dims)
+	}
 	if !keepdim {
-		mean = d.squeeze(mk, dims...)
+		mean = d.squeeze(mean, dims...)
 	}
 	return v, mean
 }

@@ -123,13 +123,30 @@ def _view(spec, raw):
 PERTURB = {torch.float32: 1e-6, torch.float64: 1e-13, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 
-def perturb(t, g):
-    """t with every element moved by a few units in the last place (zeros, infinities, NaN kept)."""
+def perturb(t, g, nan_sign=None):
+    """t with every element moved by a few units in the last place (zeros, infinities, NaN kept;
+    with nan_sign ±1, every NaN given that sign)."""
     eps = PERTURB.get(t.dtype)
     if eps is None:
         return t
     noise = torch.randn(t.shape, generator=g, dtype=torch.float64) * eps
-    return (t.double() * (1 + noise)).to(t.dtype)
+    out = (t.double() * (1 + noise)).to(t.dtype)
+    if nan_sign is not None:
+        # A NaN's sign is the implementation's choice (IEEE 754 §6.3 does not interpret it),
+        # and torch's kernels choose differently by path: eager's sigmoid(NaN) is -NaN in a
+        # tensor of fewer than 16 elements and +NaN in a longer one (fuzz seed 1920, read by
+        # signbit). One perturbed run makes every NaN positive, the other negative, so one of
+        # them differs from eager wherever a result derives from a NaN's sign: that is slack
+        # (Slack) like the last bits of a value.
+        nan = torch.isnan(out)
+        if nan.any():
+            out = torch.where(nan, torch.copysign(out, torch.tensor(float(nan_sign), dtype=t.dtype)), out)
+    return out
+
+
+def nan_sign_of(perturbation):
+    """The sign perturbed run `perturbation` (1, 2) gives every NaN (perturb)."""
+    return 1 if perturbation % 2 else -1
 
 
 class PerturbMode(TorchDispatchMode):
@@ -140,6 +157,7 @@ class PerturbMode(TorchDispatchMode):
     def __init__(self, seed):
         super().__init__()
         self.g = torch.Generator().manual_seed(seed)
+        self.nan_sign = nan_sign_of(seed)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -149,7 +167,7 @@ class PerturbMode(TorchDispatchMode):
         for t in (out if isinstance(out, (tuple, list)) else [out]):
             if isinstance(t, torch.Tensor) and t.dtype in PERTURB and t.numel():
                 try:
-                    t.copy_(perturb(t, self.g))
+                    t.copy_(perturb(t, self.g, self.nan_sign))
                 except RuntimeError:
                     pass  # internal overlap
         return out
@@ -169,7 +187,7 @@ def make_inputs(prog, variant, perturbation=None):
         else:
             raw = _values(spec, _raw_shape(spec), g)
             if perturbation:
-                raw = perturb(raw, gp)
+                raw = perturb(raw, gp, nan_sign_of(perturbation))
         grad = spec["grad"]
         if grad == "leaf":
             x = _view(spec, raw).detach().requires_grad_(True)
@@ -315,13 +333,27 @@ class Slack:
             got = tensors_by_path(o)
             for path, e in ref.items():
                 p = got.get(path)
-                if p is None or p.shape != e.shape or p.dtype != e.dtype or not (e.is_floating_point() or e.is_complex()):
+                if p is None or p.shape != e.shape or p.dtype != e.dtype:
+                    continue
+                if not (e.is_floating_point() or e.is_complex()):
+                    # An integer or bool result that eager itself changes when the floats move by
+                    # a few ulps is decided by rounding, exactly as a float result's last bits
+                    # are: sort/argsort indices among values equal up to rounding (torch.sort
+                    # without stable=True leaves the order of equal values undefined, and the
+                    # C kernels' libmvec lanes and libm tail may round equal inputs 1 ulp apart:
+                    # fuzz seeds 2457, 3375, 8032), an argmax between near-ties, a comparison or
+                    # a float->int cast at a boundary. Those elements (only) are not compared.
+                    pattern = e.detach() != p.detach()
+                    old = self.by_path.get(path)
+                    self.by_path[path] = (torch.zeros(e.shape, dtype=torch.float64),
+                                          pattern if old is None else old[1] | pattern)
                     continue
                 if e.is_complex():
                     e, p = torch.view_as_real(e), torch.view_as_real(p)
                 ee, pp = e.detach().double(), p.detach().double()
+                # (the sign of a NaN is no part of the pattern: perturbed runs set it, see perturb)
                 pattern = (torch.isnan(ee) != torch.isnan(pp)) | (torch.isinf(ee) != torch.isinf(pp)) | (
-                    torch.signbit(ee) != torch.signbit(pp))
+                    (torch.signbit(ee) != torch.signbit(pp)) & ~(torch.isnan(ee) & torch.isnan(pp)))
                 diff = torch.where(torch.isfinite(ee) & torch.isfinite(pp), (ee - pp).abs(),
                                    torch.where(pattern, torch.full_like(ee, float("inf")), torch.zeros_like(ee)))
                 old = self.by_path.get(path)
@@ -379,7 +411,12 @@ def compare_tensor_values(path, e, c, kind="value", slack=None, signed_zero=True
     c = c.detach()
     if not e.is_floating_point() and not e.is_complex():
         if not torch.equal(e, c):
-            diff = (e != c).nonzero()
+            differs = e != c
+            if slack is not None and slack[1].numel() == e.numel():
+                differs &= ~slack[1].reshape(e.shape)  # elements eager's own rounding decides (Slack)
+                if not differs.any():
+                    return
+            diff = differs.nonzero()
             where = diff[0].tolist() if len(diff) else []
             raise Failure(kind, "%s: values differ at %s (%d elements): eager %s, ptgo %s" % (
                 path, where, len(diff), _at(e, where), _at(c, where)))
