@@ -464,3 +464,19 @@ def test_logaddexp_of_a_bool_tensor_raises_in_backward_as_eager(backend):
     with pytest.raises(RuntimeError) as got:
         ptgo.compile(f, backend=backend)(x).sum().backward()
     assert str(got.value) == str(want.value)
+
+
+def test_a_torch_error_inside_a_compiled_graph_has_no_cpp_backtrace():
+    """Fuzz seed 3454: an extern step of a compiled graph (as_strided of an empty selection)
+    raised c10::Error, which the C++ runtime turned into a RuntimeError carrying the C++
+    backtrace; torch's own translation gives eager's message and type."""
+    def f(x):
+        v = (x * 2)[x > 5]
+        return v.as_strided([1], [1])
+
+    x = torch.zeros(4, 4)
+    with pytest.raises(RuntimeError) as want:
+        f(x)
+    with pytest.raises(RuntimeError) as got:
+        ptgo.compile(f, backend="inductor")(x)
+    assert str(got.value) == str(want.value)
