@@ -480,3 +480,29 @@ def test_a_torch_error_inside_a_compiled_graph_has_no_cpp_backtrace():
     with pytest.raises(RuntimeError) as got:
         ptgo.compile(f, backend="inductor")(x)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_a_resumed_region_has_no_backward_edge_to_an_unused_input(backend):
+    """Fuzz seed 4406: a frame resumed after a graph break takes v1 (whose grad_fn is torch's
+    NotImplemented node of floor_divide_) as an input it never uses; the compiled region's
+    autograd Function had an edge to it, so the backward of the region's output ran that node
+    and raised "derivative for aten::floor_divide_ is not implemented", which eager never
+    reaches."""
+    import torch.nn as nn
+
+    lin = nn.Linear(1, 3)
+
+    def f(x):
+        v1 = x * 2
+        v1.floor_divide_(x + 3)
+        if v1.mean() < 100:  # a graph break: the rest resumes with v1 live
+            pass
+        out = lin(torch.ones(1))
+        return out, v1
+
+    x = torch.randn(4, requires_grad=True)
+    f(x)[0].sum().backward()  # eager: fine
+    out, _ = ptgo.compile(f, backend=backend)(x)
+    out.sum().backward()
+    assert x.grad is None
