@@ -149,6 +149,14 @@ func metaInstanceNorm(a *Args) (Value, error) {
 // metaDropout: the input itself unless training with p > 0, else input * noise (TensorIterator
 // strides over the input and a contiguous noise tensor, broadcast per channel for feature
 // dropout).
+// dropoutIsIdentity is when torch's CPU dropout returns its input itself (aten's
+// _dropout_impl: p == 0, not training, or no elements; probed on torch 1.13 and 2.14:
+// F.dropout(x, 0.0) is x, F.dropout(x, 0.5, training=False) is x, and so for an empty x).
+func dropoutIsIdentity(a *Args) bool {
+	in := selfTensor(a)
+	return !a.Bool("train") || a.Float("p") == 0 || symIs(in.SymNumel(), 0)
+}
+
 func metaDropout(a *Args) (Value, error) {
 	in := selfTensor(a)
 	p := a.Float("p")
@@ -161,7 +169,7 @@ func metaDropout(a *Args) (Value, error) {
 			return nil, err
 		}
 	}
-	if !a.Bool("train") || p == 0 || symIs(in.SymNumel(), 0) {
+	if dropoutIsIdentity(a) {
 		return in.Clone(), nil
 	}
 	if feature && len(in.Shape) < 2 {
