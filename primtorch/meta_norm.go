@@ -109,7 +109,22 @@ func metaBatchNorm(a *Args) (Value, error) {
 	if !training && (a.Tensor("running_mean") == nil || a.Tensor("running_var") == nil) {
 		return nil, runtimeErrorf("running_mean must be defined in evaluation mode")
 	}
-	return emptyLike(in, in.DType, symSuggestMemoryFormat(in)), nil
+	dt := in.DType
+	if symIs(in.SymNumel(), 0) {
+		// torch's batch_norm of an empty input: input.clone() * weight[0] + bias[0] (its
+		// dtype promoted with the 0-d weight and bias: an int input gives a float result)
+		for _, name := range []string{"weight", "bias"} {
+			if w := a.Tensor(name); w != nil {
+				r, err := pointwise([]Value{&TensorMeta{DType: dt, Shape: in.Shape, Strides: in.Strides, Device: deviceOf(in)},
+					&TensorMeta{DType: w.DType, Shape: []int64{}, Strides: []int64{}, Device: deviceOf(w)}}, PromoteDefault, 0, false)
+				if err != nil {
+					return nil, err
+				}
+				dt = r.DType
+			}
+		}
+	}
+	return emptyLike(in, dt, symSuggestMemoryFormat(in)), nil
 }
 
 // batchNormMutates: in training, batch_norm updates the running stats it is given.

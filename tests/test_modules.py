@@ -269,3 +269,25 @@ def test_models_inductor(model, train):
                     "cnn": (CNN, lambda: [torch.randn(2, 3, 16, 16)]),
                     "encoder": (Encoder, lambda: [torch.randint(0, 50, (2, 7))])}[model]
     _inductor_case(make, inputs, train, grad=train)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("train", [True, False])
+def test_batch_norm_of_an_empty_int_input_is_float_and_differentiable(backend, train):
+    """Fuzz seed 9090: torch's batch_norm of an empty input is input.clone() * weight[0] +
+    bias[0], so an int input gives a float result that requires grad; the compiled graph gave an
+    int tensor without grad, and a later F.linear of it hit torch's isDifferentiableType assert."""
+    import torch.nn as nn
+
+    def run(compile_):
+        torch.manual_seed(0)
+        bn = nn.BatchNorm1d(3, momentum=None).train(train)
+        f = (lambda x: bn(x)) if not compile_ else ptgo.compile(lambda x: bn(x), backend=backend)
+        y = f(torch.zeros(0, 3, dtype=torch.int32))
+        y.sum().backward()
+        return y, bn.weight.grad, bn.bias.grad, bn.running_mean, bn.num_batches_tracked
+
+    want, got = run(False), run(True)
+    assert (got[0].dtype, got[0].shape, got[0].requires_grad) == (want[0].dtype, want[0].shape, want[0].requires_grad)
+    for w, g in zip(want[1:], got[1:]):
+        assert_same(g, w)
