@@ -506,3 +506,22 @@ def test_a_resumed_region_has_no_backward_edge_to_an_unused_input(backend):
     out, _ = ptgo.compile(f, backend=backend)(x)
     out.sum().backward()
     assert x.grad is None
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_in_a_graph_with_torch_take_raises_as_eager(backend):
+    """Fuzz seed 7407: torch.take was unknown to the registry, so its graph counted as one
+    that may write or draw (an unknown call has every effect) and a later x[idx] out of range
+    raised ptgo's 'index out of range in ptgo kernel' instead of torch's message; the registry
+    now knows take (a torch call that writes nothing and draws nothing)."""
+    def f(x, i):
+        t = torch.take(x * 2, i)
+        return x[t.long().abs() % 3], t
+
+    x = torch.tensor([[1.0, 2.0, 1.0]])
+    i = torch.tensor([0, 1, 2])
+    with pytest.raises(IndexError) as want:
+        f(x, i)
+    with pytest.raises(IndexError) as got:
+        ptgo.compile(f, backend=backend)(x, i)
+    assert str(got.value) == str(want.value)
