@@ -295,6 +295,16 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	if err := t.checkSelectedWrite(f, target, inplace, op, args, kw); err != nil {
 		return nil, err
 	}
+	if op != nil && !inplace && len(args) > 0 && len(origArgs) > 0 && args[0] == origArgs[0] {
+		if self, ok := args[0].(*TensorV); ok {
+			margs, mkw, err := t.metaArgs(f, args, kw)
+			if err == nil && op.ReturnsSelf(margs, mkw) {
+				// torch returns the input itself (F.dropout(x, 0.0) is x): the same object, so a
+				// later x.t_() changes the result too (fuzz seeds 1450, 2225)
+				return self, nil
+			}
+		}
+	}
 	var fixGrad func(m *primtorch.TensorMeta)
 	fixGrad = func(m *primtorch.TensorMeta) {
 		if op != nil {

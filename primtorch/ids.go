@@ -324,6 +324,7 @@ const (
 	OpIndexAdd
 	OpIndexAddInplace
 	OpTakeAlongDim
+	OpTake
 	OpEmbedding
 	OpOneHot
 	OpNonzero

@@ -621,6 +621,18 @@ func metaOneHot(a *Args) (Value, error) {
 	return newTensor(Int64, shape, deviceOf(self)), nil
 }
 
+// metaTake is torch.take's checks (aten's take_out) and result: self's dtype, index's sizes.
+func metaTake(a *Args) (Value, error) {
+	self, idx := selfTensor(a), a.Tensor("index")
+	if idx.DType != Int64 {
+		return nil, runtimeErrorf("take(): Expected a long tensor for index, but got %s", scalarTypeName(idx.DType))
+	}
+	if self.Numel() == 0 && idx.Numel() != 0 {
+		return nil, indexErrorf("take(): tried to take from an empty tensor")
+	}
+	return symNewTensor(self.DType, idx.SymSizes(), deviceOf(self)), nil
+}
+
 func metaTakeAlongDim(a *Args) (Value, error) {
 	self, idx := selfTensor(a), a.Tensor("indices")
 	if idx.DType != Int64 {

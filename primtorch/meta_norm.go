@@ -109,7 +109,22 @@ func metaBatchNorm(a *Args) (Value, error) {
 	if !training && (a.Tensor("running_mean") == nil || a.Tensor("running_var") == nil) {
 		return nil, runtimeErrorf("running_mean must be defined in evaluation mode")
 	}
-	return emptyLike(in, in.DType, symSuggestMemoryFormat(in)), nil
+	dt := in.DType
+	if symIs(in.SymNumel(), 0) {
+		// torch's batch_norm of an empty input: input.clone() * weight[0] + bias[0] (its
+		// dtype promoted with the 0-d weight and bias: an int input gives a float result)
+		for _, name := range []string{"weight", "bias"} {
+			if w := a.Tensor(name); w != nil {
+				r, err := pointwise([]Value{&TensorMeta{DType: dt, Shape: in.Shape, Strides: in.Strides, Device: deviceOf(in)},
+					&TensorMeta{DType: w.DType, Shape: []int64{}, Strides: []int64{}, Device: deviceOf(w)}}, PromoteDefault, 0, false)
+				if err != nil {
+					return nil, err
+				}
+				dt = r.DType
+			}
+		}
+	}
+	return emptyLike(in, dt, symSuggestMemoryFormat(in)), nil
 }
 
 // batchNormMutates: in training, batch_norm updates the running stats it is given.
@@ -149,6 +164,14 @@ func metaInstanceNorm(a *Args) (Value, error) {
 // metaDropout: the input itself unless training with p > 0, else input * noise (TensorIterator
 // strides over the input and a contiguous noise tensor, broadcast per channel for feature
 // dropout).
+// dropoutIsIdentity is when torch's CPU dropout returns its input itself (aten's
+// _dropout_impl: p == 0, not training, or no elements; probed on torch 1.13 and 2.14:
+// F.dropout(x, 0.0) is x, F.dropout(x, 0.5, training=False) is x, and so for an empty x).
+func dropoutIsIdentity(a *Args) bool {
+	in := selfTensor(a)
+	return !a.Bool("train") || a.Float("p") == 0 || symIs(in.SymNumel(), 0)
+}
+
 func metaDropout(a *Args) (Value, error) {
 	in := selfTensor(a)
 	p := a.Float("p")
@@ -161,7 +184,7 @@ func metaDropout(a *Args) (Value, error) {
 			return nil, err
 		}
 	}
-	if !a.Bool("train") || p == 0 || symIs(in.SymNumel(), 0) {
+	if dropoutIsIdentity(a) {
 		return in.Clone(), nil
 	}
 	if feature && len(in.Shape) < 2 {

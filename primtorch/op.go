@@ -124,6 +124,7 @@ type Op struct {
 	overloads   []*Op
 	mutatesWhen func(*Args) []string
 	raisesWhen  func(*Args, Value) bool // see Effects
+	selfWhen    func(*Args) bool        // see ReturnsSelf
 }
 
 // InTorch reports whether torch version v has the op.
@@ -184,6 +185,17 @@ func Targets() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ReturnsSelf reports whether torch's kernel returns the call's input tensor itself, the same
+// Python object (eager's F.dropout(x, 0.0) is x): a later in-place change of one (x.t_())
+// is a change of the other. False when the call does not bind or the registry says nothing.
+func (op *Op) ReturnsSelf(args []Value, kwargs []KV) bool {
+	o, a, err := op.Resolve(args, kwargs)
+	if err != nil || o.Canonical().selfWhen == nil {
+		return false
+	}
+	return o.Canonical().selfWhen(a)
 }
 
 // Resolve binds a call to the first overload and signature that accept it, as torch's argument

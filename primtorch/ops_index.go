@@ -15,6 +15,10 @@ var indexDefs = []*def{
 	row(OpIndexSelect, KindIndexing, PromoteNone, "index_select(Tensor self, int dim, Tensor index) -> Tensor", "@index_select", metaIndexSelect).raises(indexedByTensor).with(fOut | fSymbolic),
 	row(OpIndexAdd, KindIndexing, PromoteNone, "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", "@index_add", metaIndexAdd).raises(indexedByTensor).with(fNoOverlap).
 		inplace(OpIndexAddInplace, "Tensor.index_add_"),
+	// take has no decomposition (torch runs it); the row gives its meta and its effects (it
+	// raises for an index out of range, writes nothing and draws nothing: a graph with it may
+	// be run again with torch, whose exception the user then sees; fuzz seed 7407)
+	row(OpTake, KindIndexing, PromoteNone, "take(Tensor self, Tensor index) -> Tensor", "torch.take Tensor.take", metaTake).raises(indexedByTensor),
 	row(OpTakeAlongDim, KindIndexing, PromoteNone, "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", "@take_along_dim", metaTakeAlongDim).raises(indexedByTensor).with(fSymbolic),
 	row(OpEmbedding, KindIndexing, PromoteNone, "embedding(Tensor input:indices, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", "F.embedding", metaEmbedding).raises(indexedByTensor).
 		mutates(embeddingMutates).with(fSymbolic),

@@ -19,10 +19,10 @@ var normDefs = []*def{
 		py("F.instance_norm", "instance_norm(Tensor input:self, Tensor? running_mean=None, Tensor? running_var=None, Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, float momentum=0.1, float eps=1e-05) -> Tensor").with(fSymbolic),
 	row(OpDropout, KindComposite, PromoteNone, "dropout(Tensor(a) input:self, float p, bool train) -> Tensor(a)", "torch.dropout F.dropout", metaDropout).
 		py("F.dropout", "dropout(Tensor input:self, float p=0.5, bool training:train=True, bool inplace=False) -> Tensor").
-		with(fRandom|fMayAlias).inplace(OpDropoutInplace, "torch.dropout_").with(fSymbolic),
+		with(fRandom|fMayAlias).inplace(OpDropoutInplace, "torch.dropout_").with(fSymbolic).returnsSelf(dropoutIsIdentity),
 	row(OpAlphaDropout, KindComposite, PromoteNone, "alpha_dropout(Tensor(a) input:self, float p, bool train) -> Tensor(a)", "torch.alpha_dropout F.alpha_dropout", metaDropout).
 		py("F.alpha_dropout", "alpha_dropout(Tensor input:self, float p=0.5, bool training:train=False, bool inplace=False) -> Tensor").
-		with(fRandom|fMayAlias).inplace(OpAlphaDropoutInplace, "torch.alpha_dropout_").with(fSymbolic),
+		with(fRandom|fMayAlias).inplace(OpAlphaDropoutInplace, "torch.alpha_dropout_").with(fSymbolic).returnsSelf(dropoutIsIdentity),
 	row(OpFeatureDropout, KindComposite, PromoteNone, "feature_dropout(Tensor(a) input:self, float p, bool train) -> Tensor(a)",
 		"torch.feature_dropout F.dropout1d F.dropout2d F.dropout3d", metaDropout).
 		py("F.dropout1d", "dropout1d(Tensor input:self, float p=0.5, bool training:train=True, bool inplace=False) -> Tensor").

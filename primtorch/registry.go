@@ -24,6 +24,7 @@ type def struct {
 	hasInplace     bool
 	mutatesWhen    func(*Args) []string
 	raisesWhen     func(*Args, Value) bool
+	selfWhen       func(*Args) bool
 }
 
 // pysig is a signature only some targets use: Python-level functions whose signature differs from
@@ -88,6 +89,10 @@ func (d *def) mutates(f func(*Args) []string) *def { d.mutatesWhen = f; return d
 // raises declares when a call may raise for some input values (see Effects): f gets the bound
 // arguments and the result meta.
 func (d *def) raises(f func(*Args, Value) bool) *def { d.raisesWhen = f; return d }
+
+// returnsSelf declares when torch's kernel returns its input tensor itself (the same Python
+// object, not a view): f gets the bound arguments.
+func (d *def) returnsSelf(f func(*Args) bool) *def { d.selfWhen = f; return d }
 
 func expandTargets(s string) []string {
 	var out []string
@@ -157,7 +162,7 @@ func buildRegistry() []*Op {
 			DataDependent: d.flags&fDataDep != 0, Targets: expandTargets(targets), ownGrad: d.flags&fOwnGrad != 0,
 			RefusesOverlap: d.flags&fNoOverlap != 0, Symbolic: d.flags&fSymbolic != 0, SymFloats: d.flags&fSymFloat != 0,
 			SymFloatValue: d.flags&fSymFloatValue != 0, SymFloatExponent: d.flags&fSymFloatExponent != 0,
-			Functional: functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen,
+			Functional: functional, mutatesWhen: d.mutatesWhen, raisesWhen: d.raisesWhen, selfWhen: d.selfWhen,
 		}
 		op.Schema = MustParseSchema(schema)
 		op.Name = op.Schema.FullName()

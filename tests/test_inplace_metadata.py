@@ -77,3 +77,33 @@ def test_input_metadata_changes_reach_the_caller():
     got = ptgo.compile(f)(b)
     assert_same(got, want)
     assert b.shape == a.shape == (3, 2) and b.stride() == a.stride()
+
+
+import pytest  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager", "eager"])
+@pytest.mark.parametrize("case", ["p0", "eval", "empty", "alpha_p0"])
+def test_dropout_that_returns_its_input_is_the_same_object(backend, case):
+    """Fuzz seeds 1450, 2225: eager's CPU dropout returns its input tensor itself when p == 0,
+    when not training, or when the input has no elements, so a later t_() of the input changes
+    the result too; ptgo's result was a new tensor."""
+    def f(x):
+        v = x.roll(1, 0) if case != "empty" else x[:0].roll(1, 0)
+        if case == "p0":
+            y = F.dropout(v, 0.0, training=True)
+        elif case == "eval":
+            y = F.dropout(v, 0.5, training=False)
+        elif case == "alpha_p0":
+            y = F.alpha_dropout(v, 0.0, training=True)
+        else:
+            y = F.dropout(v, 0.5, training=True)
+        v.t_()
+        return y.shape, y * 2, y is v
+
+    x = torch.randn(4, 3)
+    want = f(x)
+    got = ptgo.compile(f, backend=backend)(x)
+    assert got[0] == want[0] and got[2] is want[2] is True
+    assert_same(got[1], want[1])

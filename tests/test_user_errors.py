@@ -464,3 +464,64 @@ def test_logaddexp_of_a_bool_tensor_raises_in_backward_as_eager(backend):
     with pytest.raises(RuntimeError) as got:
         ptgo.compile(f, backend=backend)(x).sum().backward()
     assert str(got.value) == str(want.value)
+
+
+def test_a_torch_error_inside_a_compiled_graph_has_no_cpp_backtrace():
+    """Fuzz seed 3454: an extern step of a compiled graph (as_strided of an empty selection)
+    raised c10::Error, which the C++ runtime turned into a RuntimeError carrying the C++
+    backtrace; torch's own translation gives eager's message and type."""
+    def f(x):
+        v = (x * 2)[x > 5]
+        return v.as_strided([1], [1])
+
+    x = torch.zeros(4, 4)
+    with pytest.raises(RuntimeError) as want:
+        f(x)
+    with pytest.raises(RuntimeError) as got:
+        ptgo.compile(f, backend="inductor")(x)
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_a_resumed_region_has_no_backward_edge_to_an_unused_input(backend):
+    """Fuzz seed 4406: a frame resumed after a graph break takes v1 (whose grad_fn is torch's
+    NotImplemented node of floor_divide_) as an input it never uses; the compiled region's
+    autograd Function had an edge to it, so the backward of the region's output ran that node
+    and raised "derivative for aten::floor_divide_ is not implemented", which eager never
+    reaches."""
+    import torch.nn as nn
+
+    lin = nn.Linear(1, 3)
+
+    def f(x):
+        v1 = x * 2
+        v1.floor_divide_(x + 3)
+        if v1.mean() < 100:  # a graph break: the rest resumes with v1 live
+            pass
+        out = lin(torch.ones(1))
+        return out, v1
+
+    x = torch.randn(4, requires_grad=True)
+    f(x)[0].sum().backward()  # eager: fine
+    out, _ = ptgo.compile(f, backend=backend)(x)
+    out.sum().backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_in_a_graph_with_torch_take_raises_as_eager(backend):
+    """Fuzz seed 7407: torch.take was unknown to the registry, so its graph counted as one
+    that may write or draw (an unknown call has every effect) and a later x[idx] out of range
+    raised ptgo's 'index out of range in ptgo kernel' instead of torch's message; the registry
+    now knows take (a torch call that writes nothing and draws nothing)."""
+    def f(x, i):
+        t = torch.take(x * 2, i)
+        return x[t.long().abs() % 3], t
+
+    x = torch.tensor([[1.0, 2.0, 1.0]])
+    i = torch.tensor([0, 1, 2])
+    with pytest.raises(IndexError) as want:
+        f(x, i)
+    with pytest.raises(IndexError) as got:
+        ptgo.compile(f, backend=backend)(x, i)
+    assert str(got.value) == str(want.value)

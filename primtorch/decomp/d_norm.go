@@ -143,7 +143,12 @@ func dBatchNorm(c *ctx) (any, error) {
 	}
 	if m.Numel() == 0 { // (a size symbol is at least 2: only a static 0 empties a tensor)
 		// torch's batch_norm of an empty input returns a copy and leaves the running
-		// statistics alone (fuzz seed 956: the mean of nothing made them NaN)
+		// statistics alone (fuzz seed 956: the mean of nothing made them NaN); with a weight
+		// or a bias the copy is multiplied by weight[0] and added bias[0] (their dtypes and
+		// their gradients, zeros, are eager's): torch's call does that (fuzz seed 9090)
+		if c.in("weight") != nil || c.in("bias") != nil {
+			return nil, errFallback
+		}
 		return d.convert(d.prim("clone", x), c.outMeta().DType), nil
 	}
 	training := c.bool("training")

@@ -378,6 +378,7 @@ var fallbackOps = map[primtorch.OpID]string{
 	primtorch.OpTransformerEncoderLayerFwd: "torch's fused kernel: self-attention on float inputs without a mask takes the fast-path decomposition (d_fastpath.go, symbolic batch and length included); other calls stay torch's",
 	primtorch.OpNativeMultiHeadAttention:   "torch's fused kernel: self-attention on float inputs without a mask takes the fast-path decomposition (d_fastpath.go, symbolic batch and length included); other calls stay torch's",
 	primtorch.OpComplex:                    "complex results stay torch's (no complex core ops)",
+	primtorch.OpTake:                       "torch's kernel (its index-out-of-range message is torch's; a graph with it may be run again with torch)",
 	primtorch.OpErfinv:                     "no core op computes erfinv",
 	primtorch.OpErfinvInplace:              "the in-place form of a fallback op",
 	primtorch.OpLgamma:                     "no core op computes lgamma",

@@ -1086,6 +1086,9 @@ def gen_index():
     case("take_along_dim", "torch.take_along_dim", T([3, 4], layout="t"), T([3, 2], dtype=i64, lo=0, hi=3), 1)
     case("take_along_dim", "torch.take_along_dim", T([3, 4]), T([5], dtype=i64, lo=0, hi=10))
     case("take_along_dim", "torch.take_along_dim", T([3, 4]), T([1, 2], dtype=i64, lo=0, hi=3), 1)
+    case("take", "torch.take", T([3, 4]), T([2, 3], dtype=i64, lo=0, hi=12))
+    case("take", "torch.take", T([3, 4]), T([2], dtype=torch.int32, lo=0, hi=12))
+    case("take", "torch.take", T([0, 4]), T([1], dtype=i64, lo=0, hi=1))
     for s in [[5], [2, 3], []]:
         case("embedding", "torch.nn.functional.embedding", T(s, dtype=i64, lo=0, hi=10), T([10, 4], rg=True))
     case("embedding", "torch.nn.functional.embedding", T([2, 3], dtype=i32, lo=0, hi=10), T([10, 4]), padding_idx=0)

@@ -41,6 +41,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/core/GradMode.h>
 #include <c10/util/MaybeOwned.h>
+#include <torch/csrc/Exceptions.h>
 
 #include "ptgo_depthwise.h"
 #include "ptgo_runtime.h"
@@ -1157,8 +1158,11 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
       PyTuple_SET_ITEM(result, i, v);
     }
     return result;
-  } catch (const std::exception& e) {
-    PyErr_Format(PyExc_RuntimeError, "%s", e.what());
+  } catch (const std::exception&) {
+    // torch's own translation (what its Python bindings raise): a c10::IndexError is an
+    // IndexError, a c10::Error's message is its text without the C++ backtrace (fuzz seed 3454:
+    // an extern step's as_strided out of bounds raised RuntimeError with the backtrace appended).
+    torch::translate_exception_to_python(std::current_exception());
     return nullptr;
   }
 }

@@ -1079,8 +1079,21 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             return res
 
     region = CompiledRegion.apply
+    # Inputs that get no gradient (grad_deps None: no output reaches them through values that
+    # require grad, e.g. a resumed frame's unused local) enter the Function detached, so its
+    # backward has no edge to them: in eager nothing connects them to the outputs, and an edge
+    # would run their grad_fn (fuzz seed 4406: torch's NotImplemented node of a floor_divide_
+    # raised "derivative for aten::floor_divide_ is not implemented" in a backward eager never
+    # takes through it). detach() keeps the storage and the version counter.
+    cut = [] if deps is None else [i for i, d in enumerate(deps) if d is None and i not in written]
 
     def apply(*args):
+        if cut:
+            args = list(args)
+            for i in cut:
+                a = args[i] if i < len(args) else None
+                if isinstance(a, torch.Tensor) and a.requires_grad:
+                    args[i] = a.detach()
         return _views_outside(region(*args))
 
     if rerun is None:
