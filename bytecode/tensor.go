@@ -258,9 +258,11 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	}
 	inputs := tensorsIn(args, kw)
 	var res primtorch.Value
+	var margs []primtorch.Value
+	var mkw []primtorch.KV
 	if op != nil {
-		margs, mkw, err2 := t.metaArgs(f, args, kw)
-		if err2 != nil {
+		var err2 error
+		if margs, mkw, err2 = t.metaArgs(f, args, kw); err2 != nil {
 			return nil, err2
 		}
 		if metaRejects[target] {
@@ -297,8 +299,7 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	}
 	if op != nil && !inplace && len(args) > 0 && len(origArgs) > 0 && args[0] == origArgs[0] {
 		if self, ok := args[0].(*TensorV); ok {
-			margs, mkw, err := t.metaArgs(f, args, kw)
-			if err == nil && op.ReturnsSelf(margs, mkw) {
+			if op.ReturnsSelf(margs, mkw) {
 				// torch returns the input itself (F.dropout(x, 0.0) is x): the same object, so a
 				// later x.t_() changes the result too (fuzz seeds 1450, 2225)
 				return self, nil

@@ -191,6 +191,13 @@ func Targets() []string {
 // Python object (eager's F.dropout(x, 0.0) is x): a later in-place change of one (x.t_())
 // is a change of the other. False when the call does not bind or the registry says nothing.
 func (op *Op) ReturnsSelf(args []Value, kwargs []KV) bool {
+	may := false
+	for _, o := range op.overloads {
+		may = may || o.Canonical().selfWhen != nil
+	}
+	if !may {
+		return false // no overload can: no binding (the tracer asks this of every call it records)
+	}
 	o, a, err := op.Resolve(args, kwargs)
 	if err != nil || o.Canonical().selfWhen == nil {
 		return false
