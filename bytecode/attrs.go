@@ -684,7 +684,12 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 // through sys._getframe (typing_extensions 4.12 and later patch typing._check_generic so), a
 // graph break in every forward that writes `torch.jit.annotate(List[Tensor], [])`.
 func (t *Tracer) isTypingConstruct(o py.Obj) bool {
-	m, err := t.api.GetAttr(t.api.TypeOf(o), "__module__")
+	return t.fromTypingModule(t.api.TypeOf(o))
+}
+
+// fromTypingModule says whether o (a class, a function) is defined in typing or typing_extensions.
+func (t *Tracer) fromTypingModule(o py.Obj) bool {
+	m, err := t.api.GetAttr(o, "__module__")
 	if err != nil {
 		return false
 	}
@@ -707,15 +712,7 @@ func (t *Tracer) isGenericClass(o py.Obj) bool {
 		return true
 	}
 	fn, err := t.api.GetAttr(cg, "__func__")
-	if err != nil {
-		return false
-	}
-	m, err := t.api.GetAttr(fn, "__module__")
-	if err != nil {
-		return false
-	}
-	mod, _ := t.api.Str(m)
-	return mod == "typing" || mod == "typing_extensions"
+	return err == nil && t.fromTypingModule(fn)
 }
 
 // isConstantTree says whether v is a Python constant, a live object that is no tensor or

@@ -539,20 +539,9 @@ func (t *Tracer) newNamedTuple(f *frame, cls py.Obj, args []Value, kw []kwArg) (
 		o, _ := api.Index(fieldsObj, i)
 		fields[i], _ = api.Str(o)
 	}
-	if len(args) > n {
-		return nil, f.unsupported("eager raises TypeError", "%s() takes %d positional arguments but %d were given", t.qualName(cls), n, len(args))
-	}
-	items := make([]Value, n)
-	copy(items, args)
-	for _, k := range kw {
-		i := indexOf(fields, k.Name)
-		if i < 0 {
-			return nil, f.unsupported("eager raises TypeError", "%s() got an unexpected keyword argument %q", t.qualName(cls), k.Name)
-		}
-		if items[i] != nil {
-			return nil, f.unsupported("eager raises TypeError", "%s() got multiple values for argument %q", t.qualName(cls), k.Name)
-		}
-		items[i] = k.Val
+	items, err := bindSlots(f, t.qualName(cls), fields, args, kw)
+	if err != nil {
+		return nil, err
 	}
 	defs, err := api.GetAttr(cls, "_field_defaults")
 	if err != nil {

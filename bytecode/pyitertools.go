@@ -27,6 +27,28 @@ func noKw(f *frame, name string, kw []kwArg, allowed ...string) error {
 	return nil
 }
 
+// bindSlots binds a call's arguments to parameters that are each positional or keyword (a
+// namedtuple's fields, torch.as_tensor's data, dtype, device): one value per name, nil where
+// none was given, with eager's TypeErrors for too many, unknown or repeated arguments.
+func bindSlots(f *frame, name string, names []string, args []Value, kw []kwArg) ([]Value, error) {
+	if len(args) > len(names) {
+		return nil, f.unsupported("eager raises TypeError", "%s() takes %d positional arguments but %d were given", name, len(names), len(args))
+	}
+	if err := noKw(f, name, kw, names...); err != nil {
+		return nil, err
+	}
+	slots := make([]Value, len(names))
+	copy(slots, args)
+	for _, k := range kw {
+		i := indexOf(names, k.Name)
+		if slots[i] != nil {
+			return nil, f.unsupported("eager raises TypeError", "%s() got multiple values for argument %q", name, k.Name)
+		}
+		slots[i] = k.Val
+	}
+	return slots, nil
+}
+
 func kwValue(kw []kwArg, name string) Value {
 	for _, k := range kw {
 		if k.Name == name {

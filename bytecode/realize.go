@@ -407,22 +407,24 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 // compiled function). Modules read from globals, closures and the compiled module itself keep
 // their identity (their parameters stay get_attr constants, which freezing needs).
 func (t *Tracer) unspecializedModule(src Source) bool {
-	base := src
+	l, ok := placeRoot(src).(*LocalSource)
+	return ok && l.Index < len(t.args) && t.args[l.Index] != t.rootModule
+}
+
+// placeRoot is the source a place is reached from: src with its attribute reads, dict items and
+// list indexing taken off (L['self'].layers[0].step -> L['self']).
+func placeRoot(src Source) Source {
 	for {
-		switch s := base.(type) {
+		switch s := src.(type) {
 		case *AttrSource:
-			base = s.Base
-			continue
+			src = s.Base
 		case *DictItemSource:
-			base = s.Base
-			continue
+			src = s.Base
 		case *IndexSource:
-			base = s.Base
-			continue
-		case *LocalSource:
-			return s.Index < len(t.args) && t.args[s.Index] != t.rootModule
+			src = s.Base
+		default:
+			return src
 		}
-		return false
 	}
 }
 

@@ -632,23 +632,14 @@ func (t *Tracer) symBuiltinArgs(f *frame, name string, args []Value, kw []kwArg)
 // read the same source. A dict key (the dict's lookup depends on its value) and global state a
 // call returns (CallSource) stay constants guarded by value.
 func scalarSourceDynamic(src Source) bool {
-	for {
-		switch s := src.(type) {
-		case *LocalSource, *GlobalSource, *ClosureSource:
-			return true
-		case *AttrSource:
-			src = s.Base
-		case *DictItemSource:
-			src = s.Base
-		case *IndexSource:
-			src = s.Base
-		case *ConstSource:
-			// an object the guards hold (a module's globals dict): its items are read per call
-			return true
-		default:
-			return false
-		}
+	switch placeRoot(src).(type) {
+	case *LocalSource, *GlobalSource, *ClosureSource:
+		return true
+	case *ConstSource:
+		// an object the guards hold (a module's globals dict): its items are read per call
+		return true
 	}
+	return false
 }
 
 // scalarHistoryKey is the automatic-dynamic history key of a number read from src: its name,
@@ -658,26 +649,8 @@ func scalarSourceDynamic(src Source) bool {
 // next) is no value that changes, and stays specialised; a counter the same module updates is.
 func (t *Tracer) scalarHistoryKey(src Source) string {
 	key := src.Name()
-	if _, isArg := src.(*LocalSource); isArg {
-		return key
+	if l, ok := placeRoot(src).(*LocalSource); ok && l.Index < len(t.args) && t.api.Kind(t.args[l.Index]) == py.KNNModule {
+		return fmt.Sprintf("%s@%x", key, uintptr(t.args[l.Index]))
 	}
-	root := src
-	for {
-		switch s := root.(type) {
-		case *AttrSource:
-			root = s.Base
-			continue
-		case *DictItemSource:
-			root = s.Base
-			continue
-		case *IndexSource:
-			root = s.Base
-			continue
-		case *LocalSource:
-			if s.Index < len(t.args) && t.api.Kind(t.args[s.Index]) == py.KNNModule {
-				return fmt.Sprintf("%s@%x", key, uintptr(t.args[s.Index]))
-			}
-		}
-		return key
-	}
+	return key
 }

@@ -1333,30 +1333,18 @@ func torchTensor(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 // Python numbers and lists become a new tensor, as torch.tensor makes it. (torchvision's
 // detection transforms and anchor generators call it on lists and on tensors.)
 func torchAsTensor(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
-	if err := noKw(f, "as_tensor", kw, "data", "dtype", "device"); err != nil {
+	names := []string{"data", "dtype", "device"}
+	slots, err := bindSlots(f, "as_tensor", names, args, kw)
+	if err != nil {
 		return nil, err
 	}
-	names := []string{"data", "dtype", "device"}
-	if len(args) > len(names) {
-		return nil, f.unsupported("eager raises TypeError", "as_tensor() takes at most 3 arguments (%d given)", len(args))
-	}
-	bound := map[string]Value{}
-	for i, a := range args {
-		bound[names[i]] = a
-	}
-	for _, k := range kw {
-		if _, dup := bound[k.Name]; dup {
-			return nil, f.unsupported("eager raises TypeError", "as_tensor() got multiple values for argument '%s'", k.Name)
-		}
-		bound[k.Name] = k.Val
-	}
-	dataArg, ok := bound["data"]
-	if !ok {
+	dataArg := slots[0]
+	if dataArg == nil {
 		return nil, f.unsupported("eager raises TypeError", "as_tensor() missing 1 required positional argument: \"data\"")
 	}
 	var conv []kwArg
-	for _, n := range names[1:] {
-		if v, ok := bound[n]; ok && !isNone(v) {
+	for i, n := range names[1:] {
+		if v := slots[i+1]; v != nil && !isNone(v) {
 			conv = append(conv, kwArg{Name: n, Val: v})
 		}
 	}
@@ -1419,7 +1407,7 @@ func torchMeshgrid(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error)
 		if len(x.Meta.Shape) > 1 {
 			return nil, f.unsupported("eager raises RuntimeError", "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: %s", x.Describe())
 		}
-		if x.Meta.DType != xs0(xs, x).Meta.DType || x.Meta.Device != xs0(xs, x).Meta.Device {
+		if i > 0 && (x.Meta.DType != xs[0].Meta.DType || x.Meta.Device != xs[0].Meta.Device) {
 			return nil, f.unsupported("eager raises RuntimeError", "torch.meshgrid expects all tensors to have the same dtype and device")
 		}
 		xs[i] = x
@@ -1459,14 +1447,6 @@ func torchMeshgrid(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error)
 		}
 	}
 	return &TupleV{Items: out}, nil
-}
-
-// xs0 is the first tensor of a list being filled (x itself while it is the first).
-func xs0(xs []*TensorV, x *TensorV) *TensorV {
-	if xs[0] != nil {
-		return xs[0]
-	}
-	return x
 }
 
 // tensorData converts torch.tensor's data to nested lists of Python numbers (ranges listed,
