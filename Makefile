@@ -149,18 +149,21 @@ test-py2: setup-torch2
 # Every workload beside its peers, interleaved in one process per world: eager, TorchScript and
 # ptgo on torch 1.13 (bench/results/); also torch.compile (default, max-autotune) and
 # torch.compile(backend="ptgo") on torch 2 (bench/results/torch2/); then the dynamic-shape
-# sweeps (bench/dynamic.py: one function over many sizes, ptgo dynamic vs static vs eager).
+# sweeps (bench/dynamic.py: one function over many sizes, ptgo dynamic vs static vs eager),
+# training steps (bench/train.py) and compiled DDP (bench/ddp.py).
 bench: bench-113 bench-torch2
 
 bench-113: setup-113
 	$(VPY) bench/run.py
 	$(VPY) bench/dynamic.py
 	$(VPY) bench/train.py
+	$(VPY) bench/ddp.py
 
 bench-torch2: setup-torch2
 	$(VPY2) bench/run.py
 	$(VPY2) bench/dynamic.py
 	$(VPY2) bench/train.py
+	$(VPY2) bench/ddp.py
 
 wheel: setup-113
 	$(VPY) -m pip wheel --no-build-isolation --no-deps -w dist .

@@ -57,6 +57,9 @@ type Request struct {
 	// counter, so an in-place update recompiles. Nil where the caller has no guards (FX graphs:
 	// torch.compile's own freezing assumes frozen parameters the same way).
 	GuardVersion func(attrPath string, version int64) error
+	// DDP, when Cap > 0, is the gradient bucketing of the DistributedDataParallel that wraps the
+	// compiled module: a training graph is split at its bucket boundaries (SplitAtBuckets).
+	DDP Buckets
 }
 
 // Config holds what stays the same from graph to graph.
@@ -108,6 +111,9 @@ type Host interface {
 	// runs fallback (the captured graph with torch) instead, and says so on perf_hints.
 	// inputs are the graph inputs' names, for the message.
 	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error)
+	// Chain runs compiled parts one after the other (ptgo._runtime.chain_graphs): part k takes
+	// the values inputs[k] names, and the result is the values outputs names.
+	Chain(parts []py.Obj, inputs [][]Ref, outputs []Ref) (py.Obj, error)
 }
 
 // Stage names where a compile failed.
@@ -149,6 +155,12 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 	c := &compiler{h: h, cfg: cfg, r: r}
 	switch {
 	case NeedsAutograd(r.Graph, r.GradEnabled):
+		if s := SplitAtBuckets(r.Graph, r.Attrs, r.DDP); s != nil {
+			obj, err := c.compileSplit(s, r.Backend == Inductor)
+			if obj != 0 || err != nil {
+				return obj, err
+			}
+		}
 		obj, err := c.autograd(r.Backend == Inductor)
 		if IsSymbolicUnsupported(err) {
 			return 0, &NeedsStatic{Reason: SymbolicReason(err)}

@@ -15,6 +15,7 @@ import (
 
 // fakeHost records what the pipeline asks of Python; objects are numbered handles.
 type fakeHost struct {
+	chains   []int // parts per Chain call
 	next     py.Obj
 	warnings []string
 	plans    []fakePlan
@@ -126,6 +127,11 @@ func (h *fakeHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj
 func (h *fakeHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error) {
 	h.aliasChecked = append(h.aliasChecked, written)
 	return compiled, nil
+}
+
+func (h *fakeHost) Chain(parts []py.Obj, inputs [][]Ref, outputs []Ref) (py.Obj, error) {
+	h.chains = append(h.chains, len(parts))
+	return h.obj(), nil
 }
 
 // planOnly is inductor.Compile without building or loading C (CGO_ENABLED=0 has no dlopen).

@@ -121,12 +121,31 @@ func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs [
 	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name))
 }
 
+// Chain hands the parts and their wiring to ptgo._runtime.chain_graphs: each Ref as a pair
+// (part, index), part -1 for the graph's inputs.
+func (h *pyHost) Chain(parts []py.Obj, inputs [][]pipeline.Ref, outputs []pipeline.Ref) (py.Obj, error) {
+	api := h.api
+	refs := func(rs []pipeline.Ref) py.Obj {
+		items := make([]py.Obj, len(rs))
+		for i, r := range rs {
+			items[i] = api.NewTuple([]py.Obj{api.NewInt(int64(r.Part)), api.NewInt(int64(r.Index))})
+		}
+		return api.NewTuple(items)
+	}
+	ins := make([]py.Obj, len(inputs))
+	for k, rs := range inputs {
+		ins[k] = refs(rs)
+	}
+	return runtimeCall(api, "chain_graphs", api.NewTuple(parts), api.NewTuple(ins), refs(outputs))
+}
+
 // compileWithPipeline runs ptgo's pipeline on a captured graph (backends "inductor" and
 // "aot_eager"); 0 means the backend's torch.fx path runs it. Errors come back as the driver
 // reports them.
 func compileWithPipeline(api py.API, ctx ctxInfo, cap *bytecode.Capture, qual, file string, line int) (py.Obj, error) {
 	req := &pipeline.Request{Name: qual, Graph: cap.Graph, Attrs: cap.Attrs, GradEnabled: cap.GradEnabled,
-		Backend: pipeline.Inductor, Freezing: ctx.freezing == 1, AutoFreeze: ctx.freezing == 2 && inEval(api, ctx.root)}
+		Backend: pipeline.Inductor, Freezing: ctx.freezing == 1, AutoFreeze: ctx.freezing == 2 && inEval(api, ctx.root),
+		DDP: ddpBuckets(api, ctx.root, cap.Inputs)}
 	if ctx.aotEager {
 		req.Backend = pipeline.AOTEager
 	}
@@ -166,6 +185,41 @@ func compileWithPipeline(api py.API, ctx ctxInfo, cap *bytecode.Capture, qual, f
 		return 0, fmt.Errorf("ptgo: freezing the graph of %s (%s:%d): %v", qual, file, line, err)
 	}
 	return 0, fmt.Errorf("ptgo: compiling the graph of %s (%s:%d) to C failed: %v", qual, file, line, err)
+}
+
+// ddpBuckets is the gradient bucketing of the DistributedDataParallel that m is or that is
+// running the forward being compiled, and which graph inputs are its parameters
+// (ptgo._runtime.ddp_buckets); zero otherwise. m is 0 when a function was compiled.
+func ddpBuckets(api py.API, m py.Obj, inputs []*bytecode.TensorV) pipeline.Buckets {
+	if m == 0 {
+		m = api.None()
+	}
+	objs := make([]py.Obj, len(inputs))
+	for i, in := range inputs {
+		objs[i] = in.Obj
+	}
+	v, err := runtimeCall(api, "ddp_buckets", m, api.NewTuple(objs))
+	if err != nil || api.Kind(v) == py.KNone {
+		return pipeline.Buckets{}
+	}
+	var b pipeline.Buckets
+	f, err1 := api.Index(v, 0)
+	c, err2 := api.Index(v, 1)
+	flags, err3 := api.Index(v, 2)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return pipeline.Buckets{}
+	}
+	b.First, _ = api.Int(f)
+	b.Cap, _ = api.Int(c)
+	for i := range inputs {
+		x, err := api.Index(flags, i)
+		if err != nil {
+			return pipeline.Buckets{}
+		}
+		n, _ := api.Int(x)
+		b.Params = append(b.Params, n != 0)
+	}
+	return b
 }
 
 // inEval reports whether m is a module in eval mode (m.training is False); false for 0.

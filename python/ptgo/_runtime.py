@@ -1110,6 +1110,44 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     return run
 
 
+def ddp_buckets(m, inputs):
+    """(first bucket bytes, bucket bytes, which of a graph's inputs are parameters DDP reduces)
+    of the DistributedDataParallel a graph is compiled under, when config.optimize_ddp is on,
+    else None: the pipeline splits training graphs at these bucket boundaries
+    (pipeline.SplitAtBuckets). The DDP is m, the module ptgo.compile was given (None for a
+    function), or on torch 2.x the DDP whose forward is running (DDP(ptgo.compile(model)):
+    torch 2.x's DDP names itself in DistributedDataParallel._active_ddp_module meanwhile)."""
+    if not config.optimize_ddp:
+        return None
+    try:
+        from torch.nn.parallel import DistributedDataParallel
+    except ImportError:
+        return None
+    if not isinstance(m, DistributedDataParallel):
+        m = getattr(DistributedDataParallel, "_active_ddp_module", None)
+        if not isinstance(m, DistributedDataParallel):
+            return None
+    import torch.distributed as dist
+    params = {id(p) for p in m.module.parameters() if p.requires_grad}
+    flags = tuple(isinstance(x, torch.nn.Parameter) and id(x) in params for x in inputs)
+    return (int(getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", 1024 * 1024)), int(m.bucket_bytes_cap), flags)
+
+
+def chain_graphs(parts, inputs, outputs):
+    """One callable running compiled parts one after the other (a graph split at DDP's bucket
+    boundaries): part k takes the values inputs[k] names, each (part, index), part -1 being the
+    call's own arguments; the result is the values outputs names."""
+    plan = tuple(zip(parts, inputs))
+
+    def run(*args):
+        vals = []
+        for part, refs in plan:
+            vals.append(part(*[args[i] if p < 0 else vals[p][i] for p, i in refs]))
+        return tuple(args[i] if p < 0 else vals[p][i] for p, i in outputs)
+
+    return run
+
+
 def _non_finite(res):
     """Whether a compiled backward's gradients hold a NaN or an infinity (a floating gradient)."""
     for r in res:

@@ -42,3 +42,8 @@ max_trace_instructions = 2_000_000
 #: finding an index out of range raises from that call (and the graph re-runs with torch where
 #: that is safe) rather than from a later one (PTGO_CUDA_SYNC=1; slow, for debugging and tests).
 cuda_sync = os.environ.get("PTGO_CUDA_SYNC", "") not in ("", "0")
+
+#: ``ptgo.compile(DistributedDataParallel(model))``: split each training graph at DDP's gradient
+#: bucket boundaries into regions of their own, so each bucket's all-reduce starts while backward
+#: goes on through the earlier layers (torch._dynamo.config.optimize_ddp). False: one region.
+optimize_ddp = True
