@@ -126,3 +126,24 @@ def test_column_reductions_over_symbolic_and_gathered_rows(dynamic, ptgo_log):
             ids, mask = torch.randint(0, 100, (3, n)), (torch.rand(3, n) > 0.3).float()
             assert_same(pooled(ids, mask), pool(ids, mask), "pooling over %d" % n)
     assert any("as an inner loop" in m for m in ptgo_log[seen:]), ptgo_log.text
+
+
+def test_specialised_int_argument_still_compiles_to_c():
+    """A stepped slice specialises its bounds (x[:n:2]: ptgo's sizes have no floor division yet),
+    so the int argument n, made dynamic when it changed, ends up guarded equal to its value; the
+    graph keeps n as an input nobody reads. That input used to send the whole graph to torch
+    ("input n is not a tensor"); it compiles to C, one graph per (size, n), equal to eager."""
+    def f(x, n):
+        return x[:n:2] * 2, x[::3] + n
+
+    def stats():
+        return json.loads(_C.request("inductor_stats", "{}"))
+
+    cf = ptgo.compile(f, backend="inductor")
+    before = stats()
+    for s, n in ((8, 4), (10, 5), (10, 3), (12, 7)):
+        x = torch.randn(s)
+        assert_same(cf(x, n), f(x, n), "size %d, n %d" % (s, n))
+    after = stats()
+    assert after["fallbacks"] == before["fallbacks"]
+    assert after["compiled"] - before["compiled"] == 4

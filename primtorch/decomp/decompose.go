@@ -136,6 +136,12 @@ func (d *decomposer) run() error {
 				d.env[n] = f // a float input: its uses are constants that read the symbol
 				continue
 			}
+			if v, ok := n.Meta.(int64); ok && n.Op == fxgraph.Placeholder && d.src.Shapes != nil {
+				// a size input whose symbol the trace specialised (fxgraph.ResolveSpecialized):
+				// a guard holds it equal to this value, and its uses already read the constant
+				d.env[n] = v
+				continue
+			}
 			if c.TensorMeta() == nil {
 				return d.unsupportedf("input %s is not a tensor (meta %v)", n.Name, n.Meta)
 			}
