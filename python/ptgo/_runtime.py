@@ -1115,8 +1115,8 @@ def ddp_buckets(m, inputs):
     of the DistributedDataParallel a graph is compiled under, when config.optimize_ddp is on,
     else None: the pipeline splits training graphs at these bucket boundaries
     (pipeline.SplitAtBuckets). The DDP is m, the module ptgo.compile was given (None for a
-    function), or on torch 2.x the DDP whose forward is running (DDP(ptgo.compile(model)):
-    torch 2.x's DDP names itself in DistributedDataParallel._active_ddp_module meanwhile)."""
+    function), or the DDP whose forward is running (DDP(ptgo.compile(model)): DDP names itself
+    in DistributedDataParallel._active_ddp_module meanwhile, on torch 1.13 and 2.x)."""
     if not config.optimize_ddp:
         return None
     try:
