@@ -20,6 +20,9 @@ OPS = {
     "div": lambda x, a: x / a,
     "rdiv": lambda x, a: a / x,
     "floor_div": lambda x, a: torch.div(x, a, rounding_mode="floor"),
+    "trunc_div": lambda x, a: torch.div(x, a, rounding_mode="trunc"),
+    "floor_divide": lambda x, a: torch.floor_divide(x, a),
+    "floordiv_op": lambda x, a: x // a,
     "remainder": lambda x, a: torch.remainder(x, a),
     "fmod": lambda x, a: torch.fmod(x, a),
     "mul_": lambda x, a: x.clone().mul_(a),
@@ -31,8 +34,6 @@ OPS = {
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_number_beside_a_reduced_float_tensor(name, dtype):
-    if name == "floor_div" and dtype == torch.bfloat16 and torch.__version__.startswith("1."):
-        pytest.xfail("torch 1.13's bfloat16 floor division by 0.1 matches neither rounding of the number")
     fn = OPS[name]
     g = torch.Generator().manual_seed(0)
     x = (torch.randn(3000, generator=g) * 10).to(dtype).abs() + 0.01
@@ -59,3 +60,31 @@ def test_alpha_beside_a_bfloat16_tensor(dtype):
     cf = ptgo.compile(fn)
     for a in [0.1, 0.7, -3.3]:
         assert torch.equal(cf(x, y, a), fn(x, y, a)), "a=%r" % a
+
+
+ROUNDING = {
+    "floor": lambda x, y: torch.div(x, y, rounding_mode="floor"),
+    "trunc": lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+    "floor_divide": torch.floor_divide,
+    "floordiv_op": lambda x, y: x // y,
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("name", sorted(ROUNDING))
+def test_rounding_division_of_reduced_float_tensors(name, dtype):
+    """Floor and trunc division of two float16/bfloat16 tensors, bit for bit: torch's kernel
+    rounds every step of c10::div_floor_floating (and trunc's quotient) to the dtype; the float32
+    quotient floored or truncated once differed in 1-7% of random pairs. 4096 elements: a
+    multiple of the vector width (torch 1.13's float16 scalar tail loop computes in float32)."""
+    fn = ROUNDING[name]
+    g = torch.Generator().manual_seed(2)
+    x = (torch.randn(4096, generator=g) * 100).to(dtype)
+    y = torch.randn(4096, generator=g).to(dtype)
+    y[::97] = 0
+    y[1::97] = -0.0
+    cf = ptgo.compile(lambda x, y: fn(x, y) * 1)
+    want, got = fn(x, y), cf(x, y)
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(got.nan_to_num(), want.nan_to_num())
+    assert torch.equal(got.signbit(), want.signbit())
