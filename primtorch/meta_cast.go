@@ -1,17 +1,5 @@
 package primtorch
 
-// toCopyStrides is the layout of _to_copy: preserve_format keeps the strides of a dense input and
-// otherwise uses its suggested memory format.
-func toCopyStrides(self *TensorMeta, mf MemoryFormat) []SymInt {
-	if mf == "" || mf == PreserveFormat {
-		if symDense(self) {
-			return self.SymStrides()
-		}
-		mf = symSuggestMemoryFormat(self)
-	}
-	return symStridesFor(self.SymSizes(), mf)
-}
-
 // castTo is Tensor.to(dtype, device): the tensor itself when nothing changes, else a copy.
 func castTo(self *TensorMeta, dt DType, dev Device, copy bool, mf MemoryFormat) *TensorMeta {
 	if dev.Type == "" {
@@ -20,7 +8,10 @@ func castTo(self *TensorMeta, dt DType, dev Device, copy bool, mf MemoryFormat) 
 	if dt == self.DType && dev == deviceOf(self) && !copy && (mf == "" || mf == PreserveFormat || symSuggestMemoryFormat(self) == mf) {
 		return self.Clone()
 	}
-	return symTensor(dt, self.SymSizes(), toCopyStrides(self, mf), SymConst(0), dev)
+	// _to_copy lays its result out as empty_like does: preserve_format keeps a dense input's
+	// strides and gives any other strided input dense strides in its dims' stride order (the
+	// diagonal of a [4,4,8] tensor, strides (1,40), converts to strides (1,8), not (4,1))
+	return symTensor(dt, self.SymSizes(), symLikeStrides(self, mf), SymConst(0), dev)
 }
 
 func metaTo(a *Args) (Value, error) {

@@ -476,3 +476,20 @@ def test_negated_fma_keeps_the_sign_of_zero(negate, dtype):
     ptgo.compile(fn, backend="inductor")(b)
     assert torch.equal(torch.signbit(a), torch.signbit(b))
     assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_conversion_of_a_strided_input_keeps_its_stride_order(backend):
+    """.to(dtype) of a non-dense view is laid out as empty_like(preserve_format) lays it out:
+    dense in the view's stride order (a diagonal with strides (1, 40) converts to (1, 8)), not
+    contiguous (fuzz seeds 10206, 11022)."""
+    def f(x):
+        d = x.diagonal()
+        s = x[:, ::2].transpose(0, 1)
+        return d.to(torch.int32), d.double(), s.to(torch.float64), s.type_as(torch.zeros(1, dtype=torch.int64))
+
+    x = torch.randn(4, 4, 8)
+    got, want = ptgo.compile(f, backend=backend)(x), f(x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.stride() == w.stride(), (g.stride(), w.stride())
+        assert torch.equal(g, w)
