@@ -88,11 +88,12 @@ type Host interface {
 	// AutogradGraph wraps a compiled forward and backward in one torch.autograd.Function
 	// (ptgo._runtime.make_autograd_graph).
 	AutogradGraph(r *Region) (py.Obj, error)
-	// AutogradProbe runs the torch-level graph g once with torch on dummy data and the backward
-	// of each output (ptgo._runtime.autograd_probe), and returns the error eager's autograd
-	// raises for it ("one of the variables needed for gradient computation has been modified
-	// by an inplace operation"), "" when none.
-	AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error)
+	// AutogradProbe runs the torch-level graph g once with torch on dummy data
+	// (ptgo._runtime.autograd_probe) and says what eager's autograd does with it: when backward
+	// is set, the error the backward of some output raises ("one of the variables needed for
+	// gradient computation has been modified by an inplace operation"), and the inputs and
+	// outputs torch's ops saved for their backward (Probe.Guards).
+	AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled, backward bool) (Probe, error)
 	// TorchGraph builds a callable running a graph of torch calls (aot_eager's halves).
 	TorchGraph(g *fxgraph.Graph) (py.Obj, error)
 	// TorchRerun is a callable running the torch-level graph g with torch on the same inputs.

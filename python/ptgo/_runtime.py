@@ -822,15 +822,29 @@ def _bump_versions_slow(args, written):
                 t.copy_(t)
 
 
-def autograd_probe(graph_json, attrs, grad_enabled):
+def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
     """Runs a captured graph once with torch on dummy tensors of its inputs' metadata (copies of
-    its parameters and buffers) and then the backward of each output, to learn whether eager's
-    autograd refuses the graph's structure: an in-place write to a value an op saved for its
-    backward ("one of the variables needed for gradient computation has been modified by an
-    inplace operation"), to a view of a multi-view function's output. Which values torch's ops
-    save is what its autograd knows; ptgo's own derivatives save others. Returns the message, or
-    None (also when the dummy data makes the forward itself fail). The random generator's state
-    is kept."""
+    its parameters and buffers) to learn what eager's autograd does with the graph's structure.
+    Returns (refusal, guards), or None when the dummy data makes the forward itself fail:
+
+    - refusal (only when backward is set): the first line of the error the backward of some
+      output raises, or None: an in-place write to a value an op saved for its backward ("one of
+      the variables needed for gradient computation has been modified by an inplace operation"),
+      to a view of a multi-view function's output;
+    - guards: the graph inputs and top-level outputs whose memory an op of the graph saved for
+      its backward, as [kind (0 input, 1 output), index, version, outputs, node]: version is,
+      for an input, how many times the graph bumped its version counter, for an output its
+      version at the graph's end; outputs lists the top-level outputs whose backward reaches the
+      op that saved it; node is what eager's error names: for an output only its own op saves,
+      that op's name and the output_nr, for another output its output_nr (the error names its
+      grad_fn at the backward), for an input None (the input's output_nr and grad_fn then). Eager's backward checks that version counter, so user code after the graph
+      that writes one of them in place makes eager's backward raise; the compiled region checks
+      the same (make_autograd_graph's guards), where ptgo's own derivatives save other values
+      (ARCHITECTURE A150).
+
+    Which values torch's ops save is what its autograd knows (the grad_fn._saved_* of the nodes
+    the forward made); ptgo's own derivatives save others. The random generator's state is
+    kept."""
     from .fx_export import graph_module_from_json
 
     copies = {k: v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
@@ -851,21 +865,102 @@ def autograd_probe(graph_json, attrs, grad_enabled):
             if m["requires_grad"]:
                 base = base.requires_grad_() * 1  # not a leaf: the graph may write it in place
             args.append(base.as_strided(shape, stride, offset))
+        versions = [a._version if isinstance(a, torch.Tensor) else 0 for a in args]
         with _rng_kept(), warnings.catch_warnings(), torch.set_grad_enabled(bool(grad_enabled)):
             warnings.simplefilter("ignore")
             try:
                 outs = gm.forward(*args)
             except Exception:  # noqa: BLE001 - the dummy data, not the structure
                 continue
-            # each output on its own: the caller may differentiate any of them
-            for o in _flatten(outs):
-                if isinstance(o, torch.Tensor) and o.requires_grad:
-                    try:
-                        torch.autograd.backward([o], [torch.ones_like(o)], retain_graph=True)
-                    except RuntimeError as e:
-                        return str(e).split("\n")[0]
-            return None
+            top = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+            readers, own = _saved_storage_readers(top)
+            guards = []
+            for i, a in enumerate(args):
+                ks = readers.get(_storage_key(a))
+                if ks:
+                    guards.append([0, i, a._version - versions[i], sorted(ks), None])
+            for k, o in enumerate(top):
+                ks = readers.get(_storage_key(o))
+                if ks and isinstance(o, torch.Tensor):
+                    # saved only by the op that made it (relu's result): eager's error names that
+                    # op; saved by a later op too (which fails first in the backward): the
+                    # output's grad_fn at the backward
+                    fn = o.grad_fn
+                    guards.append([1, k, o._version, sorted(ks), (fn.name(), o.output_nr) if own.get(k) else o.output_nr])
+            refusal = None
+            if backward:
+                # each output on its own: the caller may differentiate any of them
+                for o in _flatten(outs):
+                    if isinstance(o, torch.Tensor) and o.requires_grad:
+                        try:
+                            torch.autograd.backward([o], [torch.ones_like(o)], retain_graph=True)
+                        except RuntimeError as e:
+                            refusal = str(e).split("\n")[0]
+                            break
+            return refusal, guards
     return None
+
+
+def _storage_key(t):
+    """The identity of a tensor's memory (None: not a tensor, or no elements)."""
+    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptr = t.storage().data_ptr()
+    return ptr or None
+
+
+def _saved_storage_readers(top):
+    """For each storage (_storage_key) an autograd node reachable from the grad_fn of a top-level
+    output in top saved for its backward (its _saved_* attributes): the indices of the outputs
+    whose backward reaches that node (readers); and for each top-level output index, whether
+    its memory is saved only by its own grad_fn (own)."""
+    node_keys = {}  # id(node) -> (node, the storage keys it saved)
+
+    def saved_keys(fn):
+        ks = node_keys.get(id(fn), (None, None))[1]
+        if ks is None:
+            ks = set()
+            for name in dir(fn):
+                if not name.startswith("_saved_"):
+                    continue
+                try:
+                    v = getattr(fn, name)
+                except Exception:  # noqa: BLE001 - a saved value overwritten since (the refusal's case)
+                    continue
+                for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                    k = _storage_key(x)
+                    if k is not None:
+                        ks.add(k)
+            node_keys[id(fn)] = (fn, ks)
+        return ks
+
+    readers, savers = {}, {}
+    for k, o in enumerate(top):
+        for t in _flatten(o):
+            if not isinstance(t, torch.Tensor) or t.grad_fn is None:
+                continue
+            seen, todo = set(), [t.grad_fn]
+            while todo:
+                fn = todo.pop()
+                if id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                saved_keys(fn)  # holds fn: its id stays its own
+                for key in saved_keys(fn):
+                    readers.setdefault(key, set()).add(k)
+                    savers.setdefault(key, set()).add(id(fn))
+                for nxt, _ in fn.next_functions:
+                    if nxt is not None and id(nxt) not in seen:
+                        todo.append(nxt)
+    # a node's Python object is made on access and kept while one is alive (node_keys holds
+    # every visited one), so ids compare nodes here
+    own = {}
+    for k, o in enumerate(top):
+        if isinstance(o, torch.Tensor) and o.grad_fn is not None:
+            own[k] = savers.get(_storage_key(o)) == {id(o.grad_fn)}
+    return readers, own
 
 
 def _flatten(v):
@@ -931,7 +1026,8 @@ def make_torch_graph(graph_json):
 
 
 def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, name="a compiled region",
-                        recompute=None, written=(), random=False, no_recompute="", grad_deps=None, floats=()):
+                        recompute=None, written=(), random=False, no_recompute="", grad_deps=None, floats=(),
+                        guards=()):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
@@ -955,8 +1051,20 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     gradients are eager's and differentiable (ARCHITECTURE A70). For that the Function keeps its
     inputs and their versions, the values before the forward of the inputs it writes
     (``written``: BatchNorm's running statistics) and, when the forward draws random numbers,
-    the generator's state before it."""
+    the generator's state before it.
+
+    guards (autograd_probe's) are the inputs and outputs whose memory eager's ops save for their
+    backward: the region keeps them with their versions after the forward, and its backward
+    raises eager's "modified by an inplace operation" error when one was written in place since
+    and a given gradient's output reaches the op that saved it, before anything else (ptgo's own
+    derivatives may save other values, or none of them: ARCHITECTURE A150)."""
     tangents = list(tangents)
+    written_set = set(written)
+    # an input the region writes itself is left out: eager's version count of it differs from
+    # ptgo's (the write is bumped after the Function returns, alias_checked), and the probe's
+    # refusal covers a write after eager saved it
+    guards = [(int(kind), int(i), int(v), frozenset(ks), node) for kind, i, v, ks, node in guards
+              if not (kind == 0 and i in written_set)]
     diff = set(tangents)
     consts = list(consts)
     deps = None if grad_deps is None else [None if d is None else frozenset(d) for d in grad_deps]
@@ -1032,6 +1140,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             ctx.ptgo_before = [args[i].clone() for i in written] if written else ()
             ctx.ptgo_rng = torch.get_rng_state() if random else None
             ctx.ptgo_floats = tuple(args[i] for i in floats)
+            before = [a._version if isinstance(a, torch.Tensor) else None for a in args] if guards else None
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
             user, saved = list(outs[:num_outputs]), outs[num_outputs:]
@@ -1045,12 +1154,15 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                     user[i] = user[i].detach()
                     nondiff.append(user[i])
             ctx.mark_non_differentiable(*nondiff)
+            ctx.ptgo_guards = _guarded(guards, args, before, ctx.ptgo_versions, user) if guards else ()
             ctx.set_materialize_grads(False)
             ctx.tangent_metas = [(user[k].shape, user[k].dtype, user[k].device) for k in tangents]
             return tuple(user)
 
         @staticmethod
         def backward(ctx, *grads):
+            if ctx.ptgo_guards:
+                _check_guards(ctx.ptgo_guards, grads)
             if torch.is_grad_enabled():
                 return differentiable_backward(ctx, grads)
             tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
@@ -1108,6 +1220,50 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             return rerun(*inputs)
 
     return run
+
+
+def _guarded(guards, args, before, after, user):
+    """The tensors a region's guards name, after its forward: (tensor, its version now, eager's version of it now, the outputs whose gradient reaches the op that saved
+    it, what eager's error names: the probe's node of an output, an input's output_nr). before and
+    after are the inputs' versions around the forward; eager's count of an input is its version
+    before plus the bumps eager's ops make (the guard's), of an output the guard's."""
+    out = []
+    for kind, i, v, ks, node in guards:
+        if kind == 0:
+            t = args[i] if i < len(args) else None
+            if isinstance(t, torch.Tensor):
+                out.append((t, after[i], before[i] + v, ks, t.output_nr))  # output_nr when saved
+        else:
+            t = user[i] if i < len(user) else None
+            if isinstance(t, torch.Tensor):
+                # detached (the same memory and version counter): the output's grad_fn will be
+                # this region's node, which holds the guards, and a reference cycle through it
+                # would keep both alive
+                out.append((t.detach(), t._version, v, ks, node))
+    return out
+
+
+def _check_guards(guarded, grads):
+    """Raises eager's "modified by an inplace operation" error for the first guarded tensor
+    (_guarded) written in place since the forward whose saving op a given gradient reaches, with
+    eager's version numbers."""
+    given = {k for k, g in enumerate(grads) if g is not None}
+    for t, end, expected, ks, node in guarded:
+        if t._version == end or not ks & given:
+            continue
+        # eager names the node that made a saved output, and the current grad_fn of a saved
+        # input with its output number when saved
+        where = ""
+        if isinstance(node, tuple):
+            where = ", which is output %d of %s," % (node[1], node[0])
+        elif isinstance(node, int) and t.grad_fn is not None:
+            where = ", which is output %d of %s," % (node, t.grad_fn.name())
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            "operation: [%s %s]%s is at version %d; expected version %d instead. Hint: enable anomaly "
+            "detection to find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True)." % (t.type(), list(t.shape), where,
+                                                          t._version - end + expected, expected))
 
 
 def _non_finite(res):
