@@ -108,7 +108,9 @@ type Host interface {
 	// (ptgo._runtime.alias_checked): a call where one of them shares memory with another input
 	// runs fallback (the captured graph with torch) instead, and says so on perf_hints.
 	// inputs are the graph inputs' names, for the message.
-	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error)
+	// bump: the compiled graph writes raw memory, so the call bumps the written inputs' version
+	// counters after it (not for torch graphs, whose copy_ bumps them already).
+	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error)
 }
 
 // Stage names where a compile failed.
@@ -240,7 +242,11 @@ func (c *compiler) aliasChecked(obj py.Obj) (py.Obj, error) {
 	if err != nil {
 		return 0, err
 	}
-	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name)
+	// aot_eager's autograd forward is torch calls: its copy_ into an input bumps the version
+	// once, as eager's in-place op does (a second bump showed in "modified by an inplace
+	// operation" errors: fuzz seed 3966)
+	bump := !(c.r.Backend == AOTEager && NeedsAutograd(c.r.Graph, c.r.GradEnabled))
+	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name, bump)
 }
 
 // ---- statistics -------------------------------------------------------------------------------

@@ -127,7 +127,7 @@ func (h *pyHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, 
 	return runtimeCall(h.api, "torch_rerun", js, dict)
 }
 
-func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error) {
+func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error) {
 	api := h.api
 	ws := make([]py.Obj, len(written))
 	for i, k := range written {
@@ -137,7 +137,7 @@ func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs [
 	for i, n := range inputs {
 		ns[i] = api.NewStr(n)
 	}
-	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name))
+	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name), api.NewBool(bump))
 }
 
 // compileWithPipeline runs ptgo's pipeline on a captured graph (backends "inductor" and

@@ -751,13 +751,15 @@ def _input_name(names, i):
     return names[i] if i < len(names) else "input %d" % i
 
 
-def alias_checked(compiled, fallback, written, inputs, name):
+def alias_checked(compiled, fallback, written, inputs, name, bump=True):
     """compiled, for a graph that writes its inputs at positions `written`, behind a check that
     none of them shares memory with another input: ptgo's decomposition made the writes
     functional assuming no input aliases another (AOTAutograd assumes the same and checks it
     on every call), so with x0 = base[:-1], x1 = base[1:], a read of x0 after x1.neg_() would
     see x0's old values. Such a call runs `fallback` (the captured graph with torch), and
-    perf_hints says so once (inputs: the graph inputs' names)."""
+    perf_hints says so once (inputs: the graph inputs' names). With bump, each call bumps the
+    written inputs' version counters after compiled (whose kernels write raw memory); a torch
+    graph's own copy_ bumps them already."""
     from . import _C
 
     written = tuple(written)
@@ -803,7 +805,9 @@ def alias_checked(compiled, fallback, written, inputs, name):
                               "alias)" % (name, _input_name(inputs, i), _input_name(inputs, j)))
             return fallback(*args)
         out = compiled(*args)
-        if bump_versions is not None:
+        if not bump:
+            pass
+        elif bump_versions is not None:
             bump_versions(args, written)
         else:
             _bump_versions_slow(args, written)
@@ -1294,8 +1298,20 @@ def _unview_temporaries(user):
         if ids is None:
             ids = {id(t) for t in user if isinstance(t, torch.Tensor)}
         if id(b) not in ids:
-            user[i] = torch.empty(0, dtype=o.dtype, device=o.device).set_(
-                _compat.storage(o), o.storage_offset(), o.size(), o.stride())
+            user[i] = _fresh_on_storage(o)
+
+
+def _fresh_on_storage(o):
+    """A tensor that is no view over o's memory, at version 0 as eager's new results are: set_
+    bumps the version counter of the tensor it writes in ADInplaceOrView, which is skipped
+    (eager's version numbers show in "modified by an inplace operation" errors: fuzz seed
+    4836)."""
+    guard = torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView))
+    try:
+        return torch.empty(0, dtype=o.dtype, device=o.device).set_(
+            _compat.storage(o), o.storage_offset(), o.size(), o.stride())
+    finally:
+        del guard
 
 
 def _views_outside(outs):
