@@ -6,6 +6,7 @@ backend, running meta kernels Go has no meta function for, forwarding log record
 import itertools
 import json
 import os
+import re
 import sys
 import sysconfig
 import threading
@@ -1231,6 +1232,7 @@ def _guarded(guards, args, before, after, user):
     it, what eager's error names: the probe's node of an output, an input's output_nr). before and
     after are the inputs' versions around the forward; eager's count of an input is its version
     before plus the bumps eager's ops make (the guard's), of an output the guard's."""
+    _inplace_error_style()  # read now, not inside a backward
     out = []
     for kind, i, v, ks, node in guards:
         if kind == 0:
@@ -1257,17 +1259,44 @@ def _check_guards(guarded, grads):
             continue
         # eager names the node that made a saved output, and the current grad_fn of a saved
         # input with its output number when saved
+        node_name, hint = _inplace_error_style()
         where = ""
         if isinstance(node, tuple):
-            where = ", which is output %d of %s," % (node[1], node[0])
+            where = ", which is output %d of %s," % (node[1], node_name(node[0]))
         elif isinstance(node, int) and t.grad_fn is not None:
-            where = ", which is output %d of %s," % (node, t.grad_fn.name())
+            where = ", which is output %d of %s," % (node, node_name(t.grad_fn.name()))
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
-            "operation: [%s %s]%s is at version %d; expected version %d instead. Hint: enable anomaly "
-            "detection to find the operation that failed to compute its gradient, with "
-            "torch.autograd.set_detect_anomaly(True)." % (t.type(), list(t.shape), where,
-                                                          t._version - end + expected, expected))
+            "operation: [%s %s]%s is at version %d; expected version %d instead.%s" % (
+                t.type(), list(t.shape), where, t._version - end + expected, expected, hint))
+
+
+_INPLACE_STYLE = []
+
+
+def _inplace_error_style():
+    """How the running torch words its "modified by an inplace operation" error, read once from
+    the error itself (torch 1.13 names ReluBackward0 and hints set_detect_anomaly(True); 2.14
+    names Relu and hints set_detect_anomaly(True, check_nan=False)): (the node name it prints
+    for a grad_fn's name(), the text after "instead.")."""
+    if not _INPLACE_STYLE:
+        node_name, hint = (lambda n: n), ""
+        with torch.enable_grad():
+            x = torch.zeros(1, requires_grad=True) * 1
+            y = torch.relu(x)
+            name = y.grad_fn.name()
+            y.add_(1)
+            try:
+                y.backward()
+            except RuntimeError as e:
+                msg = str(e)
+                hint = msg[msg.index("instead.") + len("instead."):] if "instead." in msg else ""
+                if (", which is output 0 of %s," % name) not in msg:
+                    stem = re.sub(r"Backward\d*$", "", name)
+                    if (", which is output 0 of %s," % stem) in msg:
+                        node_name = lambda n: re.sub(r"Backward\d*$", "", n)  # noqa: E731
+        _INPLACE_STYLE.append((node_name, hint))
+    return _INPLACE_STYLE[0]
 
 
 def _non_finite(res):
