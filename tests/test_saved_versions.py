@@ -181,3 +181,27 @@ def test_resnet_block_stays_one_region_and_trains(ptgo_log):
     torch.testing.assert_close(x2.grad, x.grad)
     torch.testing.assert_close(m2.conv.weight.grad, m.conv.weight.grad)
     assert "runs with torch" not in ptgo_log.text and "Graph break" not in ptgo_log.text, ptgo_log.text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameters_behind_an_overwritten_value_get_zero_grads(backend):
+    # fuzz seed 7153: eager's copy_ keeps the edge to the value it overwrote (CopyBackwards gives
+    # it a zero gradient), so lin0's parameters get zero gradients, not None
+    def run(compile_):
+        torch.manual_seed(0)
+        lin0, lin1 = nn.Linear(3, 8), nn.Linear(8, 8)
+
+        def f(x):
+            v3 = lin0(x)
+            v3.copy_(torch.scalar_tensor(0.0))
+            return lin1(v3)
+
+        fn = ptgo.compile(f, backend=backend) if compile_ else f
+        fn(torch.randn(3)).sum().backward()
+        return [p.grad for p in list(lin0.parameters()) + list(lin1.parameters())]
+
+    ptgo.reset()
+    got, want = run(True), run(False)
+    assert [g is None for g in got] == [g is None for g in want] == [False] * 4
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)

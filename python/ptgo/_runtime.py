@@ -842,7 +842,11 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
       version at the graph's end; outputs lists the top-level outputs whose backward reaches the
       op that saved it; node is what eager's error names: for an output only its own op saves,
       that op's name and the output_nr, for another output its output_nr (the error names its
-      grad_fn at the backward), for an input None (the input's output_nr and grad_fn then). Eager's backward checks that version counter, so user code after the graph
+      grad_fn at the backward), for an input None (the input's output_nr and grad_fn then).
+      Kind 2 (index: an input) and 3 (node: a parameter or buffer that requires grad) say which
+      outputs' backward reaches that input in eager's graph (outputs): eager gives it a
+      gradient (zeros, where the graph overwrote the value computed from it: a copy_ into a
+      linear's result) when one of them is differentiated. Eager's backward checks that version counter, so user code after the graph
       that writes one of them in place makes eager's backward raise; the compiled region checks
       the same (make_autograd_graph's guards), where ptgo's own derivatives save other values
       (ARCHITECTURE A150).
@@ -871,6 +875,12 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
                 base = base.requires_grad_() * 1  # not a leaf: the graph may write it in place
             args.append(base.as_strided(shape, stride, offset))
         versions = [a._version if isinstance(a, torch.Tensor) else 0 for a in args]
+        # what eager's backward reaches: an input's grad_fn before the graph, a parameter's leaf
+        ends = {}
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor) and a.grad_fn is not None:
+                ends[a.grad_fn] = i  # the node objects are held here, so their ids stay theirs
+        leaves = {id(v): attrs[k] for k, v in copies.items() if isinstance(v, torch.Tensor) and v.requires_grad}
         with _rng_kept(), warnings.catch_warnings(), torch.set_grad_enabled(bool(grad_enabled)):
             warnings.simplefilter("ignore")
             try:
@@ -878,8 +888,13 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
             except Exception:  # noqa: BLE001 - the dummy data, not the structure
                 continue
             top = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-            readers, own = _saved_storage_readers(top)
+            readers, own, reach = _saved_storage_readers(top, {id(fn): i for fn, i in ends.items()}, leaves)
             guards = []
+            for target, ks in reach.items():
+                if isinstance(target, int):
+                    guards.append([2, target, 0, sorted(ks), None])
+                else:
+                    guards.append([3, 0, 0, sorted(ks), target])
             for i, a in enumerate(args):
                 ks = readers.get(_storage_key(a))
                 if ks:
@@ -916,11 +931,13 @@ def _storage_key(t):
     return ptr or None
 
 
-def _saved_storage_readers(top):
+def _saved_storage_readers(top, ends, leaves):
     """For each storage (_storage_key) an autograd node reachable from the grad_fn of a top-level
     output in top saved for its backward (its _saved_* attributes): the indices of the outputs
-    whose backward reaches that node (readers); and for each top-level output index, whether
-    its memory is saved only by its own grad_fn (own)."""
+    whose backward reaches that node (readers); for each top-level output index, whether its
+    memory is saved only by its own grad_fn (own); and for each input (ends: id of its grad_fn
+    -> its index) and parameter (leaves: id of the probe's copy -> the parameter) the backward
+    of an output reaches, the indices of those outputs (reach)."""
     node_keys = {}  # id(node) -> (node, the storage keys it saved)
 
     def saved_keys(fn):
@@ -941,7 +958,7 @@ def _saved_storage_readers(top):
             node_keys[id(fn)] = (fn, ks)
         return ks
 
-    readers, savers = {}, {}
+    readers, savers, reach = {}, {}, {}
     for k, o in enumerate(top):
         for t in _flatten(o):
             if not isinstance(t, torch.Tensor) or t.grad_fn is None:
@@ -956,6 +973,13 @@ def _saved_storage_readers(top):
                 for key in saved_keys(fn):
                     readers.setdefault(key, set()).add(k)
                     savers.setdefault(key, set()).add(id(fn))
+                if id(fn) in ends:
+                    reach.setdefault(ends[id(fn)], set()).add(k)
+                    continue  # the graph's input: what made it is not the graph's
+                var = getattr(fn, "variable", None)  # an AccumulateGrad's leaf
+                if var is not None and id(var) in leaves:
+                    p = leaves[id(var)]
+                    reach.setdefault(("attr", id(p)), (p, set()))[1].add(k)
                 for nxt, _ in fn.next_functions:
                     if nxt is not None and id(nxt) not in seen:
                         todo.append(nxt)
@@ -965,7 +989,13 @@ def _saved_storage_readers(top):
     for k, o in enumerate(top):
         if isinstance(o, torch.Tensor) and o.grad_fn is not None:
             own[k] = savers.get(_storage_key(o)) == {id(o.grad_fn)}
-    return readers, own
+    out = {}
+    for t, v in reach.items():
+        if isinstance(v, tuple):
+            out[v[0]] = v[1]  # a parameter: keyed by the object
+        else:
+            out[t] = v
+    return readers, own, out
 
 
 def _flatten(v):
@@ -1065,11 +1095,28 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     derivatives may save other values, or none of them: ARCHITECTURE A150)."""
     tangents = list(tangents)
     written_set = set(written)
+    # eager's backward reaches these inputs (by index) and parameters (by object) from these
+    # outputs: they get a gradient where ptgo's derivatives see none (zeros)
+    reach_in = {int(i): frozenset(ks) for kind, i, v, ks, node in guards if kind == 2}
+    reach_attr = [(node, frozenset(ks)) for kind, i, v, ks, node in guards if kind == 3]
+    reach_resolved = {}
+
+    def eager_reach(n_args):
+        """reach_in and reach_attr by argument index (the parameters follow the inputs)."""
+        if n_args not in reach_resolved:
+            r = dict(reach_in)
+            first = n_args - len(consts)
+            for obj, ks in reach_attr:
+                for j, c in enumerate(consts):
+                    if c is obj:
+                        r[first + j] = ks
+            reach_resolved[n_args] = r
+        return reach_resolved[n_args]
     # an input the region writes itself is left out: eager's version count of it differs from
     # ptgo's (the write is bumped after the Function returns, alias_checked), and the probe's
     # refusal covers a write after eager saved it
     guards = [(int(kind), int(i), int(v), frozenset(ks), node) for kind, i, v, ks, node in guards
-              if not (kind == 0 and i in written_set)]
+              if kind in (0, 1) and not (kind == 0 and i in written_set)]
     diff = set(tangents)
     consts = list(consts)
     deps = None if grad_deps is None else [None if d is None else frozenset(d) for d in grad_deps]
@@ -1136,9 +1183,18 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                 res[i] = g if create_graph or g is None else g.detach()
         return tuple(res)
 
+    # Parameters eager's backward reaches that ptgo's graph does not read (the graph overwrote
+    # the value computed from them) enter the Function after its arguments, unused by the
+    # forward, so their gradient can be eager's zeros (_zero_grads_eager_gives).
+    extra = [(obj, ks) for obj, ks in reach_attr
+             if isinstance(obj, torch.Tensor) and not any(c is obj for c in consts)]
+    extra_args = tuple(obj for obj, _ in extra)
+
     class CompiledRegion(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
+            if extra:
+                args = args[:len(args) - len(extra)]
             # What a double backward's recompute needs (differentiable_backward); the inputs are
             # kept on ctx, not saved, so a first-order backward checks only what it reads.
             ctx.ptgo_inputs = args
@@ -1166,34 +1222,46 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
 
         @staticmethod
         def backward(ctx, *grads):
-            if ctx.ptgo_guards:
-                _check_guards(ctx.ptgo_guards, grads)
-            if torch.is_grad_enabled():
-                return differentiable_backward(ctx, grads)
-            tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
-                    for k, m in zip(tangents, ctx.tangent_metas)]
-            res = tuple(bwd(*ctx.saved_tensors, *tang, *ctx.ptgo_floats))
-            if deps is not None:
+            res = region_backward(ctx, grads)
+            if extra:
                 given = {k for k in tangents if grads[k] is not None}
-                res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r
-                            for i, r in enumerate(res))
-            if any(grads[k] is None for k in tangents) and _non_finite(res) and recomputable(ctx):
-                # An output the caller does not differentiate gets a zero tangent, which eager's
-                # autograd never has: it skips that output's backward. Times an infinite or NaN
-                # local derivative (reciprocal at 0, acos beyond ±1) the zero makes NaN in the
-                # compiled backward where eager's gradient is finite (fuzz seeds 1186, 2782,
-                # 6532, 6937, 9153). Non-finite gradients are the only sign of it, so then the
-                # region's forward is recomputed with torch and differentiated by torch.autograd
-                # from the given outputs only: eager's gradients (named on perf_hints).
-                if not nan_hinted:
-                    nan_hinted.append(True)
-                    _logging.emit("perf_hints", "%s: an output's gradient was not given and the compiled backward "
-                                  "gave a non-finite gradient (a zero tangent times an infinite derivative may "
-                                  "make NaN where eager skips that output): this backward recomputes the region "
-                                  "with torch" % name)
-                with torch.enable_grad():
-                    return differentiable_backward(ctx, grads, create_graph=False)
+                n = len(ctx.ptgo_inputs)
+                res = tuple(res) + tuple(
+                    torch.zeros_like(obj) if ctx.needs_input_grad[n + j] and ks & given else None
+                    for j, (obj, ks) in enumerate(extra))
             return res
+
+    def region_backward(ctx, grads):
+        if ctx.ptgo_guards:
+            _check_guards(ctx.ptgo_guards, grads)
+        if torch.is_grad_enabled():
+            return differentiable_backward(ctx, grads)
+        tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
+                for k, m in zip(tangents, ctx.tangent_metas)]
+        res = tuple(bwd(*ctx.saved_tensors, *tang, *ctx.ptgo_floats))
+        if deps is not None:
+            given = {k for k in tangents if grads[k] is not None}
+            res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r
+                        for i, r in enumerate(res))
+        if reach_in or reach_attr:
+            res = _zero_grads_eager_gives(res, eager_reach(len(ctx.ptgo_inputs)), grads, tangents, ctx)
+        if any(grads[k] is None for k in tangents) and _non_finite(res) and recomputable(ctx):
+            # An output the caller does not differentiate gets a zero tangent, which eager's
+            # autograd never has: it skips that output's backward. Times an infinite or NaN
+            # local derivative (reciprocal at 0, acos beyond ±1) the zero makes NaN in the
+            # compiled backward where eager's gradient is finite (fuzz seeds 1186, 2782,
+            # 6532, 6937, 9153). Non-finite gradients are the only sign of it, so then the
+            # region's forward is recomputed with torch and differentiated by torch.autograd
+            # from the given outputs only: eager's gradients (named on perf_hints).
+            if not nan_hinted:
+                nan_hinted.append(True)
+                _logging.emit("perf_hints", "%s: an output's gradient was not given and the compiled backward "
+                              "gave a non-finite gradient (a zero tangent times an infinite derivative may "
+                              "make NaN where eager skips that output): this backward recomputes the region "
+                              "with torch" % name)
+            with torch.enable_grad():
+                return differentiable_backward(ctx, grads, create_graph=False)
+        return res
 
     region = CompiledRegion.apply
     # Inputs that get no gradient (grad_deps None: no output reaches them through values that
@@ -1202,7 +1270,8 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     # would run their grad_fn (fuzz seed 4406: torch's NotImplemented node of a floor_divide_
     # raised "derivative for aten::floor_divide_ is not implemented" in a backward eager never
     # takes through it). detach() keeps the storage and the version counter.
-    cut = [] if deps is None else [i for i, d in enumerate(deps) if d is None and i not in written]
+    cut = [] if deps is None else [i for i, d in enumerate(deps) if d is None and i not in written and
+                                   i not in eager_reach(len(deps))]
 
     def apply(*args):
         if cut:
@@ -1211,7 +1280,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                 a = args[i] if i < len(args) else None
                 if isinstance(a, torch.Tensor) and a.requires_grad:
                     args[i] = a.detach()
-        return _views_outside(region(*args))
+        return _views_outside(region(*args, *extra_args))
 
     if rerun is None:
         def run(*inputs):
@@ -1297,6 +1366,20 @@ def _inplace_error_style():
                         node_name = lambda n: re.sub(r"Backward\d*$", "", n)  # noqa: E731
         _INPLACE_STYLE.append((node_name, hint))
     return _INPLACE_STYLE[0]
+
+
+def _zero_grads_eager_gives(res, reach, grads, tangents, ctx):
+    """A compiled backward's gradients with zeros for each input that ptgo's derivatives give
+    none but eager's backward reaches from a differentiated output (reach: autograd_probe's,
+    by argument index): eager's graph keeps the edge to a value the graph overwrote (a copy_
+    into a linear's result: CopyBackwards gives the old value a zero gradient, so the
+    parameters' .grad are zeros, not None: fuzz seed 7153)."""
+    given = {k for k in tangents if grads[k] is not None}
+    out = list(res)
+    for i, ks in reach.items():
+        if i < len(out) and out[i] is None and ctx.needs_input_grad[i] and ks & given:
+            out[i] = torch.zeros_like(ctx.ptgo_inputs[i])
+    return tuple(out)
 
 
 def _non_finite(res):
