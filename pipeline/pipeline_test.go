@@ -362,6 +362,18 @@ func TestRerunnable(t *testing.T) {
   return (%dropout,)
 `)
 	require.False(t, Rerunnable(r, g), "random numbers must not be drawn twice")
+	own := parse(t, `graph f(x: f32[4]):
+  %exp : f32[4] = torch.exp(%x)
+  %relu_ : f32[4] = torch.relu_(%exp)
+  return (%relu_,)
+`)
+	require.True(t, Rerunnable(own, g), "a write into a tensor the graph made is redone by the rerun")
+	view := parse(t, `graph f(x: f32[4]):
+  %t : f32[4] = Tensor.view(%x, [4])
+  %relu_ : f32[4] = torch.relu_(%t)
+  return (%relu_,)
+`)
+	require.False(t, Rerunnable(view, g), "a write through a view of an input")
 }
 
 func TestAutoFreezeNeedsVersionGuards(t *testing.T) {
