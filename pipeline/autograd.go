@@ -100,8 +100,9 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		NoteFallback(r.Name, "an output is a view of an input (autograd must see the view)")
 		return 0, nil
 	}
-	if why := c.savedValueWritten(); why != "" {
-		NoteFallback(r.Name, why)
+	probe := c.probeAutograd()
+	if probe.Refusal != "" {
+		NoteFallback(r.Name, "the graph writes in place to a value torch's autograd needs, so its backward raises: "+probe.Refusal)
 		return 0, nil
 	}
 	if HasChecks(pg) && !Rerunnable(r.Graph, pg) {
@@ -178,7 +179,7 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 	}
 	region := &Region{Name: r.Name, Forward: fwd, Backward: bwd, NumOutputs: split.NumOutputs,
 		Tangents: append([]int(nil), split.Tangents...), GradDeps: split.GradDeps, Consts: c.consts(attrPaths), Rerun: c.rerun(pg),
-		Floats: split.BackwardFloats}
+		Floats: split.BackwardFloats, Guards: probe.Guards}
 	if region.Recompute, err = c.h.TorchRerun(r.Graph, r.Attrs); err != nil {
 		return 0, err
 	}
@@ -190,24 +191,23 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 	return g, err
 }
 
-// savedValueWritten says why eager's backward would refuse a graph that writes in place:
-// torch's autograd saved a value the graph then overwrites (ptgo's functional backward would not
-// notice and return gradients). Which values torch's ops save is torch's knowledge, so torch
-// answers (Host.AutogradProbe, on dummy data); "" for graphs without writes (the registry's
-// effects: fxgraph.CallEffects).
-func (c *compiler) savedValueWritten() string {
+// probeAutograd asks torch what eager's autograd does with the region's graph (Host.AutogradProbe,
+// on dummy data): which values torch's ops save is torch's knowledge, and ptgo's own derivatives
+// save others. Probe.Refusal: eager's backward would refuse a graph that writes in place to a
+// value torch's autograd saved (ptgo's functional backward would not notice and return
+// gradients); only graphs that write (the registry's effects: fxgraph.CallEffects) run the
+// backward. Probe.Guards: the inputs and outputs eager saves, which user code after the graph
+// may write in place (A152). A probe that fails answers nothing.
+func (c *compiler) probeAutograd() Probe {
 	writes := false
 	for _, n := range c.r.Graph.Nodes {
 		writes = writes || fxgraph.CallEffects(n)&primtorch.EffectWrites != 0
 	}
-	if !writes {
-		return ""
+	p, err := c.h.AutogradProbe(c.r.Graph, c.r.Attrs, c.r.GradEnabled, writes)
+	if err != nil {
+		return Probe{}
 	}
-	msg, err := c.h.AutogradProbe(c.r.Graph, c.r.Attrs, c.r.GradEnabled)
-	if err != nil || msg == "" {
-		return ""
-	}
-	return "the graph writes in place to a value torch's autograd needs, so its backward raises: " + msg
+	return p
 }
 
 // toRuntime makes the runtime object of a prims graph compiled to C (compileC's result);

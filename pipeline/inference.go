@@ -179,18 +179,62 @@ func HasChecks(pg *fxgraph.Graph) bool {
 
 // Rerunnable reports whether a compiled graph whose kernels reject their data (an index out of
 // range) may be run again with torch on the same inputs: g (the torch-level graph) and pg (its
-// decomposition) write no input or buffer (no prims.copy_, out= or inplace=True) and draw no
-// random numbers, so the failed run left nothing the user can see.
+// decomposition) write no input or buffer (prims.copy_, out= or inplace=True into one) and draw
+// no random numbers, so the failed run left nothing the user can see. A write into a tensor
+// the graph made itself (v[0] = 7 on a std's result) is redone by the rerun from scratch (fuzz
+// seed 8771: eager's IndexError names the index and the size, ptgo's kernel cannot).
 func Rerunnable(g, pg *fxgraph.Graph) bool {
 	for _, gr := range []*fxgraph.Graph{g, pg} {
 		for _, n := range gr.Nodes {
 			// The registry's facts (fxgraph.CallEffects): a write or a random draw would be seen
 			// twice; an unknown call counts as both. A prims.fallback has its torch-level
 			// target's effects (torch.tensor([2]) has none; Tensor.uniform_ writes and draws).
-			if fxgraph.CallEffects(n)&(primtorch.EffectWrites|primtorch.EffectRandom) != 0 {
+			eff := fxgraph.CallEffects(n)
+			if eff&primtorch.EffectRandom != 0 || eff&primtorch.EffectWrites != 0 && !writesOwnTensor(n) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// writesOwnTensor reports whether the write n is certainly into a tensor its graph computed
+// (a registry op that returns a new tensor, reached from the written argument through views,
+// getitem and in-place ops), not into an input's or a buffer's memory. Unknown ops, out= and
+// writes whose target is not the first argument count as writing an input.
+func writesOwnTensor(n *fxgraph.Node) bool {
+	op := registryOp(n)
+	if op == nil || len(n.Args) == 0 || fxgraph.CallEffects(n)&primtorch.EffectRandom != 0 ||
+		len(op.Mutates) > 0 && op.Mutates[0] != 0 {
+		return false
+	}
+	for _, kw := range n.Kwargs {
+		if kw.Name == "out" {
+			return false
+		}
+	}
+	dst, ok := n.Args[0].(*fxgraph.Node)
+	for ok {
+		op := registryOp(dst)
+		if op == nil {
+			return false // an input, an attribute, a fallback's result, an unknown call
+		}
+		if op.Alias == primtorch.AliasNone && dst.Target != "operator.getitem" {
+			return true // a new tensor the graph computed
+		}
+		if len(dst.Args) == 0 {
+			return false
+		}
+		dst, ok = dst.Args[0].(*fxgraph.Node)
+	}
+	return false
+}
+
+// registryOp is the registry's op a call node runs (callOp); nil for other nodes,
+// prims.fallback and unknown targets.
+func registryOp(n *fxgraph.Node) *primtorch.Op {
+	if n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod || n.Target == "prims.fallback" {
+		return nil
+	}
+	return callOp(n)
 }

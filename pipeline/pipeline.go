@@ -91,11 +91,12 @@ type Host interface {
 	// AutogradGraph wraps a compiled forward and backward in one torch.autograd.Function
 	// (ptgo._runtime.make_autograd_graph).
 	AutogradGraph(r *Region) (py.Obj, error)
-	// AutogradProbe runs the torch-level graph g once with torch on dummy data and the backward
-	// of each output (ptgo._runtime.autograd_probe), and returns the error eager's autograd
-	// raises for it ("one of the variables needed for gradient computation has been modified
-	// by an inplace operation"), "" when none.
-	AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error)
+	// AutogradProbe runs the torch-level graph g once with torch on dummy data
+	// (ptgo._runtime.autograd_probe) and says what eager's autograd does with it: when backward
+	// is set, the error the backward of some output raises ("one of the variables needed for
+	// gradient computation has been modified by an inplace operation"), and the inputs and
+	// outputs torch's ops saved for their backward (Probe.Guards).
+	AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled, backward bool) (Probe, error)
 	// TorchGraph builds a callable running a graph of torch calls (aot_eager's halves).
 	TorchGraph(g *fxgraph.Graph) (py.Obj, error)
 	// TorchRerun is a callable running the torch-level graph g with torch on the same inputs.
@@ -110,7 +111,9 @@ type Host interface {
 	// (ptgo._runtime.alias_checked): a call where one of them shares memory with another input
 	// runs fallback (the captured graph with torch) instead, and says so on perf_hints.
 	// inputs are the graph inputs' names, for the message.
-	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error)
+	// bump: the compiled graph writes raw memory, so the call bumps the written inputs' version
+	// counters after it (not for torch graphs, whose copy_ bumps them already).
+	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error)
 	// Chain runs compiled parts one after the other (ptgo._runtime.chain_graphs): part k takes
 	// the values inputs[k] names, and the result is the values outputs names.
 	Chain(parts []py.Obj, inputs [][]Ref, outputs []Ref) (py.Obj, error)
@@ -251,7 +254,11 @@ func (c *compiler) aliasChecked(obj py.Obj) (py.Obj, error) {
 	if err != nil {
 		return 0, err
 	}
-	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name)
+	// aot_eager's autograd forward is torch calls: its copy_ into an input bumps the version
+	// once, as eager's in-place op does (a second bump showed in "modified by an inplace
+	// operation" errors: fuzz seed 3966)
+	bump := !(c.r.Backend == AOTEager && NeedsAutograd(c.r.Graph, c.r.GradEnabled))
+	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name, bump)
 }
 
 // ---- statistics -------------------------------------------------------------------------------

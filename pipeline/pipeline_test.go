@@ -31,9 +31,11 @@ type fakeHost struct {
 	runtimeErr error
 	// versionErr is what TensorVersion fails with, when set (an inference tensor).
 	versionErr error
-	// probes counts AutogradProbe calls; probeRefusal is what they answer.
-	probes       int
-	probeRefusal string
+	// probes counts AutogradProbe calls, backwardProbes those that run the backward;
+	// probeRefusal is what they answer.
+	probes         int
+	backwardProbes int
+	probeRefusal   string
 }
 
 type fakePlan struct {
@@ -109,9 +111,13 @@ func (h *fakeHost) AutogradGraph(r *Region) (py.Obj, error) {
 	return a.obj, nil
 }
 
-func (h *fakeHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error) {
+func (h *fakeHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled, backward bool) (Probe, error) {
 	h.probes++
-	return h.probeRefusal, nil
+	if backward {
+		h.backwardProbes++
+		return Probe{Refusal: h.probeRefusal}, nil
+	}
+	return Probe{}, nil
 }
 
 func (h *fakeHost) TorchGraph(g *fxgraph.Graph) (py.Obj, error) {
@@ -124,7 +130,7 @@ func (h *fakeHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj
 	return h.obj(), nil
 }
 
-func (h *fakeHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error) {
+func (h *fakeHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error) {
 	h.aliasChecked = append(h.aliasChecked, written)
 	return compiled, nil
 }
@@ -255,7 +261,7 @@ func TestSymbolicAutogradPath(t *testing.T) {
 
 // TestSavedValueWritten: a graph with an in-place write asks torch whether eager's autograd
 // refuses it (Host.AutogradProbe), and runs with torch when it does; graphs without writes are
-// never probed.
+// probed for the values eager saves (A152) but never run the probe's backward.
 func TestSavedValueWritten(t *testing.T) {
 	const writes = `graph f(x: f32[4]!grad):
   %exp  : f32[4]!grad = torch.exp(%x)
@@ -267,7 +273,7 @@ func TestSavedValueWritten(t *testing.T) {
 		before := Stats()
 		obj, err := Compile(h, testConfig, &Request{Name: "f", Graph: parse(t, writes), Backend: Inductor, GradEnabled: true})
 		require.NoError(t, err)
-		require.Equal(t, 1, h.probes)
+		require.Equal(t, 1, h.backwardProbes)
 		if refusal == "" {
 			require.NotZero(t, obj)
 			require.Len(t, h.autograd, 1)
@@ -282,7 +288,8 @@ func TestSavedValueWritten(t *testing.T) {
 	h := &fakeHost{}
 	_, err := Compile(h, testConfig, &Request{Name: "mlp", Graph: parse(t, mlpText), Attrs: mlpAttrs(), Backend: Inductor, GradEnabled: true})
 	require.NoError(t, err)
-	require.Zero(t, h.probes, "no writes, no probe")
+	require.Equal(t, 1, h.probes, "the values eager saves")
+	require.Zero(t, h.backwardProbes, "no writes, no backward probe")
 }
 
 func TestFallbacksRunWithTorch(t *testing.T) {
@@ -361,6 +368,18 @@ func TestRerunnable(t *testing.T) {
   return (%dropout,)
 `)
 	require.False(t, Rerunnable(r, g), "random numbers must not be drawn twice")
+	own := parse(t, `graph f(x: f32[4]):
+  %exp : f32[4] = torch.exp(%x)
+  %relu_ : f32[4] = torch.relu_(%exp)
+  return (%relu_,)
+`)
+	require.True(t, Rerunnable(own, g), "a write into a tensor the graph made is redone by the rerun")
+	view := parse(t, `graph f(x: f32[4]):
+  %t : f32[4] = Tensor.view(%x, [4])
+  %relu_ : f32[4] = torch.relu_(%t)
+  return (%relu_,)
+`)
+	require.False(t, Rerunnable(view, g), "a write through a view of an input")
 }
 
 func TestAutoFreezeNeedsVersionGuards(t *testing.T) {

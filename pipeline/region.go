@@ -50,6 +50,22 @@ type Region struct {
 	// Floats lists, for each float argument Backward takes after the tangents, the input whose
 	// value it is (aotautograd.Graphs.BackwardFloats: a Python float read at run time).
 	Floats []int
+	// Guards (0: none) is Probe.Guards: the inputs and outputs whose memory eager's ops save for
+	// their backward, whose version the region's backward checks as eager's does (A152).
+	Guards py.Obj
+}
+
+// Probe is what Host.AutogradProbe learned from running a graph with torch.
+type Probe struct {
+	// Refusal is the first line of the error eager's backward raises for the graph's own
+	// structure ("" when none, or when the backward was not probed).
+	Refusal string
+	// Guards (0: unknown) lists, opaquely for the Host's autograd Function, the graph's inputs
+	// and outputs whose memory torch's ops saved for their backward, with their versions and
+	// the outputs whose backward reads them (ptgo._runtime.autograd_probe): user code after the
+	// graph that writes one of them in place makes eager's backward raise, whatever ptgo's own
+	// derivatives save.
+	Guards py.Obj
 }
 
 // recomputeEffects fills in what a recompute of the region must undo: the placeholders of the

@@ -28,6 +28,13 @@ func (h *pyHost) orNone(o py.Obj) py.Obj {
 	return o
 }
 
+func (h *pyHost) orEmpty(o py.Obj) py.Obj {
+	if o == 0 {
+		return h.api.NewList(nil)
+	}
+	return o
+}
+
 func (h *pyHost) Warn(msg string) { _, _ = runtimeCall(h.api, "warn", h.api.NewStr(msg)) }
 
 func (h *pyHost) TensorVersion(t py.Obj) (int64, error) {
@@ -74,19 +81,31 @@ func (h *pyHost) AutogradGraph(r *pipeline.Region) (py.Obj, error) {
 	}
 	return runtimeCall(api, "make_autograd_graph", r.Forward, r.Backward, api.NewInt(int64(r.NumOutputs)), ints(r.Tangents),
 		api.NewList(r.Consts), h.orNone(r.Rerun), api.NewStr(r.Name), h.orNone(r.Recompute), ints(r.Written),
-		api.NewBool(r.Random), api.NewStr(r.NoRecompute), api.NewList(deps), ints(r.Floats))
+		api.NewBool(r.Random), api.NewStr(r.NoRecompute), api.NewList(deps), ints(r.Floats), h.orEmpty(r.Guards))
 }
 
-func (h *pyHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled bool) (string, error) {
-	js, dict, err := graphForPython(h.api, g, attrs)
+func (h *pyHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled, backward bool) (pipeline.Probe, error) {
+	api := h.api
+	js, dict, err := graphForPython(api, g, attrs)
 	if err != nil {
-		return "", err
+		return pipeline.Probe{}, err
 	}
-	r, err := runtimeCall(h.api, "autograd_probe", js, dict, h.api.NewBool(gradEnabled))
-	if err != nil || r == h.api.None() {
-		return "", err
+	r, err := runtimeCall(api, "autograd_probe", js, dict, api.NewBool(gradEnabled), api.NewBool(backward))
+	if err != nil || r == api.None() {
+		return pipeline.Probe{}, err
 	}
-	return h.api.Str(r)
+	var p pipeline.Probe
+	if msg, _ := api.Index(r, 0); msg != 0 && msg != api.None() {
+		if p.Refusal, err = api.Str(msg); err != nil {
+			return pipeline.Probe{}, err
+		}
+	}
+	if guards, _ := api.Index(r, 1); guards != 0 {
+		if n, _ := api.Len(guards); n > 0 {
+			p.Guards = guards
+		}
+	}
+	return p, nil
 }
 
 func (h *pyHost) TorchGraph(g *fxgraph.Graph) (py.Obj, error) {
@@ -108,7 +127,7 @@ func (h *pyHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, 
 	return runtimeCall(h.api, "torch_rerun", js, dict)
 }
 
-func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string) (py.Obj, error) {
+func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error) {
 	api := h.api
 	ws := make([]py.Obj, len(written))
 	for i, k := range written {
@@ -118,7 +137,7 @@ func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs [
 	for i, n := range inputs {
 		ns[i] = api.NewStr(n)
 	}
-	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name))
+	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name), api.NewBool(bump))
 }
 
 // Chain hands the parts and their wiring to ptgo._runtime.chain_graphs: each Ref as a pair

@@ -525,3 +525,21 @@ def test_index_out_of_range_in_a_graph_with_torch_take_raises_as_eager(backend):
     with pytest.raises(IndexError) as got:
         ptgo.compile(f, backend=backend)(x, i)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_in_a_graph_that_writes_its_own_tensor_raises_as_eager(backend):
+    """Fuzz seeds 8771, 4347: v[0] = 7 writes a tensor the graph computed (std's result), which a
+    rerun with torch computes again from scratch, so the graph may still be rerun when a kernel
+    finds an index out of range: torch's message, not 'index out of range in ptgo kernel'."""
+    def f(x):
+        v = x.std(0)
+        v[0] = 7
+        return (v - x.narrow(-2, 0, 1))[torch.tensor([2])]
+
+    x = torch.randn(5, 3, requires_grad=True)
+    with pytest.raises(IndexError) as want:
+        f(x)
+    with pytest.raises(IndexError) as got:
+        ptgo.compile(f, backend=backend)(x)
+    assert str(got.value) == str(want.value)

@@ -6,6 +6,7 @@ backend, running meta kernels Go has no meta function for, forwarding log record
 import itertools
 import json
 import os
+import re
 import sys
 import sysconfig
 import threading
@@ -751,13 +752,15 @@ def _input_name(names, i):
     return names[i] if i < len(names) else "input %d" % i
 
 
-def alias_checked(compiled, fallback, written, inputs, name):
+def alias_checked(compiled, fallback, written, inputs, name, bump=True):
     """compiled, for a graph that writes its inputs at positions `written`, behind a check that
     none of them shares memory with another input: ptgo's decomposition made the writes
     functional assuming no input aliases another (AOTAutograd assumes the same and checks it
     on every call), so with x0 = base[:-1], x1 = base[1:], a read of x0 after x1.neg_() would
     see x0's old values. Such a call runs `fallback` (the captured graph with torch), and
-    perf_hints says so once (inputs: the graph inputs' names)."""
+    perf_hints says so once (inputs: the graph inputs' names). With bump, each call bumps the
+    written inputs' version counters after compiled (whose kernels write raw memory); a torch
+    graph's own copy_ bumps them already."""
     from . import _C
 
     written = tuple(written)
@@ -803,7 +806,9 @@ def alias_checked(compiled, fallback, written, inputs, name):
                               "alias)" % (name, _input_name(inputs, i), _input_name(inputs, j)))
             return fallback(*args)
         out = compiled(*args)
-        if bump_versions is not None:
+        if not bump:
+            pass
+        elif bump_versions is not None:
             bump_versions(args, written)
         else:
             _bump_versions_slow(args, written)
@@ -822,15 +827,33 @@ def _bump_versions_slow(args, written):
                 t.copy_(t)
 
 
-def autograd_probe(graph_json, attrs, grad_enabled):
+def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
     """Runs a captured graph once with torch on dummy tensors of its inputs' metadata (copies of
-    its parameters and buffers) and then the backward of each output, to learn whether eager's
-    autograd refuses the graph's structure: an in-place write to a value an op saved for its
-    backward ("one of the variables needed for gradient computation has been modified by an
-    inplace operation"), to a view of a multi-view function's output. Which values torch's ops
-    save is what its autograd knows; ptgo's own derivatives save others. Returns the message, or
-    None (also when the dummy data makes the forward itself fail). The random generator's state
-    is kept."""
+    its parameters and buffers) to learn what eager's autograd does with the graph's structure.
+    Returns (refusal, guards), or None when the dummy data makes the forward itself fail:
+
+    - refusal (only when backward is set): the first line of the error the backward of some
+      output raises, or None: an in-place write to a value an op saved for its backward ("one of
+      the variables needed for gradient computation has been modified by an inplace operation"),
+      to a view of a multi-view function's output;
+    - guards: the graph inputs and top-level outputs whose memory an op of the graph saved for
+      its backward, as [kind (0 input, 1 output), index, version, outputs, node]: version is,
+      for an input, how many times the graph bumped its version counter, for an output its
+      version at the graph's end; outputs lists the top-level outputs whose backward reaches the
+      op that saved it; node is what eager's error names: for an output only its own op saves,
+      that op's name and the output_nr, for another output its output_nr (the error names its
+      grad_fn at the backward), for an input None (the input's output_nr and grad_fn then).
+      Kind 2 (index: an input) and 3 (node: a parameter or buffer that requires grad) say which
+      outputs' backward reaches that input in eager's graph (outputs): eager gives it a
+      gradient (zeros, where the graph overwrote the value computed from it: a copy_ into a
+      linear's result) when one of them is differentiated. Eager's backward checks that version counter, so user code after the graph
+      that writes one of them in place makes eager's backward raise; the compiled region checks
+      the same (make_autograd_graph's guards), where ptgo's own derivatives save other values
+      (ARCHITECTURE A152).
+
+    Which values torch's ops save is what its autograd knows (the grad_fn._saved_* of the nodes
+    the forward made); ptgo's own derivatives save others. The random generator's state is
+    kept."""
     from .fx_export import graph_module_from_json
 
     copies = {k: v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
@@ -851,21 +874,128 @@ def autograd_probe(graph_json, attrs, grad_enabled):
             if m["requires_grad"]:
                 base = base.requires_grad_() * 1  # not a leaf: the graph may write it in place
             args.append(base.as_strided(shape, stride, offset))
+        versions = [a._version if isinstance(a, torch.Tensor) else 0 for a in args]
+        # what eager's backward reaches: an input's grad_fn before the graph, a parameter's leaf
+        ends = {}
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor) and a.grad_fn is not None:
+                ends[a.grad_fn] = i  # the node objects are held here, so their ids stay theirs
+        leaves = {id(v): attrs[k] for k, v in copies.items() if isinstance(v, torch.Tensor) and v.requires_grad}
         with _rng_kept(), warnings.catch_warnings(), torch.set_grad_enabled(bool(grad_enabled)):
             warnings.simplefilter("ignore")
             try:
                 outs = gm.forward(*args)
             except Exception:  # noqa: BLE001 - the dummy data, not the structure
                 continue
-            # each output on its own: the caller may differentiate any of them
-            for o in _flatten(outs):
-                if isinstance(o, torch.Tensor) and o.requires_grad:
-                    try:
-                        torch.autograd.backward([o], [torch.ones_like(o)], retain_graph=True)
-                    except RuntimeError as e:
-                        return str(e).split("\n")[0]
-            return None
+            top = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+            readers, own, reach = _saved_storage_readers(top, {id(fn): i for fn, i in ends.items()}, leaves)
+            guards = []
+            for target, ks in reach.items():
+                if isinstance(target, int):
+                    guards.append([2, target, 0, sorted(ks), None])
+                else:
+                    guards.append([3, 0, 0, sorted(ks), target])
+            for i, a in enumerate(args):
+                ks = readers.get(_storage_key(a))
+                if ks:
+                    guards.append([0, i, a._version - versions[i], sorted(ks), None])
+            for k, o in enumerate(top):
+                ks = readers.get(_storage_key(o))
+                if ks and isinstance(o, torch.Tensor):
+                    # saved only by the op that made it (relu's result): eager's error names that
+                    # op; saved by a later op too (which fails first in the backward): the
+                    # output's grad_fn at the backward
+                    fn = o.grad_fn
+                    guards.append([1, k, o._version, sorted(ks), (fn.name(), o.output_nr) if own.get(k) else o.output_nr])
+            refusal = None
+            if backward:
+                # each output on its own: the caller may differentiate any of them
+                for o in _flatten(outs):
+                    if isinstance(o, torch.Tensor) and o.requires_grad:
+                        try:
+                            torch.autograd.backward([o], [torch.ones_like(o)], retain_graph=True)
+                        except RuntimeError as e:
+                            refusal = str(e).split("\n")[0]
+                            break
+            return refusal, guards
     return None
+
+
+def _storage_key(t):
+    """The identity of a tensor's memory (None: not a tensor, or no elements)."""
+    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptr = t.storage().data_ptr()
+    return ptr or None
+
+
+def _saved_storage_readers(top, ends, leaves):
+    """For each storage (_storage_key) an autograd node reachable from the grad_fn of a top-level
+    output in top saved for its backward (its _saved_* attributes): the indices of the outputs
+    whose backward reaches that node (readers); for each top-level output index, whether its
+    memory is saved only by its own grad_fn (own); and for each input (ends: id of its grad_fn
+    -> its index) and parameter (leaves: id of the probe's copy -> the parameter) the backward
+    of an output reaches, the indices of those outputs (reach)."""
+    node_keys = {}  # id(node) -> (node, the storage keys it saved)
+
+    def saved_keys(fn):
+        ks = node_keys.get(id(fn), (None, None))[1]
+        if ks is None:
+            ks = set()
+            for name in dir(fn):
+                if not name.startswith("_saved_"):
+                    continue
+                try:
+                    v = getattr(fn, name)
+                except Exception:  # noqa: BLE001 - a saved value overwritten since (the refusal's case)
+                    continue
+                for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                    k = _storage_key(x)
+                    if k is not None:
+                        ks.add(k)
+            node_keys[id(fn)] = (fn, ks)
+        return ks
+
+    readers, savers, reach = {}, {}, {}
+    for k, o in enumerate(top):
+        for t in _flatten(o):
+            if not isinstance(t, torch.Tensor) or t.grad_fn is None:
+                continue
+            seen, todo = set(), [t.grad_fn]
+            while todo:
+                fn = todo.pop()
+                if id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                saved_keys(fn)  # holds fn: its id stays its own
+                for key in saved_keys(fn):
+                    readers.setdefault(key, set()).add(k)
+                    savers.setdefault(key, set()).add(id(fn))
+                if id(fn) in ends:
+                    reach.setdefault(ends[id(fn)], set()).add(k)
+                    continue  # the graph's input: what made it is not the graph's
+                var = getattr(fn, "variable", None)  # an AccumulateGrad's leaf
+                if var is not None and id(var) in leaves:
+                    p = leaves[id(var)]
+                    reach.setdefault(("attr", id(p)), (p, set()))[1].add(k)
+                for nxt, _ in fn.next_functions:
+                    if nxt is not None and id(nxt) not in seen:
+                        todo.append(nxt)
+    # a node's Python object is made on access and kept while one is alive (node_keys holds
+    # every visited one), so ids compare nodes here
+    own = {}
+    for k, o in enumerate(top):
+        if isinstance(o, torch.Tensor) and o.grad_fn is not None:
+            own[k] = savers.get(_storage_key(o)) == {id(o.grad_fn)}
+    out = {}
+    for t, v in reach.items():
+        if isinstance(v, tuple):
+            out[v[0]] = v[1]  # a parameter: keyed by the object
+        else:
+            out[t] = v
+    return readers, own, out
 
 
 def _flatten(v):
@@ -931,7 +1061,8 @@ def make_torch_graph(graph_json):
 
 
 def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, name="a compiled region",
-                        recompute=None, written=(), random=False, no_recompute="", grad_deps=None, floats=()):
+                        recompute=None, written=(), random=False, no_recompute="", grad_deps=None, floats=(),
+                        guards=()):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
@@ -955,8 +1086,37 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     gradients are eager's and differentiable (ARCHITECTURE A70). For that the Function keeps its
     inputs and their versions, the values before the forward of the inputs it writes
     (``written``: BatchNorm's running statistics) and, when the forward draws random numbers,
-    the generator's state before it."""
+    the generator's state before it.
+
+    guards (autograd_probe's) are the inputs and outputs whose memory eager's ops save for their
+    backward: the region keeps them with their versions after the forward, and its backward
+    raises eager's "modified by an inplace operation" error when one was written in place since
+    and a given gradient's output reaches the op that saved it, before anything else (ptgo's own
+    derivatives may save other values, or none of them: ARCHITECTURE A152)."""
     tangents = list(tangents)
+    written_set = set(written)
+    # eager's backward reaches these inputs (by index) and parameters (by object) from these
+    # outputs: they get a gradient where ptgo's derivatives see none (zeros)
+    reach_in = {int(i): frozenset(ks) for kind, i, v, ks, node in guards if kind == 2}
+    reach_attr = [(node, frozenset(ks)) for kind, i, v, ks, node in guards if kind == 3]
+    reach_resolved = {}
+
+    def eager_reach(n_args):
+        """reach_in and reach_attr by argument index (the parameters follow the inputs)."""
+        if n_args not in reach_resolved:
+            r = dict(reach_in)
+            first = n_args - len(consts)
+            for obj, ks in reach_attr:
+                for j, c in enumerate(consts):
+                    if c is obj:
+                        r[first + j] = ks
+            reach_resolved[n_args] = r
+        return reach_resolved[n_args]
+    # an input the region writes itself is left out: eager's version count of it differs from
+    # ptgo's (the write is bumped after the Function returns, alias_checked), and the probe's
+    # refusal covers a write after eager saved it
+    guards = [(int(kind), int(i), int(v), frozenset(ks), node) for kind, i, v, ks, node in guards
+              if kind in (0, 1) and not (kind == 0 and i in written_set)]
     diff = set(tangents)
     consts = list(consts)
     deps = None if grad_deps is None else [None if d is None else frozenset(d) for d in grad_deps]
@@ -1023,15 +1183,25 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                 res[i] = g if create_graph or g is None else g.detach()
         return tuple(res)
 
+    # Parameters eager's backward reaches that ptgo's graph does not read (the graph overwrote
+    # the value computed from them) enter the Function after its arguments, unused by the
+    # forward, so their gradient can be eager's zeros (_zero_grads_eager_gives).
+    extra = [(obj, ks) for obj, ks in reach_attr
+             if isinstance(obj, torch.Tensor) and not any(c is obj for c in consts)]
+    extra_args = tuple(obj for obj, _ in extra)
+
     class CompiledRegion(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
+            if extra:
+                args = args[:len(args) - len(extra)]
             # What a double backward's recompute needs (differentiable_backward); the inputs are
             # kept on ctx, not saved, so a first-order backward checks only what it reads.
             ctx.ptgo_inputs = args
             ctx.ptgo_before = [args[i].clone() for i in written] if written else ()
             ctx.ptgo_rng = torch.get_rng_state() if random else None
             ctx.ptgo_floats = tuple(args[i] for i in floats)
+            before = [a._version if isinstance(a, torch.Tensor) else None for a in args] if guards else None
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
             user, saved = list(outs[:num_outputs]), outs[num_outputs:]
@@ -1045,38 +1215,53 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                     user[i] = user[i].detach()
                     nondiff.append(user[i])
             ctx.mark_non_differentiable(*nondiff)
+            ctx.ptgo_guards = _guarded(guards, args, before, ctx.ptgo_versions, user) if guards else ()
             ctx.set_materialize_grads(False)
             ctx.tangent_metas = [(user[k].shape, user[k].dtype, user[k].device) for k in tangents]
             return tuple(user)
 
         @staticmethod
         def backward(ctx, *grads):
-            if torch.is_grad_enabled():
-                return differentiable_backward(ctx, grads)
-            tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
-                    for k, m in zip(tangents, ctx.tangent_metas)]
-            res = tuple(bwd(*ctx.saved_tensors, *tang, *ctx.ptgo_floats))
-            if deps is not None:
+            res = region_backward(ctx, grads)
+            if extra:
                 given = {k for k in tangents if grads[k] is not None}
-                res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r
-                            for i, r in enumerate(res))
-            if any(grads[k] is None for k in tangents) and _non_finite(res) and recomputable(ctx):
-                # An output the caller does not differentiate gets a zero tangent, which eager's
-                # autograd never has: it skips that output's backward. Times an infinite or NaN
-                # local derivative (reciprocal at 0, acos beyond ±1) the zero makes NaN in the
-                # compiled backward where eager's gradient is finite (fuzz seeds 1186, 2782,
-                # 6532, 6937, 9153). Non-finite gradients are the only sign of it, so then the
-                # region's forward is recomputed with torch and differentiated by torch.autograd
-                # from the given outputs only: eager's gradients (named on perf_hints).
-                if not nan_hinted:
-                    nan_hinted.append(True)
-                    _logging.emit("perf_hints", "%s: an output's gradient was not given and the compiled backward "
-                                  "gave a non-finite gradient (a zero tangent times an infinite derivative may "
-                                  "make NaN where eager skips that output): this backward recomputes the region "
-                                  "with torch" % name)
-                with torch.enable_grad():
-                    return differentiable_backward(ctx, grads, create_graph=False)
+                n = len(ctx.ptgo_inputs)
+                res = tuple(res) + tuple(
+                    torch.zeros_like(obj) if ctx.needs_input_grad[n + j] and ks & given else None
+                    for j, (obj, ks) in enumerate(extra))
             return res
+
+    def region_backward(ctx, grads):
+        if ctx.ptgo_guards:
+            _check_guards(ctx.ptgo_guards, grads)
+        if torch.is_grad_enabled():
+            return differentiable_backward(ctx, grads)
+        tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
+                for k, m in zip(tangents, ctx.tangent_metas)]
+        res = tuple(bwd(*ctx.saved_tensors, *tang, *ctx.ptgo_floats))
+        if deps is not None:
+            given = {k for k in tangents if grads[k] is not None}
+            res = tuple(None if i < len(deps) and (deps[i] is None or not deps[i] & given) else r
+                        for i, r in enumerate(res))
+        if reach_in or reach_attr:
+            res = _zero_grads_eager_gives(res, eager_reach(len(ctx.ptgo_inputs)), grads, tangents, ctx)
+        if any(grads[k] is None for k in tangents) and _non_finite(res) and recomputable(ctx):
+            # An output the caller does not differentiate gets a zero tangent, which eager's
+            # autograd never has: it skips that output's backward. Times an infinite or NaN
+            # local derivative (reciprocal at 0, acos beyond ±1) the zero makes NaN in the
+            # compiled backward where eager's gradient is finite (fuzz seeds 1186, 2782,
+            # 6532, 6937, 9153). Non-finite gradients are the only sign of it, so then the
+            # region's forward is recomputed with torch and differentiated by torch.autograd
+            # from the given outputs only: eager's gradients (named on perf_hints).
+            if not nan_hinted:
+                nan_hinted.append(True)
+                _logging.emit("perf_hints", "%s: an output's gradient was not given and the compiled backward "
+                              "gave a non-finite gradient (a zero tangent times an infinite derivative may "
+                              "make NaN where eager skips that output): this backward recomputes the region "
+                              "with torch" % name)
+            with torch.enable_grad():
+                return differentiable_backward(ctx, grads, create_graph=False)
+        return res
 
     region = CompiledRegion.apply
     # Inputs that get no gradient (grad_deps None: no output reaches them through values that
@@ -1085,7 +1270,8 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     # would run their grad_fn (fuzz seed 4406: torch's NotImplemented node of a floor_divide_
     # raised "derivative for aten::floor_divide_ is not implemented" in a backward eager never
     # takes through it). detach() keeps the storage and the version counter.
-    cut = [] if deps is None else [i for i, d in enumerate(deps) if d is None and i not in written]
+    cut = [] if deps is None else [i for i, d in enumerate(deps) if d is None and i not in written and
+                                   i not in eager_reach(len(deps))]
 
     def apply(*args):
         if cut:
@@ -1094,7 +1280,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                 a = args[i] if i < len(args) else None
                 if isinstance(a, torch.Tensor) and a.requires_grad:
                     args[i] = a.detach()
-        return _views_outside(region(*args))
+        return _views_outside(region(*args, *extra_args))
 
     if rerun is None:
         def run(*inputs):
@@ -1108,6 +1294,92 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             return rerun(*inputs)
 
     return run
+
+
+def _guarded(guards, args, before, after, user):
+    """The tensors a region's guards name, after its forward: (tensor, its version now, eager's version of it now, the outputs whose gradient reaches the op that saved
+    it, what eager's error names: the probe's node of an output, an input's output_nr). before and
+    after are the inputs' versions around the forward; eager's count of an input is its version
+    before plus the bumps eager's ops make (the guard's), of an output the guard's."""
+    _inplace_error_style()  # read now, not inside a backward
+    out = []
+    for kind, i, v, ks, node in guards:
+        if kind == 0:
+            t = args[i] if i < len(args) else None
+            if isinstance(t, torch.Tensor):
+                out.append((t, after[i], before[i] + v, ks, t.output_nr))  # output_nr when saved
+        else:
+            t = user[i] if i < len(user) else None
+            if isinstance(t, torch.Tensor):
+                # detached (the same memory and version counter): the output's grad_fn will be
+                # this region's node, which holds the guards, and a reference cycle through it
+                # would keep both alive
+                out.append((t.detach(), t._version, v, ks, node))
+    return out
+
+
+def _check_guards(guarded, grads):
+    """Raises eager's "modified by an inplace operation" error for the first guarded tensor
+    (_guarded) written in place since the forward whose saving op a given gradient reaches, with
+    eager's version numbers."""
+    given = {k for k, g in enumerate(grads) if g is not None}
+    for t, end, expected, ks, node in guarded:
+        if t._version == end or not ks & given:
+            continue
+        # eager names the node that made a saved output, and the current grad_fn of a saved
+        # input with its output number when saved
+        node_name, hint = _inplace_error_style()
+        where = ""
+        if isinstance(node, tuple):
+            where = ", which is output %d of %s," % (node[1], node_name(node[0]))
+        elif isinstance(node, int) and t.grad_fn is not None:
+            where = ", which is output %d of %s," % (node, node_name(t.grad_fn.name()))
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            "operation: [%s %s]%s is at version %d; expected version %d instead.%s" % (
+                t.type(), list(t.shape), where, t._version - end + expected, expected, hint))
+
+
+_INPLACE_STYLE = []
+
+
+def _inplace_error_style():
+    """How the running torch words its "modified by an inplace operation" error, read once from
+    the error itself (torch 1.13 names ReluBackward0 and hints set_detect_anomaly(True); 2.14
+    names Relu and hints set_detect_anomaly(True, check_nan=False)): (the node name it prints
+    for a grad_fn's name(), the text after "instead.")."""
+    if not _INPLACE_STYLE:
+        node_name, hint = (lambda n: n), ""
+        with torch.enable_grad():
+            x = torch.zeros(1, requires_grad=True) * 1
+            y = torch.relu(x)
+            name = y.grad_fn.name()
+            y.add_(1)
+            try:
+                y.backward()
+            except RuntimeError as e:
+                msg = str(e)
+                hint = msg[msg.index("instead.") + len("instead."):] if "instead." in msg else ""
+                if (", which is output 0 of %s," % name) not in msg:
+                    stem = re.sub(r"Backward\d*$", "", name)
+                    if (", which is output 0 of %s," % stem) in msg:
+                        node_name = lambda n: re.sub(r"Backward\d*$", "", n)  # noqa: E731
+        _INPLACE_STYLE.append((node_name, hint))
+    return _INPLACE_STYLE[0]
+
+
+def _zero_grads_eager_gives(res, reach, grads, tangents, ctx):
+    """A compiled backward's gradients with zeros for each input that ptgo's derivatives give
+    none but eager's backward reaches from a differentiated output (reach: autograd_probe's,
+    by argument index): eager's graph keeps the edge to a value the graph overwrote (a copy_
+    into a linear's result: CopyBackwards gives the old value a zero gradient, so the
+    parameters' .grad are zeros, not None: fuzz seed 7153)."""
+    given = {k for k in tangents if grads[k] is not None}
+    out = list(res)
+    for i, ks in reach.items():
+        if i < len(out) and out[i] is None and ctx.needs_input_grad[i] and ks & given:
+            out[i] = torch.zeros_like(ctx.ptgo_inputs[i])
+    return tuple(out)
 
 
 def ddp_buckets(m, inputs):
@@ -1176,8 +1448,20 @@ def _unview_temporaries(user):
         if ids is None:
             ids = {id(t) for t in user if isinstance(t, torch.Tensor)}
         if id(b) not in ids:
-            user[i] = torch.empty(0, dtype=o.dtype, device=o.device).set_(
-                _compat.storage(o), o.storage_offset(), o.size(), o.stride())
+            user[i] = _fresh_on_storage(o)
+
+
+def _fresh_on_storage(o):
+    """A tensor that is no view over o's memory, at version 0 as eager's new results are: set_
+    bumps the version counter of the tensor it writes in ADInplaceOrView, which is skipped
+    (eager's version numbers show in "modified by an inplace operation" errors: fuzz seed
+    4836)."""
+    guard = torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView))
+    try:
+        return torch.empty(0, dtype=o.dtype, device=o.device).set_(
+            _compat.storage(o), o.storage_offset(), o.size(), o.stride())
+    finally:
+        del guard
 
 
 def _views_outside(outs):
