@@ -160,7 +160,14 @@ func (e Expr) AddConst(c int64) Expr { return Expr{C: e.C + c, Terms: e.Terms} }
 // Scale returns k·e.
 func (e Expr) Scale(k int64) Expr {
 	if k == 0 {
-		return Expr{}
+		// an indirect index stays, with coefficient 0: its range check must still run
+		var out Expr
+		for _, t := range e.Terms {
+			if t.Atom.hasInd() {
+				out.Terms = append(out.Terms, Term{Atom: t.Atom})
+			}
+		}
+		return out
 	}
 	out := Expr{C: e.C * k, Terms: make([]Term, len(e.Terms))}
 	for i, t := range e.Terms {
@@ -242,14 +249,20 @@ func (e Expr) usesVarInside(k int) bool {
 // hasInd reports whether e has an indirect index (a run-time checked one) anywhere.
 func (e Expr) hasInd() bool {
 	for _, t := range e.Terms {
-		switch t.Atom.Kind {
-		case AtomInd:
+		if t.Atom.hasInd() {
 			return true
-		case AtomDiv, AtomMod:
-			if t.Atom.X.hasInd() {
-				return true
-			}
 		}
+	}
+	return false
+}
+
+// hasInd reports whether the atom is or holds an indirect index.
+func (a *Atom) hasInd() bool {
+	switch a.Kind {
+	case AtomInd:
+		return true
+	case AtomDiv, AtomMod:
+		return a.X.hasInd()
 	}
 	return false
 }
@@ -350,7 +363,10 @@ func mergeTerms(e Expr) Expr {
 	}
 	res := Expr{C: e.C}
 	for _, t := range out {
-		if t.Coef != 0 {
+		// a term whose coefficient is 0 goes, unless it holds an indirect index: x[idx] along
+		// an expanded (stride 0) dim reads the same address for every index, and eager still
+		// raises for one out of range (fuzz seed 11463)
+		if t.Coef != 0 || t.Atom.hasInd() {
 			res.Terms = append(res.Terms, t)
 		}
 	}
@@ -600,7 +616,7 @@ func flatten(idx []Expr, strides []Sym, offset Sym, b Bounds) Expr {
 	out := symExpr(offset)
 	for k, e := range idx {
 		st, static := strides[k].IsConst()
-		if static && st == 0 {
+		if static && st == 0 && !e.hasInd() {
 			continue
 		}
 		var s Expr

@@ -543,3 +543,21 @@ def test_index_out_of_range_in_a_graph_that_writes_its_own_tensor_raises_as_eage
     with pytest.raises(IndexError) as got:
         ptgo.compile(f, backend=backend)(x)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_index_out_of_range_along_an_expanded_dim_raises(backend):
+    """x[idx] along a dim of stride 0 reads the same address for every index, so the index drops
+    out of the address; its range check must not (fuzz seed 11463: an index 4 of 4 rows
+    returned values)."""
+    def fn(x):
+        return torch.nn.functional.threshold(x, 0.1, 20.0)[torch.tensor([1, 1, 4])]
+
+    x = torch.randint(0, 4, (1, 1, 5), dtype=torch.int32).expand(4, 1, 5)
+    with pytest.raises(IndexError) as want:
+        fn(x)
+    with pytest.raises(IndexError) as got:
+        ptgo.compile(fn, backend=backend)(x)
+    assert str(got.value) == str(want.value)
+    ok = torch.randint(0, 4, (1, 1, 5), dtype=torch.int32).expand(5, 1, 5)
+    assert torch.equal(ptgo.compile(fn, backend=backend)(ok), fn(ok))
