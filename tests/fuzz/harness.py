@@ -401,11 +401,21 @@ class Slack:
 
     def __init__(self, base, perturbed):
         self.by_path = {}
+        # Tensors whose shape eager's own rounding decides: a boolean mask or a branch on values
+        # that are rounding residue (fuzz seed 5173: x[x > 0] of a BatchNorm of a constant, eager's
+        # residue 3e-5 where ptgo's (x - mean)·rstd is 0; seed 3293: `if v.mean() < 0` of a
+        # LayerNorm's output, a mean that is 0 up to rounding), as an integer result can be
+        # (below). A perturbed run that gives such a tensor another shape says so; its values
+        # are then not compared (what else the branch changed is compared under the slack the
+        # same runs give).
+        self.shape_free = set()
         ref = tensors_by_path(base)
         for o in perturbed:
             got = tensors_by_path(o)
             for path, e in ref.items():
                 p = got.get(path)
+                if p is not None and p.shape != e.shape and p.dtype == e.dtype:
+                    self.shape_free.add(path)
                 if p is None or p.shape != e.shape or p.dtype != e.dtype:
                     continue
                 if not (e.is_floating_point() or e.is_complex()):
@@ -543,6 +553,8 @@ def compare_values(path, e, c, inputs_e, inputs_c, kind="value", slack=None, sig
         if e.dtype != c.dtype:
             raise Failure("dtype", "%s: dtype eager %s, ptgo %s" % (path, e.dtype, c.dtype))
         if e.shape != c.shape:
+            if slack is not None and path in slack.shape_free:
+                return  # a shape eager's rounding decides (Slack.shape_free)
             raise Failure("shape", "%s: shape eager %s, ptgo %s" % (path, tuple(e.shape), tuple(c.shape)))
         if e.requires_grad != c.requires_grad:
             raise Failure("requires-grad", "%s: requires_grad eager %s, ptgo %s" % (path, e.requires_grad, c.requires_grad))
@@ -662,7 +674,7 @@ def check_program(prog, backends=BACKENDS, calls=CALLS):
     return failures
 
 
-ROUNDING_KINDS = {"value", "nan-inf", "signed-zero", "grad", "input-state", "module-state"}
+ROUNDING_KINDS = {"value", "nan-inf", "signed-zero", "grad", "input-state", "module-state", "shape"}
 
 
 def _check_backend(prog, mod, backend, calls):
