@@ -149,7 +149,7 @@ def nan_sign_of(perturbation):
     return 1 if perturbation % 2 else -1
 
 
-SUMS = {"aten::sum", "aten::mean"}
+SUMS = {"aten::sum", "aten::mean", "aten::var_mean", "aten::std_mean"}
 
 
 class PerturbMode(TorchDispatchMode):
@@ -167,8 +167,7 @@ class PerturbMode(TorchDispatchMode):
         schema = func._schema
         if any(r.alias_info is not None for r in schema.returns) and not schema.is_mutable:
             return out  # a view: its base is perturbed already
-        if schema.name in SUMS and isinstance(out, torch.Tensor) and out.dtype in PERTURB and args and \
-                isinstance(args[0], torch.Tensor) and args[0].is_floating_point() and out.numel():
+        if schema.name in SUMS and args and isinstance(args[0], torch.Tensor) and args[0].is_floating_point():
             # A sum's rounding error scales with its terms' magnitudes, not with the result: a
             # mean that is 0 up to rounding (of a LayerNorm's output: fuzz seed 3293) has a sign
             # the summation order decides, and moving the result by a few ulps of itself never
@@ -176,7 +175,9 @@ class PerturbMode(TorchDispatchMode):
             # one run up and the other down (the sign is that run's NaN sign).
             with torch.no_grad():
                 mag = func(args[0].abs(), *args[1:], **(kwargs or {}))
-            out.add_(mag.to(out.dtype) * (PERTURB[out.dtype] * self.nan_sign))
+            r, mag = (out[1], mag[1]) if isinstance(out, tuple) else (out, mag)  # var_mean's mean
+            if r.dtype in PERTURB and r.numel():
+                r.add_(mag.to(r.dtype) * (PERTURB[r.dtype] * self.nan_sign))
         for t in (out if isinstance(out, (tuple, list)) else [out]):
             if isinstance(t, torch.Tensor) and t.dtype in PERTURB and t.numel():
                 try:
