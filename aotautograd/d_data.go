@@ -14,11 +14,24 @@ func vjpClone(c *vjpCtx) {
 	}
 }
 
-// grad_as(x, e): the gradient is e's, none goes to x.
+// grad_as(x, e): the gradient is e's, none goes to x. grad_as(x, e, f): e's gradient is
+// xlogy(g, f): g·log(f), but 0 where g is 0 and f is not NaN (also where log(f) is NaN or
+// infinite: torch's gradient of xlogy's self).
 func vjpGradAs(c *vjpCtx) {
-	if c.needs(1) {
-		c.give(c.x(1), c.g)
+	if c.needs(2) {
+		c.give(c.x(2), nil) // (f is a factor of the gradient; its own comes another way)
 	}
+	if !c.needs(1) {
+		return
+	}
+	if len(c.n.Args) > 2 {
+		if f := c.x(2); f != nil {
+			keep := c.emit("logical_and", c.emit("eq", c.g, 0.0), c.emit("logical_not", c.emit("isnan", f)))
+			c.give(c.x(1), c.where(keep, c.zerosLike(c.g.TensorMeta()), c.mul(c.g, c.emit("log", f))))
+			return
+		}
+	}
+	c.give(c.x(1), c.g)
 }
 
 // slice takes [start, end) along dim (x itself for the whole dim).

@@ -684,6 +684,14 @@ func torchIota(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) f
 // torchFallback: the torch-level call itself ("Tensor.x" targets are methods).
 func torchFallback(t *toTorch, n *fxgraph.Node, args []fxgraph.Arg, target string) fxgraph.Arg {
 	target, _ = n.Args[0].(fxgraph.Const).V.(string)
+	// torch's call sees its tensors laid out as eager's (their prims metas): torch's own
+	// kernels lay some results out their way (a BatchNorm decomposed into pointwise ops of a
+	// transposed input is transposed, eager's BatchNorm contiguous), and a call like rand_like
+	// draws in memory order (fuzz seed 3281) or gives its result its argument's strides
+	args = append([]fxgraph.Arg{}, args...)
+	for i := 1; i < len(args); i++ {
+		args[i] = t.restrideOutputs(n.Args[i], args[i])
+	}
 	var kwargs []fxgraph.Kwarg
 	for _, kw := range n.Kwargs {
 		kwargs = append(kwargs, fxgraph.Kwarg{Name: kw.Name, Value: t.arg(kw.Value)})

@@ -60,7 +60,10 @@ package primtorch
 //     dtype) and not to x. A decomposition whose values follow torch's kernel but whose
 //     derivative is a different formula in torch (derivatives.yaml) computes x without
 //     gradient and e as that formula's linear term (mul(input, derivative), the derivative
-//     computed without gradient); only training graphs have it.
+//     computed without gradient); only training graphs have it. grad_as(x, e, f) gives e the
+//     gradient xlogy(g, f) instead (g·log(f), but 0 where g is 0 and f is not NaN): torch's
+//     gradient of xlogy's self is xlogy(grad, other), 0 for a zero grad even where log(other)
+//     is NaN or infinite.
 //   - cat(tensors, dim): one dtype, equal ranks, equal sizes but in dim (empty legacy 1-d
 //     tensors are dropped by the decomposition).
 //   - constant_pad_nd(x, pad, value): pad holds (before, after) pairs from the last dim;

@@ -163,7 +163,7 @@ var primDefs = allSymbolic(
 	prim(OpPrimAsStrided, KindView, "prims::as_strided(Tensor(a) self, int[] size, int[] stride, int offset) -> Tensor(a)", metaPrimAsStrided),
 
 	prim(OpPrimClone, KindOther, "prims::clone(Tensor self) -> Tensor", metaPrimClone),
-	prim(OpPrimGradAs, KindOther, "prims::grad_as(Tensor self, Tensor grad_from) -> Tensor", metaPrimClone),
+	prim(OpPrimGradAs, KindOther, "prims::grad_as(Tensor self, Tensor grad_from, Tensor? factor=None) -> Tensor", metaPrimClone),
 	prim(OpPrimCat, KindIndexing, "prims::cat(Tensor[] tensors, int dim) -> Tensor", metaPrimCat),
 	prim(OpPrimConstantPadNd, KindOther, "prims::constant_pad_nd(Tensor self, int[] pad, Scalar value) -> Tensor", metaPrimPad),
 	prim(OpPrimGather, KindIndexing, "prims::gather(Tensor self, int dim, Tensor index) -> Tensor", metaPrimGather).raises(indexedByTensor),

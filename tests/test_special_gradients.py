@@ -34,6 +34,11 @@ CASES = {
     "xlogy_tensors": lambda x: torch.xlogy(x, x.flip(0)),
     "xlogy_same": lambda x: torch.xlogy(x, x),
     "xlogy_number_self": lambda x: torch.xlogy(2.0, x),
+    # ... xlogy(grad, y) for x, in fact: a zero grad gives 0 where log(y) is NaN or infinite (fuzz
+    # seed 4622: a floor division's zero gradient)
+    "xlogy_zero_grad_number": lambda x: torch.xlogy(x, -3.0) * 0.0,
+    "xlogy_zero_grad_tensors": lambda x: torch.xlogy(x, x.flip(0)) * 0.0,
+    "xlogy_floor_divided": lambda x: torch.div(torch.xlogy(x, x.flip(0)), 2.0, rounding_mode="floor"),
     # torch's smooth_l1/huber backward: ±1 (±delta) beyond the limit, also at an infinite difference
     "smooth_l1": lambda x: F.smooth_l1_loss(x, x.flip(0) * 0.5, reduction="none"),
     "smooth_l1_beta": lambda x: F.smooth_l1_loss(x, torch.zeros_like(x), beta=0.5),

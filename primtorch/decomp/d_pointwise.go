@@ -716,7 +716,7 @@ func dFmaxFmin(name string) decompFn {
 }
 
 // dXlogy is x*log(y), 0 where x == 0, NaN where y is NaN. Its gradient is torch's
-// (derivatives.yaml): x gets grad*log(y), 0 where x == 0 and y <= 0; y gets grad*x/y. The chain
+// (derivatives.yaml): x gets xlogy(grad, y), 0 where x == 0 and y <= 0; y gets (grad*x)/y. The chain
 // rule through the where gave neither operand any gradient where x == 0.
 func dXlogy(c *ctx) (any, error) {
 	d := c.d
@@ -737,11 +737,16 @@ func dXlogy(c *ctx) (any, error) {
 		}
 		var e val
 		if m := metaOf(x); m.RequiresGrad {
+			// xlogy(grad, y), 0 where x == 0 and y <= 0: a zero grad gives 0 even where log(y)
+			// is NaN or infinite (fuzz seed 4622: a floor division's zero gradient, y = -3),
+			// which grad·log(y) would not (grad_as with a factor)
 			masked := d.bin("logical_and", d.bin("eq", x, 0.0), d.bin("le", y, 0.0))
-			e = d.mul(x, noGrad(d.where(masked, zero(y), d.un("log", y))))
+			e = d.prim("grad_as", d.full(sizesOf(x), 0.0, dtypeOf(x)), d.where(masked, zero(x), x), y)
 		}
 		if m := metaOf(y); m.RequiresGrad {
-			ey := d.mul(y, noGrad(d.div(x, y)))
+			// (grad·x)/y as torch computes it: grad·(x/y) is NaN for a zero grad where x/y
+			// overflows (x = 1e30, y = -1e-30 in float32)
+			ey := d.mul(d.div(y, noGrad(d.prim("clone", y))), noGrad(d.prim("clone", x)))
 			if e == nil {
 				e = ey
 			} else {

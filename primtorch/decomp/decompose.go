@@ -535,6 +535,13 @@ func (d *decomposer) outputValue(s *tstate) (*fxgraph.Node, error) {
 		return d.read(s), nil
 	}
 	v := d.read(s)
+	if s.base != nil && s.base.mutated && d.rootOf(v) != d.rootOf(d.read(s.base)) {
+		// A view written through (write gave it the written value, a tensor of its own): in
+		// eager it is still a view of its base's storage, with the base's strides (fuzz seed
+		// 3980: v1.narrow(-1, 0, 1) written by setitem has strides (300, 1), not (1, 1)).
+		v = d.replay(d.read(s.base), s.chain)
+		s.cur = v
+	}
 	if d.rootOf(v).Op != fxgraph.CallFunction {
 		// A computed value that is (a view of) an input's node without aliasing it in eager.
 		v = d.prim("clone", v)

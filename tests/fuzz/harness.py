@@ -149,6 +149,9 @@ def nan_sign_of(perturbation):
     return 1 if perturbation % 2 else -1
 
 
+SUMS = {"aten::sum", "aten::mean", "aten::var_mean", "aten::std_mean"}
+
+
 class PerturbMode(TorchDispatchMode):
     """Eager with rounding noise: every float result of every aten op (forward and backward,
     random draws included; views excepted) moved by a few ulps, in place. What a program's results
@@ -164,12 +167,96 @@ class PerturbMode(TorchDispatchMode):
         schema = func._schema
         if any(r.alias_info is not None for r in schema.returns) and not schema.is_mutable:
             return out  # a view: its base is perturbed already
+        if schema.name in SUMS and args and isinstance(args[0], torch.Tensor) and args[0].is_floating_point():
+            # A sum's rounding error scales with its terms' magnitudes, not with the result: a
+            # mean that is 0 up to rounding (of a LayerNorm's output: fuzz seed 3293) has a sign
+            # the summation order decides, and moving the result by a few ulps of itself never
+            # changes it. Each perturbed run moves it by a few ulps of the sum of magnitudes,
+            # one run up and the other down (the sign is that run's NaN sign).
+            with torch.no_grad():
+                mag = func(args[0].abs(), *args[1:], **(kwargs or {}))
+            r, mag = (out[1], mag[1]) if isinstance(out, tuple) else (out, mag)  # var_mean's mean
+            if r.dtype in PERTURB and r.numel():
+                r.add_(mag.to(r.dtype) * (PERTURB[r.dtype] * self.nan_sign))
         for t in (out if isinstance(out, (tuple, list)) else [out]):
             if isinstance(t, torch.Tensor) and t.dtype in PERTURB and t.numel():
                 try:
                     t.copy_(perturb(t, self.g, self.nan_sign))
                 except RuntimeError:
                     pass  # internal overlap
+        return out
+
+
+# Eager's CPU kernels compute an elementwise op in two ways: vectorised, 8 or 16 elements at a
+# time, and one element at a time for the tail (and for strided operands), and the two ways do
+# not always agree for the same values. On the machine the fuzzer runs on (torch 1.13 and 2.14):
+# celu's and hardshrink's backward at a NaN input give the gradient through in the scalar tail
+# but NaN (celu) or 0 (hardshrink) in vector lanes (fuzz seeds 3969, 4113: x = full(n, nan),
+# hardshrink(x).backward(ones(n)) gives x.grad 1.0 for n < 16, 0.0 for the first 16 elements of
+# n = 17); fmod and floor_divide by a subnormal divisor give NaN in vector lanes and the finite
+# remainder / -inf in the tail (seed 4840: fmod(-1.214, 3.4e-39)). Which element falls in which
+# way depends on the tensor's size, layout and the thread split, not on its values: the
+# result is eager's either way. LoopPathMode reruns each elementwise op the one way for every
+# element (Slack then takes what changes as eager's own latitude, like rounding).
+_INT_ARG = re.compile(r"^(Sym)?[Ii]nt(\[\d*\])?\??$")
+
+
+def _elementwise_call(func, args, kwargs):
+    """func is an elementwise call: no int or int-list argument (a dim, a size), one tensor
+    result, every tensor argument of its shape or 0-d."""
+    schema = func._schema
+    if schema.is_mutable or any(r.alias_info is not None for r in schema.returns) or len(schema.returns) != 1:
+        return False
+    if any(_INT_ARG.match(str(a.type)) for a in schema.arguments):
+        return False
+    return True
+
+
+class LoopPathMode(TorchDispatchMode):
+    """Eager with every elementwise op computed the scalar way (path="scalar": operands copied
+    into strided memory, which eager's loops walk one element at a time) or the vectorised way
+    (path="vector": operands flattened and padded to a multiple of 64 elements, so that none
+    falls in a scalar tail); the results keep eager's layout (see the comment above)."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+
+    def _alt(self, func, args, kwargs, out):
+        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        if not tensors or any(t.shape != out.shape and t.dim() for t in tensors) or out.numel() < 2:
+            return None
+        n = out.numel()
+
+        def conv(a):
+            if not isinstance(a, torch.Tensor) or not a.dim():
+                return a
+            if self.path == "scalar":
+                s = torch.empty(tuple(a.shape) + (2,), dtype=a.dtype)[..., 0]
+                return s.copy_(a)
+            flat = a.reshape(-1)
+            pad = (-n) % 64 + 64
+            return torch.cat([flat, flat[:1].expand(pad)])
+
+        alt = func(*[conv(a) for a in args], **{k: conv(v) for k, v in kwargs.items()})
+        if self.path == "vector":
+            alt = alt[:n].reshape(out.shape)
+        return alt
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        rng = torch.get_rng_state()
+        out = func(*args, **kwargs)
+        if not isinstance(out, torch.Tensor) or not _elementwise_call(func, args, kwargs):
+            return out
+        if not torch.equal(rng, torch.get_rng_state()):
+            return out  # a random op: a second call would draw other numbers
+        try:
+            alt = self._alt(func, args, kwargs, out)
+            if alt is not None and alt.shape == out.shape and alt.dtype == out.dtype:
+                out.copy_(alt)
+        except Exception:  # noqa: BLE001 (an op that takes no such operands keeps its result)
+            pass
         return out
 
 
@@ -349,11 +436,21 @@ class Slack:
 
     def __init__(self, base, perturbed):
         self.by_path = {}
+        # Tensors whose shape eager's own rounding decides: a boolean mask or a branch on values
+        # that are rounding residue (fuzz seed 5173: x[x > 0] of a BatchNorm of a constant, eager's
+        # residue 3e-5 where ptgo's (x - mean)·rstd is 0; seed 3293: `if v.mean() < 0` of a
+        # LayerNorm's output, a mean that is 0 up to rounding), as an integer result can be
+        # (below). A perturbed run that gives such a tensor another shape says so; its values
+        # are then not compared (what else the branch changed is compared under the slack the
+        # same runs give).
+        self.shape_free = set()
         ref = tensors_by_path(base)
         for o in perturbed:
             got = tensors_by_path(o)
             for path, e in ref.items():
                 p = got.get(path)
+                if p is not None and p.shape != e.shape and p.dtype == e.dtype:
+                    self.shape_free.add(path)
                 if p is None or p.shape != e.shape or p.dtype != e.dtype:
                     continue
                 if not (e.is_floating_point() or e.is_complex()):
@@ -385,6 +482,23 @@ class Slack:
 
     def get(self, path):
         return self.by_path.get(path)
+
+    def carry(self, earlier):
+        """Adds the slack of an earlier call's Slack to what accumulates across calls (parameters'
+        .grad, module state): a difference accepted there is still in them (a branch eager's
+        rounding decided went the other way in ptgo at call 0: its gradient is in the .grad of
+        call 1 too, where the perturbed runs start from eager's .grad)."""
+        if earlier is None:
+            return self
+        for path, (a, p) in earlier.by_path.items():
+            if not (path.startswith("param ") or path.startswith("state_dict[")):
+                continue
+            old = self.by_path.get(path)
+            if old is None:
+                self.by_path[path] = (a, p)
+            elif old[0].shape == a.shape:
+                self.by_path[path] = (old[0] + a, old[1] | p)
+        return self
 
 
 SLACK_FACTOR = 4.0
@@ -491,6 +605,8 @@ def compare_values(path, e, c, inputs_e, inputs_c, kind="value", slack=None, sig
         if e.dtype != c.dtype:
             raise Failure("dtype", "%s: dtype eager %s, ptgo %s" % (path, e.dtype, c.dtype))
         if e.shape != c.shape:
+            if slack is not None and path in slack.shape_free:
+                return  # a shape eager's rounding decides (Slack.shape_free)
             raise Failure("shape", "%s: shape eager %s, ptgo %s" % (path, tuple(e.shape), tuple(c.shape)))
         if e.requires_grad != c.requires_grad:
             raise Failure("requires-grad", "%s: requires_grad eager %s, ptgo %s" % (path, e.requires_grad, c.requires_grad))
@@ -610,7 +726,17 @@ def check_program(prog, backends=BACKENDS, calls=CALLS):
     return failures
 
 
-ROUNDING_KINDS = {"value", "nan-inf", "signed-zero", "grad", "input-state", "module-state"}
+def copy_with_grads(m):
+    """A deep copy of module m whose parameters keep their .grad (copy.deepcopy drops it): a
+    perturbed run of call k starts from the gradients calls 0..k-1 accumulated, as eager's
+    call k does (without them, a parameter's slack was off by those gradients)."""
+    c = copy.deepcopy(m)
+    for pc, pm in zip(c.parameters(), m.parameters()):
+        pc.grad = None if pm.grad is None else pm.grad.detach().clone()
+    return c
+
+
+ROUNDING_KINDS = {"value", "nan-inf", "signed-zero", "grad", "input-state", "module-state", "shape"}
 
 
 def _check_backend(prog, mod, backend, calls):
@@ -632,11 +758,12 @@ def _check_backend(prog, mod, backend, calls):
         compiled = ptgo.compile(mod.fn, backend=backend)
         fc = lambda *a: compiled(mc, *a)  # noqa: E731
     signed_zero = not SIGN_AMBIGUOUS.search("\n".join(l for st in prog["stmts"] for l in st["src"]))
+    carried = None  # the last Slack a call needed (Slack.carry)
     for k in range(calls):
         variant = 0 if k < 2 else 1
         ae, ac = make_inputs(prog, variant), make_inputs(prog, variant)
         seed = 1000 + 17 * int(prog["seed"] % 100000) + k
-        before = copy.deepcopy(me)
+        before = copy_with_grads(me)
         oe = call(eager_fn(me), ae, me, prog, seed)
         oc = call(fc, ac, mc, prog, seed)
         try:
@@ -647,14 +774,19 @@ def _check_backend(prog, mod, backend, calls):
                 raise
             perturbed = []
             for j in (1, 2):
-                mp = copy.deepcopy(before)
+                mp = copy_with_grads(before)
                 with torch.no_grad():
                     for t in list(mp.parameters()) + list(mp.buffers()):
                         t.copy_(perturb(t, torch.Generator().manual_seed(j * 7919 + 1)))
                 with PerturbMode(j):
                     perturbed.append(call(eager_fn(mp), make_inputs(prog, variant, perturbation=j), mp, prog, seed))
+            for path in ("scalar", "vector"):
+                mp = copy_with_grads(before)
+                with LoopPathMode(path):
+                    perturbed.append(call(eager_fn(mp), make_inputs(prog, variant), mp, prog, seed))
+            carried = Slack(oe, perturbed).carry(carried)
             try:
-                compare(oe, oc, Slack(oe, perturbed), signed_zero=signed_zero)
+                compare(oe, oc, carried, signed_zero=signed_zero)
             except Failure as f2:
                 f2.call = k
                 raise f2 from None
