@@ -245,15 +245,16 @@ def test_kernel_compile_error_is_reported(tmp_path):
 
 
 # The frozen convolutions packed for oneDNN, by torch version (ptgo_runtime.cpp kPackRules): torch
-# 2.14 packs every kind (A150), 1.13 ungrouped k×k convolutions of 16+ channels (A91).
-PACKS_EVERY_KIND = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 14)
+# 2.14 packs k×k and grouped ones of any channel count (A151), 1.13 ungrouped k×k ones of 16+
+# channels (A91); pointwise ones neither.
+PACKS_EVERY_KXK = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 14)
 
 
 class ConvKinds(nn.Module):
-    """A pointwise convolution (BatchNorm folded), depthwise ones ptgo's kernel leaves to torch
-    (5×5 over more than 576 channels on a small plane, A124) with the ReLU / ReLU6 they absorb, and
-    a grouped one: packed on torch 2.14 (the ReLU as oneDNN's post-op), torch's convolution on
-    1.13."""
+    """A pointwise convolution (BatchNorm folded; torch's convolution), depthwise ones ptgo's
+    kernel leaves to torch (5×5 over more than 576 channels on a small plane, A124) with the ReLU /
+    ReLU6 they absorb, and a grouped one: those packed on torch 2.14 (the ReLU as oneDNN's
+    post-op), torch's convolution on 1.13."""
 
     def __init__(self):
         super().__init__()
@@ -305,9 +306,9 @@ def test_frozen_convolutions_run_packed_and_repack_after_writes():
         for _ in range(2):
             assert_same(cm(x), m(x))
     ops = _conv_ops(cm, x)
-    # a (BatchNorm folded) and b are packed; the stem (3 channels) and pointwise are too on torch
-    # 2.14, not on 1.13; the depthwise one is ptgo's
-    packed = 4 if PACKS_EVERY_KIND else 2
+    # a (BatchNorm folded) and b are packed, the stem (3 channels) too on torch 2.14; the pointwise
+    # one is torch's, the depthwise one ptgo's
+    packed = 3 if PACKS_EVERY_KXK else 2
     assert ops.count("mkldnn_prepacked::conv2d_run") == packed, ops
     assert ops.count("aten::convolution") == 4 - packed, ops
     assert ops.count("ptgo::depthwise_conv2d") == 1, ops
@@ -337,7 +338,7 @@ def test_frozen_convolutions_with_a_symbolic_batch_run_packed():
             assert_same(cm(x), m(x), "batch %d" % b)
         assert stats()["compiled"] - before["compiled"] == 1
         x = torch.randn(4, 3, 12, 12)
-        assert _conv_ops(cm, x).count("mkldnn_prepacked::conv2d_run") == (4 if PACKS_EVERY_KIND else 2)
+        assert _conv_ops(cm, x).count("mkldnn_prepacked::conv2d_run") == (3 if PACKS_EVERY_KXK else 2)
         m.b.weight.mul_(-1.5)
         assert_same(cm(x), m(x))
         xc = torch.randn(3, 3, 12, 12).to(memory_format=torch.channels_last)
@@ -355,7 +356,7 @@ def test_frozen_convolutions_of_every_kind_pack_by_torch_version():
         for _ in range(2):
             assert_same(cm(x), m(x))
     ops = _conv_ops(cm, x)
-    packed = 4 if PACKS_EVERY_KIND else 0
+    packed = 3 if PACKS_EVERY_KXK else 0
     assert ops.count("mkldnn_prepacked::conv2d_run") == packed, ops
     assert ops.count("aten::convolution") == 4 - packed, ops
     assert "ptgo::depthwise_conv2d" not in ops, ops

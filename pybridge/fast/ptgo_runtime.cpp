@@ -651,10 +651,12 @@ constexpr PackRule kPackRules[] = {
     // torch 1.13: ungrouped k×k (k > 1) of 16+ channels (A91); oneDNN 2.6 on a dense NCHW input
     // is slower than torch's convolution for pointwise, depthwise and 3-channel stems
     {100, false, false, 16},
-    // torch 2.14: every kind (A150): torch's convolution reorders the weight for oneDNN on every
-    // call; packed, resnet50's pointwise convolutions took 44 ms against 63, mobilenet_v2's 16
-    // against 20, the stems and grouped ones less too
-    {214, true, true, 1},
+    // torch 2.14: k×k of any channel count (3-channel stems) and grouped ones too (A151): torch's
+    // convolution reorders the weight for oneDNN on every call. Pointwise ones measured faster
+    // packed alone (resnet50's 44 ms against 63) and in resnet50 (105 ms against 134 unfrozen),
+    // but slower in mobilenet_v2 (24.5 against 21.6) and shufflenet (9.2 against 7.6): no rule
+    // yet, so they stay torch's
+    {214, false, true, 1},
 };
 
 #ifndef PTGO_TORCH_VERSION
