@@ -75,7 +75,8 @@ def torch_location():
         return None
     version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
     _, std, defines = [row for row in TORCH_CXX if version >= row[0]][-1]
-    flags = ["-std=" + std] + ["-D" + d for d in defines] + [
+    # PTGO_TORCH_VERSION (major·100 + minor): tables keyed by torch version (ptgo_runtime.cpp kPackRules)
+    flags = ["-std=" + std] + ["-D" + d for d in defines] + ["-DPTGO_TORCH_VERSION=%d" % (version[0] * 100 + version[1])] + [
              "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))]
     root = os.path.dirname(torch.__file__)
     wheel = os.path.join(root, "include")

@@ -244,6 +244,31 @@ def test_kernel_compile_error_is_reported(tmp_path):
     assert ".c" in out.stdout  # the path of the kept source
 
 
+# The frozen convolutions packed for oneDNN, by torch version (ptgo_runtime.cpp kPackRules): torch
+# 2.14 packs k×k and grouped ones of any channel count (A159), 1.13 ungrouped k×k ones of 16+
+# channels (A91); pointwise ones neither.
+PACKS_EVERY_KXK = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 14)
+
+
+class ConvKinds(nn.Module):
+    """A pointwise convolution (BatchNorm folded; torch's convolution), depthwise ones ptgo's
+    kernel leaves to torch (5×5 over more than 576 channels on a small plane, A124) with the ReLU /
+    ReLU6 they absorb, and a grouped one: those packed on torch 2.14 (the ReLU as oneDNN's
+    post-op), torch's convolution on 1.13."""
+
+    def __init__(self):
+        super().__init__()
+        self.pw = nn.Conv2d(8, 640, 1)
+        self.bn = nn.BatchNorm2d(640)
+        self.dw = nn.Conv2d(640, 640, 5, padding=2, groups=640)
+        self.dw6 = nn.Conv2d(640, 640, 5, padding=2, groups=640, bias=False)
+        self.g = nn.Conv2d(640, 64, 3, padding=1, groups=4)
+
+    def forward(self, x):
+        y = torch.relu(self.dw(self.bn(self.pw(x))))
+        return self.g(nn.functional.relu6(self.dw6(y)))
+
+
 class ConvChain(nn.Module):
     """3×3 convolutions of 16+ channels (packed for oneDNN when frozen), a pointwise one (left to
     torch's convolution), a depthwise one (ptgo's kernel, A124), BatchNorm and a residual add."""
@@ -281,10 +306,11 @@ def test_frozen_convolutions_run_packed_and_repack_after_writes():
         for _ in range(2):
             assert_same(cm(x), m(x))
     ops = _conv_ops(cm, x)
-    # a (BatchNorm folded) and b are packed; the stem (3 channels) and pointwise are not, the
-    # depthwise one is ptgo's
-    assert ops.count("mkldnn_prepacked::conv2d_run") == 2, ops
-    assert ops.count("aten::convolution") == 2, ops
+    # a (BatchNorm folded) and b are packed, the stem (3 channels) too on torch 2.14; the pointwise
+    # one is torch's, the depthwise one ptgo's
+    packed = 3 if PACKS_EVERY_KXK else 2
+    assert ops.count("mkldnn_prepacked::conv2d_run") == packed, ops
+    assert ops.count("aten::convolution") == 4 - packed, ops
     assert ops.count("ptgo::depthwise_conv2d") == 1, ops
     with torch.no_grad():
         m.b.weight.mul_(-1.5)  # a parameter packed as it is (not folded: no version guard)
@@ -312,11 +338,42 @@ def test_frozen_convolutions_with_a_symbolic_batch_run_packed():
             assert_same(cm(x), m(x), "batch %d" % b)
         assert stats()["compiled"] - before["compiled"] == 1
         x = torch.randn(4, 3, 12, 12)
-        assert _conv_ops(cm, x).count("mkldnn_prepacked::conv2d_run") == 2
+        assert _conv_ops(cm, x).count("mkldnn_prepacked::conv2d_run") == (3 if PACKS_EVERY_KXK else 2)
         m.b.weight.mul_(-1.5)
         assert_same(cm(x), m(x))
         xc = torch.randn(3, 3, 12, 12).to(memory_format=torch.channels_last)
         assert_same(cm(xc), m(xc))
+
+
+def test_frozen_convolutions_of_every_kind_pack_by_torch_version():
+    torch.manual_seed(0)
+    m = ConvKinds().eval()
+    m.bn.running_mean.uniform_(-1, 1)
+    m.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 8, 10, 10)
+    cm = ptgo.compile(m, dynamic=False)
+    with torch.no_grad():
+        for _ in range(2):
+            assert_same(cm(x), m(x))
+    ops = _conv_ops(cm, x)
+    packed = 3 if PACKS_EVERY_KXK else 0
+    assert ops.count("mkldnn_prepacked::conv2d_run") == packed, ops
+    assert ops.count("aten::convolution") == 4 - packed, ops
+    assert "ptgo::depthwise_conv2d" not in ops, ops
+    with torch.no_grad():
+        m.g.weight.mul_(-1.5)  # packed as it is (not folded: no version guard): packed again
+        assert_same(cm(x), m(x))
+        m.dw.bias.add_(-0.5)  # the bias of a packed convolution with a ReLU post-op
+        assert_same(cm(x), m(x))
+        m.dw6.weight.mul_(3.0)
+        assert_same(cm(x), m(x))
+    m.g.weight.data = torch.randn_like(m.g.weight) * 0.1  # new storage, same version
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        m.pw.weight.add_(0.1)  # folded with the BatchNorm: recompiles
+        assert_same(cm(x), m(x))
+        m.bn.running_var.mul_(2.0)
+        assert_same(cm(x), m(x))
 
 
 def test_unfrozen_convolutions_stay_torchs():

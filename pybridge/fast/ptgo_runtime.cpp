@@ -619,7 +619,8 @@ at::Tensor run_packed(const Step& st, const std::vector<at::Tensor>& bufs) {
     stack.emplace_back(ints_of(st.args[5], syms));
     stack.emplace_back(static_cast<int64_t>(PyLong_AsLongLong(st.args[8].value)));
     stack.emplace_back(size);
-    stack.emplace_back(std::string("none"));
+    // a ReLU the step applies (its activation keyword) is oneDNN's post-op; others follow the run
+    stack.emplace_back(std::string(st.act == PTGO_DW_RELU ? "relu" : "none"));
     prepack_op(false)->callBoxed(&stack);
     if (pk.ctxs.size() == kPackedSizes) pk.ctxs.erase(pk.ctxs.begin());
     pk.ctxs.push_back({size, std::move(stack.back())});
@@ -630,19 +631,56 @@ at::Tensor run_packed(const Step& st, const std::vector<at::Tensor>& bufs) {
   stack.emplace_back(x);
   stack.emplace_back(pk.ctxs.back().ctx);
   prepack_op(true)->callBoxed(&stack);
-  return stack.back().toTensor();
+  at::Tensor r = stack.back().toTensor();
+  if (st.act == PTGO_DW_RELU6) r.clamp_(0, 6);
+  else if (st.act == PTGO_DW_SILU) at::silu_(r);
+  return r;
+}
+
+// Which frozen convolutions run packed, by torch version: the kinds measured faster packed than
+// through torch's convolution at 1 thread (bench/conv_paths.py). The last row whose version is at
+// most the torch this runtime is built for (PTGO_TORCH_VERSION, major·100 + minor, from setup.py)
+// applies.
+struct PackRule {
+  int version;           // from this torch on
+  bool pointwise;        // 1×1 kernels
+  bool grouped;          // groups > 1 (depthwise ones ptgo's kernel takes stay its own, A124)
+  int64_t min_channels;  // input channels at least
+};
+constexpr PackRule kPackRules[] = {
+    // torch 1.13: ungrouped k×k (k > 1) of 16+ channels (A91); oneDNN 2.6 on a dense NCHW input
+    // is slower than torch's convolution for pointwise, depthwise and 3-channel stems
+    {100, false, false, 16},
+    // torch 2.14: k×k of any channel count (3-channel stems) and grouped ones too (A159): torch's
+    // convolution reorders the weight for oneDNN on every call. Pointwise ones measured faster
+    // packed alone (resnet50's 44 ms against 63) and in resnet50 (105 ms against 134 unfrozen),
+    // but slower in mobilenet_v2 (24.5 against 21.6) and shufflenet (9.2 against 7.6): no rule
+    // yet, so they stay torch's
+    {214, false, true, 1},
+};
+
+#ifndef PTGO_TORCH_VERSION
+#define PTGO_TORCH_VERSION 100
+#endif
+
+const PackRule& pack_rule() {
+  const PackRule* r = &kPackRules[0];
+  for (const PackRule& row : kPackRules)
+    if (row.version <= PTGO_TORCH_VERSION) r = &row;
+  return *r;
 }
 
 // packable says whether a frozen graph's convolution step runs through oneDNN with a packed
-// weight: a 2-d convolution, not transposed, ungrouped, of a float32 contiguous input with at
-// least 16 channels, a k×k kernel larger than 1×1, weight and bias (or none) bound to constants.
-// The kinds measured faster that way at 1 thread (bench/conv_paths.py, A91); pointwise, depthwise
-// and grouped convolutions and the 3-channel stems stay torch's convolution.
+// weight: a 2-d convolution, not transposed, of a float32 contiguous input, weight and bias (or
+// none) bound to constants, of a kind pack_rule() packs, not one ptgo's depthwise kernel takes.
 bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<bool>& is_const) {
-  if (prepack_op(false) == nullptr || st.ext != ExternKind::Convolution) return false;
+  if (prepack_op(false) == nullptr || st.ext != ExternKind::Convolution || st.depthwise) return false;
+  const PackRule& rule = pack_rule();
   const int x = st.args[0].buf, w = st.args[1].buf, b = st.args[2].buf;
   if (!is_const[w] || (b >= 0 && !is_const[b]) || (b < 0 && st.args[2].value != nullptr)) return false;
-  if (st.args[6].value != Py_False || PyLong_AsLongLong(st.args[8].value) != 1) return false;
+  if (st.args[6].value != Py_False || st.args[8].value == nullptr || !PyLong_Check(st.args[8].value)) return false;
+  const int64_t groups = PyLong_AsLongLong(st.args[8].value);
+  if (groups < 1 || (groups != 1 && !rule.grouped)) return false;
   const Buf &xs = specs[x], &ws = specs[w];
   if (ws.symbolic || xs.sizes.size() != 4) return false;
   // a symbolic input may have a symbolic batch only (contiguous: checked per call, see
@@ -652,7 +690,7 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
       if (!xs.sym_sizes[d].terms.empty()) return false;
   }
   if (xs.dtype != c10::kFloat || ws.dtype != c10::kFloat || ws.sizes.size() != 4) return false;
-  if (xs.sizes[1] < 16 || ws.sizes[2] * ws.sizes[3] <= 1) return false;
+  if (xs.sizes[1] < rule.min_channels || (ws.sizes[2] * ws.sizes[3] <= 1 && !rule.pointwise)) return false;
   for (size_t i = 0; i < 3; i++)
     if (st.args[i + 3].items.size() != 2 || st.args[i + 3].is_sym) return false;
   for (size_t i = 0; i < 3; i++)
