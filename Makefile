@@ -21,6 +21,9 @@ TORCH2_PY ?= $(shell command -v python3)
 TORCH2_PKGS := torch==2.14.1 torchvision==0.29.2
 # Real model code in a venv's site-packages, tested as users run it (tests/test_timm.py).
 TIMM_PKG := timm==0.9.16
+# Hugging Face transformers in the torch 2 venv only (tests/test_transformers.py; its 4.46 line
+# needs torch 2).
+HF_PKG := transformers==4.46.3
 VENV2 := .venv-torch2
 VPY2 := $(VENV2)/bin/python
 PY_SRC := $(wildcard python/ptgo/*.py)
@@ -69,7 +72,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml setup.py
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
-setup-torch2: setup-113 $(VENV2)/.ptgo $(VENV2)/.timm
+setup-torch2: setup-113 $(VENV2)/.ptgo $(VENV2)/.timm $(VENV2)/.transformers
 
 $(VENV2)/bin/python:
 	$(TORCH2_PY) -m venv $(VENV2)
@@ -86,6 +89,10 @@ $(VENV)/.timm: $(VENV)/bin/python
 
 $(VENV2)/.timm: $(VENV2)/.torch
 	$(VPY2) -m pip install -q $(TIMM_PKG)
+	touch $@
+
+$(VENV2)/.transformers: $(VENV2)/.torch
+	$(VPY2) -m pip install -q $(HF_PKG)
 	touch $@
 
 $(VENV2)/.ptgo: $(VENV2)/.torch $(GO_SRC) $(SHIM_SRC) $(PY_SRC) setup.py pyproject.toml

@@ -219,6 +219,16 @@ func (t *Tracer) objAttr(f *frame, o *ObjV, name string) (Value, error) {
 			return t.wrapLive(f, inner, nil)
 		}
 	}
+	if found && onType && api.Kind(cls) == py.KMethodDescriptor && t.liveDictMethodDesc(typ, name) == cls {
+		if _, inInst, _, instFound, _ := api.GetAttrStatic(o.Obj, name); !(instFound && !inInst) {
+			// dict's own method of a live dict subclass (Hugging Face's ModelOutput.keys()):
+			// liveDictMethod reads the object's items.
+			if o.Source != nil {
+				t.guards.NotInDict(o.Source, name)
+			}
+			return &BoundV{Self: o, Name: name, Desc: cls}, nil
+		}
+	}
 	v, err := api.GetAttr(o.Obj, name)
 	if err != nil {
 		return nil, f.unsupported("", "attribute %s of %s: %v", name, t.typeName(o.Obj), err)
@@ -667,6 +677,9 @@ func (t *Tracer) getItem(f *frame, obj, idx Value) (Value, error) {
 				return nil, err
 			}
 			return t.inline(f, fv, []Value{o, idx}, nil)
+		}
+		if v, ok, err := t.liveDictDunder(f, o, "__getitem__", idx); ok {
+			return v, err
 		}
 	case *ConstV:
 		if o.Kind == py.KStr || o.Kind == py.KBytes {
@@ -1246,4 +1259,149 @@ func (t *Tracer) structField(tv *TupleV, name string) (Value, bool) {
 		}
 	}
 	return nil, false
+}
+
+// objectGetAttribute is object.__getattribute__(self, name): super().__getattribute__(key) in a
+// class that overrides __getattribute__ (Hugging Face's PretrainedConfig maps key through its
+// attribute_map, then asks object's lookup), or object.__getattribute__ called directly. A
+// live object's attribute is read by object's lookup and guarded by it (AttrSource.Generic:
+// the guard calls object.__getattribute__ again, never the override); properties, methods and
+// other descriptors of the class take objAttr's paths, which never ask the override either.
+func (t *Tracer) objectGetAttribute(f *frame, args []Value, kw []kwArg) (Value, error) {
+	if len(args) != 2 || len(kw) > 0 {
+		return nil, f.unsupported("eager raises TypeError", "object.__getattribute__ takes 2 arguments")
+	}
+	self, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, err
+	}
+	name, err := attrName(t, f, args[1])
+	if err != nil {
+		return nil, err
+	}
+	switch o := self.(type) {
+	case *ObjectV:
+		return t.objectMethod(f, o, "__getattribute__", []Value{strV(name)}, nil)
+	case *ObjV:
+		if o.Kind == py.KOther {
+			return t.genericLiveAttr(f, o, name)
+		}
+	}
+	return nil, f.unsupported("", "object.__getattribute__ of %s", self.Describe())
+}
+
+// genericLiveAttr is object.__getattribute__(o, name) for a live object (see objectGetAttribute).
+func (t *Tracer) genericLiveAttr(f *frame, o *ObjV, name string) (Value, error) {
+	api := t.api
+	typ := api.TypeOf(o.Obj)
+	cls, onType, _, found, err := api.GetAttrStatic(typ, name)
+	if err != nil {
+		return nil, err
+	}
+	dataDesc := found && onType && t.isDataDescriptor(cls)
+	if !dataDesc {
+		if v, ok := t.pendingAttr(o.Obj, name); ok {
+			return v, nil
+		}
+		if v, ok, err := t.liveDictAttr(f, o, name); err != nil || ok {
+			return v, err
+		}
+	}
+	_, inInst, _, instFound, _ := api.GetAttrStatic(o.Obj, name)
+	inDict := instFound && !inInst
+	if found && onType {
+		switch api.Kind(cls) {
+		case py.KProperty:
+			return t.objAttr(f, o, name)
+		case py.KFunction, py.KClassMethod, py.KStaticMethod:
+			if !inDict {
+				return t.objAttr(f, o, name)
+			}
+		}
+		if dataDesc {
+			return nil, f.unsupported("", "object.__getattribute__ of %s.%s, a %s descriptor", t.typeName(o.Obj), name, t.typeName(cls))
+		}
+	}
+	v, err := api.Call(t.env.Known("builtins.object.__getattribute__"), []py.Obj{o.Obj, api.NewStr(name)}, nil)
+	if err != nil {
+		// A missing attribute would need its absence guarded (as objAttr, it breaks).
+		return nil, f.unsupported("", "object.__getattribute__ of %s.%s: %v", t.typeName(o.Obj), name, err)
+	}
+	if o.Source == nil {
+		return t.wrapLive(f, v, nil)
+	}
+	// The type decides which lookup answers (a data descriptor added to it would win over the
+	// instance dict); the generic source re-reads the value on every call.
+	t.guards.Type(o.Source, typ, t.typeName(o.Obj))
+	return t.lazy(v, &AttrSource{Base: o.Source, Attr: name, Generic: true}), nil
+}
+
+// liveDictReads are the methods of dict and OrderedDict that read a live dict subclass's items
+// (liveDictMethod); its writes stay eager's (a side effect on an object made outside the frame).
+var liveDictReads = map[string]bool{"keys": true, "values": true, "items": true, "get": true,
+	"__getitem__": true, "__contains__": true, "__len__": true, "__iter__": true}
+
+// liveDictMethodDesc is the C method name of typ, a subclass of dict, when dict or OrderedDict
+// defines it and it is one of liveDictReads (0 otherwise): the descriptor type(o).name finds
+// unless a Python class overrides it.
+func (t *Tracer) liveDictMethodDesc(typ py.Obj, name string) py.Obj {
+	if !liveDictReads[name] || !t.isSubclass(typ, t.env.Known("builtins.dict")) {
+		return 0
+	}
+	base := t.env.Known("builtins.dict")
+	if t.isSubclass(typ, t.env.Known("collections.OrderedDict")) {
+		base = t.env.Known("collections.OrderedDict")
+	}
+	d, _, _, found, _ := t.api.GetAttrStatic(base, name)
+	if !found {
+		return 0
+	}
+	return d
+}
+
+// liveDictMethod calls dict's (or OrderedDict's) own method desc, found as name, on a live
+// object of a dict subclass: a read (liveDictReads) sees the object's items, guarded like a
+// dict argument's (dictContents: its type, its keys in order, each value read); a write is a
+// side effect on an object made outside the frame and breaks.
+func (t *Tracer) liveDictMethod(f *frame, o *ObjV, name string, desc py.Obj, args []Value, kw []kwArg) (Value, error) {
+	typ := t.api.TypeOf(o.Obj)
+	if o.Source == nil || t.liveDictMethodDesc(typ, name) != desc {
+		return nil, f.unsupported("", "method %s of %s, a dict subclass made outside the compiled code", name, t.typeName(o.Obj))
+	}
+	d, err := t.dictContents(f, o.Obj, o.Source)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := 0, 0
+	switch name {
+	case "get":
+		lo, hi = 1, 2
+	case "__getitem__", "__contains__":
+		lo, hi = 1, 1
+	}
+	if len(kw) > 0 || len(args) < lo || len(args) > hi {
+		return nil, f.unsupported("eager raises TypeError", "%s() of %s with %d arguments", name, t.typeName(o.Obj), len(args))
+	}
+	switch name {
+	case "__len__":
+		return intV(int64(len(d.Keys))), nil
+	case "__iter__":
+		return &IterV{Items: append([]Value(nil), d.Keys...)}, nil
+	}
+	return t.dictMethod(f, d, name, args, kw)
+}
+
+// liveDictDunder runs the operator name (subscript, len, in) on a live object of a dict
+// subclass whose class leaves it to dict's (or OrderedDict's) own method: liveDictMethod.
+func (t *Tracer) liveDictDunder(f *frame, o *ObjV, name string, args ...Value) (Value, bool, error) {
+	typ := t.api.TypeOf(o.Obj)
+	desc := t.liveDictMethodDesc(typ, name)
+	if desc == 0 || o.Source == nil {
+		return nil, false, nil
+	}
+	if d, onType, _, found, _ := t.api.GetAttrStatic(typ, name); !found || !onType || d != desc {
+		return nil, false, nil
+	}
+	v, err := t.liveDictMethod(f, o, name, desc, args, nil)
+	return v, true, err
 }

@@ -32,6 +32,12 @@ func (t *Tracer) call(f *frame, callee Value, args []Value, kw []kwArg) (Value, 
 		if c.Fn != nil {
 			return t.call(f, c.Fn, append([]Value{c.Self}, args...), kw)
 		}
+		if c.Desc != 0 && c.Desc == t.env.Known("builtins.object.__getattribute__") {
+			return t.objectGetAttribute(f, append([]Value{c.Self}, args...), kw)
+		}
+		if o, ok := c.Self.(*ObjV); ok && c.Desc != 0 && t.isSubclass(t.api.TypeOf(o.Obj), t.env.Known("builtins.dict")) {
+			return t.liveDictMethod(f, o, c.Name, c.Desc, args, kw)
+		}
 		return t.callMethod(f, c.Self, c.Name, args, kw)
 	case *ObjV:
 		if h := t.env.special(c.Obj); h != nil {

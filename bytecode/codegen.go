@@ -105,11 +105,26 @@ func (g *codeGen) loadSource(s Source) error {
 		g.emit(PRECALL, 0)
 		g.emit(CALL, 0)
 	case *AttrSource:
+		if s.Generic {
+			g.emit(PUSH_NULL, 0)
+			g.loadConst(g.env.Known("builtins.object.__getattribute__"))
+			if err := g.loadSource(s.Base); err != nil {
+				return err
+			}
+			g.loadConst(g.api.NewStr(s.Attr))
+			g.emit(PRECALL, 2)
+			g.emit(CALL, 2)
+			break
+		}
 		if err := g.loadSource(s.Base); err != nil {
 			return err
 		}
 		g.emit(LOAD_ATTR, g.nameIndex(s.Attr))
 	case *DictItemSource:
+		if s.Raw {
+			g.emit(PUSH_NULL, 0)
+			g.loadConst(g.env.Known("builtins.dict.__getitem__"))
+		}
 		if err := g.loadSource(s.Base); err != nil {
 			return err
 		}
@@ -119,6 +134,11 @@ func (g *codeGen) loadSource(s Source) error {
 			}
 		} else {
 			g.loadConst(g.api.NewStr(s.Key))
+		}
+		if s.Raw {
+			g.emit(PRECALL, 2)
+			g.emit(CALL, 2)
+			break
 		}
 		g.emit(BINARY_SUBSCR, 0)
 	case *IndexSource:
@@ -910,22 +930,30 @@ func (g *codeGen) breakTail(cap *Capture) error {
 		// The eagerly run instruction (and anything it raises) is at the user's line.
 		g.pos = in.Pos
 	}
-	// Live locals: bound variables; cells other than arguments make the frame non-resumable
-	// (a closure made before the break would see a different cell after it).
+	// Live locals: bound variables. A cell variable is handed on as its contents (the resume
+	// function's MAKE_CELL makes a new cell of it) while no closure was made with the cell; a
+	// closure made before the break would keep the old cell, so that makes the frame
+	// non-resumable. An empty cell is not live (MAKE_CELL makes it empty again).
 	var live []int
-	for i := 0; i < len(c.VarNames); i++ {
-		if b.Locals[i] == nil {
+	var liveVals []Value
+	for i := 0; i < ci.freeBase; i++ {
+		v := b.Locals[i]
+		if v == nil {
 			continue
 		}
-		if _, isCell := b.Locals[i].(*CellV); isCell {
-			return unsup("graph break while variable %s is captured by a closure", c.VarNames[i])
+		if cell, isCell := v.(*CellV); isCell {
+			if cell.Captured {
+				return unsup("graph break while variable %s is captured by a closure", ci.lpNames[i])
+			}
+			if cell.Contents == nil {
+				continue
+			}
+			v = cell.Contents
+		} else if i >= len(c.VarNames) {
+			continue
 		}
 		live = append(live, i)
-	}
-	for i := len(c.VarNames); i < ci.freeBase; i++ {
-		if cell, ok := b.Locals[i].(*CellV); ok && cell.Contents != nil {
-			return unsup("graph break while variable %s is captured by a closure", ci.lpNames[i])
-		}
+		liveVals = append(liveVals, v)
 	}
 	// The exit of an active with block (at most one, at the bottom).
 	var exitCtx *GradModeV
@@ -986,8 +1014,8 @@ func (g *codeGen) breakTail(cap *Capture) error {
 		return err
 	}
 	localSlots := make([]int, len(live))
-	for k, i := range live {
-		slot, err := g.toTemp(b.Locals[i])
+	for k := range live {
+		slot, err := g.toTemp(liveVals[k])
 		if err != nil {
 			return err
 		}

@@ -48,10 +48,14 @@ type CallSource struct {
 	Desc string
 }
 
-// AttrSource is getattr(Base, Attr).
+// AttrSource is getattr(Base, Attr), or with Generic object.__getattribute__(Base, Attr): the
+// lookup of a class that overrides __getattribute__ when its own code asks for object's
+// (super().__getattribute__(key) in Hugging Face's PretrainedConfig), which getattr would send
+// through the override again.
 type AttrSource struct {
-	Base Source
-	Attr string
+	Base    Source
+	Attr    string
+	Generic bool
 }
 
 // DictItemSource is Base[Key] for an exact dict and a str key, or Base[KeySrc] for a key read
@@ -60,6 +64,10 @@ type DictItemSource struct {
 	Base   Source
 	Key    string
 	KeySrc Source
+	// Raw: Base is a dict subclass, whose own __getitem__ may answer otherwise (transformers'
+	// ModelOutput): the transformed code reads the storage, dict.__getitem__(Base, key), as
+	// the guard does.
+	Raw bool
 }
 
 // DictKeySource is the Index-th key of the exact dict (or modelled dict subclass) Base: a key
@@ -82,7 +90,12 @@ func (s *BuiltinSource) Name() string { return "B[" + pyStrRepr(s.Var) + "]" }
 func (s *ClosureSource) Name() string { return "C[" + pyStrRepr(s.Var) + "]" }
 func (s *ConstSource) Name() string   { return s.Desc }
 func (s *CallSource) Name() string    { return s.Desc }
-func (s *AttrSource) Name() string    { return s.Base.Name() + "." + s.Attr }
+func (s *AttrSource) Name() string {
+	if s.Generic {
+		return "object.__getattribute__(" + s.Base.Name() + ", " + pyStrRepr(s.Attr) + ")"
+	}
+	return s.Base.Name() + "." + s.Attr
+}
 func (s *DictItemSource) Name() string {
 	if s.KeySrc != nil {
 		return s.Base.Name() + "[" + s.KeySrc.Name() + "]"
@@ -124,6 +137,9 @@ func sourceKey(s Source) string {
 	case *CallSource:
 		return fmt.Sprintf("<%#x %s>()", uintptr(s.Fn), s.Desc)
 	case *AttrSource:
+		if s.Generic {
+			return "object.__getattribute__(" + sourceKey(s.Base) + ", " + pyStrRepr(s.Attr) + ")"
+		}
 		return sourceKey(s.Base) + "." + s.Attr
 	case *DictItemSource:
 		if s.KeySrc != nil {
@@ -198,6 +214,7 @@ const (
 	GSym
 	GDictKey
 	GFloat
+	GNotSame
 )
 
 // Guard is one instruction of a guard program (see ptgo_guard in ptgo_abi.h).
@@ -230,6 +247,10 @@ type Guards struct {
 	// floatsLogged: the float symbols whose specialisation was logged (installFloatGuards runs
 	// after the trace and again after the compile)
 	floatsLogged map[int]bool
+	// distinctAt is the index in List of the NotSame guard (-1: none yet); distinctNames are
+	// the sources it holds, in its order.
+	distinctAt    int
+	distinctNames []string
 }
 
 func (g *Guards) floatSpecLogged(id int) bool {
@@ -241,7 +262,9 @@ func (g *Guards) floatSpecLogged(id int) bool {
 	return done
 }
 
-func newGuards() *Guards { return &Guards{regs: map[string]int{}, facts: map[string]bool{}} }
+func newGuards() *Guards {
+	return &Guards{regs: map[string]int{}, facts: map[string]bool{}, distinctAt: -1}
+}
 
 // reg returns the register holding s, emitting its load (and its parents') when needed.
 func (g *Guards) reg(s Source) int {
@@ -263,6 +286,9 @@ func (g *Guards) reg(s Source) int {
 		load = Guard{Op: GConst, Obj: s.Obj}
 	case *AttrSource:
 		load = Guard{Op: GAttr, Src: g.reg(s.Base), Name: s.Attr}
+		if s.Generic {
+			load.I = 1
+		}
 	case *DictItemSource:
 		if s.KeySrc != nil {
 			load = Guard{Op: GDictItem, Src: g.reg(s.Base), I: int64(g.reg(s.KeySrc))}
@@ -327,11 +353,15 @@ func (g *Guards) Len(s Source, n int) {
 	g.check(Guard{Op: GLen, Src: g.reg(s), I: int64(n), Desc: fmt.Sprintf("len(%s) == %d", s.Name(), n)})
 }
 
-// DictKeys guards that s is an exact dict with exactly these keys in this order. The positions
-// in skip (ascending) hold keys the tuple does not: tensors, loaded by DictKeySource and
-// guarded there.
-func (g *Guards) DictKeys(s Source, keys py.Obj, skip []int64, repr string) {
-	g.check(Guard{Op: GDictKeys, Src: g.reg(s), Obj: keys, Vec: skip, Desc: fmt.Sprintf("list(%s.keys()) == %s", s.Name(), repr)})
+// DictKeys guards that s is a dict with exactly these keys in this order. The positions in skip
+// (ascending) hold keys the tuple does not: tensors, loaded by DictKeySource and guarded there.
+// byIter: the order is the one iteration gives (an OrderedDict's own), not the storage's.
+func (g *Guards) DictKeys(s Source, keys py.Obj, skip []int64, byIter bool, repr string) {
+	gd := Guard{Op: GDictKeys, Src: g.reg(s), Obj: keys, Vec: skip, Desc: fmt.Sprintf("list(%s.keys()) == %s", s.Name(), repr)}
+	if byIter {
+		gd.I = 1
+	}
+	g.check(gd)
 }
 
 // Version guards a tensor's version counter (tensor._version, bumped by every in-place write)
@@ -347,6 +377,40 @@ func (g *Guards) Version(s Source, version, dataPtr int64) {
 // (a method, a class constant) is not shadowed by one the object got later.
 func (g *Guards) NotInDict(s Source, name string) {
 	g.check(Guard{Op: GNotInDict, Src: g.reg(s), Name: name, Desc: fmt.Sprintf("%s is not in %s.__dict__", pyStrRepr(name), s.Name())})
+}
+
+// NotSame guards that two sources are two objects. One guard holds every source so named, all
+// pairwise distinct (as Dynamo's tensor no-aliasing guard): a memo set of N parameters asks
+// N*N/2 questions. It moves to the end of the program as sources join it, so that every
+// register it reads is loaded before it.
+func (g *Guards) NotSame(a, b Source) {
+	ra, rb := g.reg(a), g.reg(b)
+	if ra == rb {
+		return
+	}
+	if g.distinctAt < 0 || g.distinctAt >= len(g.List) || g.List[g.distinctAt].Op != GNotSame {
+		g.distinctAt = -1
+	}
+	var gd Guard
+	if g.distinctAt >= 0 {
+		gd = g.List[g.distinctAt]
+		g.List = append(g.List[:g.distinctAt], g.List[g.distinctAt+1:]...)
+	} else {
+		gd = Guard{Op: GNotSame}
+	}
+	for _, r := range []int{ra, rb} {
+		seen := false
+		for _, x := range gd.Vec {
+			seen = seen || x == int64(r)
+		}
+		if !seen {
+			gd.Vec = append(gd.Vec, int64(r))
+			g.distinctNames = append(g.distinctNames, map[int]string{ra: a.Name(), rb: b.Name()}[r])
+		}
+	}
+	gd.Desc = "no two of " + strings.Join(g.distinctNames, ", ") + " are one object"
+	g.distinctAt = len(g.List)
+	g.List = append(g.List, gd)
 }
 
 // Same guards that two sources are one object.

@@ -2,6 +2,7 @@ package bytecode
 
 import (
 	"fmt"
+	"strings"
 
 	"ptgo/bytecode/py"
 	"ptgo/primtorch"
@@ -20,7 +21,11 @@ func init() {
 		// object's slots called directly: object.__setattr__(self, k, v) in frozen dataclasses.
 		"builtins.object.__setattr__": objSetattrSpecial,
 		"builtins.object.__new__":     objNewSpecial,
-		"builtins.object.__init__":    func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
+		"inspect.signature":           inspectSignature,
+		"builtins.object.__getattribute__": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+			return t.objectGetAttribute(f, args, kw)
+		},
+		"builtins.object.__init__": func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) { return noneV, nil },
 
 		// torch's questions about tracing and scripting: never while ptgo traces (Dynamo's
 		// answers). _log_api_usage_once only records usage statistics.
@@ -519,4 +524,100 @@ func logAt(level int64) specialFn {
 		t.guards.CallBool(check, false, fmt.Sprintf("%s.isEnabledFor(%d)", t.shortRepr(logger.Obj), level))
 		return noneV, nil
 	}
+}
+
+// inspectSignature is inspect.signature(fn) for a Python function or a method bound to one
+// (Hugging Face's apply_chunking_to_forward counts its forward function's parameters): the
+// Signature is computed eagerly and is a constant of the trace. inspect's own code compares
+// functions by id() while unwrapping, which no trace can answer. What the Signature is made of
+// is guarded: the function's code (immutable), its __defaults__ (a tuple) by identity, its
+// __annotations__ dict by identity, keys and values, the absence of __kwdefaults__ (a mutable
+// dict) and of the attributes that redirect inspect (__signature__, __wrapped__,
+// _partialmethod) from its __dict__. Anything else (a class, a partial, a builtin, keyword
+// arguments) runs inspect.signature's own code.
+func inspectSignature(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
+	if v, ok, err := t.foldSignature(f, args, kw); ok || err != nil {
+		return v, err
+	}
+	fn, err := t.funcFromObj(f, t.env.Known("inspect.signature"), nil)
+	if err != nil {
+		return nil, err
+	}
+	return t.inline(f, fn, args, kw)
+}
+
+func (t *Tracer) foldSignature(f *frame, args []Value, kw []kwArg) (Value, bool, error) {
+	api := t.api
+	if len(args) != 1 || len(kw) > 0 {
+		return nil, false, nil
+	}
+	target, err := t.realize(f, args[0])
+	if err != nil {
+		return nil, false, err
+	}
+	bound := false
+	if b, ok := target.(*BoundV); ok && b.Fn != nil {
+		target, bound = b.Fn, true
+	}
+	fn, ok := target.(*FuncV)
+	if !ok || fn.Obj == 0 || api.TypeOf(fn.Obj) != t.env.Known("types.FunctionType") {
+		return nil, false, nil
+	}
+	d, err := api.GetAttr(fn.Obj, "__dict__")
+	if err != nil {
+		return nil, false, nil
+	}
+	redirects := []string{"__signature__", "__wrapped__", "_partialmethod"}
+	for _, name := range redirects {
+		if _, err := api.GetItem(d, api.NewStr(name)); err == nil {
+			return nil, false, nil
+		}
+	}
+	kwd, err := api.GetAttr(fn.Obj, "__kwdefaults__")
+	if err != nil || api.Kind(kwd) != py.KNone {
+		return nil, false, nil
+	}
+	ann, err := api.GetAttr(fn.Obj, "__annotations__")
+	if err != nil || api.TypeOf(ann) != t.env.Known("builtins.dict") {
+		return nil, false, nil
+	}
+	annKeys, annVals := api.DictItems(ann)
+	for _, k := range annKeys {
+		if api.TypeOf(k) != t.env.Known("builtins.str") {
+			return nil, false, nil
+		}
+	}
+	callee := fn.Obj
+	if bound {
+		// The signature of a bound method does not depend on the object it is bound to.
+		if callee, err = api.Call(t.env.Known("types.MethodType"), []py.Obj{fn.Obj, t.env.Known("builtins.object")}, nil); err != nil {
+			return nil, false, nil
+		}
+	}
+	sig, err := api.Call(t.env.Known("inspect.signature"), []py.Obj{callee}, nil)
+	if err != nil {
+		return nil, false, nil
+	}
+	src := &ConstSource{Obj: fn.Obj, Desc: "function " + t.qualName(fn.Obj)}
+	for _, name := range redirects {
+		t.guards.NotInDict(src, name)
+	}
+	for _, name := range []string{"__code__", "__defaults__", "__kwdefaults__"} {
+		v, err := api.GetAttr(fn.Obj, name)
+		if err != nil {
+			return nil, false, err
+		}
+		t.guards.ID(&AttrSource{Base: src, Attr: name}, v, t.shortRepr(v))
+	}
+	annSrc := &AttrSource{Base: src, Attr: "__annotations__"}
+	t.guards.ID(annSrc, ann, "its annotations dict")
+	reprs := make([]string, len(annKeys))
+	for i, k := range annKeys {
+		reprs[i] = api.Repr(k)
+		ks, _ := api.Str(k)
+		t.guards.ID(&DictItemSource{Base: annSrc, Key: ks}, annVals[i], t.shortRepr(annVals[i]))
+	}
+	t.guards.DictKeys(annSrc, api.NewTuple(annKeys), nil, false, "["+strings.Join(reprs, ", ")+"]")
+	v, err := t.wrapLive(f, sig, nil)
+	return v, true, err
 }

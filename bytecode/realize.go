@@ -483,8 +483,10 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 		}
 		return t.objValue(o, src), nil
 	}
-	keys, vals := api.DictItems(o)
-	d := &DictV{Source: src}
+	d, err := t.dictContents(f, o, src)
+	if err != nil {
+		return nil, err
+	}
 	if ordered {
 		d.Class = typ
 	}
@@ -495,6 +497,35 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 		}
 		d.Factory = t.lazyOrLive(f, fac, childSource(src, "default_factory"))
 	}
+	return d, nil
+}
+
+// dictContents reads the items of a live dict (or dict subclass) o into a DictV, guarded
+// through src: its type, its keys in order, its values where they are read. An OrderedDict
+// keeps its own order (move_to_end changes it, not the dict's storage): its keys are taken and
+// guarded in iteration order, and one whose order differs from its storage's is refused (its
+// values are read from the storage by key).
+func (t *Tracer) dictContents(f *frame, o py.Obj, src Source) (*DictV, error) {
+	api := t.api
+	typ := api.TypeOf(o)
+	exact := typ == t.env.Known("builtins.dict")
+	keys, vals := api.DictItems(o)
+	byIter := t.isSubclass(typ, t.env.Known("collections.OrderedDict"))
+	if byIter {
+		lst, err := api.Call(t.env.Known("builtins.list"), []py.Obj{o}, nil)
+		if err != nil {
+			return nil, t.raisedFromCall(f, "iterating over "+t.qualName(typ), err)
+		}
+		if n, _ := api.Len(lst); n != len(keys) {
+			return nil, f.unsupported("", "%s iterates over other keys than it holds", t.qualName(typ))
+		}
+		for i, k := range keys {
+			if it, _ := api.Index(lst, i); it != k {
+				return nil, f.unsupported("", "%s whose order differs from its storage's (move_to_end)", t.qualName(typ))
+			}
+		}
+	}
+	d := &DictV{Source: src}
 	var keyObjs []py.Obj
 	var reprs []string
 	var tensorKeys []int64
@@ -516,7 +547,7 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 			keyObjs = append(keyObjs, api.None())
 			tensorKeys = append(tensorKeys, int64(i))
 			reprs = append(reprs, "<tensor "+readableName(ksrc)+">")
-			d.Vals = append(d.Vals, t.lazy(vals[i], &DictItemSource{Base: src, KeySrc: ksrc}))
+			d.Vals = append(d.Vals, t.lazy(vals[i], &DictItemSource{Base: src, KeySrc: ksrc, Raw: !exact}))
 			continue
 		}
 		kv, err := t.constFromObj(k)
@@ -543,7 +574,7 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 			d.Vals = append(d.Vals, v)
 			continue
 		}
-		d.Vals = append(d.Vals, t.lazy(vals[i], &DictItemSource{Base: src, Key: c.S}))
+		d.Vals = append(d.Vals, t.lazy(vals[i], &DictItemSource{Base: src, Key: c.S, Raw: !exact}))
 	}
 	if src != nil {
 		if exact {
@@ -551,7 +582,7 @@ func (t *Tracer) wrapDict(f *frame, o py.Obj, src Source) (Value, error) {
 		} else {
 			t.guards.Type(src, typ, t.qualName(typ))
 		}
-		t.guards.DictKeys(src, api.NewTuple(keyObjs), tensorKeys, "["+strings.Join(reprs, ", ")+"]")
+		t.guards.DictKeys(src, api.NewTuple(keyObjs), tensorKeys, byIter, "["+strings.Join(reprs, ", ")+"]")
 	}
 	return d, nil
 }

@@ -686,6 +686,11 @@ func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 	}
 	if ta, ok := a.(*TensorV); ok {
 		if tb, ok := b.(*TensorV); ok {
+			if ta.Node != tb.Node && ta.Source != nil && tb.Source != nil {
+				// Two inputs read from two places are two objects for these guards only:
+				// the same tensor passed twice is one input (tensorInput guards Same).
+				t.guards.NotSame(ta.Source, tb.Source)
+			}
 			return ta.Node == tb.Node, nil
 		}
 		return false, nil
@@ -943,12 +948,33 @@ func (t *Tracer) contains(f *frame, container, item Value) (bool, error) {
 		return t.truthy(f, r)
 	case *TensorV:
 		return false, f.unsupported("", "`in` on a tensor (data-dependent)")
+	case *ObjV:
+		if v, ok, err := t.liveDictDunder(f, c, "__contains__", item); ok {
+			if err != nil {
+				return false, err
+			}
+			return t.truthy(f, v)
+		}
+		r, err := t.foldPython(f, "operator.contains", container, item)
+		if err != nil {
+			return false, err
+		}
+		return t.truthy(f, r)
 	default:
 		r, err := t.foldPython(f, "operator.contains", container, item)
 		if err != nil {
 			return false, err
 		}
 		return t.truthy(f, r)
+	}
+	// A set or a dict finds its item by hash first: a tensor's hash is its id, so a tensor is
+	// only ever found as itself (torch's memo sets of parameters: `if p in memo`).
+	hashed := false
+	switch c := container.(type) {
+	case *SetV, *DictV:
+		hashed = true
+	case *ObjectV:
+		hashed = c.Dict != nil
 	}
 	for _, it := range items {
 		it, err := t.realize(f, it)
@@ -965,7 +991,7 @@ func (t *Tracer) contains(f *frame, container, item Value) (bool, error) {
 		_, itTensor := it.(*TensorV)
 		_, itemTensor := item.(*TensorV)
 		if itTensor || itemTensor {
-			if itTensor && itemTensor {
+			if itTensor && itemTensor && !(hashed && t.idHashed(it) && t.idHashed(item)) {
 				return false, f.unsupported("compare tensors by identity (is) instead", "`in` comparing tensors by value")
 			}
 			continue
@@ -979,6 +1005,21 @@ func (t *Tracer) contains(f *frame, container, item Value) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// idHashed reports a tensor whose hash is its id: torch.Tensor's own __hash__ (a subclass may
+// define another).
+func (t *Tracer) idHashed(v Value) bool {
+	x, ok := v.(*TensorV)
+	if !ok {
+		return false
+	}
+	if x.Class == 0 {
+		return true
+	}
+	h, _, _, found, _ := t.api.GetAttrStatic(x.Class, "__hash__")
+	base, _, _, _, _ := t.api.GetAttrStatic(t.env.Known("torch.Tensor"), "__hash__")
+	return found && h == base
 }
 
 // dictGet finds key in d.
@@ -1297,6 +1338,19 @@ func (t *Tracer) length(f *frame, v Value) (int, error) {
 		}
 		if n, handled, err := t.lenDunder(f, x); handled {
 			return n, err
+		}
+		if v, ok, err := t.liveDictDunder(f, x, "__len__"); ok {
+			if err != nil {
+				return 0, err
+			}
+			return int(v.(*ConstV).I), nil
+		}
+		if x.Source == nil && t.api.TypeOf(x.Obj) == t.env.Known("types.MappingProxyType") {
+			// A read-only view read from a constant of the trace (a folded inspect.Signature's
+			// parameters): its length is a constant too.
+			if n, err := t.api.Len(x.Obj); err == nil {
+				return n, nil
+			}
 		}
 	case *ObjectV:
 		if n, handled, err := t.lenDunder(f, x); handled {

@@ -132,6 +132,7 @@ func opLoadClosure(t *Tracer, f *frame, in *Instr) error {
 	if !ok {
 		return internalError("LOAD_CLOSURE of a non-cell in " + f.ci.code.QualName)
 	}
+	c.Captured = true
 	f.push(c)
 	return nil
 }

@@ -371,6 +371,9 @@ func (b *BoundV) Describe() string {
 type CellV struct {
 	Contents Value
 	Source   Source // for cells of the captured frame's closure (cell_contents)
+	// Captured: LOAD_CLOSURE pushed the cell (a closure was made with it): a resume function
+	// cannot hand it on as its contents, since that closure keeps the old cell.
+	Captured bool
 }
 
 func (c *CellV) Describe() string { return "cell" }

@@ -121,7 +121,7 @@ enum ptgo_guard_op {
     PTGO_G_ARG = 1,      /* r[dst] = frame argument slot i */
     PTGO_G_GLOBAL,       /* r[dst] = globals[name], then builtins[name]; i=1: builtins only */
     PTGO_G_CLOSURE,      /* r[dst] = contents of closure cell i */
-    PTGO_G_ATTR,         /* r[dst] = getattr(r[src], name) */
+    PTGO_G_ATTR,         /* r[dst] = getattr(r[src], name); i=1: object.__getattribute__(r[src], name) */
     PTGO_G_DICT_ITEM,    /* r[dst] = r[src][name] where r[src] is a dict (its own storage; str key);
                           * i >= 0: the key is r[i] (a tensor key) */
     PTGO_G_INDEX,        /* r[dst] = r[src][i] for tuples and lists (their own storage) */
@@ -135,7 +135,8 @@ enum ptgo_guard_op {
                           * offset (a dynamic one, checked by its PTGO_G_SYM guard) */
     PTGO_G_DICT_KEYS,    /* r[src] is a dict whose keys equal the tuple obj, in order (its own storage);
                           * the positions listed in vec are skipped (tensor keys, which the tuple
-                          * does not hold: PTGO_G_DICT_KEY loads them and their own guards check them) */
+                          * does not hold: PTGO_G_DICT_KEY loads them and their own guards check them);
+                          * i=1: iterating over r[src] (an OrderedDict's own order) gives the same keys */
     PTGO_G_CALL_BOOL,    /* bool(obj()) == i: global state such as torch.is_grad_enabled */
     PTGO_G_NOT_ID,       /* r[src] is not obj */
     PTGO_G_SAME,         /* r[src] is r[i] (two sources name one object) */
@@ -155,6 +156,7 @@ enum ptgo_guard_op {
                           * op: neg abs sqrt int floor ceil round trunc), with CPython's number
                           * protocol; the guard holds when (left rel right) == want and nothing
                           * raised */
+    PTGO_G_NOT_SAME,     /* the registers listed in vec hold pairwise distinct objects */
 };
 
 typedef struct {

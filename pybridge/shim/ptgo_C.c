@@ -1144,7 +1144,7 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             break;
         }
         case PTGO_G_ATTR:
-            v = PyObject_GetAttr(regs[g->src], g->name);
+            v = g->i == 1 ? PyObject_GenericGetAttr(regs[g->src], g->name) : PyObject_GetAttr(regs[g->src], g->name);
             if (owned[g->dst]) Py_DECREF(regs[g->dst]);
             regs[g->dst] = v;
             owned[g->dst] = v != NULL;
@@ -1187,6 +1187,11 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             break;
         case PTGO_G_SAME:
             ok = regs[g->src] == regs[g->i];
+            break;
+        case PTGO_G_NOT_SAME:
+            for (int a = 0; ok && a < g->nvec; a++)
+                for (int b = a + 1; ok && b < g->nvec; b++)
+                    ok = regs[g->vec[a]] != regs[g->vec[b]];
             break;
         case PTGO_G_TENSOR_VERSION: {
             PyObject *t = regs[g->src];
@@ -1259,6 +1264,15 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
                 }
                 PyObject *want = PyTuple_GET_ITEM(g->obj, k++);
                 ok = key == want || PyObject_RichCompareBool(key, want, Py_EQ) == 1;
+            }
+            if (ok && g->i == 1) {
+                /* An OrderedDict: iteration (its own order) must visit the storage's keys in
+                 * the storage's order, so both orders are the one checked above. */
+                PyObject *lst = PySequence_List(d);
+                ok = lst != NULL && PyList_GET_SIZE(lst) == PyDict_GET_SIZE(d);
+                Py_ssize_t p2 = 0, j = 0;
+                while (ok && PyDict_Next(d, &p2, &key, &val)) ok = PyList_GET_ITEM(lst, j++) == key;
+                Py_XDECREF(lst);
             }
             break;
         }
