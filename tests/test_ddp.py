@@ -14,6 +14,8 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 
+import ptgo
+
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not built")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -95,11 +97,16 @@ def _run(mode):
     return out.get()
 
 
+# 1 MiB buckets over 2.1 MB of parameters (the first bucket also 1 MiB, as DDP makes it): fc4+fc3
+# (1.05 MB), then norm+fc2 (1.05 MB), then fc1 — three regions. A graph with size symbols is not
+# split yet (each part would need the symbols it binds alone: pipeline.SplitAtBuckets), so with
+# PTGO_DYNAMIC=1 (make test-dynamic) it is one region, still equal to eager.
+REGIONS = 1 if ptgo.config.assume_dynamic else 3
+
+
 def test_compiled_ddp_splits_at_buckets_and_equals_eager():
     regions, grad_diff, param_diff = _run("outer")
-    # 1 MiB buckets over 2.1 MB of parameters (the first bucket also 1 MiB, as DDP makes it):
-    # fc4+fc3 (1.05 MB), then norm+fc2 (1.05 MB), then fc1 — three regions
-    assert regions == 3, regions
+    assert regions == REGIONS, regions
     assert grad_diff < 1e-5, grad_diff
     assert param_diff < 1e-5, param_diff
 
@@ -108,6 +115,6 @@ def test_ddp_of_compiled_module():
     """DDP(ptgo.compile(model)): split at the buckets too (DDP names itself in
     DistributedDataParallel._active_ddp_module while its forward runs), equal to eager DDP."""
     regions, grad_diff, param_diff = _run("inner")
-    assert regions == 3, regions
+    assert regions == REGIONS, regions
     assert grad_diff < 1e-5, grad_diff
     assert param_diff < 1e-5, param_diff
