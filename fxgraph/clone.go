@@ -23,17 +23,12 @@ func Clone(g *Graph) *Graph {
 			Name:   n.Name,
 			Op:     n.Op,
 			Target: n.Target,
-			Args:   mapArgs(n.Args, remap),
+			Args:   MapArgs(n.Args, remap),
+			Kwargs: MapKwargs(n.Kwargs, remap),
 			Meta:   cloneMeta(n.Meta),
 			Where:  n.Where,
 			Stack:  n.Stack,
 			index:  i,
-		}
-		if n.Kwargs != nil {
-			m.Kwargs = make([]Kwarg, len(n.Kwargs))
-			for j, kw := range n.Kwargs {
-				m.Kwargs[j] = Kwarg{Name: kw.Name, Value: MapArg(kw.Value, remap)}
-			}
 		}
 		copies[n] = m
 		c.Nodes[i] = m

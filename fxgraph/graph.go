@@ -232,9 +232,9 @@ func MapArg(a Arg, f func(*Node) Arg) Arg {
 	case *Node:
 		return f(a)
 	case List:
-		return List{Elems: mapArgs(a.Elems, f)}
+		return List{Elems: MapArgs(a.Elems, f)}
 	case Tuple:
-		return Tuple{Elems: mapArgs(a.Elems, f)}
+		return Tuple{Elems: MapArgs(a.Elems, f)}
 	case Slice:
 		return Slice{Start: MapArg(a.Start, f), Stop: MapArg(a.Stop, f), Step: MapArg(a.Step, f)}
 	case Dict:
@@ -250,13 +250,26 @@ func MapArg(a Arg, f func(*Node) Arg) Arg {
 	return a
 }
 
-func mapArgs(args []Arg, f func(*Node) Arg) []Arg {
+// MapArgs is MapArg of each argument (nil stays nil).
+func MapArgs(args []Arg, f func(*Node) Arg) []Arg {
 	if args == nil {
 		return nil
 	}
 	out := make([]Arg, len(args))
 	for i, a := range args {
 		out[i] = MapArg(a, f)
+	}
+	return out
+}
+
+// MapKwargs is MapArg of each keyword argument's value, names and order kept (nil stays nil).
+func MapKwargs(kw []Kwarg, f func(*Node) Arg) []Kwarg {
+	if kw == nil {
+		return nil
+	}
+	out := make([]Kwarg, len(kw))
+	for i, k := range kw {
+		out[i] = Kwarg{Name: k.Name, Value: MapArg(k.Value, f)}
 	}
 	return out
 }

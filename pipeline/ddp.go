@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"sort"
 
 	"ptgo/bytecode/py"
 	"ptgo/fxgraph"
@@ -90,7 +91,7 @@ func SplitAtBuckets(g *fxgraph.Graph, attrs map[string]py.Obj, b Buckets) *Split
 		for _, in := range n.Inputs() {
 			if m := in.TensorMeta(); (in.Op == fxgraph.GetAttr || param[in]) && m != nil && m.RequiresGrad && !seen[in] {
 				seen[in] = true
-				bytes[i] += numel(m) * int64(m.DType.ItemSize())
+				bytes[i] += m.Numel() * int64(m.DType.ItemSize())
 			}
 		}
 	}
@@ -178,14 +179,6 @@ func reachesThroughAliases(n *fxgraph.Node, i int, computedBefore func(*fxgraph.
 	return false
 }
 
-func numel(m *primtorch.TensorMeta) int64 {
-	n := int64(1)
-	for _, s := range m.Shape {
-		n *= s
-	}
-	return n
-}
-
 // buildSplit makes the parts of g that start at the node indices starts (starts[0] == 0).
 func buildSplit(g *fxgraph.Graph, attrs map[string]py.Obj, starts []int, results []fxgraph.Arg) *Split {
 	partOf := func(n *fxgraph.Node) int {
@@ -202,8 +195,6 @@ func buildSplit(g *fxgraph.Graph, attrs map[string]py.Obj, starts []int, results
 		inputIndex[p] = k
 	}
 	s := &Split{Parts: make([]Part, len(starts))}
-	// where each computed value is found once made: part and output index
-	produced := map[*fxgraph.Node]Ref{}
 	// the values each part must hand over (used by a later part or returned), in node order
 	exported := make([][]*fxgraph.Node, len(starts))
 	isExported := map[*fxgraph.Node]bool{}
@@ -212,9 +203,7 @@ func buildSplit(g *fxgraph.Graph, attrs map[string]py.Obj, starts []int, results
 			return
 		}
 		isExported[n] = true
-		p := partOf(n)
-		produced[n] = Ref{p, len(exported[p])}
-		exported[p] = append(exported[p], n)
+		exported[partOf(n)] = append(exported[partOf(n)], n)
 	}
 	for _, n := range g.Nodes {
 		if n.Op != fxgraph.CallFunction && n.Op != fxgraph.CallMethod {
@@ -229,9 +218,11 @@ func buildSplit(g *fxgraph.Graph, attrs map[string]py.Obj, starts []int, results
 	for _, r := range results {
 		export(r.(*fxgraph.Node))
 	}
-	// exported is in first-use order; put each part's in node order so outputs read naturally
+	// where each handed-over value is found: its part and output index, the outputs of a part
+	// in node order
+	produced := map[*fxgraph.Node]Ref{}
 	for p := range exported {
-		sortByIndex(exported[p])
+		sort.Slice(exported[p], func(i, j int) bool { return exported[p][i].Index() < exported[p][j].Index() })
 		for k, n := range exported[p] {
 			produced[n] = Ref{p, k}
 		}
@@ -274,12 +265,12 @@ func buildSplit(g *fxgraph.Graph, attrs map[string]py.Obj, starts []int, results
 					part.Attrs[in.Target] = attrs[in.Target]
 				}
 			}
-			c := &fxgraph.Node{Op: n.Op, Target: n.Target, Meta: n.Meta, Where: n.Where, Stack: n.Stack,
-				Args: mapArgs(n.Args, local), Kwargs: mapKwargs(n.Kwargs, local)}
+			remap := func(in *fxgraph.Node) fxgraph.Arg { return local[in] }
+			args, kwargs := fxgraph.MapArgs(n.Args, remap), fxgraph.MapKwargs(n.Kwargs, remap)
 			if n.Op == fxgraph.CallFunction {
-				local[n] = pg.AddCall(c.Target, c.Args, c.Kwargs, c.Meta)
+				local[n] = pg.AddCall(n.Target, args, kwargs, n.Meta)
 			} else {
-				local[n] = pg.AddMethod(c.Target, c.Args, c.Kwargs, c.Meta)
+				local[n] = pg.AddMethod(n.Target, args, kwargs, n.Meta)
 			}
 			local[n].Where, local[n].Stack = n.Where, n.Stack
 		}
@@ -304,30 +295,6 @@ func buildSplit(g *fxgraph.Graph, attrs map[string]py.Obj, starts []int, results
 		}
 	}
 	return s
-}
-
-func sortByIndex(ns []*fxgraph.Node) {
-	for i := 1; i < len(ns); i++ {
-		for j := i; j > 0 && ns[j].Index() < ns[j-1].Index(); j-- {
-			ns[j], ns[j-1] = ns[j-1], ns[j]
-		}
-	}
-}
-
-func mapArgs(args []fxgraph.Arg, local map[*fxgraph.Node]*fxgraph.Node) []fxgraph.Arg {
-	out := make([]fxgraph.Arg, len(args))
-	for i, a := range args {
-		out[i] = fxgraph.MapArg(a, func(n *fxgraph.Node) fxgraph.Arg { return local[n] })
-	}
-	return out
-}
-
-func mapKwargs(kw []fxgraph.Kwarg, local map[*fxgraph.Node]*fxgraph.Node) []fxgraph.Kwarg {
-	out := make([]fxgraph.Kwarg, len(kw))
-	for i, k := range kw {
-		out[i] = fxgraph.Kwarg{Name: k.Name, Value: fxgraph.MapArg(k.Value, func(n *fxgraph.Node) fxgraph.Arg { return local[n] })}
-	}
-	return out
 }
 
 // compileSplit compiles each part of a graph split at DDP's buckets as its own region and chains
