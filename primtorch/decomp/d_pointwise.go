@@ -29,9 +29,6 @@ func dSqrt(c *ctx) (any, error) {
 
 // binaryPrim is a torch op that is one binary prim after promotion.
 func binaryPrim(name string) decompFn {
-	if name == "floordiv" {
-		return dFloorDivide
-	}
 	return func(c *ctx) (any, error) {
 		d := c.d
 		x, y := c.eagerNumbers(c.self(), c.in(c.op.Schema.Params[1].Canon))
@@ -39,18 +36,22 @@ func binaryPrim(name string) decompFn {
 	}
 }
 
-// dFloorDivide is floor_divide (and //): floorDiv.
+// dFloorDivide is floor_divide (and //): div(rounding_mode="floor").
 func dFloorDivide(c *ctx) (any, error) {
 	d := c.d
-	x, y := c.self(), c.in(c.op.Schema.Params[1].Canon)
+	x, y, reduced := c.divisionOperands(c.self(), c.in(c.op.Schema.Params[1].Canon))
+	return d.ew(primtorch.PromoteDefault, func(v []val) val { return d.floorDiv(v[0], v[1], reduced) }, x, y), nil
+}
+
+// divisionOperands are a division's operands as torch's kernel reads them (eagerNumbers), and
+// the float16/bfloat16 dtype its floor or trunc steps round to (0: none, floorDiv).
+func (c *ctx) divisionOperands(x, y val) (val, val, primtorch.DType) {
 	if metaOf(y) == nil && primtorch.Behavior().ReducedFloatMulDivOpmath {
-		// a number divisor: this torch divides by it as div(rounding_mode="floor") does, the
-		// number unrounded and the quotient in float32
-		return d.ew(c.op.Promotion, func(v []val) val { return d.bin("floordiv", v[0], v[1]) }, x, y), nil
+		// a number divisor: this torch divides by it unrounded, in float32, and rounds once
+		return x, y, 0
 	}
 	x, y = c.eagerNumbers(x, y)
-	reduced := reducedFloat(ewDTypes(c.op.Promotion, x, y).result)
-	return d.ew(c.op.Promotion, func(v []val) val { return d.floorDiv(v[0], v[1], reduced) }, x, y), nil
+	return x, y, reducedFloat(ewDTypes(primtorch.PromoteDefault, x, y).result)
 }
 
 // eagerNumbers is a binary op's operands with a Python number beside a float16/bfloat16 tensor
@@ -554,12 +555,7 @@ func noGrad(v val) val {
 // dDiv is true division, or with rounding_mode "trunc" / "floor".
 func dDiv(c *ctx) (any, error) {
 	d := c.d
-	x, y := c.eagerNumbers(c.self(), c.in("other"))
-	reduced := reducedFloat(ewDTypes(primtorch.PromoteDefault, x, y).result)
-	if metaOf(y) == nil && primtorch.Behavior().ReducedFloatMulDivOpmath {
-		// a number divisor: this torch's kernel divides by it in float32 and rounds once
-		reduced = 0
-	}
+	x, y, reduced := c.divisionOperands(c.self(), c.in("other"))
 	switch mode, _ := c.get("rounding_mode").(string); mode {
 	case "trunc":
 		return d.ew(primtorch.PromoteDefault, func(v []val) val {

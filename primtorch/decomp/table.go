@@ -143,7 +143,7 @@ var decomps = [primtorch.NumOps]decompFn{
 	primtorch.OpMulInplace:                   inplace,
 	primtorch.OpDiv:                          dDiv,
 	primtorch.OpDivInplace:                   inplace,
-	primtorch.OpFloorDivide:                  noDerivative(binaryPrim("floordiv"), nil),
+	primtorch.OpFloorDivide:                  noDerivative(dFloorDivide, nil),
 	primtorch.OpFloorDivideInplace:           inplace,
 	primtorch.OpRemainder:                    noDerivative(binaryPrim("remainder"), numberSelf),
 	primtorch.OpRemainderInplace:             inplace,
