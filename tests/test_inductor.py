@@ -295,17 +295,23 @@ def _conv_ops(cm, x):
     return [e.name for e in p.events() if "conv" in e.name]
 
 
-def test_frozen_convolutions_run_packed_and_repack_after_writes():
+def _frozen(model, x):
+    """The model in eval mode with random BatchNorm statistics, compiled static and checked
+    against eager twice; returns the model, the compiled one and the convolution ops it runs."""
     torch.manual_seed(0)
-    m = ConvChain().eval()
+    m = model().eval()
     m.bn.running_mean.uniform_(-1, 1)
     m.bn.running_var.uniform_(0.5, 2)
-    x = torch.randn(2, 3, 12, 12)
     cm = ptgo.compile(m, dynamic=False)
     with torch.no_grad():
         for _ in range(2):
             assert_same(cm(x), m(x))
-    ops = _conv_ops(cm, x)
+    return m, cm, _conv_ops(cm, x)
+
+
+def test_frozen_convolutions_run_packed_and_repack_after_writes():
+    x = torch.randn(2, 3, 12, 12)
+    m, cm, ops = _frozen(ConvChain, x)
     # a (BatchNorm folded) and b are packed, the stem (3 channels) too on torch 2.14; the pointwise
     # one is torch's, the depthwise one ptgo's
     packed = 3 if PACKS_EVERY_KXK else 2
@@ -346,16 +352,8 @@ def test_frozen_convolutions_with_a_symbolic_batch_run_packed():
 
 
 def test_frozen_convolutions_of_every_kind_pack_by_torch_version():
-    torch.manual_seed(0)
-    m = ConvKinds().eval()
-    m.bn.running_mean.uniform_(-1, 1)
-    m.bn.running_var.uniform_(0.5, 2)
     x = torch.randn(2, 8, 10, 10)
-    cm = ptgo.compile(m, dynamic=False)
-    with torch.no_grad():
-        for _ in range(2):
-            assert_same(cm(x), m(x))
-    ops = _conv_ops(cm, x)
+    m, cm, ops = _frozen(ConvKinds, x)
     packed = 3 if PACKS_EVERY_KXK else 0
     assert ops.count("mkldnn_prepacked::conv2d_run") == packed, ops
     assert ops.count("aten::convolution") == 4 - packed, ops
