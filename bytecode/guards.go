@@ -413,6 +413,16 @@ func (g *Guards) NotSame(a, b Source) {
 	g.List = append(g.List, gd)
 }
 
+// Distinct guards that two sources are two objects, by themselves (NotSame's one guard asserts
+// every pair of its sources distinct, which holds only for inputs that are one graph value each).
+func (g *Guards) Distinct(a, b Source) {
+	ra, rb := g.reg(a), g.reg(b)
+	if ra == rb {
+		return
+	}
+	g.check(Guard{Op: GNotSame, Vec: []int64{int64(ra), int64(rb)}, Desc: fmt.Sprintf("%s is not %s", a.Name(), b.Name())})
+}
+
 // Same guards that two sources are one object.
 func (g *Guards) Same(a, b Source) {
 	g.check(Guard{Op: GSame, Src: g.reg(a), I: int64(g.reg(b)), Desc: fmt.Sprintf("%s is %s", a.Name(), b.Name())})

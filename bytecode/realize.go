@@ -205,6 +205,9 @@ func (t *Tracer) wrapLive(f *frame, o py.Obj, src Source) (Value, error) {
 		}
 		if src != nil {
 			g.Eq(src, o, api.Repr(o))
+			if cv, ok := c.(*ConstV); ok && cv.obj == o && cv != trueV && cv != falseV && cv != noneV {
+				cv.src = src
+			}
 		}
 		return c, nil
 	case py.KTensor:

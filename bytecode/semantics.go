@@ -664,7 +664,10 @@ func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 		case ca.Kind == py.KBool && cb.Kind == py.KBool:
 			return ca.I == cb.I, nil
 		case ca.obj != 0 && cb.obj != 0:
-			return ca.obj == cb.obj, nil
+			// numbers and strings are guarded by value: which objects they are is another fact
+			same := ca.obj == cb.obj
+			t.guardIdentity(ca.src, ca.obj, cb.src, cb.obj, same)
+			return same, nil
 		}
 		return ca == cb, nil
 	}
@@ -672,17 +675,25 @@ func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 		// A constant is never a tensor, container or live object ptgo tracks separately,
 		// except for live objects that are constants (ObjV wrapping e.g. NotImplemented).
 		if ob, ok := b.(*ObjV); ok && aConst && ca.obj != 0 {
-			return ob.Obj == ca.obj, nil
+			same := ob.Obj == ca.obj
+			t.guardIdentity(ca.src, ca.obj, ob.Source, ob.Obj, same)
+			return same, nil
 		}
 		if oa, ok := a.(*ObjV); ok && bConst && cb.obj != 0 {
-			return oa.Obj == cb.obj, nil
+			same := oa.Obj == cb.obj
+			t.guardIdentity(oa.Source, oa.Obj, cb.src, cb.obj, same)
+			return same, nil
 		}
 		return false, nil
 	}
 	oa, aObj := a.(*ObjV)
 	ob, bObj := b.(*ObjV)
 	if aObj && bObj {
-		return oa.Obj == ob.Obj, nil
+		// Objects guarded by class or by value (an unspecialised module, a device) can be
+		// another object next call: the answer is guarded (an identity guard makes it redundant)
+		same := oa.Obj == ob.Obj
+		t.guardIdentity(oa.Source, oa.Obj, ob.Source, ob.Obj, same)
+		return same, nil
 	}
 	if ta, ok := a.(*TensorV); ok {
 		if tb, ok := b.(*TensorV); ok {
@@ -701,6 +712,34 @@ func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 		return fa.Obj == fb.Obj, nil
 	}
 	return a == b, nil
+}
+
+// guardIdentity guards the answer `same` of `a is b` for two objects read from sources sa and
+// sb (nil: a constant of the code or a value the trace made, which is that object every call):
+// one object, or two. Two sources give Same or Distinct; one gives ID or NotID of the other
+// object; none needs no guard.
+func (t *Tracer) guardIdentity(sa Source, a py.Obj, sb Source, b py.Obj, same bool) {
+	switch {
+	case sa != nil && sb != nil:
+		if sourceKey(sa) == sourceKey(sb) {
+			return
+		}
+		if same {
+			t.guards.Same(sa, sb)
+		} else {
+			t.guards.Distinct(sa, sb)
+		}
+	case sa != nil || sb != nil:
+		src, other := sa, b
+		if src == nil {
+			src, other = sb, a
+		}
+		if same {
+			t.guards.ID(src, other, t.shortRepr(other))
+		} else {
+			t.guards.NotID(src, other, t.shortRepr(other))
+		}
+	}
 }
 
 // equal is `a == b` for non-tensor values.

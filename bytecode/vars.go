@@ -29,6 +29,10 @@ type ConstV struct {
 	S    string
 	big  bool // an int that does not fit int64: only obj is valid
 	obj  py.Obj
+	// src is where a number, string or bytes value guarded by == was read (nil for code
+	// constants and computed values): `is` between two of them asks about the objects, which
+	// the value guard does not decide (identical guards it).
+	src Source
 }
 
 var (

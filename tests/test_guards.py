@@ -246,3 +246,52 @@ def test_nested_tensor_argument_runs_eagerly(counter):
     assert e.graph_count == 0
     assert [b.kind for b in e.break_reasons] == ["runs eagerly"], e.break_reasons
     assert "nested" in e.break_reasons[0].reason and ".to_padded_tensor()" in e.break_reasons[0].hint
+
+
+class _Thing:
+    pass
+
+
+def _pairs():
+    """(name, a, b): a is b in the first pair, not in the second, then the first again."""
+    m1, m2 = nn.Linear(2, 2), nn.Linear(2, 2)
+    t1, t2 = _Thing(), _Thing()
+    s1 = "a" * 40
+    s2 = "".join(["a"] * 40)  # equal, another object
+    i1 = 10 ** 20
+    i2 = int(str(10 ** 20))
+    f1 = 1.5
+    f2 = float("1.5")
+    return [("module", m1, m2), ("object", t1, t2), ("str", s1, s2), ("int", i1, i2), ("float", f1, f2)]
+
+
+@pytest.mark.parametrize("kind", [p[0] for p in _pairs()])
+def test_identity_of_two_arguments_is_guarded(kind):
+    # `a is b` of two objects read from two places: the answer is guarded (objects guarded by
+    # class or by value can be other objects next call; a stale branch was served)
+    _, a, b = next(p for p in _pairs() if p[0] == kind)
+
+    def f(x, p, q):
+        if p is q:
+            return x + 1
+        return x - 1
+
+    g = ptgo.compile(f)
+    x = torch.zeros(3)
+    for p, q in [(a, a), (a, b), (b, b), (b, a), (a, a)]:
+        assert_same(g(x, p, q), f(x, p, q))
+
+
+def test_identity_with_a_global_is_guarded():
+    # an argument compared with a module-level object that the user rebinds
+    t1, t2 = _Thing(), _Thing()
+    box = {"k": t1}
+
+    def f(x, p):
+        return x + 1 if p is box["k"] else x - 1
+
+    g = ptgo.compile(f)
+    x = torch.zeros(3)
+    for p, k in [(t1, t1), (t1, t2), (t2, t2), (t2, t1)]:
+        box["k"] = k
+        assert_same(g(x, p), f(x, p))
