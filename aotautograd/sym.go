@@ -253,6 +253,15 @@ func unboundSymbols(g *fxgraph.Graph) []int {
 		return nil
 	}
 	b := fxgraph.SymbolBindings(g)
+	// a derived symbol is computed from the symbols it is defined by: they need binding
+	for id := len(b) - 1; id >= 0; id-- {
+		if d, ok := g.Shapes.Derived(id); ok && used[id] {
+			delete(used, id)
+			for _, x := range d.Num.Resolve().Symbols() {
+				used[x] = true
+			}
+		}
+	}
 	var out []int
 	for id := range used {
 		if id >= len(b) || b[id].Input < 0 {

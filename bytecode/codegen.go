@@ -1231,7 +1231,17 @@ func (g *codeGen) rebuildSym(s primtorch.SymInt) error {
 	for _, t := range terms {
 		g.loadConst(g.api.NewInt(t.Coef))
 		for _, id := range t.Syms {
-			if id >= len(g.symSrc) {
+			if d, ok := s.Env().Derived(id); ok {
+				// floor(num / div) of the symbols it is defined by
+				if err := g.rebuildSym(d.Num.Resolve()); err != nil {
+					return err
+				}
+				g.loadConst(g.api.NewInt(d.Div))
+				g.emit(BINARY_OP, nbFloorDivide)
+				g.emit(BINARY_OP, nbMultiply)
+				continue
+			}
+			if id >= len(g.symSrc) || g.symSrc[id].src == nil {
 				return &Unsupported{Reason: "a dynamic size whose source is unknown is live where the compiled code hands over to Python", RootPC: -1}
 			}
 			src := g.symSrc[id]
@@ -1258,6 +1268,7 @@ func (g *codeGen) rebuildSym(s primtorch.SymInt) error {
 
 // BINARY_OP arguments (CPython's NB_ADD, NB_MULTIPLY; dis._nb_ops).
 const (
-	nbAdd      = 0
-	nbMultiply = 5
+	nbAdd         = 0
+	nbFloorDivide = 2
+	nbMultiply    = 5
 )

@@ -2,6 +2,7 @@ package bytecode
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -442,20 +443,32 @@ func (g *Guards) CallBool(fn py.Obj, want bool, what string) {
 // the size of dim of the tensor in register (a symbol's source).
 func (g *Guards) Sym(sg primtorch.SymGuard, sources []symSource) {
 	d := sg.Left.Sub(sg.Right)
-	c, terms := d.Terms()
-	vec := []int64{int64(sg.Rel), c, int64(len(terms))}
-	for _, tm := range terms {
-		vec = append(vec, tm.Coef, int64(len(tm.Syms)))
-		for _, id := range tm.Syms {
-			src := sources[id]
-			vec = append(vec, int64(g.reg(src.src)), int64(src.dim))
-		}
-	}
+	vec := g.symPoly([]int64{int64(sg.Rel)}, d, sources)
 	desc := fmt.Sprintf("%s %s %s", symNames(sg.Left, sources), sg.Rel, symNames(sg.Right, sources))
 	if sg.Why != "" {
 		desc += " (assumed by " + sg.Why + ")"
 	}
 	g.check(Guard{Op: GSym, Vec: vec, Desc: desc})
+}
+
+// symPoly appends polynomial p to vec in PTGO_G_SYM's form: c, nterms, per term coef,
+// nfactors, per factor register and dim — or, for a derived symbol, -1 and its divisor followed
+// by its numerator in this form (the guard computes floor(numerator / divisor)).
+func (g *Guards) symPoly(vec []int64, p primtorch.SymInt, sources []symSource) []int64 {
+	c, terms := p.Terms()
+	vec = append(vec, c, int64(len(terms)))
+	for _, tm := range terms {
+		vec = append(vec, tm.Coef, int64(len(tm.Syms)))
+		for _, id := range tm.Syms {
+			if d, ok := p.Env().Derived(id); ok {
+				vec = g.symPoly(append(vec, -1, d.Div), d.Num.Resolve(), sources)
+				continue
+			}
+			src := sources[id]
+			vec = append(vec, int64(g.reg(src.src)), int64(src.dim))
+		}
+	}
+	return vec
 }
 
 // SymEqualSizes guards that two dims of input tensors have one size (duck shaping gave them one
@@ -474,7 +487,17 @@ func (g *Guards) SymEqualSizes(a Source, da int, b Source, db int) {
 // symNames prints a size expression with each symbol written as its source.
 func symNames(s primtorch.SymInt, sources []symSource) string {
 	text := s.String()
-	for id := len(sources) - 1; id >= 0; id-- {
+	n := len(sources)
+	if env := s.Env(); env != nil {
+		n = max(n, env.NumSymbols())
+	}
+	for id := n - 1; id >= 0; id-- {
+		if id >= len(sources) || sources[id].src == nil {
+			if d, ok := s.Env().Derived(id); ok && slices.Contains(s.Symbols(), id) {
+				text = strings.ReplaceAll(text, "s"+strconv.Itoa(id), "("+symNames(d.Num, sources)+")//"+strconv.FormatInt(d.Div, 10))
+			}
+			continue
+		}
 		name := sources[id].src.Name()
 		switch d := sources[id].dim; {
 		case d >= 0:

@@ -84,7 +84,8 @@ func symBinary(op string, a, b Value) (Value, bool) {
 		return symValue(x.Mul(y)), true
 	case "floordiv":
 		if k, ok := y.IsConst(); ok && k > 0 {
-			if q, ok := x.FloorDivConst(k); ok {
+			// a polynomial, or one with a derived symbol floor(r / k) (primtorch.SymDef)
+			if q, ok := x.FloorDiv(k); ok {
 				return symValue(q), true
 			}
 		}
@@ -94,8 +95,8 @@ func symBinary(op string, a, b Value) (Value, bool) {
 		}
 	case "mod":
 		if k, ok := y.IsConst(); ok && k > 0 {
-			if r, ok := x.ModConst(k); ok {
-				return intV(r), true
+			if r, ok := x.Mod(k); ok {
+				return symValue(r), true
 			}
 		}
 	}
@@ -332,7 +333,7 @@ func (t *Tracer) intInput(o py.Obj, c Value, src Source) *SymV {
 	} else {
 		sym = t.shapes.NewSymbol(cv.I, src.Name())
 		t.symByHint[cv.I] = sym
-		t.symSources = append(t.symSources, symSource{src: src, dim: -1})
+		t.setSymSource(sym, symSource{src: src, dim: -1})
 		t.shapes.AddGuard(primtorch.SymGuard{Left: sym, Right: primtorch.SymConst(2), Rel: primtorch.RelGe, Why: "a dynamic int argument"})
 	}
 	id, _, _, _ := sym.Linear()
@@ -394,7 +395,7 @@ func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]b
 	if dyn[offsetDim] {
 		offset = t.shapes.NewSymbol(m.Offset, fmt.Sprintf("%s.storage_offset()", src.Name()))
 		id, _, _, _ := offset.Linear()
-		t.symSources = append(t.symSources, symSource{src: src, dim: offsetDim})
+		t.setSymSource(offset, symSource{src: src, dim: offsetDim})
 		t.shapes.AddGuard(primtorch.SymGuard{Left: offset, Right: primtorch.SymConst(2), Rel: primtorch.RelGe, Why: "a dynamic storage offset"})
 		logs.Printf(logs.Dynamic, "%s: s%d = %s.storage_offset() (%d in this call)", t.rootCode.code.QualName, id, readableName(src), m.Offset)
 	}
@@ -409,7 +410,7 @@ func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]b
 			sym = t.shapes.NewSymbol(s, fmt.Sprintf("%s.size(%d)", src.Name(), d))
 			t.symByHint[s] = sym
 			id, _, _, _ := sym.Linear()
-			t.symSources = append(t.symSources, symSource{src: src, dim: d})
+			t.setSymSource(sym, symSource{src: src, dim: d})
 			logs.Printf(logs.Dynamic, "%s: s%d = %s.size(%d) (%d in this call)", t.rootCode.code.QualName, id, readableName(src), d, s)
 		} else {
 			id, _, _, _ := sym.Linear()
@@ -426,10 +427,21 @@ func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]b
 	}
 }
 
-// symSource is where symbol k's value is read: dim of the tensor at src.
+// symSource is where symbol k's value is read: dim of the tensor at src (src nil: a derived
+// symbol, primtorch.SymDef, computed from others).
 type symSource struct {
 	src Source
 	dim int
+}
+
+// setSymSource records where symbol sym is read; symbols made in between (derived ones, which
+// the ShapeEnv makes for a floor division) keep an entry with no source.
+func (t *Tracer) setSymSource(sym primtorch.SymInt, src symSource) {
+	id, _, _, _ := sym.Linear()
+	for len(t.symSources) <= id {
+		t.symSources = append(t.symSources, symSource{dim: -1})
+	}
+	t.symSources[id] = src
 }
 
 // installShapeGuards turns the guards the trace assumed about symbols into guard instructions.

@@ -97,12 +97,25 @@ func EncodeJSON(g *Graph) ([]byte, error) {
 	}
 	if g.Shapes != nil && g.Shapes.NumSymbols() > 0 {
 		buf.WriteString(`, "symbols": [`)
-		for id, b := range SymbolBindings(g) {
+		bs := SymbolBindings(g)
+		for id, b := range bs {
 			if id > 0 {
 				buf.WriteString(", ")
 			}
-			if b.Input < 0 && !g.Shapes.IsSpecialized(id) {
+			if !Bound(g.Shapes, bs, id) {
 				return nil, fmt.Errorf("fxgraph: cannot encode graph %s as JSON: size symbol s%d has no graph input that carries it", g.Name, id)
+			}
+			if d, ok := g.Shapes.Derived(id); ok && !g.Shapes.IsSpecialized(id) {
+				def, _ := symJSON(d.Num)
+				fmt.Fprintf(&buf, `{"input": -1, "dim": %d, "hint": %d, "def": `, DerivedDim, g.Shapes.HintOf(id))
+				if err := e.write(&buf, def); err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(&buf, `, "div": %d}`, d.Div)
+				continue
+			}
+			if b.Input < 0 {
+				b.Dim = -1
 			}
 			fmt.Fprintf(&buf, `{"input": %d, "dim": %d, "hint": %d}`, b.Input, b.Dim, g.Shapes.HintOf(id))
 		}
@@ -257,12 +270,8 @@ func constJSON(v any) (any, error) {
 	case primtorch.Layout:
 		return map[string]any{"layout": string(v)}, nil
 	case primtorch.SymInt:
-		c, terms := v.Terms()
-		ts := make([][]any, len(terms))
-		for i, t := range terms {
-			ts[i] = []any{t.Coef, t.Syms}
-		}
-		return map[string]any{"sym": map[string]any{"c": c, "terms": ts}}, nil
+		x, _ := symJSON(v)
+		return map[string]any{"sym": x}, nil
 	}
 	return v, nil // nil, bool, int64, string
 }
@@ -340,6 +349,21 @@ func DecodeJSON(data []byte) (*Graph, error) {
 			return nil, fmt.Errorf("fxgraph: cannot decode graph JSON: %w", err)
 		}
 		d.env, d.g.Shapes = env, env
+		for id, js := range jg.Symbols {
+			if js.Dim != DerivedDim {
+				continue
+			}
+			num, err := d.sym(js.Def)
+			if err != nil || js.Div < 2 {
+				return nil, fmt.Errorf("fxgraph: cannot decode graph JSON: symbols[%d] is derived (dim -3) but its def and div are not a size expression and a divisor ≥ 2: %v", id, err)
+			}
+			for _, x := range num.Symbols() {
+				if x >= id {
+					return nil, fmt.Errorf("fxgraph: cannot decode graph JSON: symbols[%d] is derived from s%d; a derived symbol is defined by earlier symbols", id, x)
+				}
+			}
+			env.DefineSymbol(id, primtorch.SymDef{Num: num, Div: js.Div})
+		}
 	}
 	for i, jn := range jg.Nodes {
 		n, err := d.node(&jn)
@@ -354,6 +378,9 @@ func DecodeJSON(data []byte) (*Graph, error) {
 	if d.env != nil {
 		for id, b := range SymbolBindings(d.g) {
 			js := jg.Symbols[id]
+			if js.Dim == DerivedDim {
+				continue
+			}
 			if js.Input < 0 {
 				d.env.Specialize(id, "the graph specialised it")
 				continue
@@ -366,11 +393,24 @@ func DecodeJSON(data []byte) (*Graph, error) {
 	return d.g, nil
 }
 
+// symJSON is a size expression's {"c": C, "terms": [[COEF, [SYMBOL, ...]], ...]} form.
+func symJSON(v primtorch.SymInt) (map[string]any, error) {
+	c, terms := v.Terms()
+	ts := make([][]any, len(terms))
+	for i, t := range terms {
+		ts[i] = []any{t.Coef, t.Syms}
+	}
+	return map[string]any{"c": c, "terms": ts}, nil
+}
+
 // jsonSymbol is one entry of "symbols".
 type jsonSymbol struct {
 	Input int   `json:"input"`
 	Dim   int   `json:"dim"`
 	Hint  int64 `json:"hint"`
+	// a derived symbol (dim -3): floor(def / div), def a size expression over earlier symbols
+	Def any   `json:"def,omitempty"`
+	Div int64 `json:"div,omitempty"`
 }
 
 // decodeSymbols makes the graph's ShapeEnv: one symbol per entry with its hint, its source
@@ -385,7 +425,9 @@ func decodeSymbols(syms []jsonSymbol, nodes []jsonNode) (*primtorch.ShapeEnv, er
 	env := primtorch.NewShapeEnv()
 	for id, s := range syms {
 		src := "(specialised)"
-		if s.Input >= 0 {
+		if s.Dim == DerivedDim {
+			src = "(derived)"
+		} else if s.Input >= 0 {
 			if s.Input >= len(phs) {
 				return nil, fmt.Errorf("symbols[%d] names placeholder %d of %d", id, s.Input, len(phs))
 			}
@@ -397,7 +439,7 @@ func decodeSymbols(syms []jsonSymbol, nodes []jsonNode) (*primtorch.ShapeEnv, er
 			case s.Dim >= 0:
 				src = fmt.Sprintf("%s.size(%d)", phs[s.Input], s.Dim)
 			default:
-				return nil, fmt.Errorf("symbols[%d] has dim %d; write a dim ≥ 0, -1 (an int placeholder) or -2 (a storage offset)", id, s.Dim)
+				return nil, fmt.Errorf("symbols[%d] has dim %d; write a dim ≥ 0, -1 (an int placeholder), -2 (a storage offset) or -3 (a derived symbol, with def and div)", id, s.Dim)
 			}
 		}
 		env.NewSymbol(s.Hint, src)

@@ -190,7 +190,7 @@ func TestDecodeJSONSymbolErrors(t *testing.T) {
 		{"binding", `{"input": 1, "dim": 1, "hint": 8}`, `{"input": 1, "dim": 0, "hint": 8}`, "symbols[1] says placeholder 1 dim 0 carries s1, but the placeholders' metas bind it to placeholder 1 dim 1"},
 		{"unknown symbol", `[[1, [0, 1]]]}}]`, `[[1, [0, 2]]]}}]`, `names symbol s2, which the graph's "symbols" do not list`},
 		{"no placeholder", `{"input": 0, "dim": -1, "hint": 5}`, `{"input": 7, "dim": -1, "hint": 5}`, "symbols[0] names placeholder 7 of 2"},
-		{"bad dim", `{"input": 0, "dim": -1, "hint": 5}`, `{"input": 0, "dim": -3, "hint": 5}`, "symbols[0] has dim -3"},
+		{"bad dim", `{"input": 0, "dim": -1, "hint": 5}`, `{"input": 0, "dim": -4, "hint": 5}`, "symbols[0] has dim -4"},
 		{"bad entry", `"stride": [{"sym": {"c": 0, "terms": [[1, [1]]]}}, 1]`, `"stride": [{"float": "1.0"}, 1]`, "stride[0] is neither an integer nor a {\"sym\": ...} size expression"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,4 +202,30 @@ func TestDecodeJSONSymbolErrors(t *testing.T) {
 	}
 	_, err := DecodeJSON([]byte(`{"version": 1, "name": "f", "nodes": [{"name": "output", "op": "output", "target": "output", "args": [{"sym": {"c": 0, "terms": [[1, [0]]]}}]}]}`))
 	require.ErrorContains(t, err, `names symbol s0, which the graph's "symbols" do not list`)
+}
+
+func TestDerivedSymbolEncodings(t *testing.T) {
+	g := New("f")
+	env := primtorch.NewShapeEnv()
+	s0 := env.NewSymbol(7, "x.size(0)")
+	q, ok := s0.AddConst(1).FloorDiv(2)
+	require.True(t, ok)
+	g.Shapes = env
+	x := g.AddPlaceholder("x", primtorch.NewSymContiguous(primtorch.Float32, []primtorch.SymInt{s0}, primtorch.CPU))
+	y := g.AddCall("prims.slice", []Arg{x, Const{V: int64(0)}, Const{V: int64(0)}, Const{V: s0}, Const{V: int64(2)}}, nil,
+		primtorch.NewSymContiguous(primtorch.Float32, []primtorch.SymInt{q}, primtorch.CPU))
+	g.AddOutput(y)
+	require.NoError(t, CheckSymbols(g))
+	data, err := EncodeJSON(g)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `{"input": -1, "dim": -3, "hint": 4, "def": {"c":1,"terms":[[1,[0]]]}, "div": 2}`, string(data))
+	vals := []int64{9, 0}
+	env.FillDerived(vals)
+	require.Equal(t, int64(5), vals[1])
+	// the text form keeps the definition
+	parsed, err := Parse(g.String())
+	require.NoError(t, err, g.String())
+	d, ok := parsed.Shapes.Derived(1)
+	require.True(t, ok, g.String())
+	require.Equal(t, "(s0 + 1)//2", d.String())
 }

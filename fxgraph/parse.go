@@ -532,7 +532,36 @@ func (p *parser) symbols() error {
 		if h.kind != tInt || err != nil {
 			return p.errAt(h, "expected the hint (an integer) of %s", t.text)
 		}
-		p.g.Shapes.NewSymbol(hint, "")
+		sym := p.g.Shapes.NewSymbol(hint, "")
+		if p.peek().is(tIdent, "floordiv") {
+			// a derived symbol: floordiv(sym("s0 + 1"), 2)
+			p.next()
+			if err := p.punct("(", "after floordiv"); err != nil {
+				return err
+			}
+			num, err := p.symInt("a derived symbol's numerator")
+			if err != nil {
+				return err
+			}
+			if err := p.punct(",", "in floordiv(num, div)"); err != nil {
+				return err
+			}
+			dt := p.next()
+			div, err := strconv.ParseInt(dt.text, 10, 64)
+			if dt.kind != tInt || err != nil || div < 2 {
+				return p.errAt(dt, "expected the divisor (an integer ≥ 2) of %s", t.text)
+			}
+			id, _, _, _ := sym.Linear()
+			for _, x := range num.Symbols() {
+				if x >= id {
+					return p.errAt(dt, "%s is derived from s%d; a derived symbol is defined by earlier symbols", t.text, x)
+				}
+			}
+			p.g.Shapes.DefineSymbol(id, primtorch.SymDef{Num: num, Div: div})
+			if err := p.punct(")", "closing floordiv(num, div)"); err != nil {
+				return err
+			}
+		}
 		if !p.isPunct(",") {
 			break
 		}

@@ -47,6 +47,9 @@ func (g *Graph) String() string {
 				b.WriteString(", ")
 			}
 			b.WriteString("s" + strconv.Itoa(id) + "=" + strconv.FormatInt(h, 10))
+			if d, ok := g.Shapes.Derived(id); ok {
+				b.WriteString(" floordiv(sym(" + strconv.Quote(d.Num.String()) + "), " + strconv.FormatInt(d.Div, 10) + ")")
+			}
 		}
 		b.WriteByte(']')
 	}

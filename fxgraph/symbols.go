@@ -14,8 +14,13 @@ type SymbolBinding struct {
 	Dim   int
 }
 
-// OffsetDim is SymbolBinding.Dim for a symbol that is a tensor's storage offset.
-const OffsetDim = -2
+// OffsetDim is SymbolBinding.Dim for a symbol that is a tensor's storage offset; DerivedDim
+// for a derived symbol (primtorch.SymDef: a floor division of earlier symbols), which no input
+// carries: its value is computed from theirs (Input is -1).
+const (
+	OffsetDim  = -2
+	DerivedDim = -3
+)
 
 // SymbolBindings finds, for each of g.Shapes' symbols, the first placeholder that carries it
 // bare: a tensor dim whose size is exactly the symbol, or an int placeholder whose meta is the
@@ -28,9 +33,12 @@ func SymbolBindings(g *Graph) []SymbolBinding {
 	out := make([]SymbolBinding, g.Shapes.NumSymbols())
 	for i := range out {
 		out[i] = SymbolBinding{Input: -1, Dim: -1}
+		if _, ok := g.Shapes.Derived(i); ok {
+			out[i].Dim = DerivedDim
+		}
 	}
 	set := func(s primtorch.SymInt, input, dim int) {
-		if id, coef, c, ok := s.Linear(); ok && coef == 1 && c == 0 && id < len(out) && out[id].Input < 0 {
+		if id, coef, c, ok := s.Linear(); ok && coef == 1 && c == 0 && id < len(out) && out[id].Input < 0 && out[id].Dim != DerivedDim {
 			out[id] = SymbolBinding{Input: input, Dim: dim}
 		}
 	}
@@ -57,8 +65,8 @@ func CheckSymbols(g *Graph) error {
 		return nil
 	}
 	b := SymbolBindings(g)
-	for id, sb := range b {
-		if sb.Input < 0 && !g.Shapes.IsSpecialized(id) {
+	for id := range b {
+		if !Bound(g.Shapes, b, id) {
 			used := false
 			for _, n := range g.Nodes {
 				if primtorch.HasSymbols(n.Meta) && symbolMentioned(n.Meta, id) {
@@ -72,6 +80,24 @@ func CheckSymbols(g *Graph) error {
 		}
 	}
 	return nil
+}
+
+// Bound reports whether the runtime knows symbol id's value from bindings b: an input carries
+// it, the trace specialised it, or it is derived from symbols that are bound.
+func Bound(env *primtorch.ShapeEnv, b []SymbolBinding, id int) bool {
+	if b[id].Input >= 0 || env.IsSpecialized(id) {
+		return true
+	}
+	d, ok := env.Derived(id)
+	if !ok {
+		return false
+	}
+	for _, x := range d.Num.Symbols() {
+		if x >= id || !Bound(env, b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 func symbolMentioned(v any, id int) bool {

@@ -2,6 +2,7 @@ package inductor
 
 import (
 	"fmt"
+	"ptgo/primtorch"
 	"slices"
 	"unsafe"
 
@@ -282,6 +283,12 @@ func SymbolValuesInts(p *Program, inputs []*Tensor, ints []int64) ([]int64, erro
 	}
 	vals := make([]int64, len(p.Symbols))
 	for id, src := range p.Symbols {
+		if src.Dim == SymDerived {
+			if err := derivedValue(p, vals, id); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if src.Input < 0 {
 			continue
 		}
@@ -303,6 +310,25 @@ func SymbolValuesInts(p *Program, inputs []*Tensor, ints []int64) ([]int64, erro
 		}
 	}
 	return vals, nil
+}
+
+// derivedValue sets vals[id], a derived symbol, from the earlier symbols' values.
+func derivedValue(p *Program, vals []int64, id int) error {
+	src := p.Symbols[id]
+	env := primtorch.NewShapeEnv()
+	for i := 0; i < id; i++ {
+		env.NewSymbol(vals[i], "")
+	}
+	num, err := primtorch.ParseSymInt(src.Def, env)
+	if err != nil || src.Div < 2 {
+		return fmt.Errorf("inductor: program %s: derived size symbol s%d has def %q // %d", p.Name, id, src.Def, src.Div)
+	}
+	q := num.Eval(vals[:id]) / src.Div
+	if q*src.Div > num.Eval(vals[:id]) {
+		q--
+	}
+	vals[id] = q
+	return nil
 }
 
 // concreteBuffers is the program's buffers at this call's symbol values (p.Buffers itself for a

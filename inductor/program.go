@@ -132,12 +132,18 @@ type SymbolSource struct {
 	Input int   `json:"input"` // -1 when unused
 	Dim   int   `json:"dim"`
 	Hint  int64 `json:"hint"` // the value at trace time (printing, decoding)
+	// Dim == SymDerived: the symbol is floor(Def / Div), Def a size expression over earlier
+	// symbols (primtorch.SymDef), computed per call from their values
+	Def string `json:"def,omitempty"`
+	Div int64  `json:"div,omitempty"`
 }
 
-// SymbolSource.Dim of a symbol that is an int argument or a tensor input's storage offset.
+// SymbolSource.Dim of a symbol that is an int argument, a tensor input's storage offset, or
+// derived from other symbols.
 const (
-	SymIntArg = -1
-	SymOffset = -2
+	SymIntArg  = -1
+	SymOffset  = -2
+	SymDerived = -3
 )
 
 // ProgramVersion is the version of the JSON form this ptgo writes and reads.
@@ -342,6 +348,10 @@ func (p *Program) JSON() ([]byte, error) {
 	if len(p.Symbols) > 0 {
 		var parts []string
 		for _, s := range p.Symbols {
+			if s.Dim == SymDerived {
+				parts = append(parts, fmt.Sprintf(`{"input": -1, "dim": %d, "hint": %d, "def": %q, "div": %d}`, s.Dim, s.Hint, s.Def, s.Div))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf(`{"input": %d, "dim": %d, "hint": %d}`, s.Input, s.Dim, s.Hint))
 		}
 		b.WriteString("\n \"symbols\": [" + strings.Join(parts, ", ") + "],")
@@ -570,6 +580,13 @@ func DecodeProgram(data []byte) (*Program, error) {
 		env = primtorch.NewShapeEnv()
 		for i, s := range raw.Symbols {
 			env.NewSymbol(s.Hint, fmt.Sprintf("program symbol s%d", i))
+			if s.Dim == SymDerived {
+				num, err := primtorch.ParseSymInt(s.Def, env)
+				if err != nil || s.Div < 2 {
+					return nil, fmt.Errorf("inductor: program symbol s%d is derived but its def %q // %d is not a size expression over earlier symbols and a divisor ≥ 2", i, s.Def, s.Div)
+				}
+				env.DefineSymbol(i, primtorch.SymDef{Num: num, Div: s.Div})
+			}
 		}
 	}
 	for _, rb := range raw.Buffers {

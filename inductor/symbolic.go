@@ -358,9 +358,24 @@ func (l *lowerer) symbolic() error {
 		}
 	}
 	binds := fxgraph.SymbolBindings(g)
+	for id := len(binds) - 1; id >= 0; id-- {
+		// a derived symbol's value is computed from the symbols it is defined by
+		if d, ok := g.Shapes.Derived(id); ok && used[id] {
+			for _, x := range d.Num.Resolve().Symbols() {
+				used[x] = true
+			}
+		}
+	}
 	l.g.Symbols = make([]SymbolSource, len(binds))
 	for id, b := range binds {
 		l.g.Symbols[id] = SymbolSource{Input: -1, Dim: -1, Hint: g.Shapes.HintOf(id)}
+		if d, ok := g.Shapes.Derived(id); ok && !g.Shapes.IsSpecialized(id) {
+			if !fxgraph.Bound(g.Shapes, binds, id) {
+				refuseSym("derived size symbol s%d = %s depends on a symbol no input carries", id, d)
+			}
+			l.g.Symbols[id] = SymbolSource{Input: -1, Dim: SymDerived, Hint: g.Shapes.HintOf(id), Def: d.Num.Resolve().String(), Div: d.Div}
+			continue
+		}
 		if !used[id] {
 			continue
 		}
@@ -414,34 +429,13 @@ func symStrings(xs []Sym) []string {
 	return out
 }
 
-// nonNegative reports whether s is ≥ 0 for every value of the symbols (≥ 2): a constant ≥ 0, or
-// no negative coefficient.
-func nonNegative(s Sym) bool {
-	c, terms := symTerms(s)
-	if c < 0 {
-		return false
-	}
-	for _, t := range terms {
-		if t.coef < 0 {
-			return false
-		}
-	}
-	return true
-}
+// nonNegative reports whether s is ≥ 0 for every value of the symbols (primtorch's proof: each
+// symbol at least its lower bound, a derived floor division within its bounds).
+func nonNegative(s Sym) bool { return s.ProvablyNonNegative() }
 
 // atLeastZero reports whether s is ≥ 0 for every value of the symbols (each ≥ 2): no negative
 // coefficient (s grows with each symbol) and s ≥ 0 with every symbol at 2 ("s0 - 1").
-func atLeastZero(s Sym) bool {
-	c, terms := symTerms(s)
-	low := c
-	for _, t := range terms {
-		if t.coef < 0 {
-			return false
-		}
-		low += t.coef << len(t.mono)
-	}
-	return low >= 0
-}
+func atLeastZero(s Sym) bool { return s.ProvablyNonNegative() }
 
 type symTerm struct {
 	coef int64

@@ -124,16 +124,28 @@ func parseIndex(index Value) ([]indexItem, error) {
 // sliceMeta is at::slice(dim, start, stop, step) with Python's None defaults and clamping (a
 // symbolic size clamps with guards).
 func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
-	step := int64(1)
+	sizes, strides := self.SymSizes(), self.SymStrides()
+	start, end, step, err := sliceBounds(s, sizes[d])
+	if err != nil {
+		return nil, err
+	}
+	n, _ := end.Sub(start).AddConst(step - 1).FloorDiv(step)
+	off := self.SymOffset().Add(start.Mul(strides[d]))
+	sizes[d], strides[d] = n, strides[d].MulConst(step)
+	return withSym(self, sizes, strides, off), nil
+}
+
+// sliceBounds clamps a slice's bounds to a dim of size `size` as getitem does: 0 <= start <=
+// end <= size (the length is ceil((end - start) / step)), each comparison with a symbol guarded.
+func sliceBounds(s Slice, size SymInt) (start, end SymInt, step int64, err error) {
+	step = 1
 	if s.Step != nil {
 		step = *s.Step
 	}
 	if step <= 0 {
-		return nil, valueErrorf("step must be greater than zero")
+		return start, end, step, valueErrorf("step must be greater than zero")
 	}
-	sizes, strides := self.SymSizes(), self.SymStrides()
-	size := sizes[d]
-	start, end := SymConst(0), size
+	start, end = SymConst(0), size
 	if b, ok := s.StartSym(); ok {
 		start = b
 	}
@@ -149,13 +161,7 @@ func sliceMeta(self *TensorMeta, d int, s Slice) (*TensorMeta, error) {
 	start = symClampBelow(start, SymConst(0))
 	start = symClampAbove(start, size)
 	end = symClampAbove(symClampBelow(end, start), size)
-	n, ok := end.Sub(start).AddConst(step - 1).FloorDivConst(step)
-	if !ok {
-		n = SymConst((end.Specialize("slice bounds") - start.Specialize("slice bounds") + step - 1) / step)
-	}
-	off := self.SymOffset().Add(start.Mul(strides[d]))
-	sizes[d], strides[d] = n, strides[d].MulConst(step)
-	return withSym(self, sizes, strides, off), nil
+	return start, end, step, nil
 }
 
 // symClampAbove is min(x, hi) for a slice bound, decided at the hints with the guard that also
@@ -723,6 +729,11 @@ func SymNormalizeSlice(s Slice, size SymInt) (start, end SymInt, step int64, err
 		step = *s.Step
 	}
 	n := m.SymSizes()[0]
+	if _, c := n.IsConst(); !c && step > 1 {
+		// the length is a derived symbol ceil((end - start) / step): the clamped end gives
+		// it, and the tight one (start + n·step) would need a guard on the remainder
+		return sliceBounds(s, size)
+	}
 	start = m.SymOffset()
 	end = symMin(start.Add(n.MulConst(step)), size)
 	if symIs(n, 0) {

@@ -219,10 +219,7 @@ func metaPrimSlice(a *Args) (Value, error) {
 	if symLt(start, SymConst(0)) || symLt(end, start) || symGt(end, sizes[d]) || k < 1 {
 		return nil, primErrorf("prims::slice: start=%d end=%d step=%d for a dim of size %d; normalize them to 0 <= start <= end <= size, step >= 1", start.Hint(), end.Hint(), k, self.Shape[d])
 	}
-	n, ok := end.Sub(start).AddConst(k - 1).FloorDivConst(k)
-	if !ok {
-		n = SymConst((end.Specialize("prims::slice bounds") - start.Specialize("prims::slice bounds") + k - 1) / k)
-	}
+	n, _ := end.Sub(start).AddConst(k - 1).FloorDiv(k)
 	off := self.SymOffset().Add(start.Mul(strides[d]))
 	sizes[d], strides[d] = n, strides[d].MulConst(k)
 	return withSym(self, sizes, strides, off), nil

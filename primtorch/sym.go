@@ -217,6 +217,176 @@ func (s SymInt) FloorDivConst(n int64) (SymInt, bool) {
 	return normSym(floorDiv(s.c, n), ts, s.env), true
 }
 
+// FloorDiv returns s // n for a positive n: a polynomial when FloorDivConst gives one, otherwise
+// the polynomial part plus a derived symbol floor(r / n) of the rest (torch's FloorDiv): with
+// every coefficient of s written as n·a + b (0 ≤ b < n), s // n = Σ a·term + floor(Σ b·term / n),
+// so equal remainders share one symbol. n ≤ 0 reports false.
+func (s SymInt) FloorDiv(n int64) (SymInt, bool) {
+	if q, ok := s.FloorDivConst(n); ok {
+		return q, true
+	}
+	if n <= 0 {
+		return SymInt{}, false
+	}
+	whole := SymConst(floorDiv(s.c, n))
+	rest := SymConst(s.c - floorDiv(s.c, n)*n)
+	for _, t := range s.terms {
+		a := floorDiv(t.coef, n)
+		whole = whole.Add(SymInt{terms: []symTerm{{coef: a, syms: t.syms}}, env: s.env})
+		rest = rest.Add(SymInt{terms: []symTerm{{coef: t.coef - a*n, syms: t.syms}}, env: s.env})
+	}
+	whole = normSym(whole.c, whole.terms, s.env)
+	rest = normSym(rest.c, rest.terms, s.env)
+	if k, ok := rest.IsConst(); ok {
+		return whole.AddConst(floorDiv(k, n)), true
+	}
+	return whole.Add(s.env.derivedSymbol(SymDef{Num: rest, Div: n})), true
+}
+
+// Mod returns s % n (Python's modulo) for a positive n: s - n·(s // n).
+func (s SymInt) Mod(n int64) (SymInt, bool) {
+	q, ok := s.FloorDiv(n)
+	if !ok {
+		return SymInt{}, false
+	}
+	return s.Sub(q.MulConst(n)), true
+}
+
+// SymDef defines a derived symbol: floor(Num / Div), Num a polynomial in earlier symbols with
+// coefficients in [0, Div), Div > 1. Its value is computed from theirs wherever they are known
+// (the guards, the runtime, a backward's saved sizes); it is never read from an input.
+type SymDef struct {
+	Num SymInt
+	Div int64
+}
+
+func (d SymDef) key() string { return d.Num.Key() + " // " + strconv.FormatInt(d.Div, 10) }
+
+// String is "(s0 + 1)//2".
+func (d SymDef) String() string {
+	if len(d.Num.terms) == 1 && d.Num.c == 0 && d.Num.terms[0].coef == 1 {
+		return d.Num.String() + "//" + strconv.FormatInt(d.Div, 10)
+	}
+	return "(" + d.Num.String() + ")//" + strconv.FormatInt(d.Div, 10)
+}
+
+// derivedSymbol is the symbol defined by d, made on first use. Like a symbol read from an input
+// it stands for a size ≥ 2, which a guard checks: at a hint of 0 or 1 it is specialised (as
+// torch specialises sizes 0 and 1), so every rule that knows symbols are ≥ 2 holds for it.
+func (e *ShapeEnv) derivedSymbol(d SymDef) SymInt {
+	k := d.key()
+	e.mu.Lock()
+	id, ok := e.derivedOf[k]
+	e.mu.Unlock()
+	if !ok {
+		hint := floorDiv(d.Num.Hint(), d.Div)
+		s := e.NewSymbol(hint, d.String())
+		id, _, _, _ = s.Linear()
+		e.mu.Lock()
+		e.derived[id] = d
+		e.derivedOf[k] = id
+		why := e.Why
+		e.mu.Unlock()
+		if why == "" {
+			why = "a floor division of sizes"
+		}
+		if hint < 2 {
+			e.Specialize(id, why+" that is "+strconv.FormatInt(hint, 10))
+		} else {
+			e.addGuard(SymGuard{Left: s, Right: SymConst(2), Rel: RelGe, Why: why})
+		}
+	}
+	if e.IsSpecialized(id) {
+		return SymConst(e.HintOf(id))
+	}
+	return e.Symbol(id)
+}
+
+// DefineSymbol makes symbol id (made by NewSymbol) a derived one (decoding a graph).
+func (e *ShapeEnv) DefineSymbol(id int, d SymDef) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.derived[id] = d
+	e.derivedOf[d.key()] = id
+}
+
+// Derived is symbol id's definition, if it is a derived symbol.
+func (e *ShapeEnv) Derived(id int) (SymDef, bool) {
+	if e == nil {
+		return SymDef{}, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, ok := e.derived[id]
+	return d, ok
+}
+
+// FillDerived sets the values of the derived symbols in vals (by id) from the symbols they are
+// defined by (a specialised symbol counts as its hint).
+func (e *ShapeEnv) FillDerived(vals []int64) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	n := len(e.derived)
+	e.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	for id := range vals {
+		if d, ok := e.Derived(id); ok {
+			vals[id] = floorDiv(d.Num.Resolve().Eval(vals), d.Div)
+		}
+	}
+}
+
+// derivedConst is the value of derived symbol id when the symbols it is defined by were all
+// specialised.
+func (e *ShapeEnv) derivedConst(id int) (int64, bool) {
+	d, ok := e.Derived(id)
+	if !ok {
+		return 0, false
+	}
+	if k, ok := d.Num.Resolve().IsConst(); ok {
+		return floorDiv(k, d.Div), true
+	}
+	return 0, false
+}
+
+// floorDivLowerBound is a polynomial ≤ p for every value of the symbols, without the derived
+// symbols p has alone in a term with a coefficient m·k that is a multiple of their divisor k:
+// q = floor(N / k) gives N - k + 1 ≤ k·q ≤ N, so m·k·q ≥ m·N for m < 0 and ≥ m·(N - k + 1)
+// for m > 0 (s - 3·(s // 3), which is s % 3, is ≥ 0).
+func (e *ShapeEnv) floorDivLowerBound(p SymInt) SymInt {
+	if e == nil {
+		return p
+	}
+	for range 8 {
+		changed := false
+		for _, t := range p.terms {
+			if len(t.syms) != 1 {
+				continue
+			}
+			d, ok := e.Derived(t.syms[0])
+			if !ok || t.coef%d.Div != 0 {
+				continue
+			}
+			m := t.coef / d.Div
+			bound := d.Num
+			if m > 0 {
+				bound = bound.AddConst(1 - d.Div)
+			}
+			p = p.Sub(SymInt{terms: []symTerm{t}, env: e}).Add(bound.MulConst(m))
+			changed = true
+			break
+		}
+		if !changed {
+			break
+		}
+	}
+	return p
+}
+
 // ModConst returns s % n (Python's modulo) when every term's coefficient is a multiple of n.
 func (s SymInt) ModConst(n int64) (int64, bool) {
 	if n <= 0 {
@@ -449,6 +619,8 @@ type ShapeEnv struct {
 	guards      []SymGuard
 	guardKeys   map[string]bool
 	specialized map[int]string // symbol → why
+	derived     map[int]SymDef // symbol → its definition (a floor division of other symbols)
+	derivedOf   map[string]int // SymDef.key() → symbol
 	floats      []floatSym     // float symbols (symfloat.go)
 	floatSpec   map[int]string // float symbol → why it was specialised
 	// Why is the current reason recorded with new guards ("model.py:12"); the trace sets it.
@@ -457,7 +629,7 @@ type ShapeEnv struct {
 
 // NewShapeEnv returns an empty env.
 func NewShapeEnv() *ShapeEnv {
-	return &ShapeEnv{guardKeys: map[string]bool{}, specialized: map[int]string{}}
+	return &ShapeEnv{guardKeys: map[string]bool{}, specialized: map[int]string{}, derived: map[int]SymDef{}, derivedOf: map[string]int{}}
 }
 
 // NewSymbol adds a symbol with a hint and a source and returns it. Symbols stand for sizes ≥ 2
@@ -689,6 +861,9 @@ func (s SymInt) GeHint(o SymInt) bool {
 // GtHint decides s > o at the hints and guards the answer.
 func (s SymInt) GtHint(o SymInt) bool { return s.GeHint(o.AddConst(1)) }
 
+// ProvablyNonNegative reports whether s ≥ 0 for every value of its symbols (no guard).
+func (s SymInt) ProvablyNonNegative() bool { return s.provablyGe(SymConst(0)) }
+
 // provablyGe uses that every symbol is ≥ 2: a difference whose terms all have positive
 // coefficients is at least its value with every symbol at 2.
 func (s SymInt) provablyGe(o SymInt) bool {
@@ -696,6 +871,7 @@ func (s SymInt) provablyGe(o SymInt) bool {
 	if _, c := d.IsConst(); c {
 		return d.c >= 0
 	}
+	d = d.env.floorDivLowerBound(d)
 	// with every symbol s_i = 2 + t_i (t_i >= 0), a polynomial in the t_i whose coefficients are
 	// all non-negative is non-negative: s0*s0 - s0 - 1 = t0*t0 + 3*t0 + 1
 	shifted := SymConst(d.c)
@@ -1051,6 +1227,8 @@ func (s SymInt) Resolve() SymInt {
 		for _, id := range t.syms {
 			if _, ok := spec[id]; ok {
 				term = term.MulConst(hints[id])
+			} else if k, ok := s.env.derivedConst(id); ok {
+				term = term.MulConst(k)
 			} else {
 				term = term.Mul(s.env.Symbol(id))
 			}

@@ -423,3 +423,42 @@ func TestSymbolicMetaProperty(t *testing.T) {
 	t.Logf("symbolic metas checked at other sizes:\n%s", strings.Join(lines, "\n"))
 	require.Positive(t, total)
 }
+
+func TestFloorDivDerivedSymbols(t *testing.T) {
+	env := NewShapeEnv()
+	s0 := env.NewSymbol(10, "x.size(0)")
+	q, ok := s0.FloorDiv(3) // s1 = s0//3, guarded >= 2
+	if !ok || q.String() != "s1" {
+		t.Fatalf("s0 // 3 = %v", q)
+	}
+	r, _ := s0.Mod(3)
+	if r.String() != "s0 - 3*s1" || r.Hint() != 1 {
+		t.Fatalf("s0 %% 3 = %v (hint %d)", r, r.Hint())
+	}
+	if !r.ProvablyNonNegative() {
+		t.Fatalf("s0 %% 3 is not proved >= 0")
+	}
+	if r.AddConst(-3).ProvablyNonNegative() {
+		t.Fatalf("s0 %% 3 - 3 proved >= 0")
+	}
+	// equal remainders share the symbol: (s0 + 3) // 3 is s1 + 1
+	if q2, _ := s0.AddConst(3).FloorDiv(3); q2.String() != "s1 + 1" {
+		t.Fatalf("(s0 + 3) // 3 = %v", q2)
+	}
+	for _, n := range []int64{6, 7, 8, 100, 101} {
+		vals := []int64{n, 0}
+		env.FillDerived(vals)
+		if vals[1] != n/3 || r.Eval(vals) != n%3 {
+			t.Fatalf("at s0 = %d: s1 = %d, s0 %% 3 = %d", n, vals[1], r.Eval(vals))
+		}
+	}
+	// a floor division of 0 or 1 is specialised, like a size
+	env2 := NewShapeEnv()
+	a := env2.NewSymbol(4, "y.size(0)")
+	if k, _ := a.FloorDiv(3); k.String() != "1" {
+		t.Fatalf("4 // 3 = %v, want the constant 1", k)
+	}
+	if g := env2.Guards(); len(g) != 1 || g[0].String() != "s1 == 1" {
+		t.Fatalf("guards %v", g)
+	}
+}

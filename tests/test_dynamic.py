@@ -401,3 +401,18 @@ def test_dict_item_int_specialised_where_python_needs_its_value():
     for i in range(5):
         assert_same(cf(x, d2), f(x, d1), "call %d" % i)
         assert d1 == d2 and type(d2["k"]) is int
+
+
+def floor_and_mod(x):
+    n = x.size(1)
+    return x[:, ::2] * (n // 3) + x[:, n % 3:].sum(1, keepdim=True)[:, :1] - x[:, 1::3].mean(1, keepdim=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_floor_division_of_sizes_stays_symbolic(backend):
+    # n // 3, n % 3 and stepped slices of a dynamic size are derived symbols (floor(n / k)),
+    # computed per call: no compile per size (they used to specialise, one graph per size until
+    # the cache limit). A floor division that is 0 or 1 is specialised, as torch does sizes.
+    sizes = [7, 8, 9, 10, 13, 14, 21, 40, 41, 6, 12]
+    n = sweep(floor_and_mod, lambda b: (torch.randn(3, b),), sizes, backend=backend)
+    assert n <= 3, "%d graphs for %d sizes" % (n, len(sizes))

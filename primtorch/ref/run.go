@@ -28,6 +28,7 @@ func Run(g *fxgraph.Graph, inputs []*Tensor, attrs map[string]*Tensor) (out []*T
 				r.syms[id] = inputs[b.Input].Shape[b.Dim]
 			}
 		}
+		g.Shapes.FillDerived(r.syms)
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -189,11 +189,17 @@ struct Buf {
 };
 
 // Where a symbolic plan reads a symbol: dim `dim` of input `input` (input -1: unused); dim -2:
-// input `input`'s storage offset; dim -1: the `input`-th int argument of the call.
+// input `input`'s storage offset; dim -1: the `input`-th int argument of the call; dim -3: a
+// derived symbol, floor(def / div) of earlier symbols.
 struct SymSource {
   int input = -1, dim = -1;
+  Poly def;
+  int64_t div = 1;
 };
-constexpr int kSymIntArg = -1, kSymOffset = -2;
+constexpr int kSymIntArg = -1, kSymOffset = -2, kSymDerived = -3;
+
+// Python's floor division (div > 0).
+inline int64_t floor_div(int64_t a, int64_t div) { return a / div - ((a % div != 0) && (a < 0)); }
 
 // An extern argument: a buffer, or a constant Python object, or a sequence of arguments.
 struct Arg {
@@ -878,6 +884,10 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
       syms.resize(g->symbols->size(), 0);
       for (size_t k = 0; k < syms.size(); k++) {
         const SymSource& src = (*g->symbols)[k];
+        if (src.dim == kSymDerived) {
+          syms[k] = floor_div(src.def.eval(syms), src.div);
+          continue;
+        }
         if (src.input < 0) continue;
         if (src.dim == kSymIntArg) {
           if (static_cast<size_t>(src.input) >= int_args.size()) {
@@ -1386,6 +1396,15 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
       SymSource src;
       src.input = static_cast<int>(get_int(d, "input", -1));
       src.dim = static_cast<int>(get_int(d, "dim", -1));
+      if (src.dim == kSymDerived) {
+        PyObject* e = PyDict_GetItemString(d, "def");
+        const char* text = e != nullptr ? PyUnicode_AsUTF8(e) : nullptr;
+        src.div = get_int(d, "div", 0);
+        if (text == nullptr || src.div < 2 || !parse_poly(text, static_cast<size_t>(i), &src.def)) {
+          if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "ptgo runtime: a bad derived size symbol");
+          return fail();
+        }
+      }
       g->symbols->push_back(src);
     }
   }

@@ -147,7 +147,9 @@ enum ptgo_guard_op {
     PTGO_G_SYM,          /* a relation of size symbols: vec = [rel (0 ==, 1 !=, 2 >=, 3 >), c, nterms,
                           * per term: coef, nfactors, per factor: register, dim]; the polynomial
                           * c + sum(coef * prod(size of dim of r[register])) rel 0, where dim -1
-                          * is the int in the register and dim -2 the tensor's storage offset */
+                          * is the int in the register and dim -2 the tensor's storage offset; a
+                          * factor (-1, div) is followed by a polynomial in this form (c, nterms,
+                          * ...) and stands for its floor division by div (a derived symbol) */
     PTGO_G_DICT_KEY,     /* r[dst] = the i-th key of the dict r[src] (its own storage) */
     PTGO_G_FLOAT,        /* a relation of Python numbers computed from float arguments: vec = [rel
                           * (Py_LT .. Py_GE, 6: the same float bit for bit), want, program]; the

@@ -903,25 +903,45 @@ static int same_value(PyObject *a, PyObject *b) {
     return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
 }
 
-static int check_sym(PyObject **regs, const guard_t *g) {
-    const int64_t *v = g->vec;
-    int32_t n = g->nvec, k = 3;
-    if (n < 3) return 0;
-    long long acc = v[1];
-    for (int64_t t = 0; t < v[2]; t++) {
-        if (k + 2 > n) return 0;
-        long long p = v[k];
-        int64_t nf = v[k + 1];
-        k += 2;
+/* Evaluates the polynomial of a PTGO_G_SYM guard at v[*k] (c, nterms, terms), advancing *k; a
+ * factor with register -1 is a derived symbol: its divisor, then its numerator polynomial, whose
+ * floor division it is. Returns 0 when the vector is malformed or a size cannot be read. */
+static int sym_poly(PyObject **regs, const int64_t *v, int32_t n, int32_t *k, int depth, long long *out) {
+    if (depth > 8 || *k + 2 > n) return 0;
+    long long acc = v[*k];
+    int64_t nterms = v[*k + 1];
+    *k += 2;
+    for (int64_t t = 0; t < nterms; t++) {
+        if (*k + 2 > n) return 0;
+        long long p = v[*k];
+        int64_t nf = v[*k + 1];
+        *k += 2;
         for (int64_t j = 0; j < nf; j++) {
-            if (k + 2 > n) return 0;
-            long long s = tensor_dim_size(regs[v[k]], v[k + 1]);
-            if (s < 0) return 0;
+            if (*k + 2 > n) return 0;
+            long long s;
+            if (v[*k] == -1) { /* floor(numerator / divisor) */
+                long long div = v[*k + 1], num;
+                *k += 2;
+                if (div <= 0 || !sym_poly(regs, v, n, k, depth + 1, &num)) return 0;
+                s = num / div - ((num % div != 0) && ((num < 0) != (div < 0)));
+            } else {
+                s = tensor_dim_size(regs[v[*k]], v[*k + 1]);
+                if (s < 0) return 0;
+                *k += 2;
+            }
             p *= s;
-            k += 2;
         }
         acc += p;
     }
+    *out = acc;
+    return 1;
+}
+
+static int check_sym(PyObject **regs, const guard_t *g) {
+    const int64_t *v = g->vec;
+    int32_t n = g->nvec, k = 1;
+    long long acc;
+    if (n < 3 || !sym_poly(regs, v, n, &k, 0, &acc)) return 0;
     switch (v[0]) {
     case 0: return acc == 0;
     case 1: return acc != 0;

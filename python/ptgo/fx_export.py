@@ -193,7 +193,10 @@ class _Symbols:
         if sid in self.nodes:
             return self.nodes[sid]
         s = self.symbols[sid]
-        if s["input"] < 0:
+        if s["dim"] == -3:
+            # a derived symbol: floor(def / div) of earlier symbols
+            value = self._op(operator.floordiv, self.expr(s["def"], env), s["div"])
+        elif s["input"] < 0:
             value = s["hint"]  # specialised by the trace (guarded equal to its hint)
         else:
             ph = [n for n in self.graph.nodes if n.op == "placeholder"][s["input"]]
