@@ -534,6 +534,16 @@ func tensorAndFloat(a, b Value) bool {
 }
 
 // floatIsNotConst reports whether a is a float read at run time and b None or a bool.
+// runtimeNumber reports whether v is an int or float read at run time (a dynamic int argument or
+// size, a float argument).
+func runtimeNumber(v Value) bool {
+	switch v.(type) {
+	case *SymV, *SymF:
+		return true
+	}
+	return false
+}
+
 func floatIsNotConst(a, b Value) bool {
 	_, isFloat := a.(*SymF)
 	c, isConst := b.(*ConstV)
@@ -648,6 +658,10 @@ func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 	if floatIsNotConst(a, b) || floatIsNotConst(b, a) {
 		// a float read at run time is none of None, True, False (its type is guarded)
 		return false, nil
+	}
+	if runtimeNumber(a) && runtimeNumber(b) {
+		// which objects two numbers read at run time are is not what their symbols say
+		return false, f.unsupported("compare numbers with ==; `is` compares the objects", "`is` between two numbers read at run time")
 	}
 	if a, err = t.realize(f, a); err != nil {
 		return false, err

@@ -146,4 +146,5 @@ def test_specialised_int_argument_still_compiles_to_c():
         assert_same(cf(x, n), f(x, n), "size %d, n %d" % (s, n))
     after = stats()
     assert after["fallbacks"] == before["fallbacks"]
-    assert after["compiled"] - before["compiled"] == 2
+    # static first, then symbolic (PTGO_DYNAMIC=1: symbolic from the first call)
+    assert 1 <= after["compiled"] - before["compiled"] <= 2
