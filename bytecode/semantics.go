@@ -534,14 +534,10 @@ func tensorAndFloat(a, b Value) bool {
 }
 
 // floatIsNotConst reports whether a is a float read at run time and b None or a bool.
-// runtimeNumber reports whether v is an int or float read at run time (a dynamic int argument or
-// size, a float argument).
-func runtimeNumber(v Value) bool {
-	switch v.(type) {
-	case *SymV, *SymF:
-		return true
-	}
-	return false
+// runtimeFloat reports whether v is a float read at run time (a float argument).
+func runtimeFloat(v Value) bool {
+	_, ok := v.(*SymF)
+	return ok
 }
 
 func floatIsNotConst(a, b Value) bool {
@@ -659,9 +655,12 @@ func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 		// a float read at run time is none of None, True, False (its type is guarded)
 		return false, nil
 	}
-	if runtimeNumber(a) && runtimeNumber(b) {
-		// which objects two numbers read at run time are is not what their symbols say
-		return false, f.unsupported("compare numbers with ==; `is` compares the objects", "`is` between two numbers read at run time")
+	if runtimeFloat(a) && a == b {
+		return true, nil // one value: one object
+	}
+	if runtimeFloat(a) && runtimeFloat(b) {
+		// which objects two floats read at run time are is not what their values say
+		return false, f.unsupported("compare numbers with ==; `is` compares the objects", "`is` between two floats read at run time")
 	}
 	if a, err = t.realize(f, a); err != nil {
 		return false, err
@@ -682,6 +681,10 @@ func (t *Tracer) identical(f *frame, a, b Value) (bool, error) {
 			same := ca.obj == cb.obj
 			t.guardIdentity(ca.src, ca.obj, cb.src, cb.obj, same)
 			return same, nil
+		case ca.Kind == py.KInt && cb.Kind == py.KInt && !ca.big && !cb.big:
+			// ints computed while tracing (sizes, arithmetic; their values are guarded):
+			// CPython gives one object for each small int, -5..256, and new ones above
+			return ca == cb || ca.I == cb.I && ca.I >= -5 && ca.I <= 256, nil
 		}
 		return ca == cb, nil
 	}
