@@ -322,6 +322,7 @@ func checkSymbolicMode(op *Op, args []Value, kwargs []KV, st *symStats, batchOnl
 	}
 	guards := env.Guards()
 	for _, vals := range altValues(env.Hints()) {
+		env.FillDerived(vals) // a derived symbol (floor(s0/2)) follows the symbols it is defined by
 		ok := true
 		for _, g := range guards {
 			if !g.Holds(vals) {

@@ -121,6 +121,7 @@ func TestSymSliceBoundsProperty(t *testing.T) {
 			require.True(t, g.Holds(env.Hints()), "guard %s at the hints", g)
 		}
 		for _, vals := range append([][]int64{env.Hints()}, altValues(env.Hints())...) {
+			env.FillDerived(vals)
 			ok := true
 			for _, g := range guards {
 				ok = ok && g.Holds(vals)
