@@ -140,7 +140,16 @@ func metaDiv(a *Args) (Value, error) {
 	if mode != "trunc" && mode != "floor" {
 		return nil, runtimeErrorf("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", mode)
 	}
-	return pointwise(tensorParams(a), PromoteDefault, 0, false)
+	r, err := pointwise(tensorParams(a), PromoteDefault, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	// torch's kernels for a rounding division (div_floor_cpu, div_trunc_cuda) have no bool or
+	// complex implementation
+	if m := r; m != nil && (m.DType == Bool || m.DType.IsComplex()) && (m.Device.Type == "cpu" || m.Device.Type == "cuda") {
+		return nil, runtimeErrorf("\"div_%s_%s\" not implemented for '%s'", mode, m.Device.Type, scalarTypeName(m.DType))
+	}
+	return r, nil
 }
 
 func metaPow(a *Args) (Value, error) {

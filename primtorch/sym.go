@@ -387,6 +387,37 @@ func (e *ShapeEnv) floorDivLowerBound(p SymInt) SymInt {
 	return p
 }
 
+// LowerBound is the least value symbol id takes wherever the guards hold: 2, as for every size
+// symbol, or more where a floor division of it is guarded: q = floor((a·s + b) / k) specialised
+// at c (s // 3 == 1 at a first size of 4) or guarded ≥ 2 gives a·s + b ≥ q·k, so s ≥ 3 for
+// s // 3 == 1, and x[:, s % 3:] (a slice from s - 3) provably starts in range.
+func (e *ShapeEnv) LowerBound(id int) int64 {
+	lb := int64(2)
+	if e == nil {
+		return lb
+	}
+	e.mu.Lock()
+	defs := make(map[int]SymDef, len(e.derived))
+	for did, d := range e.derived {
+		defs[did] = d
+	}
+	e.mu.Unlock()
+	for did, d := range defs {
+		sym, a, b, ok := d.Num.Linear()
+		if !ok || sym != id || a <= 0 {
+			continue
+		}
+		q := int64(2)
+		if e.IsSpecialized(did) {
+			q = e.HintOf(did)
+		}
+		if need := -floorDiv(b-q*d.Div, a); need > lb { // ceil((q·k - b) / a)
+			lb = need
+		}
+	}
+	return lb
+}
+
 // ModConst returns s % n (Python's modulo) when every term's coefficient is a multiple of n.
 func (s SymInt) ModConst(n int64) (int64, bool) {
 	if n <= 0 {
@@ -864,24 +895,32 @@ func (s SymInt) GtHint(o SymInt) bool { return s.GeHint(o.AddConst(1)) }
 // ProvablyNonNegative reports whether s ≥ 0 for every value of its symbols (no guard).
 func (s SymInt) ProvablyNonNegative() bool { return s.provablyGe(SymConst(0)) }
 
-// provablyGe uses that every symbol is ≥ 2: a difference whose terms all have positive
-// coefficients is at least its value with every symbol at 2.
+// provablyGe uses that every symbol is at least its lower bound (2, or more: LowerBound): a
+// difference whose terms all have positive coefficients is at least its value with every symbol
+// at its bound.
 func (s SymInt) provablyGe(o SymInt) bool {
 	d := s.Sub(o)
 	if _, c := d.IsConst(); c {
 		return d.c >= 0
 	}
-	d = d.env.floorDivLowerBound(d)
-	// with every symbol s_i = 2 + t_i (t_i >= 0), a polynomial in the t_i whose coefficients are
-	// all non-negative is non-negative: s0*s0 - s0 - 1 = t0*t0 + 3*t0 + 1
+	env := d.env
+	d = env.floorDivLowerBound(d)
+	// with every symbol s_i = lb_i + t_i (t_i >= 0), a polynomial in the t_i whose coefficients
+	// are all non-negative is non-negative: s0*s0 - s0 - 1 = t0*t0 + 3*t0 + 1 (lb 2)
 	shifted := SymConst(d.c)
+	lbs := map[int]int64{}
 	for _, t := range d.terms {
 		if len(t.syms) > 6 {
 			return false
 		}
 		p := SymConst(t.coef)
 		for _, id := range t.syms {
-			p = p.Mul(SymInt{c: 2, terms: []symTerm{{coef: 1, syms: []int{id}}}})
+			lb, ok := lbs[id]
+			if !ok {
+				lb = env.LowerBound(id)
+				lbs[id] = lb
+			}
+			p = p.Mul(SymInt{c: lb, terms: []symTerm{{coef: 1, syms: []int{id}}}})
 		}
 		shifted = shifted.Add(p)
 	}

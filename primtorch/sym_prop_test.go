@@ -462,4 +462,20 @@ func TestFloorDivDerivedSymbols(t *testing.T) {
 	if g := env2.Guards(); len(g) != 1 || g[0].String() != "s1 == 1" {
 		t.Fatalf("guards %v", g)
 	}
+	// which bounds y.size(0) below by 3: y.size(0) % 3 (s0 - 3) is provably >= 0, s0 - 4 is not
+	if lb := env2.LowerBound(0); lb != 3 {
+		t.Fatalf("lower bound of s0 with s0 // 3 == 1: %d, want 3", lb)
+	}
+	if m, _ := a.Mod(3); !m.ProvablyNonNegative() || m.AddConst(-1).ProvablyNonNegative() {
+		t.Fatalf("s0 %% 3 = %v: want provably >= 0, and not once 1 less", m)
+	}
+	// a quotient guarded >= 2 bounds its dividend too: (s0 + 1) // 4 >= 2 gives s0 >= 7
+	env3 := NewShapeEnv()
+	c := env3.NewSymbol(20, "z.size(0)")
+	if _, ok := c.AddConst(1).FloorDiv(4); !ok {
+		t.Fatal("(s0 + 1) // 4 made no symbol")
+	}
+	if lb := env3.LowerBound(0); lb != 7 {
+		t.Fatalf("lower bound of s0 with (s0 + 1) // 4 >= 2: %d, want 7", lb)
+	}
 }

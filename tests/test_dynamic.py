@@ -416,3 +416,19 @@ def test_floor_division_of_sizes_stays_symbolic(backend):
     sizes = [7, 8, 9, 10, 13, 14, 21, 40, 41, 6, 12]
     n = sweep(floor_and_mod, lambda b: (torch.randn(3, b),), sizes, backend=backend)
     assert n <= 3, "%d graphs for %d sizes" % (n, len(sizes))
+
+
+def slice_from_remainder(x):
+    n = x.size(1)
+    return x[:, n % 3:] * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_remainder_slice_from_a_first_quotient_of_one(backend):
+    # At a first size of 4, n // 3 == 1 is specialised and n % 3 is n - 3: a slice start that
+    # is provably in range only with the specialisation's bound n >= 3 (ShapeEnv.LowerBound).
+    # Without it inductor refused the symbolic graph and every size compiled static until the
+    # cache limit.
+    sizes = list(range(4, 20))
+    n = sweep(slice_from_remainder, lambda b: (torch.randn(2, b),), sizes, backend=backend, dynamic=True)
+    assert n <= 2, "%d graphs for %d sizes" % (n, len(sizes))

@@ -65,19 +65,26 @@ def test_random_ops_keep_their_order(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("layout", ["t", "slice_t"])
-@pytest.mark.parametrize("op", ["uniform_", "bernoulli_", "normal_"])
+@pytest.mark.parametrize("layout", ["t", "slice", "slice_t", "slice_small"])
+@pytest.mark.parametrize("op", ["uniform_", "bernoulli_", "normal_", "exponential_"])
 def test_random_inplace_on_a_strided_input_draws_in_memory_order(backend, layout, op):
     """Fuzz seeds 1711, 1924: x.uniform_() on a transposed input draws for its elements in
     memory order; the fallback's copy of x must have x's layout, not a contiguous one (eager's
-    numbers at transposed positions)."""
+    numbers at transposed positions). Fuzz seed 11818: normal_ of a stepped slice of 16 elements
+    or more — torch fills a contiguous float tensor with another algorithm than a strided one, so
+    the copy keeps the slice's strides, gaps included."""
     def f(x):
         getattr(x, op)()
         return x * 2
 
     def make():
-        base = torch.zeros(3, 8)
-        return base.t() if layout == "t" else base[:, ::2].t()
+        if layout == "t":
+            return torch.zeros(6, 8).t()
+        if layout == "slice":
+            return torch.zeros(4, 12)[:, ::2]
+        if layout == "slice_t":
+            return torch.zeros(6, 12)[:, ::2].t()
+        return torch.zeros(3, 8)[:, ::2].t()
 
     xe, xc = make(), make()
     torch.manual_seed(2)

@@ -62,6 +62,13 @@ class Gelu(nn.Module):
         return F.gelu(x * 2)
 
 
+class FloorDivMask(nn.Module):
+    """Fuzz seed 11782: torch has no bool (or complex) kernel for a rounding division."""
+    def forward(self, x):
+        y = x.sin() if x.is_floating_point() else x
+        return torch.div(y, 2 * y if y.is_complex() else y, rounding_mode="floor")
+
+
 class Row(nn.Module):
     def forward(self, x):
         return x[5] + 1
@@ -161,6 +168,8 @@ CASES = [
     Case("custom-cat", Cat, lambda: (r(2, 3), r(3, 3)), lambda: (r(2, 3), r(2, 4))),
     Case("custom-int-softmax", Softmax, lambda: (ints(3, 4),), lambda: (r(3, 4),)),
     Case("custom-int-gelu", Gelu, lambda: (ints(3, 4),), lambda: (r(3, 4),)),
+    Case("custom-bool-floor-division", FloorDivMask, lambda: (r(5, 4) > 0,), lambda: (r(5, 4),)),
+    Case("custom-complex-floor-division", FloorDivMask, lambda: (r(5, 4, dtype=torch.complex64),), lambda: (r(5, 4),)),
     Case("custom-index-out-of-range", Row, lambda: (r(3, 4),), lambda: (r(6, 4),)),
     Case("custom-dim-out-of-range", SumDim, lambda: (r(3, 4),), lambda: (r(1, 2, 3, 4, 5),)),
     Case("custom-meta-device", Scaled, lambda: (r(3, 4, device="meta"),), lambda: (r(3, 4),)),

@@ -198,6 +198,8 @@ func varAccDType(dt primtorch.DType) primtorch.DType {
 // non-finite element is an infinity reached last (the last index in every reduced dim: the
 // kernel visits reduced dims in some order, but always ends there) and NaN whenever any other
 // element is non-finite (fuzz seeds 2867, 4747, 6872: sum/N gave inf). mk is sum/N (kept dims).
+// The NaN is added, not selected: the mean's gradient is g/N whatever the values (torch's
+// mean_backward), so no branch may cut it (fuzz seed 12064: a where gave 0 beside an infinity).
 func (d *decomposer) welfordMean(xc, mk val, dims []int) val {
 	bad := d.convert(d.un("logical_not", d.un("isfinite", xc)), primtorch.Int64)
 	count := d.reduce("sum", bad, dims, true)
@@ -208,7 +210,7 @@ func (d *decomposer) welfordMean(xc, mk val, dims []int) val {
 	}
 	lastInf := d.convert(d.un("isinf", last), primtorch.Int64)
 	nanMean := d.bin("gt", d.sub(count, lastInf), int64(0))
-	return d.where(nanMean, d.full(sizesOf(mk), math.NaN(), dtypeOf(mk)), mk)
+	return d.add(mk, d.where(nanMean, d.full(sizesOf(mk), math.NaN(), dtypeOf(mk)), zero(mk)))
 }
 
 // variance returns var and mean of x over dims (in torch's accumulation dtype, varAccDType),

@@ -13,15 +13,47 @@ import (
 // when dense, else dense strides in v's stride order). An in-place call a fallback runs on the
 // copy then visits the elements in the order it visits v's: random in-place ops
 // (uniform_, bernoulli_) draw for them in memory order, so a contiguous copy of a transposed
-// input would get eager's numbers at transposed positions.
+// input would get eager's numbers at transposed positions. A non-dense v that does not overlap
+// itself (a stepped slice x[..., ::2]) gets its own strides: torch's kernels choose their path by
+// contiguity too (normal_ fills a contiguous float tensor 16 numbers at a time with another
+// algorithm than the element-by-element one it uses for a strided one).
 func (d *decomposer) cloneLike(v val) *fxgraph.Node {
 	c := d.prim("clone", v)
-	if want, err := primtorch.OpClone.Op().Meta([]primtorch.Value{metaOf(v)}, nil); err == nil {
+	m := metaOf(v)
+	if m != nil && m.Sym == nil && !m.IsNonOverlappingAndDense() && nonOverlapping(m.Shape, m.Strides) {
+		c.TensorMeta().Strides = append([]int64{}, m.Strides...)
+		return c
+	}
+	if want, err := primtorch.OpClone.Op().Meta([]primtorch.Value{m}, nil); err == nil {
 		if w, ok := want.(*primtorch.TensorMeta); ok && w.IsNonOverlappingAndDense() {
 			setStrides(c.TensorMeta(), w)
 		}
 	}
 	return c
+}
+
+// nonOverlapping reports whether no two elements of a tensor with these sizes and strides
+// (static, not negative) share a memory location: taken by increasing stride, each dim of more
+// than one element steps over everything the dims before it span.
+func nonOverlapping(shape, strides []int64) bool {
+	dims := make([]int, 0, len(shape))
+	for k, n := range shape {
+		if n == 0 {
+			return true
+		}
+		if n > 1 {
+			dims = append(dims, k)
+		}
+	}
+	slices.SortStableFunc(dims, func(a, b int) int { return int(strides[a] - strides[b]) })
+	span := int64(1) // the elements the dims so far reach, plus one
+	for _, k := range dims {
+		if strides[k] < span {
+			return false
+		}
+		span = strides[k]*(shape[k]-1) + span
+	}
+	return true
 }
 
 // fallback keeps call n as prims.fallback(target, args..., **kwargs) with its tensor arguments

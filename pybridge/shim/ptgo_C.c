@@ -1451,8 +1451,17 @@ static void raise_compile_failure(int status, const char *message) {
     PyObject *exc_type = status == PTGO_UNSUPPORTED ? unsupported_exc : backend_failed_exc;
     PyObject *cause_t = last_exc_type, *cause_v = last_exc_value, *cause_tb = last_exc_tb;
     last_exc_type = last_exc_value = last_exc_tb = NULL;
+    /* The kept exception is the cause only when the message reports it: the last Python error
+       of a compile may be an expected one (a missing optional attribute) that has nothing to do
+       with a failure Go found itself (a decomposition refusing a dtype). */
+    int reported = 0;
+    if (cause_v && message && last_err[0]) {
+        char head[160];
+        snprintf(head, sizeof head, "%s", last_err);
+        reported = strstr(message, head) != NULL;
+    }
     PyErr_SetString(exc_type, message ? message : "ptgo: compile failed");
-    if (status == PTGO_ERROR && cause_v) {
+    if (status == PTGO_ERROR && cause_v && reported) {
         PyObject *t, *v, *tb;
         PyErr_Fetch(&t, &v, &tb);
         PyErr_NormalizeException(&t, &v, &tb);

@@ -740,6 +740,66 @@ def torch_rerun(graph_json, attrs):
     return _C.Disabled(rerun)
 
 
+def _saved_sharing(saved, user, args, written, ninputs):
+    """Which saved values share memory with an output or an input of the region (not one it
+    writes: its version moves after the forward), by the tensor each is a view of (its _base,
+    or itself): (saved indices, output indices, input indices), or None when none does. Read
+    before _unview_temporaries, while outputs over the plan's temporaries are still views of
+    them. Parameters (the args after ninputs) are compared by identity only: they are no
+    views, and a lookup per parameter is all a training step pays for them."""
+    if not saved:
+        return None
+    roots = {}
+    for k, t in enumerate(saved):
+        if isinstance(t, torch.Tensor):
+            b = t._base
+            roots.setdefault(id(t if b is None else b), []).append(k)
+    hit_saved, hit_user, hit_args = set(), [], []
+    for i, o in enumerate(user):
+        if isinstance(o, torch.Tensor):
+            b = o._base
+            ks = roots.get(id(o if b is None else b))
+            if ks:
+                hit_saved.update(ks)
+                hit_user.append(i)
+    for i, a in enumerate(args):
+        if i in written or not isinstance(a, torch.Tensor):
+            continue
+        ks = roots.get(id(a))
+        if ks is None and i < ninputs and a._base is not None:
+            ks = roots.get(id(a._base))
+        if ks:
+            hit_saved.update(ks)
+            hit_args.append(i)
+    for i in written:
+        a = args[i] if i < len(args) else None
+        if isinstance(a, torch.Tensor):
+            b = a._base
+            for k in roots.get(id(a if b is None else b), ()):
+                hit_saved.discard(k)  # saved as before: its version moves after the forward
+    if not hit_saved:
+        return None
+    return hit_saved, hit_user, hit_args
+
+
+def _saved_out_of_sight(saved, user, args, shared):
+    """The values to save_for_backward and the tensors to watch (_saved_sharing's): a saved
+    value sharing memory with an output or an input is saved as a tensor of its own version
+    counter, so that torch does not check it (eager's autograd may save other values: fuzz
+    seed 11713, threshold's result written after the region), and those outputs (detached: no
+    cycle through the region's node) and inputs are watched (_watched_written) with their
+    versions now."""
+    hit_saved, hit_user, hit_args = shared
+    out = [_fresh_on_storage(t) if k in hit_saved else t for k, t in enumerate(saved)]
+    watch = [(user[i].detach(), user[i]._version) for i in hit_user]
+    watch += [(args[i], args[i]._version) for i in hit_args]
+    return out, watch
+
+
+def _watched_written(watch):
+    return any(t._version != v for t, v in watch)
+
+
 def _span(t):
     """The bytes t's elements lie in, [first, end); None when it has none."""
     if not t.numel():
@@ -1205,7 +1265,12 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
             user, saved = list(outs[:num_outputs]), outs[num_outputs:]
+            shared = _saved_sharing(saved, user, args, written_set, len(args) - len(consts))
             _unview_temporaries(user)
+            if shared:
+                saved, ctx.ptgo_watch = _saved_out_of_sight(saved, user, args, shared)
+            else:
+                ctx.ptgo_watch = ()
             ctx.save_for_backward(*saved)
             nondiff = []
             for i in range(num_outputs):
@@ -1234,6 +1299,23 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     def region_backward(ctx, grads):
         if ctx.ptgo_guards:
             _check_guards(ctx.ptgo_guards, grads)
+        if ctx.ptgo_watch and _watched_written(ctx.ptgo_watch):
+            # A value ptgo saved (eager's autograd does not, or the guards above would have
+            # raised eager's error) shares memory with an output or input the caller wrote in
+            # place since: eager's backward does not read it, so eager's gradients are the
+            # torch recompute's from the unchanged inputs.
+            if recomputable(ctx):
+                _logging.emit("perf_hints", "%s: an output or input was written in place after the forward and "
+                              "ptgo's backward had saved its memory (eager's does not): this backward recomputes "
+                              "the region with torch" % name)
+                with torch.enable_grad():
+                    return differentiable_backward(ctx, grads, create_graph=False)
+            t, v = next((t, v) for t, v in ctx.ptgo_watch if t._version != v)
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                "operation: [%s %s] is at version %d; expected version %d instead (ptgo: %s saved this memory "
+                "for its backward where eager's autograd may not, and an input it would recompute from was "
+                "written too)" % (t.type(), list(t.shape), t._version, v, name))
         if torch.is_grad_enabled():
             return differentiable_backward(ctx, grads)
         tang = [torch.zeros(m[0], dtype=m[1], device=m[2]) if grads[k] is None else grads[k].contiguous()
@@ -1439,8 +1521,14 @@ def _inputs_unchanged(ctx):
 def _unview_temporaries(user):
     """Outputs the launch plan made as views of its own temporaries (a repeat is an expand of
     a buffer) are new tensors in eager: the same memory as a tensor that is no view, so that
-    autograd lets the caller write them in place."""
+    autograd lets the caller write them in place. Outputs over one temporary where one of them
+    holds every element of the others (v1 = x.max(-1)[0]; v2 = v1.unsqueeze(-1), both views of
+    the plan's gather buffer) keep that relation: the others become views of it, made again
+    outside the Function (_views_outside), so that an in-place write to one after the region
+    reaches the other's gradient as in eager (fuzz seed 12304: v1.exponential_() left v2's
+    gradient flowing through the max)."""
     ids = None
+    groups = {}
     for i, o in enumerate(user):
         b = getattr(o, "_base", None) if isinstance(o, torch.Tensor) else None
         if b is None:
@@ -1448,7 +1536,48 @@ def _unview_temporaries(user):
         if ids is None:
             ids = {id(t) for t in user if isinstance(t, torch.Tensor)}
         if id(b) not in ids:
-            user[i] = _fresh_on_storage(o)
+            groups.setdefault(id(b), []).append(i)
+    for idxs in groups.values():
+        views = {i: user[i] for i in idxs}
+        root = _covering_output(views) if len(idxs) > 1 else None
+        fresh = _fresh_on_storage(views[root if root is not None else idxs[0]])
+        for i in idxs:
+            o = views[i]
+            if i == root:
+                user[i] = fresh
+            elif root is not None and _within(o, views[root]):
+                user[i] = fresh.as_strided(o.size(), o.stride(), o.storage_offset())
+            else:
+                user[i] = _fresh_on_storage(o)
+
+
+def _span(t):
+    """The storage offsets t's elements lie in: (first, last + 1); None for no elements."""
+    if t.numel() == 0:
+        return None
+    end = t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.size(), t.stride()))
+    return t.storage_offset(), end
+
+
+def _within(o, root):
+    """Whether every element of o is one of root's (root is dense: its span is its elements)."""
+    so, sr = _span(o), _span(root)
+    return so is not None and sr is not None and sr[0] <= so[0] and so[1] <= sr[1]
+
+
+def _covering_output(views):
+    """The output (index) among views of one temporary that is dense and holds the most
+    elements, when it holds some other's; None otherwise."""
+    best = None
+    for i, t in views.items():
+        sp = _span(t)
+        if sp is None or sp[1] - sp[0] != t.numel() or any(s < 0 for s in t.stride()):
+            continue  # not dense: its span has gaps or overlaps
+        if best is None or t.numel() > views[best].numel():
+            best = i
+    if best is None or not any(_within(t, views[best]) for i, t in views.items() if i != best):
+        return None
+    return best
 
 
 def _fresh_on_storage(o):
