@@ -103,7 +103,13 @@ func EncodeJSON(g *Graph) ([]byte, error) {
 				buf.WriteString(", ")
 			}
 			if !Bound(g.Shapes, bs, id) {
-				return nil, fmt.Errorf("fxgraph: cannot encode graph %s as JSON: size symbol s%d has no graph input that carries it", g.Name, id)
+				if symbolUsed(g, id) {
+					return nil, fmt.Errorf("fxgraph: cannot encode graph %s as JSON: size symbol s%d has no graph input that carries it", g.Name, id)
+				}
+				// unused here (an input's size only the forward reads): written as a specialised
+				// one, which nothing reads
+				fmt.Fprintf(&buf, `{"input": -1, "dim": -1, "hint": %d}`, g.Shapes.HintOf(id))
+				continue
 			}
 			if d, ok := g.Shapes.Derived(id); ok && !g.Shapes.IsSpecialized(id) {
 				def, _ := symJSON(d.Num)

@@ -229,3 +229,29 @@ func TestDerivedSymbolEncodings(t *testing.T) {
 	require.True(t, ok, g.String())
 	require.Equal(t, "(s0 + 1)//2", d.String())
 }
+
+// A backward graph shares the forward's ShapeEnv: a symbol that only an input of the forward
+// carries (an unused argument's size) is neither bound nor used in it, and encodes; a used
+// one that no input carries does not.
+func TestUnusedUnboundSymbolEncodes(t *testing.T) {
+	env := primtorch.NewShapeEnv()
+	s0 := env.NewSymbol(5, "x.size(0)")
+	s1 := env.NewSymbol(4, "y.size(0)")
+	g := New("backward")
+	g.Shapes = env
+	x := g.AddPlaceholder("x", primtorch.NewSymContiguous(primtorch.Float32, []primtorch.SymInt{s0}, primtorch.CPU))
+	g.AddOutput(g.AddCall("prims.neg", []Arg{x}, nil, primtorch.NewSymContiguous(primtorch.Float32, []primtorch.SymInt{s0}, primtorch.CPU)))
+	require.NoError(t, CheckSymbols(g))
+	data, err := EncodeJSON(g)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"symbols": [{"input": 0, "dim": 0, "hint": 5}, {"input": -1, "dim": -1, "hint": 4}]`)
+
+	h := New("backward")
+	h.Shapes = env
+	y := h.AddPlaceholder("y", primtorch.NewSymContiguous(primtorch.Float32, []primtorch.SymInt{s0}, primtorch.CPU))
+	h.AddOutput(h.AddCall("prims.expand", []Arg{y, Const{V: []any{s1, s0}}}, nil,
+		primtorch.NewSymContiguous(primtorch.Float32, []primtorch.SymInt{s1, s0}, primtorch.CPU)))
+	require.Error(t, CheckSymbols(h))
+	_, err = EncodeJSON(h)
+	require.ErrorContains(t, err, "size symbol s1 has no graph input that carries it")
+}

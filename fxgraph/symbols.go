@@ -66,20 +66,22 @@ func CheckSymbols(g *Graph) error {
 	}
 	b := SymbolBindings(g)
 	for id := range b {
-		if !Bound(g.Shapes, b, id) {
-			used := false
-			for _, n := range g.Nodes {
-				if primtorch.HasSymbols(n.Meta) && symbolMentioned(n.Meta, id) {
-					used = true
-					break
-				}
-			}
-			if used {
-				return fmt.Errorf("fxgraph: size symbol s%d is used but no graph input carries it", id)
-			}
+		if !Bound(g.Shapes, b, id) && symbolUsed(g, id) {
+			return fmt.Errorf("fxgraph: size symbol s%d is used but no graph input carries it", id)
 		}
 	}
 	return nil
+}
+
+// symbolUsed reports whether a node's meta mentions symbol id: a symbol of the shared ShapeEnv
+// that no value of this graph has (a size of an input only the forward reads) needs no binding.
+func symbolUsed(g *Graph, id int) bool {
+	for _, n := range g.Nodes {
+		if primtorch.HasSymbols(n.Meta) && symbolMentioned(n.Meta, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // Bound reports whether the runtime knows symbol id's value from bindings b: an input carries
