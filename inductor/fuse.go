@@ -33,15 +33,36 @@ const MaxKernelNodes = 32
 // own. A member whose value is a scalar per outer iteration and that nothing outside the kernel
 // reads becomes Local: a C variable, never stored.
 func Fuse(g *Graph) *Schedule {
+	if s := fuse(g, true); s != nil {
+		return s
+	}
+	logs.Printf(logs.Fusion, "inductor: graph %s: kernels in eager's order of its raising computations and input writes would form a cycle; that order is not kept", g.Name)
+	return fuse(g, false)
+}
+
+// fuse is Fuse, with eager's order of raises and writes (orderRaises) when raises is set; nil
+// when that order leaves kernels no order to run in.
+func fuse(g *Graph, raises bool) *Schedule {
 	f := &fuser{g: g, groupOf: map[*Buffer]*group{}, users: g.Users(), outputs: g.outputSet()}
 	f.orderMutations()
 	f.orderEffects()
 	f.orderChecks()
+	if raises {
+		f.orderRaises()
+	}
+	f.orderedAfter = map[*Buffer][]*Buffer{}
+	for p, us := range f.users {
+		for _, u := range us {
+			if !slices.Contains(u.Def.Reads(), p) {
+				f.orderedAfter[u] = append(f.orderedAfter[u], p)
+			}
+		}
+	}
 	for _, b := range g.Buffers {
 		f.add(b)
 	}
 	f.retryInPlace()
-	return f.schedule()
+	return f.schedule(!raises)
 }
 
 // retryInPlace offers each copy_ into a graph input that was left a kernel of its own to the
@@ -123,6 +144,9 @@ type fuser struct {
 	groupOf map[*Buffer]*group
 	users   map[*Buffer][]*Buffer
 	outputs map[*Buffer]bool
+	// orderedAfter lists, for a buffer, the buffers an ordering edge (not a read) puts before
+	// it (orderMutations, orderEffects, orderChecks, orderRaises)
+	orderedAfter map[*Buffer][]*Buffer
 }
 
 // orderMutations makes every reader of a storage a copy_ writes run before the copy_ (an
@@ -190,6 +214,73 @@ func (f *fuser) orderChecks() {
 			}
 		}
 	}
+}
+
+// orderRaises keeps each computation that may raise (an index out of range, an integer
+// division by zero: Buffer.Raises) and each write into a graph input, random draw or writing
+// extern call in eager's order: a write eager made before the raising op is made before the
+// kernel that raises, one it made after comes after it, so the exception leaves the inputs
+// and the generator as eager leaves them (fuzz seed 12528: x0.mul_(x0) then a floor division
+// by zero; the division's kernel ran first and x0 kept its old values). An edge that would
+// close a cycle (a reader of an input's old value that also computes a later raising op) is
+// left out.
+func (f *fuser) orderRaises() {
+	var raises, effects []*Buffer
+	pos := map[*Buffer]int{}
+	for _, b := range f.g.Buffers {
+		if _, ext := b.Def.(*Extern); b.Raises && !ext {
+			raises = append(raises, b) // a kernel's index or divisor check (torch's calls are not reordered here)
+		}
+		if b.Mutates != nil {
+			if _, in := b.Mutates.Def.(*InputNode); in {
+				effects = append(effects, b)
+				pos[b] = b.writtenAt
+			}
+			continue
+		}
+		if e, ext := b.Def.(*Extern); ext && e.Outs[0] == b && e.Effects&(primtorch.EffectRandom|primtorch.EffectWrites) != 0 {
+			effects = append(effects, b)
+			pos[b] = b.index
+		}
+	}
+	if len(raises) == 0 || len(effects) == 0 {
+		return
+	}
+	for _, r := range raises {
+		for _, e := range effects {
+			if r == e {
+				continue
+			}
+			first, then := r, e // a write after every raise r computes (or between: Inline
+			if pos[e] < r.raisesAt { // keeps a write from falling between two it fuses)
+				first, then = e, r
+			}
+			if slices.Contains(f.users[first], then) || f.reaches(then, first) {
+				continue
+			}
+			f.users[first] = append(f.users[first], then)
+			logs.Debugf(logs.Fusion, "inductor: %s runs before %s (eager's order of a raise and a write)", first.Name, then.Name)
+		}
+	}
+}
+
+// reaches reports whether to must come after from through the users edges.
+func (f *fuser) reaches(from, to *Buffer) bool {
+	seen := map[*Buffer]bool{}
+	stack := []*Buffer{from}
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if b == to {
+			return true
+		}
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		stack = append(stack, f.users[b]...)
+	}
+	return false
 }
 
 // isCheck reports a buffer computing a prims.check.
@@ -583,13 +674,25 @@ func (f *fuser) reachesBefore(gr *group, b *Buffer) bool {
 
 func hasPrefix(a, p []Sym) bool { return len(a) >= len(p) && symsEqual(a[:len(p)], p) }
 
-// reachesProducer reports whether a step that must run before b (a producer of b outside gr)
-// depends on gr: fusing b into gr would then need gr both before and after it.
+// reachesProducer reports whether a step that must run before b (a producer of b outside gr,
+// or one an ordering edge puts before it: a write into an input eager made before b's raising
+// op) depends on gr: fusing b into gr would then need gr both before and after it.
 func (f *fuser) reachesProducer(gr *group, b *Buffer) bool {
 	targets := map[*group]bool{}
-	for _, r := range b.Def.Reads() {
+	for _, r := range append(b.Def.Reads(), f.orderedAfter[b]...) {
 		if pg := f.groupOf[r]; pg != nil && pg != gr {
 			targets[pg] = true
+		}
+	}
+	for _, p := range f.orderedAfter[b] {
+		if f.groupOf[p] != nil {
+			continue
+		}
+		// not placed yet: a member of gr it must follow would put gr before and after it
+		for _, m := range gr.nodes {
+			if f.reaches(m, p) {
+				return true
+			}
 		}
 	}
 	if len(targets) == 0 {
@@ -636,7 +739,7 @@ func (f *fuser) successors(gr *group) []*group {
 }
 
 // schedule orders the groups (a topological order, earliest buffer first) and builds the steps.
-func (f *fuser) schedule() *Schedule {
+func (f *fuser) schedule(strict bool) *Schedule {
 	indeg := map[*group]int{}
 	for _, gr := range f.groups {
 		for _, s := range f.successors(gr) {
@@ -678,6 +781,9 @@ func (f *fuser) schedule() *Schedule {
 		s.Steps = append(s.Steps, k)
 	}
 	if placed != len(f.groups) {
+		if !strict {
+			return nil
+		}
 		// A cycle of ordering edges (copy_s into inputs that each must run first): dropping
 		// the groups on it would silently skip their writes.
 		panic(fmt.Sprintf("ptgo BUG: inductor: graph %s: %d of %d kernel groups have no order to run in", f.g.Name, len(f.groups)-placed, len(f.groups)))

@@ -21,6 +21,7 @@ const InlineMaxRecompute = 16
 func Inline(g *Graph) []string {
 	outputs := g.outputSet()
 	users := g.Users()
+	writes := inputWrites(g)
 	var inlined []string
 	removed := map[*Buffer]bool{}
 	for _, p := range g.Buffers {
@@ -58,6 +59,9 @@ func Inline(g *Graph) []string {
 		}
 		if bad == "" && float64(c)*(work-1) > InlineMaxRecompute {
 			bad = fmt.Sprintf("recomputing it costs %d ops x %.3g times", c, work)
+		}
+		if bad == "" {
+			bad = raiseAcrossWrite(p, us, writes)
 		}
 		if bad == "" {
 			bad = mutationHazard(g, p, us)
@@ -185,6 +189,48 @@ func inlineInto(g *Graph, p, u *Buffer) {
 	}
 	u.Origins = mergeNames(p.Origins, u.Origins)
 	u.Targets = mergeNames(p.Targets, u.Targets)
+	if p.Raises { // u computes what may raise now
+		if !u.Raises {
+			u.Raises, u.raisesAt, u.raisesLast = true, p.raisesAt, p.raisesLast
+		} else {
+			u.raisesAt, u.raisesLast = min(u.raisesAt, p.raisesAt), max(u.raisesLast, p.raisesLast)
+		}
+	}
+}
+
+// raiseAcrossWrite says why inlining p into us would put a write into a graph input between two
+// computations that may raise in one kernel ("" when it would not): eager raises the first
+// before the write and the second after it, and one kernel runs before or after the write
+// (Fuser.orderRaises), not both.
+func raiseAcrossWrite(p *Buffer, us []*Buffer, writes []*Buffer) string {
+	if !p.Raises {
+		return ""
+	}
+	for _, u := range us {
+		if !u.Raises {
+			continue
+		}
+		lo, hi := min(p.raisesAt, u.raisesAt), max(p.raisesLast, u.raisesLast)
+		for _, w := range writes {
+			if lo < w.writtenAt && w.writtenAt < hi {
+				return fmt.Sprintf("it may raise before %s writes a graph input and %s after", w.Name, u.Name)
+			}
+		}
+	}
+	return ""
+}
+
+// inputWrites lists the writes into graph inputs (the mutation epilogue's copies).
+func inputWrites(g *Graph) []*Buffer {
+	var out []*Buffer
+	for _, b := range g.Buffers {
+		if b.Mutates != nil {
+			if _, in := b.Mutates.Def.(*InputNode); in {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
 }
 
 // lostIndexCheck says why inlining p would drop a reader's indirect index check ("" when it

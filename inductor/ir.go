@@ -57,6 +57,11 @@ type Buffer struct {
 	// range, primtorch.EffectRaises): it is computed even when nothing reads it, and inlined only
 	// into a reader that computes every element of it once.
 	Raises bool
+	// raisesAt and raisesLast are the creation indices of the first and last raising buffers b
+	// computes (itself, or ones inlined into it): where in eager's order it may raise. writtenAt, for a write into a graph
+	// input (the mutation epilogue's copy), is the creation index of the value it writes: where
+	// eager's in-place op wrote it. orderRaises keeps the two in eager's order.
+	raisesAt, raisesLast, writtenAt int
 
 	index int
 }

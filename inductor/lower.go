@@ -186,8 +186,9 @@ func (l *lowerer) node(n *fxgraph.Node) error {
 // markRaises flags the buffers lowered for node name whose computation may raise (an index out
 // of range): they are computed even when nothing reads them, as eager would.
 func markRaises(r *lowered, name string) {
-	if r.t != nil && slices.Contains(r.t.buf.Origins, name) {
+	if r.t != nil && slices.Contains(r.t.buf.Origins, name) && !r.t.buf.Raises {
 		r.t.buf.Raises = true
+		r.t.buf.raisesAt, r.t.buf.raisesLast = r.t.buf.index, r.t.buf.index
 	}
 	for _, e := range r.tuple {
 		markRaises(e, name)

@@ -181,6 +181,10 @@ func lowerCopy(l *lowerer, n *fxgraph.Node) (*lowered, error) {
 	body := l.g.vals.Cast(l.load(src, indexVars(dst.sizes, 0), boundsOf(dst.sizes)), dst.dtype())
 	b := l.g.addBuffer(dst.dtype(), dst.sizes, dst.buf.Layout, &Pointwise{Ranges: append([]Sym(nil), dst.sizes...), Body: body})
 	b.Mutates = dst.buf
+	b.writtenAt = b.index
+	if _, in := src.buf.Def.(*InputNode); !in {
+		b.writtenAt = src.buf.index // where eager's in-place op wrote this value
+	}
 	l.origin(b)
 	return &lowered{t: dst}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -152,7 +153,16 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 			bc, berr = c.compileC(split.Backward, bopts)
 		} else {
 			var wg sync.WaitGroup
-			wg.Go(func() { fc, ferr = c.compileC(split.Forward, fopts) })
+			wg.Go(func() {
+				// a panic here would end the process (no recover up this goroutine's stack):
+				// it becomes the forward's error, reported as the calling goroutine's are
+				defer func() {
+					if r := recover(); r != nil {
+						fc, ferr = nil, fmt.Errorf("ptgo BUG: compiling the forward panicked: %v\n%s", r, debug.Stack())
+					}
+				}()
+				fc, ferr = c.compileC(split.Forward, fopts)
+			})
 			bc, berr = c.compileC(split.Backward, bopts)
 			wg.Wait()
 		}
