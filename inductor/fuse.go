@@ -251,8 +251,10 @@ func (f *fuser) orderRaises() {
 			if r == e {
 				continue
 			}
-			first, then := r, e // a write after every raise r computes (or between: Inline
-			if pos[e] < r.raisesAt { // keeps a write from falling between two it fuses)
+			// a write after every raise r computes comes after r (a write between two: Inline
+			// keeps one kernel from holding both)
+			first, then := r, e
+			if pos[e] < r.raisesAt {
 				first, then = e, r
 			}
 			if slices.Contains(f.users[first], then) || f.reaches(then, first) {

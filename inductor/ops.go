@@ -192,6 +192,11 @@ func init() {
 			return fmt.Sprintf("(%s)(%s ^ %s)", o.ct, a[0], a[1])
 		}},
 		"shift_left": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			if primtorch.Behavior().ShiftCountBounded {
+				// torch 2: a negative count or one of the dtype's width or more gives 0
+				ut := map[bool]string{true: "uint64_t", false: "uint32_t"}[o.dt == primtorch.Int64]
+				return fmt.Sprintf("((uint64_t)(int64_t)(%s) >= %dULL ? (%s)0 : (%s)((%s)%s << (%s)))", a[1], 8*o.dt.ItemSize(), o.ct, o.ct, ut, a[0], a[1])
+			}
 			switch o.dt {
 			case primtorch.Int64:
 				return fmt.Sprintf("(int64_t)((uint64_t)%s << (%s & 63))", a[0], a[1])
@@ -201,6 +206,14 @@ func init() {
 			return fmt.Sprintf("(%s)((uint32_t)%s << (%s & 31))", o.ct, a[0], a[1])
 		}},
 		"shift_right": {arity: 2, cost: 1, c: func(o cOperands, a []string) string {
+			if primtorch.Behavior().ShiftCountBounded {
+				// torch 2: a negative count or one of the dtype's width or more gives the sign
+				fill := "0"
+				if o.dt != primtorch.UInt8 {
+					fill = fmt.Sprintf("(%s < 0 ? -1 : 0)", a[0])
+				}
+				return fmt.Sprintf("((uint64_t)(int64_t)(%s) >= %dULL ? (%s)%s : (%s)(%s >> (%s)))", a[1], 8*o.dt.ItemSize(), o.ct, fill, o.ct, a[0], a[1])
+			}
 			if o.dt == primtorch.Int64 {
 				return fmt.Sprintf("(int64_t)(%s >> (%s & 63))", a[0], a[1])
 			}

@@ -83,6 +83,9 @@ func symComputeStride(oldShape, oldStride, newShape []SymInt) ([]SymInt, bool) {
 		}
 		return st, true
 	}
+	if st, ok := splitStrides(oldShape, oldStride, newShape); ok {
+		return st, true
+	}
 	vd := len(newShape) - 1
 	chunkBase := oldStride[len(oldStride)-1]
 	tensorNumel, viewNumel := SymConst(1), SymConst(1)
@@ -104,6 +107,51 @@ func symComputeStride(oldShape, oldStride, newShape []SymInt) ([]SymInt, bool) {
 		}
 	}
 	if vd != -1 {
+		return nil, false
+	}
+	return st, true
+}
+
+// splitStrides is computeStride's answer for a symbolic view that only splits dims: each old
+// dim is the product of consecutive new dims (as polynomials: 2*s0 - 2 as s0 - 1 and 2), no
+// dim of size 1. Its strides follow from the old dim's stride alone, so the contiguity of old
+// dims (torch's chunks) is no question: asked of symbolic sizes it would be a guard (is a
+// pooling's slice the whole row?) and a graph per answer.
+func splitStrides(oldShape, oldStride, newShape []SymInt) ([]SymInt, bool) {
+	symbolic := false
+	for _, s := range append(append([]SymInt(nil), oldShape...), newShape...) {
+		k, c := s.IsConst()
+		if c && k <= 1 {
+			return nil, false
+		}
+		symbolic = symbolic || !c
+	}
+	if !symbolic || len(newShape) < len(oldShape) {
+		return nil, false
+	}
+	st := make([]SymInt, len(newShape))
+	j := 0
+	for i := range oldShape {
+		if j >= len(newShape) {
+			return nil, false
+		}
+		start := j
+		prod := newShape[j]
+		j++
+		for !prod.Equal(oldShape[i]) {
+			if j >= len(newShape) || prod.Hint() >= oldShape[i].Hint() {
+				return nil, false
+			}
+			prod = prod.Mul(newShape[j])
+			j++
+		}
+		acc := oldStride[i]
+		for k := j - 1; k >= start; k-- {
+			st[k] = acc
+			acc = acc.Mul(newShape[k])
+		}
+	}
+	if j != len(newShape) {
 		return nil, false
 	}
 	return st, true

@@ -3,6 +3,7 @@ package primtorch
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -449,6 +450,20 @@ func (s SymInt) DivExact(o SymInt) (SymInt, bool) {
 			q = q.Neg()
 		}
 		return q, true
+	}
+	// s a constant multiple of o: 2*s0 - 2 = 2 * (s0 - 1) (a stepped pooling's window rows)
+	if len(o.terms) > 0 && len(s.terms) == len(o.terms) {
+		for _, t := range s.terms {
+			if slices.Equal(t.syms, o.terms[0].syms) {
+				if t.coef%o.terms[0].coef == 0 {
+					k := t.coef / o.terms[0].coef
+					if s.Equal(o.MulConst(k)) {
+						return SymConst(k), true
+					}
+				}
+				break
+			}
+		}
 	}
 	if len(o.terms) != 1 || o.c != 0 || s.c != 0 {
 		return SymInt{}, false

@@ -143,20 +143,38 @@ func TestSymConvBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "f32[s0,4,7,7]", p.(*TensorMeta).SymString())
 
-	// a symbolic spatial size: convolution's meta reads concrete sizes, so it specialises that
-	// symbol and keeps the batch (dynamic=True makes every dim symbolic)
+	// a symbolic spatial size stays symbolic: out = floor((in + 2·pad - dilation·(k - 1) - 1) /
+	// stride) + 1, a derived symbol where the stride is above 1 (spatialSymbolic)
 	s1 := env.NewSymbol(16, "x.size(2)")
 	x = NewSymContiguous(Float32, []SymInt{s0, SymConst(3), s1, s1}, CPU)
 	r, err = Lookup("torch.conv2d").Meta([]Value{x, w}, nil)
 	require.NoError(t, err)
-	require.Equal(t, "f32[s0,4,14,14]", r.(*TensorMeta).SymString())
-	require.True(t, !env.IsSpecialized(0) && env.IsSpecialized(1))
-	// a batch that is also a spatial size: nothing stays symbolic
-	x = NewSymContiguous(Float32, []SymInt{s0, SymConst(3), s0, s0}, CPU)
-	r, err = Lookup("torch.conv2d").Meta([]Value{x, w}, nil)
+	require.Equal(t, "f32[s0,4,s1-2,s1-2]", r.(*TensorMeta).SymString())
+	require.True(t, !env.IsSpecialized(0) && !env.IsSpecialized(1))
+	p, err = Lookup("torch.nn.functional.max_pool2d").Meta([]Value{r, int64(2)}, nil)
 	require.NoError(t, err)
-	require.Nil(t, r.(*TensorMeta).Sym)
-	require.True(t, env.IsSpecialized(0))
+	require.Equal(t, "f32[s0,4,s2-1,s2-1]", p.(*TensorMeta).SymString())
+	d, ok := env.Derived(2)
+	require.True(t, ok)
+	require.Equal(t, "s1//2", d.String())
+	r, err = Lookup("torch.conv2d").Meta([]Value{x, w}, []KV{{"stride", int64(2)}, {"padding", int64(1)}})
+	require.NoError(t, err)
+	require.Equal(t, "f32[s0,4,s3,s3]", r.(*TensorMeta).SymString())
+	// at other sizes the symbolic result is the static meta's
+	for _, n := range []int64{5, 6, 17, 100} {
+		vals := []int64{3, n, 0, 0}
+		env.FillDerived(vals)
+		st, err := Lookup("torch.conv2d").Meta([]Value{NewContiguous(Float32, []int64{3, 3, n, n}, CPU), w}, []KV{{"stride", int64(2)}, {"padding", int64(1)}})
+		require.NoError(t, err)
+		require.Equal(t, st.(*TensorMeta).Shape[2], r.(*TensorMeta).Sym.Sizes[2].Eval(vals), "size %d", n)
+	}
+	// channels sized by a spatial symbol: nothing stays symbolic but the batch
+	x = NewSymContiguous(Float32, []SymInt{s0, s1, s1, s1}, CPU)
+	w16 := NewContiguous(Float32, []int64{4, 16, 3, 3}, CPU)
+	r, err = Lookup("torch.conv2d").Meta([]Value{x, w16}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "f32[s0,4,14,14]", r.(*TensorMeta).SymString())
+	require.True(t, env.IsSpecialized(1))
 }
 
 func TestSymNonSymbolicOpSpecializes(t *testing.T) {

@@ -646,3 +646,284 @@ func liftBatch(r Value, n SymInt) Value {
 	}
 	return r
 }
+
+// spatialSymbolic is batchSymbolic for convolutions and poolings over k spatial dims whose
+// output sizes are out = floor((in + c) / s) + 1 per spatial dim (window gives c and s; ok=false
+// for a call whose sizes follow no such formula: padding='same', ceil_mode): self's batch and
+// spatial sizes stay symbolic (a stride above 1 makes out a derived symbol, primtorch.SymDef),
+// every other symbol of the call is specialised (channels, weights), and the meta function runs
+// at the hints for everything else (dtype, channels, layout, its checks). A CNN fed images of
+// many sizes compiles one graph instead of one per size.
+func spatialSymbolic(k int, m metaFn, window func(a *Args, k int) (c, s []int64, ok bool)) metaFn {
+	bs := batchSymbolic(m)
+	return func(a *Args) (Value, error) {
+		if !a.HasSymbols() {
+			return m(a)
+		}
+		idx, self := selfIndex(a)
+		if self == nil || self.Sym == nil || len(self.Shape) != k+2 || a.Out != nil && a.Out.Sym != nil {
+			return bs(a)
+		}
+		c, s, ok := window(a, k)
+		if !ok || len(c) != k || len(s) != k {
+			return bs(a)
+		}
+		keep := map[int]bool{}
+		for _, d := range append([]int{0}, spatialRange(k)...) {
+			for _, x := range self.Sym.Sizes[d].Symbols() {
+				keep[x] = true
+			}
+		}
+		for _, x := range self.Sym.Sizes[1].Symbols() {
+			if keep[x] {
+				return bs(a) // channels sized by a batch or spatial symbol
+			}
+		}
+		for i, v := range a.vals {
+			VisitSymbols(v, func(sv SymInt) {
+				for _, x := range sv.Symbols() {
+					if !keep[x] {
+						sv.Env().Specialize(x, a.Op.Name)
+					}
+				}
+			})
+			if i != idx {
+				a.vals[i] = ResolveValue(v)
+			}
+		}
+		self = a.vals[idx].(*TensorMeta)
+		sizes := self.SymSizes()
+		static := self.Clone()
+		static.Sym = nil
+		r, err := m(withArg(a, idx, static))
+		if err != nil {
+			return nil, err
+		}
+		out := make([]SymInt, k)
+		symbolic := make([]bool, k)
+		for i := 0; i < k; i++ {
+			in := sizes[2+i].Resolve()
+			if _, cst := in.IsConst(); cst {
+				continue
+			}
+			symbolic[i] = true
+			num := in.AddConst(c[i])
+			if !num.GeHint(SymConst(0)) {
+				a.specialize(a.Op.Name)
+				return m(a)
+			}
+			q, ok := num.FloorDiv(s[i])
+			if !ok {
+				a.specialize(a.Op.Name)
+				return m(a)
+			}
+			out[i] = q.AddConst(1)
+		}
+		lift := func(t *TensorMeta) (*TensorMeta, bool) {
+			if t == nil || len(t.Shape) != k+2 {
+				return nil, false
+			}
+			ts := constSyms(t.Shape)
+			ts[0] = sizes[0]
+			for i := 0; i < k; i++ {
+				if !symbolic[i] {
+					continue // a static spatial size: the meta's
+				}
+				if out[i].Hint() != t.Shape[2+i] {
+					return nil, false
+				}
+				ts[2+i] = out[i]
+			}
+			mf := ContiguousFormat
+			if !shapeEqual(t.Strides, ContiguousStrides(t.Shape)) {
+				switch {
+				case k == 2 && shapeEqual(t.Strides, StridesFor(t.Shape, ChannelsLast)):
+					mf = ChannelsLast
+				case k == 3 && shapeEqual(t.Strides, StridesFor(t.Shape, ChannelsLast3d)):
+					mf = ChannelsLast3d
+				default:
+					return nil, false
+				}
+			}
+			return withSym(t, ts, symStridesFor(ts, mf), SymConst(t.Offset)), true
+		}
+		switch x := r.(type) {
+		case *TensorMeta:
+			if l, ok := lift(x); ok {
+				return l, nil
+			}
+		case []Value:
+			res := make([]Value, len(x))
+			all := true
+			for j, e := range x {
+				t, _ := e.(*TensorMeta)
+				l, ok := lift(t)
+				all = all && ok
+				res[j] = l
+			}
+			if all {
+				return res, nil
+			}
+		}
+		a.specialize(a.Op.Name)
+		return m(a)
+	}
+}
+
+func spatialRange(k int) []int {
+	out := make([]int, k)
+	for i := range out {
+		out[i] = 2 + i
+	}
+	return out
+}
+
+// selfIndex is the position of the call's first parameter among its values, and its tensor.
+func selfIndex(a *Args) (int, *TensorMeta) {
+	canon := a.Op.Schema.Params[0].Canon
+	for i, p := range a.Sig.Params {
+		if p.Canon == canon {
+			t, _ := a.vals[i].(*TensorMeta)
+			return i, t
+		}
+	}
+	return -1, nil
+}
+
+// convWindow is spatialSymbolic's window of a (non-transposed) convolution: c = 2·padding -
+// dilation·(kernel - 1) - 1 and s = stride per spatial dim.
+func convWindow(a *Args, k int) (c, s []int64, ok bool) {
+	w := a.Tensor("weight")
+	if w == nil || len(w.Shape) != k+2 {
+		return nil, nil, false
+	}
+	if _, isStr := a.Get("padding").(string); isStr {
+		return nil, nil, false
+	}
+	stride, err1 := convParam(a, "stride", k)
+	padding, err2 := convParam(a, "padding", k)
+	dilation, err3 := convParam(a, "dilation", k)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, nil, false
+	}
+	for i := 0; i < k; i++ {
+		if stride[i] <= 0 {
+			return nil, nil, false
+		}
+		c = append(c, 2*padding[i]-dilation[i]*(w.Shape[2+i]-1)-1)
+	}
+	return c, stride, true
+}
+
+// poolWindow is spatialSymbolic's window of max_pool/avg_pool without ceil_mode.
+func poolWindow(isMax bool) func(a *Args, k int) (c, s []int64, ok bool) {
+	return func(a *Args, k int) (c, s []int64, ok bool) {
+		if a.Bool("ceil_mode") {
+			return nil, nil, false
+		}
+		kernel, err := poolParam(a, "kernel_size", k, nil)
+		if err != nil || len(kernel) != k {
+			return nil, nil, false
+		}
+		stride, err1 := poolParam(a, "stride", k, kernel)
+		padding, err2 := poolParam(a, "padding", k, make([]int64, k))
+		dilation := make([]int64, k)
+		for i := range dilation {
+			dilation[i] = 1
+		}
+		var err3 error
+		if isMax {
+			dilation, err3 = poolParam(a, "dilation", k, dilation)
+		}
+		if err1 != nil || err2 != nil || err3 != nil || len(stride) != k || len(padding) != k || len(dilation) != k {
+			return nil, nil, false
+		}
+		for i := 0; i < k; i++ {
+			if stride[i] <= 0 {
+				return nil, nil, false
+			}
+			c = append(c, 2*padding[i]-dilation[i]*(kernel[i]-1)-1)
+		}
+		return c, stride, true
+	}
+}
+
+// globalPoolSymbolic is batchSymbolic for adaptive_avg_pool2d to an output of 1×1 (a mean over
+// the spatial dims: ResNet's, MobileNet's, EfficientNet's head): the output's sizes and strides
+// do not depend on the input's spatial sizes, which stay symbolic; other output sizes go to
+// batchSymbolic (their windows are floor and ceil divisions of the input size).
+func globalPoolSymbolic(k int, m metaFn) metaFn {
+	bs := batchSymbolic(m)
+	return func(a *Args) (Value, error) {
+		if !a.HasSymbols() {
+			return m(a)
+		}
+		idx, self := selfIndex(a)
+		if self == nil || self.Sym == nil || len(self.Shape) != k+2 || a.Out != nil && a.Out.Sym != nil {
+			return bs(a)
+		}
+		if !allOnes(a.Get("output_size")) {
+			return bs(a)
+		}
+		keep := map[int]bool{}
+		for _, d := range append([]int{0}, spatialRange(k)...) {
+			for _, x := range self.Sym.Sizes[d].Symbols() {
+				keep[x] = true
+			}
+		}
+		for _, x := range self.Sym.Sizes[1].Symbols() {
+			if keep[x] {
+				return bs(a)
+			}
+		}
+		for i, v := range a.vals {
+			VisitSymbols(v, func(sv SymInt) {
+				for _, x := range sv.Symbols() {
+					if !keep[x] {
+						sv.Env().Specialize(x, a.Op.Name)
+					}
+				}
+			})
+			if i != idx {
+				a.vals[i] = ResolveValue(v)
+			}
+		}
+		self = a.vals[idx].(*TensorMeta)
+		static := self.Clone()
+		static.Sym = nil
+		r, err := m(withArg(a, idx, static))
+		if err != nil {
+			return nil, err
+		}
+		t, ok := r.(*TensorMeta)
+		if !ok || t == nil || len(t.Shape) != k+2 {
+			a.specialize(a.Op.Name)
+			return m(a)
+		}
+		sizes := constSyms(t.Shape)
+		sizes[0] = self.SymSizes()[0]
+		strides := constSyms(t.Strides)
+		if _, cst := sizes[0].IsConst(); !cst {
+			// a contiguous output's batch stride is C (the spatial sizes are 1); channels-last's too
+			if t.Strides[0] != t.Shape[1] {
+				a.specialize(a.Op.Name)
+				return m(a)
+			}
+		}
+		return withSym(t, sizes, strides, SymConst(t.Offset)), nil
+	}
+}
+
+// allOnes reports an output_size of 1 or of 1s only (None, the input's size, is not).
+func allOnes(v Value) bool {
+	if elems, ok := sequence(v); ok {
+		for _, e := range elems {
+			if k, ok := e.(int64); !ok || k != 1 {
+				return false
+			}
+		}
+		return len(elems) > 0
+	}
+	k, ok := v.(int64)
+	return ok && k == 1
+}

@@ -71,6 +71,13 @@ type torchBehavior struct {
 	// or a huge value mid-way through 16, 32, 64; not in 40): there the decomposition keeps
 	// (x − mean)·rstd, which is 0 at such values, and matches the other sizes (decomp dGroupNorm).
 	GroupNormOverflowNaN bool
+	// A shift by a negative count or by the dtype's width or more gives 0 (<<) or the sign
+	// (>>) (2.14); 1.13's kernels mask the count as C++ does on x86 (low 6 bits for int64, 5
+	// for the others: 7 << 40 of an int32 is 7 << 8). Read by inductor's shift ops and the
+	// reference interpreter.
+	ShiftCountBounded bool
+	// softshrink of NaN is NaN (2.14; 1.13: 0) (dSoftshrink)
+	SoftshrinkNaN bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -85,7 +92,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
-		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true,
+		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true, ShiftCountBounded: true, SoftshrinkNaN: true,
 		ReducedFloatNamespace: "c10::",
 	}},
 }

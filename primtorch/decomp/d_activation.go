@@ -247,8 +247,13 @@ func dHardshrink(c *ctx) (any, error) {
 func dSoftshrink(c *ctx) (any, error) {
 	d := c.d
 	l := asFloat(c.get("lambd"))
+	nan := primtorch.Behavior().SoftshrinkNaN
 	return c.unary(func(x val) val {
-		r := d.where(d.bin("lt", x, -l), d.add(x, l), zero(x))
+		var inner val = zero(x)
+		if nan { // torch 2's kernel: NaN in, NaN out (a constant: its gradient there is 0, as eager's)
+			inner = d.convert(d.where(d.bin("ne", x, x), math.NaN(), 0.0), dtypeOf(x))
+		}
+		r := d.where(d.bin("lt", x, -l), d.add(x, l), inner)
 		return d.where(d.bin("gt", x, l), d.sub(x, l), r)
 	}), nil
 }

@@ -250,9 +250,14 @@ func dAdaptiveAvgPool(c *ctx) (any, error) {
 	lead := len(m.Shape) - nsp
 	var shape []sym
 	var dims []int
-	shape = append(shape, m.SymSizes()[:lead]...) // (the batch may be symbolic; spatial sizes are not)
+	shape = append(shape, m.SymSizes()[:lead]...) // (the batch may be symbolic)
 	for i := 0; i < nsp; i++ {
 		in, o := m.Shape[lead+i], out[lead+i]
+		if o == 1 { // a mean over the whole dim, symbolic or not (globalPoolSymbolic)
+			shape = append(shape, primtorch.SymConst(1), m.SymSizes()[lead+i])
+			dims = append(dims, lead+2*i+1)
+			continue
+		}
 		if o == 0 || in%o != 0 {
 			return nil, errFallback
 		}

@@ -454,18 +454,25 @@ func dMaxPool2d(c *ctx) (any, error) {
 			if ceil || len(stride) != 2 || len(padding) != 2 || len(dilation) != 2 {
 				return nil, errFallback
 			}
-			return d.maxPoolWindows(x, kernel, stride, padding, dilation, c.outMeta().Shape)
+			return d.maxPoolWindows(x, kernel, stride, padding, dilation, c.outMeta().SymSizes())
 		}
 	}
-	ho, wo := h/kernel[0], w/kernel[1]
+	// the output sizes floor(h / kh), floor(w / kw): derived symbols where h, w are symbolic
+	// (spatialSymbolic). The rows and columns past the last whole window are sliced off by a
+	// slice that stays even when it takes everything (a view: free): whether h is a multiple
+	// of kh is then no question, which for symbolic sizes would be a guard per pooled dim and a
+	// graph per combination of parities.
+	out := c.outMeta().SymSizes()
+	ho, wo := out[nd-2], out[nd-1]
 	var v val = x
-	v = d.slice(d.slice(v, nd-2, 0, ho*kernel[0], 1), nd-1, 0, wo*kernel[1], 1)
-	shape := append(append([]sym{}, m.SymSizes()[:nd-2]...), syms(ho, kernel[0], wo, kernel[1])...)
-	out := d.reduce("amax", d.reshape(v, shape), []int{nd - 1, nd + 1}, false)
-	if !equalInts(metaOf(out).Shape, c.outMeta().Shape) {
-		bug("max_pool2d of %v gives %v, torch %v", m.Shape, metaOf(out).Shape, c.outMeta().Shape)
+	v = d.prim("slice", v, int64(nd-2), int64(0), primtorch.SymValue(ho.MulConst(kernel[0])), int64(1))
+	v = d.prim("slice", v, int64(nd-1), int64(0), primtorch.SymValue(wo.MulConst(kernel[1])), int64(1))
+	shape := append(append([]sym{}, m.SymSizes()[:nd-2]...), ho, primtorch.SymConst(kernel[0]), wo, primtorch.SymConst(kernel[1]))
+	r := d.reduce("amax", d.reshape(v, shape), []int{nd - 1, nd + 1}, false)
+	if !sameSyms(metaOf(r).SymSizes(), out) {
+		bug("max_pool2d of %v gives %v, torch %v", m.SymSizes(), metaOf(r).SymSizes(), out)
 	}
-	return out, nil
+	return r, nil
 }
 
 // maxPoolTorch is max_pool2d in a training graph: torch's max_pool2d_with_indices (a
@@ -508,7 +515,6 @@ func dAvgPool2d(c *ctx) (any, error) {
 	if !ok {
 		return nil, errFallback
 	}
-	nd := len(m.Shape)
 	var divisor fxgraph.Arg = fxgraph.Const{V: nil}
 	override := int64(0)
 	if c.has("divisor_override") && c.get("divisor_override") != nil {
@@ -535,10 +541,7 @@ func dAvgPool2d(c *ctx) (any, error) {
 	if ceil || (padded && !countPad && override == 0) || (m.DType != primtorch.Float32 && m.DType != primtorch.Float64) {
 		return nil, errFallback
 	}
-	for _, s := range m.SymSizes()[nd-2:] {
-		s.Specialize("avg_pool2d's windows") // the meta function did (batchSymbolic): the same guard
-	}
-	acc, ok := d.windowChain(x, kernel, stride, padding, []int64{1, 1}, c.outMeta().Shape, 0.0, "add")
+	acc, ok := d.windowChain(x, kernel, stride, padding, []int64{1, 1}, c.outMeta().SymSizes(), 0.0, "add")
 	if !ok {
 		return nil, errFallback
 	}
@@ -554,7 +557,7 @@ func dAvgPool2d(c *ctx) (any, error) {
 // over them, which the C backend fuses into one pass over the output (resnet's 3×3 stride-2 pool
 // took torch's max_pool2d_with_indices 8 ms at 224×224, A92). maximum propagates NaN as
 // max_pool2d does; padded positions never win.
-func (d *decomposer) maxPoolWindows(x *fxgraph.Node, kernel, stride, padding, dilation, out []int64) (any, error) {
+func (d *decomposer) maxPoolWindows(x *fxgraph.Node, kernel, stride, padding, dilation []int64, out []sym) (any, error) {
 	acc, ok := d.windowChain(x, kernel, stride, padding, dilation, out, math.Inf(-1), "maximum")
 	if !ok {
 		return nil, errFallback
@@ -566,14 +569,14 @@ func (d *decomposer) maxPoolWindows(x *fxgraph.Node, kernel, stride, padding, di
 // views, in the window's row-major order, with the binary prim op: a 2-d pooling of output
 // sizes out (max_pool2d's maximum, avg_pool2d's sum). ok=false for an output without
 // positions.
-func (d *decomposer) windowChain(x *fxgraph.Node, kernel, stride, padding, dilation, out []int64, pad float64, op string) (val, bool) {
+func (d *decomposer) windowChain(x *fxgraph.Node, kernel, stride, padding, dilation []int64, out []sym, pad float64, op string) (val, bool) {
 	m := metaOf(x)
 	nd := len(m.Shape)
 	if len(out) != nd {
 		return nil, false
 	}
-	ho, wo := out[nd-2], out[nd-1]
-	if ho <= 0 || wo <= 0 {
+	ho, wo := out[nd-2], out[nd-1] // symbolic where the input's spatial sizes are (spatialSymbolic)
+	if ho.Hint() <= 0 || wo.Hint() <= 0 {
 		return nil, false
 	}
 	var v val = x
@@ -584,7 +587,8 @@ func (d *decomposer) windowChain(x *fxgraph.Node, kernel, stride, padding, dilat
 	for ki := int64(0); ki < kernel[0]; ki++ {
 		for kj := int64(0); kj < kernel[1]; kj++ {
 			r0, c0 := ki*dilation[0], kj*dilation[1]
-			win := d.slice(d.slice(v, nd-2, r0, r0+(ho-1)*stride[0]+1, stride[0]), nd-1, c0, c0+(wo-1)*stride[1]+1, stride[1])
+			win := d.slice(d.slice(v, nd-2, r0, primtorch.SymValue(ho.AddConst(-1).MulConst(stride[0]).AddConst(r0+1)), stride[0]),
+				nd-1, c0, primtorch.SymValue(wo.AddConst(-1).MulConst(stride[1]).AddConst(c0+1)), stride[1])
 			if acc == nil {
 				acc = win
 			} else {
@@ -592,8 +596,8 @@ func (d *decomposer) windowChain(x *fxgraph.Node, kernel, stride, padding, dilat
 			}
 		}
 	}
-	if !equalInts(metaOf(acc).Shape, out) {
-		bug("pooling (%s) of %v gives %v, torch %v", op, m.Shape, metaOf(acc).Shape, out)
+	if got := metaOf(acc).SymSizes(); !sameSyms(got, out) {
+		bug("pooling (%s) of %v gives %v, torch %v", op, m.SymSizes(), got, out)
 	}
 	return acc, true
 }

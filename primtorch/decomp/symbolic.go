@@ -41,9 +41,10 @@ var symbolicDecompFns = []decompFn{
 	dCat, dStack, dHVStack, dRepeat, dTri(false),
 	// indexing, padding
 	dGetitem, dSetitem, dGather, dIndexSelect, dEmbedding, dScatter, dPad,
-	// convolution and pooling (their metas keep a symbolic batch only, see primtorch's
-	// batchSymbolic: spatial sizes are concrete here)
-	dConv(0, false), dMaxPool2d, dAdaptiveAvgPool,
+	// convolution and pooling (their metas keep the batch and, for convolutions and poolings
+	// without ceil_mode, the spatial sizes symbolic: primtorch's spatialSymbolic; adaptive
+	// average pooling only to 1×1: globalPoolSymbolic)
+	dConv(0, false), dMaxPool2d, dAvgPool2d, dAdaptiveAvgPool,
 	dNormalize, dCosineSimilarity, dPairwiseDistance, dFlip,
 	// losses
 	dPointwiseLoss, dBCE, dBCEWithLogits, dNllLoss, dCrossEntropy,

@@ -224,9 +224,18 @@ var intBinary = map[primtorch.OpID]func(a, b int64, dt primtorch.DType) (int64, 
 	primtorch.OpPrimBitwiseOr:  func(a, b int64, _ primtorch.DType) (int64, string) { return a | b, "" },
 	primtorch.OpPrimBitwiseXor: func(a, b int64, _ primtorch.DType) (int64, string) { return a ^ b, "" },
 	primtorch.OpPrimShiftLeft: func(a, b int64, dt primtorch.DType) (int64, string) {
+		if primtorch.Behavior().ShiftCountBounded && (b < 0 || b >= shiftWidth(dt)) {
+			return 0, ""
+		}
 		return a << uint(b&shiftMask(dt)), ""
 	},
 	primtorch.OpPrimShiftRight: func(a, b int64, dt primtorch.DType) (int64, string) {
+		if primtorch.Behavior().ShiftCountBounded && (b < 0 || b >= shiftWidth(dt)) {
+			if a < 0 && dt != primtorch.UInt8 {
+				return -1, ""
+			}
+			return 0, ""
+		}
 		if dt == primtorch.UInt8 {
 			return int64(uint64(a) >> uint(b&shiftMask(dt))), ""
 		}
@@ -252,6 +261,10 @@ func shiftMask(dt primtorch.DType) int64 {
 	}
 	return 31
 }
+
+// shiftWidth is the width in bits of an integral dtype: torch 2's shifts give 0 (or the sign)
+// for a count of that or more (primtorch's ShiftCountBounded).
+func shiftWidth(dt primtorch.DType) int64 { return 8 * int64(dt.ItemSize()) }
 
 // intPow is an exact integer power; negative exponents give 1/a^b truncated, as torch.
 func intPow(a, b int64) int64 {
