@@ -83,7 +83,7 @@ func visitGraphSymbols(g *fxgraph.Graph, f func(primtorch.SymInt)) {
 
 // specializeSymbols returns g with every specialised symbol replaced by its hint (g itself when
 // it mentions none): a copy whose metas and size constants mention only the symbols the graph
-// is compiled for. A size mixing specialised and free symbols is refused.
+// is compiled for; a size mixing specialised and free symbols keeps the free ones (Resolve).
 func specializeSymbols(g *fxgraph.Graph) *fxgraph.Graph {
 	if g.Shapes == nil {
 		return g
@@ -112,8 +112,9 @@ func specializeSymbols(g *fxgraph.Graph) *fxgraph.Graph {
 		case spec == len(ids):
 			return primtorch.SymConst(s.Hint())
 		}
-		refuseSym("the size %s mixes specialised and free symbols", s)
-		return s
+		// a size computed before some of its symbols were specialised: their guards hold them
+		// at their hints, so they are those constants here
+		return s.Resolve()
 	}
 	c := fxgraph.Clone(g)
 	fxgraph.MapSymbols(c, fix)

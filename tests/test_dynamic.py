@@ -454,10 +454,6 @@ def test_cnn_image_sizes_stay_symbolic(backend, channels_last):
     if channels_last:
         pytest.xfail("automatic dynamic keeps a channels-last input static: its guards check "
                      "row-major strides only (bytecode/symint.go denseRowMajor)")
-    if os.environ.get("PTGO_DYNAMIC") and backend == "inductor":
-        pytest.xfail("with every dim symbolic from the start (batch, channels and the weights' "
-                     "dims too) inductor refuses a size that mixes specialised and free symbols "
-                     "and the frame compiles static per size")
     m = _cnn()
     sizes = [32, 40, 48, 33, 37, 41, 56, 64, 29, 45]
 
