@@ -547,16 +547,51 @@ func specializeAllButBatch(a *Args) {
 			}
 		}
 	}
+	specializeAllBut(a, map[int]bool{id: true}, -1)
+}
+
+// specializeAllBut specialises every symbol of the call's values but those in keep, and
+// resolves the values to their specialised form (all but value except, which keeps its
+// symbolic meta: the caller reads it).
+func specializeAllBut(a *Args, keep map[int]bool, except int) {
 	for i, v := range a.vals {
 		VisitSymbols(v, func(s SymInt) {
 			for _, x := range s.Symbols() {
-				if x != id {
+				if !keep[x] {
 					s.Env().Specialize(x, a.Op.Name)
 				}
 			}
 		})
-		a.vals[i] = ResolveValue(v)
+		if i != except {
+			a.vals[i] = ResolveValue(v)
+		}
 	}
+}
+
+// keepImageSymbols specialises every symbol of the call but those of self's batch and k
+// spatial sizes (self is value idx); false, with nothing specialised, when self's channels
+// share one of them (a channel count equal to an image size).
+func keepImageSymbols(a *Args, idx int, self *TensorMeta, k int) bool {
+	keep := map[int]bool{}
+	for _, d := range append([]int{0}, spatialRange(k)...) {
+		for _, x := range self.Sym.Sizes[d].Symbols() {
+			keep[x] = true
+		}
+	}
+	for _, x := range self.Sym.Sizes[1].Symbols() {
+		if keep[x] {
+			return false
+		}
+	}
+	specializeAllBut(a, keep, idx)
+	return true
+}
+
+// staticAtHints is m without its symbolic layout: its sizes and strides at the hints.
+func staticAtHints(m *TensorMeta) *TensorMeta {
+	c := m.Clone()
+	c.Sym = nil
+	return c
 }
 
 // symbolicBatch finds self's symbolic batch size when it is the call's only symbol.
@@ -597,8 +632,7 @@ func symbolicBatch(a *Args) (int, SymInt, bool) {
 
 // batchAt is m static with batch size n.
 func batchAt(m *TensorMeta, n int64) *TensorMeta {
-	c := m.Clone()
-	c.Sym = nil
+	c := staticAtHints(m)
 	c.Shape[0] = n
 	return c
 }
@@ -668,34 +702,12 @@ func spatialSymbolic(k int, m metaFn, window func(a *Args, k int) (c, s []int64,
 		if !ok || len(c) != k || len(s) != k {
 			return bs(a)
 		}
-		keep := map[int]bool{}
-		for _, d := range append([]int{0}, spatialRange(k)...) {
-			for _, x := range self.Sym.Sizes[d].Symbols() {
-				keep[x] = true
-			}
-		}
-		for _, x := range self.Sym.Sizes[1].Symbols() {
-			if keep[x] {
-				return bs(a) // channels sized by a batch or spatial symbol
-			}
-		}
-		for i, v := range a.vals {
-			VisitSymbols(v, func(sv SymInt) {
-				for _, x := range sv.Symbols() {
-					if !keep[x] {
-						sv.Env().Specialize(x, a.Op.Name)
-					}
-				}
-			})
-			if i != idx {
-				a.vals[i] = ResolveValue(v)
-			}
+		if !keepImageSymbols(a, idx, self, k) {
+			return bs(a) // channels sized by a batch or spatial symbol
 		}
 		self = a.vals[idx].(*TensorMeta)
 		sizes := self.SymSizes()
-		static := self.Clone()
-		static.Sym = nil
-		r, err := m(withArg(a, idx, static))
+		r, err := m(withArg(a, idx, staticAtHints(self)))
 		if err != nil {
 			return nil, err
 		}
@@ -865,33 +877,11 @@ func globalPoolSymbolic(k int, m metaFn) metaFn {
 		if !allOnes(a.Get("output_size")) {
 			return bs(a)
 		}
-		keep := map[int]bool{}
-		for _, d := range append([]int{0}, spatialRange(k)...) {
-			for _, x := range self.Sym.Sizes[d].Symbols() {
-				keep[x] = true
-			}
-		}
-		for _, x := range self.Sym.Sizes[1].Symbols() {
-			if keep[x] {
-				return bs(a)
-			}
-		}
-		for i, v := range a.vals {
-			VisitSymbols(v, func(sv SymInt) {
-				for _, x := range sv.Symbols() {
-					if !keep[x] {
-						sv.Env().Specialize(x, a.Op.Name)
-					}
-				}
-			})
-			if i != idx {
-				a.vals[i] = ResolveValue(v)
-			}
+		if !keepImageSymbols(a, idx, self, k) {
+			return bs(a)
 		}
 		self = a.vals[idx].(*TensorMeta)
-		static := self.Clone()
-		static.Sym = nil
-		r, err := m(withArg(a, idx, static))
+		r, err := m(withArg(a, idx, staticAtHints(self)))
 		if err != nil {
 			return nil, err
 		}
