@@ -1551,14 +1551,6 @@ def _unview_temporaries(user):
                 user[i] = _fresh_on_storage(o)
 
 
-def _span(t):
-    """The storage offsets t's elements lie in: (first, last + 1); None for no elements."""
-    if t.numel() == 0:
-        return None
-    end = t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.size(), t.stride()))
-    return t.storage_offset(), end
-
-
 def _within(o, root):
     """Whether every element of o is one of root's (root is dense: its span is its elements)."""
     so, sr = _span(o), _span(root)
@@ -1571,7 +1563,7 @@ def _covering_output(views):
     best = None
     for i, t in views.items():
         sp = _span(t)
-        if sp is None or sp[1] - sp[0] != t.numel() or any(s < 0 for s in t.stride()):
+        if sp is None or sp[1] - sp[0] != t.numel() * t.element_size() or any(s < 0 for s in t.stride()):
             continue  # not dense: its span has gaps or overlaps
         if best is None or t.numel() > views[best].numel():
             best = i
