@@ -512,7 +512,8 @@ func symNames(s primtorch.SymInt, sources []symSource) string {
 
 // Tensor guards a tensor's class, dtype, device, requires_grad, sizes and strides. A symbolic
 // dim's size is -1 in the vector (any size ≥ 2), and a stride that depends on symbols is -1
-// (the row-major stride of the actual sizes).
+// (the row-major stride of the actual sizes) or, for a dense input in another dim order
+// (channels-last), -(2 + mask): the product of the actual sizes of the dims in mask.
 func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType int) {
 	rg := int64(0)
 	if m.RequiresGrad {
@@ -529,9 +530,27 @@ func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType
 				vec[i] = -1
 			}
 		}
+		// a symbolic stride is the product of the sizes of the dims inside it in the input's
+		// dense order: -1 for row-major's, -(2 + mask of those dims) for another order's
+		order, dense := primtorch.DenseOrder(m.Shape, m.Strides)
+		rowMajor := dense
+		for i, d := range order {
+			rowMajor = rowMajor && d == len(order)-1-i
+		}
 		for i, st := range m.Sym.Strides {
-			if _, ok := st.IsConst(); !ok {
-				vec[len(m.Shape)+i] = -1
+			if _, ok := st.IsConst(); ok {
+				continue
+			}
+			vec[len(m.Shape)+i] = -1
+			if !rowMajor && dense && len(m.Shape) < 62 {
+				mask := int64(0)
+				for _, d := range order {
+					if d == i {
+						break
+					}
+					mask |= 1 << d
+				}
+				vec[len(m.Shape)+i] = -2 - mask
 			}
 		}
 		if _, ok := m.Sym.Offset.IsConst(); !ok {

@@ -278,22 +278,12 @@ func (t *Tracer) dynamicDims(src Source, m *primtorch.TensorMeta, marked, static
 		h.sizes = append([]int64(nil), m.Shape...)
 		h.offset, h.seen = m.Offset, true
 	}
-	if len(out) > 0 && !denseRowMajor(m) {
-		logs.Printf(logs.Dynamic, "%s: %s stays static: dynamic sizes need a row-major contiguous input (strides %v)",
+	if _, dense := primtorch.DenseOrder(m.Shape, m.Strides); len(out) > 0 && (!dense || m.Dim() > 60) {
+		logs.Printf(logs.Dynamic, "%s: %s stays static: dynamic sizes need a dense input (contiguous in some dim order: row-major, channels-last), not strides %v",
 			t.rootCode.code.QualName, readableName(src), m.Strides)
 		return map[int]bool{}
 	}
 	return out
-}
-
-func denseRowMajor(m *primtorch.TensorMeta) bool {
-	want := primtorch.ContiguousStrides(m.Shape)
-	for i := range want {
-		if m.Strides[i] != want[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // intInput makes a Python int argument of the frame a size symbol when the policy says so (its
@@ -419,7 +409,10 @@ func (t *Tracer) makeSymbolic(src Source, m *primtorch.TensorMeta, dyn map[int]b
 		}
 		sizes[d] = sym
 	}
-	m.SetSymLayout(sizes, primtorch.SymContiguousStrides(sizes), offset)
+	// dense in the input's own dim order (dynamicDims admits no other): row-major or
+	// channels-last strides as products of the sizes, which the tensor guard checks
+	order, _ := primtorch.DenseOrder(m.Shape, m.Strides)
+	m.SetSymLayout(sizes, primtorch.SymStridesInOrder(sizes, order), offset)
 	return func() {
 		for _, f := range equal {
 			f()

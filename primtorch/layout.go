@@ -63,6 +63,62 @@ func isChannelsLastContiguous(m *TensorMeta) bool {
 	return true
 }
 
+// IsContiguousAs is torch's is_contiguous(memory_format=mf): channels-last needs a 4-d tensor,
+// channels-last-3d a 5-d one.
+func (m *TensorMeta) IsContiguousAs(mf MemoryFormat) bool {
+	switch mf {
+	case ChannelsLast:
+		return len(m.Shape) == 4 && isChannelsLastContiguous(m)
+	case ChannelsLast3d:
+		return len(m.Shape) == 5 && isChannelsLastContiguous(m)
+	}
+	return m.IsContiguous()
+}
+
+// DenseOrder is the order of the dims, innermost first, in which strides are exactly dense:
+// each dim's stride is the product of the sizes (at least 1) of the dims before it. Row-major's
+// is the dims reversed, channels-last's C, W, H, N. Ties (a size-1 dim's stride equal to its
+// neighbour's) put the size-1 dim first, then row-major's order. ok=false for strides no order
+// gives (a slice, an expand, an overlap, a size-1 dim with an arbitrary stride). A guard that
+// checks strides as such products (the symbolic input's: bytecode's makeSymbolic) holds for
+// exactly the tensors laid out the same way.
+func DenseOrder(shape, strides []int64) ([]int, bool) {
+	n := len(shape)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = n - 1 - i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if strides[a] != strides[b] {
+			return strides[a] < strides[b]
+		}
+		return shape[a] == 1 && shape[b] != 1
+	})
+	want := int64(1)
+	for _, d := range order {
+		if strides[d] != want {
+			return nil, false
+		}
+		want *= max(shape[d], 1)
+	}
+	return order, true
+}
+
+// SymStridesInOrder are the dense strides of sizes laid out in order (DenseOrder's: innermost
+// first); SymContiguousStrides for row-major's.
+func SymStridesInOrder(sizes []SymInt, order []int) []SymInt {
+	st := make([]SymInt, len(sizes))
+	acc := SymConst(1)
+	for _, d := range order {
+		st[d] = acc
+		if k, ok := sizes[d].IsConst(); !ok || k > 1 {
+			acc = acc.Mul(sizes[d])
+		}
+	}
+	return st
+}
+
 // IsNonOverlappingAndDense reports whether the tensor's elements fill a contiguous block of
 // memory exactly once, in some dim order.
 func (m *TensorMeta) IsNonOverlappingAndDense() bool {

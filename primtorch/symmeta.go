@@ -827,12 +827,16 @@ func convWindow(a *Args, k int) (c, s []int64, ok bool) {
 	return c, stride, true
 }
 
-// poolWindow is spatialSymbolic's window of max_pool/avg_pool without ceil_mode.
+// poolWindow is spatialSymbolic's window of max_pool/avg_pool. With ceil_mode torch computes
+// out = floor((in + c + s - 1) / s) + 1, less one where the last window would start at or past
+// in + padding, that is where (out - 1)·s ≥ in + p. Since (out - 1)·s ≤ in + c + s - 1 with
+// c = 2p - d·(k - 1) - 1, that correction never happens when p + s - 2 < d·(k - 1) (every
+// ceil-mode pooling of torchvision's models: GoogLeNet's, SqueezeNet's 3×3 stride 2, 2×2
+// stride 2), and out has the floor formula with c + s - 1; other ceil-mode windows, whose size
+// would be a case split on the symbol, are specialised.
 func poolWindow(isMax bool) func(a *Args, k int) (c, s []int64, ok bool) {
 	return func(a *Args, k int) (c, s []int64, ok bool) {
-		if a.Bool("ceil_mode") {
-			return nil, nil, false
-		}
+		ceil := a.Bool("ceil_mode")
 		kernel, err := poolParam(a, "kernel_size", k, nil)
 		if err != nil || len(kernel) != k {
 			return nil, nil, false
@@ -854,16 +858,25 @@ func poolWindow(isMax bool) func(a *Args, k int) (c, s []int64, ok bool) {
 			if stride[i] <= 0 {
 				return nil, nil, false
 			}
-			c = append(c, 2*padding[i]-dilation[i]*(kernel[i]-1)-1)
+			ci := 2*padding[i] - dilation[i]*(kernel[i]-1) - 1
+			if ceil {
+				if padding[i]+stride[i]-2 >= dilation[i]*(kernel[i]-1) {
+					return nil, nil, false
+				}
+				ci += stride[i] - 1
+			}
+			c = append(c, ci)
 		}
 		return c, stride, true
 	}
 }
 
-// globalPoolSymbolic is batchSymbolic for adaptive_avg_pool2d to an output of 1×1 (a mean over
-// the spatial dims: ResNet's, MobileNet's, EfficientNet's head): the output's sizes and strides
-// do not depend on the input's spatial sizes, which stay symbolic; other output sizes go to
-// batchSymbolic (their windows are floor and ceil divisions of the input size).
+// globalPoolSymbolic is batchSymbolic for adaptive_avg_pool2d to a fixed output size (1×1, a
+// mean over the spatial dims: ResNet's, MobileNet's, EfficientNet's head; 7×7: VGG's; 6×6:
+// AlexNet's): the output's sizes and strides do not depend on the input's spatial sizes, which
+// stay symbolic (the decomposition takes 1×1 as a mean; other sizes, whose windows are floor and
+// ceil divisions of a symbolic size, run torch's kernel); an output_size of None (the input's
+// size) goes to batchSymbolic.
 func globalPoolSymbolic(k int, m metaFn) metaFn {
 	bs := batchSymbolic(m)
 	return func(a *Args) (Value, error) {
@@ -874,7 +887,7 @@ func globalPoolSymbolic(k int, m metaFn) metaFn {
 		if self == nil || self.Sym == nil || len(self.Shape) != k+2 || a.Out != nil && a.Out.Sym != nil {
 			return bs(a)
 		}
-		if !allOnes(a.Get("output_size")) {
+		if !fixedSizes(a.Get("output_size")) {
 			return bs(a)
 		}
 		if !keepImageSymbols(a, idx, self, k) {
@@ -894,8 +907,8 @@ func globalPoolSymbolic(k int, m metaFn) metaFn {
 		sizes[0] = self.SymSizes()[0]
 		strides := constSyms(t.Strides)
 		if _, cst := sizes[0].IsConst(); !cst {
-			// a contiguous output's batch stride is C (the spatial sizes are 1); channels-last's too
-			if t.Strides[0] != t.Shape[1] {
+			// contiguous and channels-last outputs both have a batch stride of C·oh·ow
+			if t.Strides[0] != numel(t.Shape[1:]) {
 				a.specialize(a.Op.Name)
 				return m(a)
 			}
@@ -904,16 +917,16 @@ func globalPoolSymbolic(k int, m metaFn) metaFn {
 	}
 }
 
-// allOnes reports an output_size of 1 or of 1s only (None, the input's size, is not).
-func allOnes(v Value) bool {
+// fixedSizes reports an output_size of positive ints only (None, the input's size, is not).
+func fixedSizes(v Value) bool {
 	if elems, ok := sequence(v); ok {
 		for _, e := range elems {
-			if k, ok := e.(int64); !ok || k != 1 {
+			if k, ok := e.(int64); !ok || k < 1 {
 				return false
 			}
 		}
 		return len(elems) > 0
 	}
 	k, ok := v.(int64)
-	return ok && k == 1
+	return ok && k >= 1
 }

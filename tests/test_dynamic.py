@@ -450,10 +450,8 @@ def test_cnn_image_sizes_stay_symbolic(backend, channels_last):
     # Convolutions and poolings keep the spatial sizes symbolic (out = floor((in + 2p - d(k-1)
     # - 1) / s) + 1, a derived symbol for a stride above 1; adaptive pooling to 1x1 a mean):
     # a CNN fed images of many sizes compiles a bounded number of graphs (one per size until
-    # the cache limit before).
-    if channels_last:
-        pytest.xfail("automatic dynamic keeps a channels-last input static: its guards check "
-                     "row-major strides only (bytecode/symint.go denseRowMajor)")
+    # the cache limit before). A channels-last input's symbolic strides are products of its
+    # sizes in its own dim order, which the tensor guard checks.
     m = _cnn()
     sizes = [32, 40, 48, 33, 37, 41, 56, 64, 29, 45]
 
@@ -464,6 +462,49 @@ def test_cnn_image_sizes_stay_symbolic(backend, channels_last):
     with torch.no_grad():
         n = sweep(m, make, sizes, backend=backend)
     assert n <= 3, "%d graphs for %d sizes" % (n, len(sizes))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ceil_mode_and_adaptive_pooling_stay_symbolic(backend):
+    # ceil_mode pooling whose last window never starts past the input (GoogLeNet's, SqueezeNet's)
+    # and adaptive average pooling to a fixed size other than 1 (VGG's 7x7, AlexNet's 6x6) keep
+    # image sizes symbolic; odd and even feature maps share the graph (a ceil-mode max pool of
+    # a symbolic size runs torch's kernel rather than guarding the size's parity).
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(3, 2, ceil_mode=True), torch.nn.Conv2d(8, 8, 3, padding=1),
+        torch.nn.MaxPool2d(2, 2, ceil_mode=True), torch.nn.AvgPool2d(3, 1, 1, ceil_mode=True),
+        torch.nn.MaxPool2d(3, 1, 1, ceil_mode=True), torch.nn.AdaptiveAvgPool2d((3, 2)),
+        torch.nn.Flatten(), torch.nn.Linear(48, 4)).eval()
+    sizes = [32, 40, 33, 37, 45, 50, 29, 64]
+    with torch.no_grad():
+        n = sweep(m, lambda s: (torch.randn(2, 3, s, s + 5),), sizes, backend=backend)
+    assert n <= 2, "%d graphs for %d sizes" % (n, len(sizes))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_channels_last_and_contiguous_inputs_never_share_a_graph(backend):
+    # The same sizes in two layouts: each call's strides match eager's (a channels-last input
+    # gives channels-last conv outputs), and a symbolic channels-last graph never serves a
+    # row-major input or the other way round.
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 4, 3, padding=1).eval()
+
+    def f(x):
+        y = conv(x)
+        return y.relu() + 1, x * 2
+
+    cf = ptgo.compile(f, backend=backend)
+    with torch.no_grad():
+        for i, s in enumerate([8, 9, 10, 11, 12, 13, 9, 8]):
+            x = torch.randn(2, 3, s, s + 1)
+            if i % 2:
+                x = x.to(memory_format=torch.channels_last)
+            for a, b in zip(cf(x), f(x)):
+                assert_same(a, b, "size %d, channels-last %s" % (s, bool(i % 2)))
+                assert a.stride() == b.stride(), (s, i % 2, a.stride(), b.stride())
+    assert compiled_count() <= 4
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])

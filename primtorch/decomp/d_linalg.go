@@ -258,8 +258,8 @@ func dAdaptiveAvgPool(c *ctx) (any, error) {
 			dims = append(dims, lead+2*i+1)
 			continue
 		}
-		if o == 0 || in%o != 0 {
-			return nil, errFallback
+		if _, cst := m.SymSizes()[lead+i].IsConst(); !cst || o == 0 || in%o != 0 {
+			return nil, errFallback // (a symbolic size's windows are torch's kernel's)
 		}
 		shape = append(shape, syms(o, in/o)...)
 		dims = append(dims, lead+2*i+1)

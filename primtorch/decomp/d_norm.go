@@ -450,7 +450,10 @@ func dMaxPool2d(c *ctx) (any, error) {
 	}
 	h, w := m.Shape[nd-2], m.Shape[nd-1]
 	for i, size := range []int64{h, w} {
-		if stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1 || size < kernel[i] || (ceil && size%kernel[i] != 0) {
+		// ceil_mode takes a partial last window where size is no multiple of the kernel: torch's
+		// kernel then, and for a symbolic size (whose parity the hint does not tell) always
+		_, static := m.SymSizes()[nd-2+i].IsConst()
+		if stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1 || size < kernel[i] || (ceil && (size%kernel[i] != 0 || !static)) {
 			if ceil || len(stride) != 2 || len(padding) != 2 || len(dilation) != 2 {
 				return nil, errFallback
 			}

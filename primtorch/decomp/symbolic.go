@@ -42,8 +42,8 @@ var symbolicDecompFns = []decompFn{
 	// indexing, padding
 	dGetitem, dSetitem, dGather, dIndexSelect, dEmbedding, dScatter, dPad,
 	// convolution and pooling (their metas keep the batch and, for convolutions and poolings
-	// without ceil_mode, the spatial sizes symbolic: primtorch's spatialSymbolic; adaptive
-	// average pooling only to 1×1: globalPoolSymbolic)
+	// whose output size is a floor division of the input's, the spatial sizes symbolic:
+	// primtorch's spatialSymbolic; adaptive average pooling to a fixed size: globalPoolSymbolic)
 	dConv(0, false), dMaxPool2d, dAvgPool2d, dAdaptiveAvgPool,
 	dNormalize, dCosineSimilarity, dPairwiseDistance, dFlip,
 	// losses

@@ -65,11 +65,21 @@ int tensor_match(PyObject* obj, int64_t packed, const int64_t* vec, int32_t nvec
   auto sizes = t.sizes();
   auto strides = t.strides();
   // a size -1 is a dynamic dim (any size >= 2); a stride -1 is the row-major stride of the
-  // actual sizes (a dim left of a dynamic one)
+  // actual sizes (a dim left of a dynamic one); a stride -(2 + mask) the product of the actual
+  // sizes (at least 1) of the dims in mask (a dense layout in another order: channels-last)
   int64_t row = 1;
   for (int64_t i = ndim - 1; i >= 0; i--) {
     if (vec[i] < 0 ? sizes[i] < 2 : sizes[i] != vec[i]) return 0;
-    if (strides[i] != (vec[ndim + i] < 0 ? row : vec[ndim + i])) return 0;
+    int64_t want = vec[ndim + i];
+    if (want == -1) {
+      want = row;
+    } else if (want < -1) {
+      uint64_t mask = static_cast<uint64_t>(-want - 2);
+      want = 1;
+      for (int64_t j = 0; j < ndim; j++)
+        if (mask >> j & 1) want *= sizes[j] > 1 ? sizes[j] : 1;
+    }
+    if (strides[i] != want) return 0;
     row *= sizes[i] > 1 ? sizes[i] : 1;
   }
   // an offset -1 is a dynamic storage offset (its symbol's guards check it)

@@ -131,7 +131,9 @@ enum ptgo_guard_op {
     PTGO_G_LEN,          /* len(r[src]) == i (tuple, list, dict: their own storage) */
     PTGO_G_TENSOR,       /* tensor check: type obj, dtype/device/requires_grad in i, sizes+strides in vec
                           * (then the storage offset); a size -1 is any size >= 2 (a dynamic dim), a
-                          * stride -1 the row-major stride of the actual sizes, an offset -1 any
+                          * stride -1 the row-major stride of the actual sizes, a stride -(2+mask)
+                          * the product of the actual sizes (at least 1) of the dims in the bit
+                          * mask (a dense layout in another order: channels-last), an offset -1 any
                           * offset (a dynamic one, checked by its PTGO_G_SYM guard) */
     PTGO_G_DICT_KEYS,    /* r[src] is a dict whose keys equal the tuple obj, in order (its own storage);
                           * the positions listed in vec are skipped (tensor keys, which the tuple

@@ -1080,13 +1080,26 @@ static int check_tensor(PyObject *t, const guard_t *g) {
     if (PyTuple_GET_SIZE(size) != ndim) goto done;
     if (!(stride = PyObject_CallMethodNoArgs(t, str_stride))) goto done;
     {
-        /* size -1: a dynamic dim (any size >= 2); stride -1: the row-major stride of the sizes */
+        /* size -1: a dynamic dim (any size >= 2); stride -1: the row-major stride of the sizes;
+         * stride -(2 + mask): the product of the sizes (at least 1) of the dims in mask */
         long long row = 1;
         for (int d = ndim - 1; d >= 0; d--) {
             long long sz = PyLong_AsLongLong(PyTuple_GET_ITEM(size, d));
             long long st = PyLong_AsLongLong(PyTuple_GET_ITEM(stride, d));
             if (g->vec[d] < 0 ? sz < 2 : sz != g->vec[d]) goto done;
-            if (st != (g->vec[ndim + d] < 0 ? row : g->vec[ndim + d])) goto done;
+            long long want = g->vec[ndim + d];
+            if (want == -1) {
+                want = row;
+            } else if (want < -1) {
+                unsigned long long mask = (unsigned long long)(-want - 2);
+                want = 1;
+                for (int j = 0; j < ndim; j++) {
+                    if (!(mask >> j & 1)) continue;
+                    long long sj = PyLong_AsLongLong(PyTuple_GET_ITEM(size, j));
+                    want *= sj > 1 ? sj : 1;
+                }
+            }
+            if (st != want) goto done;
             row *= sz > 1 ? sz : 1;
         }
     }
