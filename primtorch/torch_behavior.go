@@ -78,6 +78,10 @@ type torchBehavior struct {
 	ShiftCountBounded bool
 	// softshrink of NaN is NaN (2.14; 1.13: 0) (dSoftshrink)
 	SoftshrinkNaN bool
+	// batch_norm of a channels-last-3d input takes the kernel's fused scale-shift
+	// fma(x, α, fma(−mean, α, bias)) (2.14), not ((x − mean)·rstd)·weight + bias (1.13)
+	// (decomp batchNormScaleShift).
+	BatchNormChannelsLast3dFMA bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -93,7 +97,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true, ShiftCountBounded: true, SoftshrinkNaN: true,
-		ReducedFloatNamespace: "c10::",
+		BatchNormChannelsLast3dFMA: true, ReducedFloatNamespace: "c10::",
 	}},
 }
 

@@ -2,6 +2,8 @@
 fma(x, rstd, -mean·rstd), 2.14 with (x - mean)·rstd, both apply weight and bias as one fma, and
 the variance is NaN where torch's moments square an overflowing mean. Degenerate rows (one
 element, huge values) then give eager's bits, signs and NaNs (fuzz seed 972)."""
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -46,3 +48,51 @@ def test_layer_norm_rows_stay_close():
     x, w, b = torch.randn(64, 37), torch.randn(37), torch.randn(37)
     f = lambda x: F.layer_norm(x, (37,), w, b)
     torch.testing.assert_close(ptgo.compile(f)(x), f(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed"])
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batch_norm_scale_shift_is_eagers(layout, training, dtype):
+    # torch's batch_norm kernel applies the statistics as fma(x, a, fma(-mean, a, bias)),
+    # a = rstd * weight, on contiguous and channels-last inputs, and as ((x - mean) * rstd) *
+    # weight + bias on others. With eager's running statistics (eval) the results are eager's
+    # bits; a constant channel gives eager's rounding residue, not 0, which a comparison reads
+    # (fuzz seed 14413).
+    torch.manual_seed(0)
+    bn = torch.nn.BatchNorm2d(6).to(dtype)
+    with torch.no_grad():
+        bn.weight.uniform_(0.5, 2)
+        bn.bias.uniform_(-1, 1)
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    bn.train(training)
+    x = torch.randn(4, 6, 5, 7, dtype=dtype) * 3 + 1
+    x[:, 2] = 1.5  # a constant channel
+    if layout == "channels_last":
+        x = x.to(memory_format=torch.channels_last)
+    elif layout == "transposed":
+        x = x.transpose(0, 2).contiguous().transpose(0, 2)
+    bn2 = copy.deepcopy(bn)
+    with torch.no_grad():
+        want, got = bn(x), ptgo.compile(bn2)(x)
+    if training:
+        torch.testing.assert_close(got, want)
+    else:
+        same_bits(got, want)
+    g = lambda m, x: (m(x) != 0).sum()
+    with torch.no_grad():
+        assert ptgo.compile(g)(bn2, x).item() == g(bn, x).item()
+    for a, b in zip(bn.buffers(), bn2.buffers()):
+        torch.testing.assert_close(b, a)
+
+
+def test_batch_norm_over_a_constant_channel_in_training():
+    # the fuzz program of seed 14413 (there bfloat16, which eager and ptgo compute in float32):
+    # track_running_stats=False, 1.5 everywhere
+    for dtype in (torch.float32, torch.float64):
+        bn = torch.nn.BatchNorm1d(4, track_running_stats=False).to(dtype)
+        x = torch.full((3, 4, 8), 1.5, dtype=dtype)
+        f = lambda x: torch.logical_and(bn(x), bn(x))
+        with torch.no_grad():
+            assert torch.equal(ptgo.compile(f)(x), f(x))

@@ -153,10 +153,18 @@ func dBatchNorm(c *ctx) (any, error) {
 	}
 	training := c.bool("training")
 	rm, rv := c.in("running_mean"), c.in("running_var")
+	// eager's own scale-shift form where nothing is differentiated: its gradient would take
+	// Σg·(x − mean) as Σg·x − mean·Σg, which cancels where the mean is large against the spread
+	fused := batchNormScaleShift(m) && !d.rg
 	var y val
 	if training || rm == nil {
-		var mean, variance val
-		y, mean, variance = d.normalize(xc, dims, eps)
+		var mean, variance, rstd val
+		if fused {
+			mean, variance, rstd = d.batchMoments(xc, dims, eps)
+			y = d.scaleShift(xc, mean, rstd, c.in("weight"), c.in("bias"), m, cdt)
+		} else {
+			y, mean, variance = d.normalize(xc, dims, eps)
+		}
 		if training && rm != nil {
 			// the unbiased factor n/(n-1), a float of the element count (a 0-d tensor of it when
 			// the count is symbolic: at least 2, so n - 1 >= 1)
@@ -173,12 +181,74 @@ func dBatchNorm(c *ctx) (any, error) {
 			}
 		}
 	} else {
-		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.SymSizes())
 		rstd := d.un("rsqrt", d.add(d.perChannel(d.convert(rv, cdt), m), eps))
+		if fused {
+			return d.convert(d.scaleShift(xc, d.perChannel(d.convert(rm, cdt), m), rstd, c.in("weight"), c.in("bias"), m, cdt), m.DType), nil
+		}
+		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.SymSizes())
 		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.SymSizes()))
+	}
+	if fused {
+		return d.convert(y, m.DType), nil
 	}
 	y = d.affine(y, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), m.SymSizes(), cdt)
 	return d.convert(y, m.DType), nil
+}
+
+// batchNormScaleShift reports whether torch's batch_norm kernel applies the statistics to a
+// floating-point input m as one scale and shift per channel (in float32 for bfloat16 and float16), fma(x, α, β) with α = rstd·weight
+// and β = fma(−mean, α, bias): its contiguous and channels-last paths (and channels-last-3d's
+// on 2.14: Behavior().BatchNormChannelsLast3dFMA) where its kernels fuse multiply-adds. Other
+// layouts compute ((x − mean)·rstd)·weight + bias. The forms differ in the last bit, and where
+// x is its channel's mean (a constant channel) eager's result is the rounding residue of
+// the scale and shift, not 0 (fuzz seed 14413: a later `!= 0` read it).
+func batchNormScaleShift(m *primtorch.TensorMeta) bool {
+	if !m.DType.IsFloatingPoint() || m.DType.IsComplex() || !primtorch.KernelsFuseMultiplyAdd() {
+		return false
+	}
+	switch {
+	case m.IsContiguous():
+		return true
+	case len(m.Shape) == 4:
+		return m.IsContiguousAs(primtorch.ChannelsLast)
+	case len(m.Shape) == 5 && primtorch.Behavior().BatchNormChannelsLast3dFMA:
+		return m.IsContiguousAs(primtorch.ChannelsLast3d)
+	}
+	return false
+}
+
+// batchMoments are batch_norm's batch statistics as torch's CPU kernel computes them (kept
+// dims): the mean is the float64 sum over n, rounded once; the variance the float64 sum of the
+// squared float differences over n; rstd = 1/sqrt(variance + eps) in float64, rounded once. The
+// scale-shift form's result where x is its channel's mean is the rounding residue of rstd·x,
+// so rstd must be eager's bits (fuzz seed 14413).
+func (d *decomposer) batchMoments(xc val, dims []int, eps float64) (mean, variance, rstd val) {
+	shape := sizesOf(xc)
+	dt := metaOf(xc).DType
+	n := divisor(symNumelOver(shape, dims))
+	mean = d.convert(d.div(d.reduce("sum", d.convert(xc, primtorch.Float64), dims, true), n), dt)
+	diff := d.sub(xc, d.expand(mean, shape))
+	v64 := d.div(d.reduce("sum", d.convert(d.mul(diff, diff), primtorch.Float64), dims, true), n)
+	rstd = d.convert(d.un("rsqrt", d.add(v64, eps)), dt)
+	return mean, d.convert(v64, dt), rstd
+}
+
+// scaleShift is batch_norm's fused application of per-channel mean and rstd ([C, 1, ...]) to x:
+// fma(x, α, β), α = rstd·weight, β = fma(−mean, α, bias) (−mean·α without a bias).
+func (d *decomposer) scaleShift(x, mean, rstd, w, b val, m *primtorch.TensorMeta, cdt primtorch.DType) val {
+	alpha := rstd
+	cs := sizesOf(rstd) // [1, C, 1, ...] (batch statistics) or [C, 1, ...] (running ones)
+	if w != nil {
+		alpha = d.mul(rstd, d.expand(d.perChannel(d.convert(w, cdt), m), cs))
+	}
+	var beta val
+	if b != nil {
+		beta = d.prim("fma", d.un("neg", mean), alpha, d.expand(d.perChannel(d.convert(b, cdt), m), cs))
+	} else {
+		beta = d.un("neg", d.mul(mean, alpha))
+	}
+	shape := m.SymSizes()
+	return d.prim("fma", x, d.expand(alpha, shape), d.expand(beta, shape))
 }
 
 // updateRunning writes (1 - momentum)*running + momentum*scale*stat into running statistic

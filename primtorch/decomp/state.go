@@ -42,18 +42,40 @@ func (d *decomposer) read(s *tstate) *fxgraph.Node {
 	return s.cur
 }
 
-// replay applies the view prims of chain (templates) to src.
+// replay applies the view prims of chain (templates) to src. A replayed view requires grad as
+// its source does, whatever node is being decomposed (the outputs' replays come after the
+// last one), except where its template cut the gradient: a view that did not require grad of
+// one that did (x.detach(), a view made under no_grad) stays so on the new value (fuzz seed
+// 21274: v4 = v3.detach(); v3 *= k returned v4 requiring grad).
 func (d *decomposer) replay(src *fxgraph.Node, chain []*fxgraph.Node) *fxgraph.Node {
 	cur := src
+	rg := d.rg
+	d.rg = true
+	defer func() { d.rg = rg }()
 	for _, t := range chain {
 		args := make([]any, len(t.Args))
 		args[0] = cur
 		for i, a := range t.Args[1:] {
 			args[i+1] = a
 		}
+		cut := false
+		if tm, sm := t.TensorMeta(), argMeta(t.Args[0]); tm != nil && sm != nil {
+			cut = !tm.RequiresGrad && sm.RequiresGrad
+		}
 		cur = d.emit(t.Target, args, nil)
+		if m := cur.TensorMeta(); m != nil && cut {
+			m.RequiresGrad = false
+		}
 	}
 	return cur
+}
+
+// argMeta is the tensor meta of a node argument (nil for anything else).
+func argMeta(a fxgraph.Arg) *primtorch.TensorMeta {
+	if n, ok := a.(*fxgraph.Node); ok {
+		return n.TensorMeta()
+	}
+	return nil
 }
 
 // deriveState returns the state of result r of call c: the state of the input it is (the op

@@ -1276,8 +1276,11 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             for i in range(num_outputs):
                 if i not in diff and isinstance(user[i], torch.Tensor):
                     # detached: a non-differentiable view of a differentiable output (x.detach()
-                    # is one in the runtime's plan) would otherwise require grad through it
-                    user[i] = user[i].detach()
+                    # is one in the runtime's plan) would otherwise require grad through it. A
+                    # view stays a view, of its base detached (eager's x.detach()[0] has a _base)
+                    u = user[i]
+                    user[i] = u.detach() if u._base is None else \
+                        u._base.detach().as_strided(u.size(), u.stride(), u.storage_offset())
                     nondiff.append(user[i])
             ctx.mark_non_differentiable(*nondiff)
             ctx.ptgo_guards = _guarded(guards, args, before, ctx.ptgo_versions, user) if guards else ()
