@@ -458,10 +458,7 @@ func metaPrimConvolution(a *Args) (Value, error) {
 	if k < 1 || k > 3 || len(in.Shape) != k+2 {
 		return nil, primErrorf("prims::convolution: input %s and weight %s; give a batched input with 1 to 3 spatial dims", fmtShape(in.Shape), fmtShape(w.Shape))
 	}
-	if !a.Bool("transposed") {
-		return spatialSymbolic(k, metaConv(k, false), convWindow)(a)
-	}
-	return batchSymbolic(metaConv(k, true))(a)
+	return spatialSymbolic(k, metaConv(k, a.Bool("transposed")), convWindow)(a)
 }
 
 // metaPrimFallback is the meta of the torch-level call prims::fallback stands for (positional

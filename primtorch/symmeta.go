@@ -688,7 +688,7 @@ func liftBatch(r Value, n SymInt) Value {
 // every other symbol of the call is specialised (channels, weights), and the meta function runs
 // at the hints for everything else (dtype, channels, layout, its checks). A CNN fed images of
 // many sizes compiles one graph instead of one per size.
-func spatialSymbolic(k int, m metaFn, window func(a *Args, k int) (c, s []int64, ok bool)) metaFn {
+func spatialSymbolic(k int, m metaFn, window func(a *Args, k int) (spatialWindow, bool)) metaFn {
 	bs := batchSymbolic(m)
 	return func(a *Args) (Value, error) {
 		if !a.HasSymbols() {
@@ -698,8 +698,8 @@ func spatialSymbolic(k int, m metaFn, window func(a *Args, k int) (c, s []int64,
 		if self == nil || self.Sym == nil || len(self.Shape) != k+2 || a.Out != nil && a.Out.Sym != nil {
 			return bs(a)
 		}
-		c, s, ok := window(a, k)
-		if !ok || len(c) != k || len(s) != k {
+		win, ok := window(a, k)
+		if !ok || len(win.C) != k || len(win.S) != k {
 			return bs(a)
 		}
 		if !keepImageSymbols(a, idx, self, k) {
@@ -719,12 +719,21 @@ func spatialSymbolic(k int, m metaFn, window func(a *Args, k int) (c, s []int64,
 				continue
 			}
 			symbolic[i] = true
-			num := in.AddConst(c[i])
+			if win.Transposed {
+				o := in.MulConst(win.S[i]).AddConst(win.C[i])
+				if !o.GeHint(SymConst(1)) {
+					a.specialize(a.Op.Name)
+					return m(a)
+				}
+				out[i] = o
+				continue
+			}
+			num := in.AddConst(win.C[i])
 			if !num.GeHint(SymConst(0)) {
 				a.specialize(a.Op.Name)
 				return m(a)
 			}
-			q, ok := num.FloorDiv(s[i])
+			q, ok := num.FloorDiv(win.S[i])
 			if !ok {
 				a.specialize(a.Op.Name)
 				return m(a)
@@ -802,29 +811,52 @@ func selfIndex(a *Args) (int, *TensorMeta) {
 	return -1, nil
 }
 
-// convWindow is spatialSymbolic's window of a (non-transposed) convolution: c = 2·padding -
-// dilation·(kernel - 1) - 1 and s = stride per spatial dim.
-func convWindow(a *Args, k int) (c, s []int64, ok bool) {
+// spatialWindow is how a call's output size follows its input size per spatial dim: out =
+// floor((in + C) / S) + 1 (convolutions, pooling) or, Transposed, out = in·S + C (transposed
+// convolutions: (in − 1)·stride − 2·padding + dilation·(kernel − 1) + output_padding + 1).
+type spatialWindow struct {
+	C, S       []int64
+	Transposed bool
+}
+
+// convWindow is spatialSymbolic's window of a convolution: C = 2·padding − dilation·(kernel −
+// 1) − 1 and S = stride per spatial dim, or a transposed convolution's (its `transposed`
+// argument, prims.convolution's, or the conv_transpose ops' output_padding).
+func convWindow(a *Args, k int) (spatialWindow, bool) {
 	w := a.Tensor("weight")
 	if w == nil || len(w.Shape) != k+2 {
-		return nil, nil, false
+		return spatialWindow{}, false
 	}
 	if _, isStr := a.Get("padding").(string); isStr {
-		return nil, nil, false
+		return spatialWindow{}, false
 	}
 	stride, err1 := convParam(a, "stride", k)
 	padding, err2 := convParam(a, "padding", k)
 	dilation, err3 := convParam(a, "dilation", k)
 	if err1 != nil || err2 != nil || err3 != nil {
-		return nil, nil, false
+		return spatialWindow{}, false
 	}
+	transposed := a.Has("output_padding") && (!a.Has("transposed") || a.Bool("transposed"))
+	var outPad []int64
+	if transposed {
+		var err error
+		if outPad, err = convParam(a, "output_padding", k); err != nil {
+			return spatialWindow{}, false
+		}
+	}
+	win := spatialWindow{S: stride, Transposed: transposed}
 	for i := 0; i < k; i++ {
 		if stride[i] <= 0 {
-			return nil, nil, false
+			return spatialWindow{}, false
 		}
-		c = append(c, 2*padding[i]-dilation[i]*(w.Shape[2+i]-1)-1)
+		span := dilation[i] * (w.Shape[2+i] - 1)
+		if transposed {
+			win.C = append(win.C, span-2*padding[i]+outPad[i]+1-stride[i])
+		} else {
+			win.C = append(win.C, 2*padding[i]-span-1)
+		}
 	}
-	return c, stride, true
+	return win, true
 }
 
 // poolWindow is spatialSymbolic's window of max_pool/avg_pool. With ceil_mode torch computes
@@ -834,12 +866,13 @@ func convWindow(a *Args, k int) (c, s []int64, ok bool) {
 // ceil-mode pooling of torchvision's models: GoogLeNet's, SqueezeNet's 3×3 stride 2, 2×2
 // stride 2), and out has the floor formula with c + s - 1; other ceil-mode windows, whose size
 // would be a case split on the symbol, are specialised.
-func poolWindow(isMax bool) func(a *Args, k int) (c, s []int64, ok bool) {
-	return func(a *Args, k int) (c, s []int64, ok bool) {
+func poolWindow(isMax bool) func(a *Args, k int) (spatialWindow, bool) {
+	return func(a *Args, k int) (spatialWindow, bool) {
+		var c []int64
 		ceil := a.Bool("ceil_mode")
 		kernel, err := poolParam(a, "kernel_size", k, nil)
 		if err != nil || len(kernel) != k {
-			return nil, nil, false
+			return spatialWindow{}, false
 		}
 		stride, err1 := poolParam(a, "stride", k, kernel)
 		padding, err2 := poolParam(a, "padding", k, make([]int64, k))
@@ -852,22 +885,22 @@ func poolWindow(isMax bool) func(a *Args, k int) (c, s []int64, ok bool) {
 			dilation, err3 = poolParam(a, "dilation", k, dilation)
 		}
 		if err1 != nil || err2 != nil || err3 != nil || len(stride) != k || len(padding) != k || len(dilation) != k {
-			return nil, nil, false
+			return spatialWindow{}, false
 		}
 		for i := 0; i < k; i++ {
 			if stride[i] <= 0 {
-				return nil, nil, false
+				return spatialWindow{}, false
 			}
 			ci := 2*padding[i] - dilation[i]*(kernel[i]-1) - 1
 			if ceil {
 				if padding[i]+stride[i]-2 >= dilation[i]*(kernel[i]-1) {
-					return nil, nil, false
+					return spatialWindow{}, false
 				}
 				ci += stride[i] - 1
 			}
 			c = append(c, ci)
 		}
-		return c, stride, true
+		return spatialWindow{C: c, S: stride}, true
 	}
 }
 

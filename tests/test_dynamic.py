@@ -4,6 +4,7 @@ Every test compares with eager and counts the graphs ptgo compiled (its compile 
 sweep of sizes: automatic dynamic compiles static first and one symbolic graph after the first
 size change; dynamic=True is symbolic from the start; dynamic=False compiles once per size.
 """
+import copy
 import json
 import os
 import random
@@ -481,6 +482,35 @@ def test_ceil_mode_and_adaptive_pooling_stay_symbolic(backend):
     with torch.no_grad():
         n = sweep(m, lambda s: (torch.randn(2, 3, s, s + 5),), sizes, backend=backend)
     assert n <= 2, "%d graphs for %d sizes" % (n, len(sizes))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_transposed_convolutions_keep_image_sizes_symbolic(backend, channels_last):
+    # out = (in - 1)·stride - 2·padding + dilation·(kernel - 1) + output_padding + 1: a linear
+    # size, no floor division; an encoder-decoder fed many image sizes compiles 2 graphs (one
+    # per size before), forward and backward.
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1),
+        torch.nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1, dilation=2))
+    m2 = copy.deepcopy(m)
+    f = ptgo.compile(m2, backend=backend)
+    for s in [16, 20, 17, 31, 24, 40]:
+        x = torch.randn(2, 3, s, s + 3)
+        if channels_last:
+            x = x.to(memory_format=torch.channels_last)
+        a, b = f(x), m(x)
+        assert_same(a, b, "size %d" % s)
+        assert a.stride() == b.stride()
+        a.square().mean().backward()
+        b.square().mean().backward()
+        for (name, p), p2 in zip(m.named_parameters(), m2.parameters()):
+            torch.testing.assert_close(p2.grad, p.grad, rtol=1e-4, atol=1e-5, msg=name)
+        m.zero_grad()
+        m2.zero_grad()
+    assert compiled_count() <= 2
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
