@@ -1216,6 +1216,15 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
         with torch.no_grad():
             for i, before in zip(written, ctx.ptgo_before):
                 args[i].copy_(before)
+        if not create_graph:
+            # A first-order recompute differentiates to the region's inputs only: leaves standing
+            # for them (the same memory), so torch.autograd.grad never reaches into the graph that
+            # made an input, whose saved values the outer backward still needs (fuzz seed 15196:
+            # "Trying to backward through the graph a second time" from the earlier region of a
+            # graph break). Written inputs stay themselves (a leaf that requires grad cannot be
+            # written in place).
+            args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor) and a.requires_grad and
+                    i not in written else a for i, a in enumerate(args)]
         rng = torch.get_rng_state() if ctx.ptgo_rng is not None else None
         try:
             if rng is not None:
