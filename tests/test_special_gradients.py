@@ -237,3 +237,23 @@ def test_nan_recompute_stops_at_the_region_inputs(backend):
     want.backward(torch.ones_like(want))
     got.backward(torch.ones_like(got))
     torch.testing.assert_close(x2.grad, x.grad, equal_nan=True)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_atan2_of_a_bool_self_raises_eagers_error_in_backward(backend):
+    # eager's derivative of atan2 for other is -self * g / (self^2 + other^2): negating a bool
+    # self raises in the backward (fuzz seed 15247); ptgo's derivative did not
+    def f(x, y):
+        return torch.atan2(x.bool().squeeze(), y)
+
+    x, y = torch.tensor([[0.5], [0.0]]), torch.randn(2)
+    for fn in (f, ptgo.compile(f, backend=backend)):
+        yy = y.clone().requires_grad_()
+        with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor is not supported"):
+            fn(x, yy).sum().backward()
+    # a bool other, or a self that needs no negation, differentiates as eager does
+    g = lambda x, y: torch.atan2(y, x.bool().squeeze())
+    y1, y2 = y.clone().requires_grad_(), y.clone().requires_grad_()
+    g(x, y1).sum().backward()
+    ptgo.compile(g, backend=backend)(x, y2).sum().backward()
+    torch.testing.assert_close(y2.grad, y1.grad)

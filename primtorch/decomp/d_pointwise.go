@@ -103,6 +103,14 @@ func noDerivative(fn decompFn, when func(c *ctx) bool) decompFn {
 	}
 }
 
+// boolSelfGradOther: atan2 of a bool self and an other that requires grad, whose derivative for
+// other, −self·g/(self² + other²), torch computes by negating the bool self and refuses
+// ("Negation, the `-` operator, on a bool tensor is not supported": fuzz seed 15247).
+func boolSelfGradOther(c *ctx) bool {
+	s, o := metaOf(c.self()), metaOf(c.in("other"))
+	return s != nil && s.DType == primtorch.Bool && o != nil && o.RequiresGrad
+}
+
 // numberSelf: the first operand is a Python number (remainder.Scalar_Tensor).
 func numberSelf(c *ctx) bool { return metaOf(c.self()) == nil }
 

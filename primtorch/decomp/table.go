@@ -155,7 +155,7 @@ var decomps = [primtorch.NumOps]decompFn{
 	primtorch.OpMinimum:                      binaryPrim("minimum"),
 	primtorch.OpFmax:                         dFmaxFmin("maximum"),
 	primtorch.OpFmin:                         dFmaxFmin("minimum"),
-	primtorch.OpAtan2:                        binaryPrim("atan2"),
+	primtorch.OpAtan2:                        noDerivative(binaryPrim("atan2"), boolSelfGradOther),
 	primtorch.OpAtan2Inplace:                 inplace,
 	primtorch.OpHypot:                        binaryPrim("hypot"),
 	primtorch.OpHypotInplace:                 inplace,
