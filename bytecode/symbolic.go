@@ -345,6 +345,10 @@ type Tracer struct {
 	// selected are tensors standing for one of several tensors eager returns itself
 	// (min/max of tensors, markSelected).
 	selected map[*fxgraph.Node]bool
+	// viewRoot maps each view the trace made of a computed tensor to the tensor it views
+	// (rooted): eager's views follow their base's requires_grad_(), which a recorded view's meta
+	// cannot, so that call breaks the graph where views exist (gradTracksViews).
+	viewRoot map[*TensorV]*TensorV
 	// realizingObjects breaks cycles when realizeOutput walks objects' attributes.
 	realizingObjects map[*ObjectV]bool
 	// assumptions are branches on tensor values the trace decided (assume.go).

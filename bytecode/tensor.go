@@ -294,6 +294,11 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	if op == nil && method && strings.HasSuffix(target, "_") && !strings.HasSuffix(target, "__") {
 		inplace = true
 	}
+	if method && target == "requires_grad_" {
+		if err := t.gradTracksViews(f, args, kw); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.checkSelectedWrite(f, target, inplace, op, args, kw); err != nil {
 		return nil, err
 	}
@@ -331,6 +336,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 				self.Node, self.Meta = node, r
 				return self, nil
 			}
+		}
+		if base, ok := firstTensor(args); ok && op != nil && (op.Alias == primtorch.AliasView || op.Alias == primtorch.AliasMaybe) {
+			t.noteView(tv, base)
 		}
 		return tv, nil
 	case []primtorch.Value:
@@ -370,6 +378,57 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	default:
 		return nil, f.unsupported("", "%s returns a Python number computed from tensor values (data-dependent)", target)
 	}
+}
+
+// noteView records tv as a view of base (of base's root when base is a view itself).
+func (t *Tracer) noteView(tv, base *TensorV) {
+	if t.viewRoot == nil {
+		t.viewRoot = map[*TensorV]*TensorV{}
+	}
+	if r, ok := t.viewRoot[base]; ok {
+		base = r
+	}
+	t.viewRoot[tv] = base
+}
+
+// gradTracksViews refuses x.requires_grad_() (True, the default) on a tensor that is a view or
+// has views the trace made: in eager those views then require grad too (their grad_fn follows
+// the base), while a recorded view keeps the meta it was made with (fuzz seed 15516: v2 =
+// v1[-1]; v1.requires_grad_(); v2's result required grad in eager only). The graph breaks
+// there and eager runs the call.
+func (t *Tracer) gradTracksViews(f *frame, args []Value, kw []kwArg) error {
+	self, ok := firstTensor(args)
+	if !ok || len(t.viewRoot) == 0 {
+		return nil
+	}
+	isFalse := func(v Value) bool { c, ok := v.(*ConstV); return ok && c.IsIntLike() && c.I == 0 }
+	if len(args) > 1 && isFalse(args[1]) {
+		return nil
+	}
+	for _, k := range kw {
+		if k.Name == "requires_grad" && isFalse(k.Val) {
+			return nil
+		}
+	}
+	root := self
+	if r, isView := t.viewRoot[self]; isView {
+		root = r
+	}
+	for v, r := range t.viewRoot {
+		if r == root && v != self || root != self {
+			return f.unsupported("", "requires_grad_() on a tensor with views: eager's views then require grad too, which a traced view cannot follow")
+		}
+	}
+	return nil
+}
+
+// firstTensor is args[0] when it is a tensor.
+func firstTensor(args []Value) (*TensorV, bool) {
+	if len(args) == 0 {
+		return nil, false
+	}
+	tv, ok := args[0].(*TensorV)
+	return tv, ok
 }
 
 // markSelected records a tensor that stands for one of several tensors Python would have

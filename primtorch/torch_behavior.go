@@ -67,10 +67,13 @@ type torchBehavior struct {
 	LayerNormScaleShiftFMA bool
 	// group_norm is NaN in a group whose mean squared overflows the statistics' dtype (1.13's
 	// RowwiseMoments cascade squares the first chunk's mean with weight 0; fuzz seeds 3319,
-	// 4050). 2.14's cascade does so only for some group sizes and positions (a group of 2..7,
-	// or a huge value mid-way through 16, 32, 64; not in 40): there the decomposition keeps
-	// (x − mean)·rstd, which is 0 at such values, and matches the other sizes (decomp dGroupNorm).
-	GroupNormOverflowNaN bool
+	// 4050). 2.14's cascade does so for groups of fewer than GroupNormSmallGroupNaN elements
+	// (its scalar path; fuzz seed 22187: a group of 3) and, in groups of a multiple of 8, for a
+	// huge value at a position that is a multiple of 8 (the first lane of a vector), which the
+	// decomposition does not follow: there it keeps (x − mean)·rstd, 0 at such values, which
+	// matches every other position and size (decomp dGroupNorm).
+	GroupNormOverflowNaN   bool
+	GroupNormSmallGroupNaN int64
 	// A shift by a negative count or by the dtype's width or more gives 0 (<<) or the sign
 	// (>>) (2.14); 1.13's kernels mask the count as C++ does on x86 (low 6 bits for int64, 5
 	// for the others: 7 << 40 of an int32 is 7 << 8). Read by inductor's shift ops and the
@@ -97,6 +100,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true, ShiftCountBounded: true, SoftshrinkNaN: true,
+		GroupNormSmallGroupNaN: 8,
 		BatchNormChannelsLast3dFMA: true, ReducedFloatNamespace: "c10::",
 	}},
 }

@@ -135,3 +135,24 @@ def test_a_detached_alias_of_a_written_tensor_stays_detached():
         x.grad = None
         want[2].sum().backward()
         torch.testing.assert_close(g, x.grad)
+
+
+def _view_then_requires_grad(x):
+    v1 = torch.nn.functional.softshrink(x, 0.5)
+    v2 = v1[-1]
+    v1.requires_grad_()
+    return (torch.gather(v2, -1, torch.zeros_like(v2, dtype=torch.long)),)
+
+
+def test_requires_grad_on_a_tensor_with_views_reaches_the_views():
+    # eager's v2 = v1[-1] requires grad once v1.requires_grad_() ran (a view follows its
+    # base); a traced view keeps the meta it was made with, so the call breaks the graph
+    # (fuzz seed 15516)
+    for backend in ["eager", "aot_eager", "inductor"]:
+        ptgo.reset()
+        x = torch.randn(3, 5)
+        want = _view_then_requires_grad(x)
+        got = ptgo.compile(_view_then_requires_grad, backend=backend)(x)
+        for a, b in zip(got, want):
+            assert_same(a, b)
+            assert a.requires_grad == b.requires_grad, backend

@@ -114,11 +114,18 @@ func dGroupNorm(c *ctx) (any, error) {
 	if !ok {
 		cg = primtorch.SymConst(ms[1].Specialize("group_norm groups") / g)
 	}
-	grouped := d.reshape(d.convert(x, cdt), []sym{n, primtorch.SymConst(g), cg.Mul(prodSyms(ms[2:]))})
+	size := cg.Mul(prodSyms(ms[2:]))
+	grouped := d.reshape(d.convert(x, cdt), []sym{n, primtorch.SymConst(g), size})
 	// torch's group_norm takes each group's moments with a Welford cascade (RowwiseMoments):
 	// in 1.13 a group whose mean squared overflows is NaN in eager (fuzz seeds 3319, 4050: a
-	// 1e30 in a float32 group), not (x - mean)·0 (Behavior().GroupNormOverflowNaN)
-	diff, _, _, rstd := d.moments(grouped, []int{2}, c.float("eps"), primtorch.Behavior().GroupNormOverflowNaN)
+	// 1e30 in a float32 group), not (x - mean)·0; in 2.14 a group of fewer than 8 elements is
+	// (Behavior().GroupNormOverflowNaN, GroupNormSmallGroupNaN)
+	b := primtorch.Behavior()
+	overflowNaN := b.GroupNormOverflowNaN
+	if k, static := size.IsConst(); static && k < b.GroupNormSmallGroupNaN {
+		overflowNaN = true
+	}
+	diff, _, _, rstd := d.moments(grouped, []int{2}, c.float("eps"), overflowNaN)
 	y := d.mul(diff, d.expand(rstd, sizesOf(grouped)))
 	out := d.reshape(y, ms)
 	out = asNode(d.affine(out, d.perChannel(c.in("weight"), m), d.perChannel(c.in("bias"), m), ms, cdt))
