@@ -337,7 +337,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 				return self, nil
 			}
 		}
-		if base, ok := firstTensor(args); ok && op != nil && (op.Alias == primtorch.AliasView || op.Alias == primtorch.AliasMaybe) {
+		// (detach's result shares memory but not autograd: its requires_grad_() is its own)
+		if base, ok := firstTensor(args); ok && op != nil && op.ID != primtorch.OpDetach &&
+			(op.Alias == primtorch.AliasView || op.Alias == primtorch.AliasMaybe) {
 			t.noteView(tv, base)
 		}
 		return tv, nil

@@ -156,3 +156,18 @@ def test_requires_grad_on_a_tensor_with_views_reaches_the_views():
         for a, b in zip(got, want):
             assert_same(a, b)
             assert a.requires_grad == b.requires_grad, backend
+
+
+def test_detach_then_requires_grad_stays_in_the_graph():
+    # detach() shares memory but not autograd: requires_grad_() on it concerns it alone, so it
+    # does not break the graph as a view's base would (a gradient-penalty step's input)
+    def f(x):
+        y = x.detach().requires_grad_()
+        return y * 2, x[0] + 1
+
+    ex = ptgo.explain(f)(torch.randn(3, 2, requires_grad=True))
+    assert ex.graph_break_count == 0, [str(b) for b in ex.break_reasons]
+    x = torch.randn(3, 2, requires_grad=True)
+    for a, b in zip(ptgo.compile(f)(x), f(x)):
+        assert_same(a, b)
+        assert a.requires_grad == b.requires_grad
