@@ -184,18 +184,34 @@ func HasChecks(pg *fxgraph.Graph) bool {
 // the graph made itself (v[0] = 7 on a std's result) is redone by the rerun from scratch (fuzz
 // seed 8771: eager's IndexError names the index and the size, ptgo's kernel cannot).
 func Rerunnable(g, pg *fxgraph.Graph) bool {
+	writes, draws := rerunEffects(g, pg)
+	return !writes && !draws
+}
+
+// RerunnableAfterRNG reports a graph that writes nothing (as Rerunnable) but draws random
+// numbers: its failed run may be handed to torch once torch's CPU generator is back at the
+// state the run started from, and the rerun then draws what eager draws (an autograd region's
+// wrapper restores it: _runtime.make_autograd_graph; fuzz seed 15623: an embedding index out of
+// range beside a randperm gave ptgo's index message instead of embedding's).
+func RerunnableAfterRNG(g, pg *fxgraph.Graph) bool {
+	writes, draws := rerunEffects(g, pg)
+	return !writes && draws
+}
+
+// rerunEffects reports whether g (the torch-level graph) or pg (its decomposition) writes an
+// input or buffer and whether it draws random numbers.
+func rerunEffects(g, pg *fxgraph.Graph) (writes, draws bool) {
 	for _, gr := range []*fxgraph.Graph{g, pg} {
 		for _, n := range gr.Nodes {
 			// The registry's facts (fxgraph.CallEffects): a write or a random draw would be seen
 			// twice; an unknown call counts as both. A prims.fallback has its torch-level
 			// target's effects (torch.tensor([2]) has none; Tensor.uniform_ writes and draws).
 			eff := fxgraph.CallEffects(n)
-			if eff&primtorch.EffectRandom != 0 || eff&primtorch.EffectWrites != 0 && !writesOwnTensor(n) {
-				return false
-			}
+			draws = draws || eff&primtorch.EffectRandom != 0
+			writes = writes || eff&primtorch.EffectWrites != 0 && !writesOwnTensor(n)
 		}
 	}
-	return true
+	return writes, draws
 }
 
 // writesOwnTensor reports whether the write n is certainly into a tensor its graph computed

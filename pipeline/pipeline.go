@@ -390,6 +390,18 @@ func (c *compiler) rerun(pg *fxgraph.Graph) py.Obj {
 	return obj
 }
 
+// regionRerun is rerun for an autograd region, whose Python wrapper can also restore torch's
+// generator before the rerun (RerunnableAfterRNG).
+func (c *compiler) regionRerun(pg *fxgraph.Graph) py.Obj {
+	if RerunnableAfterRNG(c.r.Graph, pg) {
+		if obj, err := c.h.TorchRerun(c.r.Graph, c.r.Attrs); err == nil {
+			return obj
+		}
+		return 0
+	}
+	return c.rerun(pg)
+}
+
 // isReported reports whether a decomposition or split error is "runs with torch" rather than a
 // failure.
 func isUnsupported(err error) bool { return errors.Is(err, primtorch.ErrUnsupported) }

@@ -570,3 +570,27 @@ def test_index_out_of_range_along_an_expanded_dim_raises(backend):
     assert str(got.value) == str(want.value)
     ok = torch.randint(0, 4, (1, 1, 5), dtype=torch.int32).expand(5, 1, 5)
     assert torch.equal(ptgo.compile(fn, backend=backend)(ok), fn(ok))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_in_a_region_that_draws_raises_as_eager(backend):
+    """Fuzz seed 15623: an embedding index out of range in a training region that also draws
+    random numbers (randperm) could not be rerun with torch (the rerun would draw again), so
+    ptgo's index message showed instead of embedding's. The region writes nothing: its wrapper
+    puts torch's generator back where the forward found it and reruns, drawing eager's numbers."""
+    import torch.nn as nn
+
+    emb = nn.Embedding(5, 4)
+
+    def f():
+        return emb(torch.randperm(6).abs() % 6)
+
+    torch.manual_seed(3)
+    with pytest.raises(IndexError) as want:
+        f()
+    after_eager = torch.rand(3)
+    torch.manual_seed(3)
+    with pytest.raises(IndexError) as got:
+        ptgo.compile(f, backend=backend)()
+    assert str(got.value) == str(want.value)
+    assert torch.equal(torch.rand(3), after_eager)  # the random stream is eager's too

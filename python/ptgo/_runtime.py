@@ -1269,6 +1269,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             ctx.ptgo_inputs = args
             ctx.ptgo_before = [args[i].clone() for i in written] if written else ()
             ctx.ptgo_rng = torch.get_rng_state() if random else None
+            start_rng[0] = ctx.ptgo_rng
             ctx.ptgo_floats = tuple(args[i] for i in floats)
             before = [a._version if isinstance(a, torch.Tensor) else None for a in args] if guards else None
             outs = fwd(*args)
@@ -1358,6 +1359,10 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
         return res
 
     region = CompiledRegion.apply
+    # torch's generator as the last forward found it: a region that draws random numbers and
+    # writes nothing is rerun with torch after a failed forward from that state (the driver
+    # passes rerun for it: pipeline.RerunnableAfterRNG), so the rerun draws eager's numbers
+    start_rng = [None]
     # Inputs that get no gradient (grad_deps None: no output reaches them through values that
     # require grad, e.g. a resumed frame's unused local) enter the Function detached, so its
     # backward has no edge to them: in eager nothing connects them to the outputs, and an edge
@@ -1381,10 +1386,13 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             return apply(*inputs, *consts)
     else:
         def run(*inputs):
+            start_rng[0] = None
             try:
                 return apply(*inputs, *consts)
             except (IndexError, RuntimeError):
                 pass  # torch's exception, raised below, is the one the user sees (no chaining)
+            if start_rng[0] is not None:
+                torch.set_rng_state(start_rng[0])
             return rerun(*inputs)
 
     return run
