@@ -510,6 +510,11 @@ func symNames(s primtorch.SymInt, sources []symSource) string {
 	return text
 }
 
+// maxMaskDims is the most dims of a symbolic input in a non-row-major dense order: its guard
+// names the dims inside each symbolic stride by a bit mask in an int64 (dynamicDims keeps
+// inputs with more dims static).
+const maxMaskDims = 60
+
 // Tensor guards a tensor's class, dtype, device, requires_grad, sizes and strides. A symbolic
 // dim's size is -1 in the vector (any size ≥ 2), and a stride that depends on symbols is -1
 // (the row-major stride of the actual sizes) or, for a dense input in another dim order
@@ -542,7 +547,7 @@ func (g *Guards) Tensor(s Source, class py.Obj, m *primtorch.TensorMeta, devType
 				continue
 			}
 			vec[len(m.Shape)+i] = -1
-			if !rowMajor && dense && len(m.Shape) < 62 {
+			if !rowMajor && dense && len(m.Shape) <= maxMaskDims {
 				mask := int64(0)
 				for _, d := range order {
 					if d == i {

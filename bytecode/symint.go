@@ -278,7 +278,7 @@ func (t *Tracer) dynamicDims(src Source, m *primtorch.TensorMeta, marked, static
 		h.sizes = append([]int64(nil), m.Shape...)
 		h.offset, h.seen = m.Offset, true
 	}
-	if _, dense := primtorch.DenseOrder(m.Shape, m.Strides); len(out) > 0 && (!dense || m.Dim() > 60) {
+	if _, dense := primtorch.DenseOrder(m.Shape, m.Strides); len(out) > 0 && (!dense || m.Dim() > maxMaskDims) {
 		logs.Printf(logs.Dynamic, "%s: %s stays static: dynamic sizes need a dense input (contiguous in some dim order: row-major, channels-last), not strides %v",
 			t.rootCode.code.QualName, readableName(src), m.Strides)
 		return map[int]bool{}

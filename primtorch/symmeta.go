@@ -694,8 +694,8 @@ func spatialSymbolic(k int, m metaFn, window func(a *Args, k int) (spatialWindow
 		if !a.HasSymbols() {
 			return m(a)
 		}
-		idx, self := selfIndex(a)
-		if self == nil || self.Sym == nil || len(self.Shape) != k+2 || a.Out != nil && a.Out.Sym != nil {
+		idx, self, ok := imageSelf(a, k)
+		if !ok {
 			return bs(a)
 		}
 		win, ok := window(a, k)
@@ -797,6 +797,14 @@ func spatialRange(k int) []int {
 		out[i] = 2 + i
 	}
 	return out
+}
+
+// imageSelf is selfIndex for the image-size wrappers (spatialSymbolic, globalPoolSymbolic): ok
+// when self is a symbolic [N, C, k spatial] tensor and no out= tensor has symbols.
+func imageSelf(a *Args, k int) (int, *TensorMeta, bool) {
+	idx, self := selfIndex(a)
+	ok := self != nil && self.Sym != nil && len(self.Shape) == k+2 && (a.Out == nil || a.Out.Sym == nil)
+	return idx, self, ok
 }
 
 // selfIndex is the position of the call's first parameter among its values, and its tensor.
@@ -916,8 +924,8 @@ func globalPoolSymbolic(k int, m metaFn) metaFn {
 		if !a.HasSymbols() {
 			return m(a)
 		}
-		idx, self := selfIndex(a)
-		if self == nil || self.Sym == nil || len(self.Shape) != k+2 || a.Out != nil && a.Out.Sym != nil {
+		idx, self, ok := imageSelf(a, k)
+		if !ok {
 			return bs(a)
 		}
 		if !fixedSizes(a.Get("output_size")) {

@@ -100,7 +100,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true, ShiftCountBounded: true, SoftshrinkNaN: true,
-		GroupNormSmallGroupNaN: 8,
+		GroupNormSmallGroupNaN:     8,
 		BatchNormChannelsLast3dFMA: true, ReducedFloatNamespace: "c10::",
 	}},
 }

@@ -34,16 +34,24 @@ func (d *decomposer) normalize(xc val, dims []int, eps float64) (y, mean, varian
 // chunk whose mean they square with weight 0, so where that square overflows the variance is
 // NaN (a LayerNorm over one element of magnitude > 1.8e19 is NaN in eager); +0 otherwise.
 func (d *decomposer) moments(xc val, dims []int, eps float64, overflowNaN bool) (diff, mean, variance, rstd val) {
+	return d.momentsIn(xc, dims, eps, overflowNaN, metaOf(xc).DType)
+}
+
+// momentsIn is moments with both sums, the mean's division and rstd taken in acc and each
+// result rounded once to x's dtype (batch_norm's CPU kernel accumulates in float64:
+// batchMoments); with acc x's dtype it is moments.
+func (d *decomposer) momentsIn(xc val, dims []int, eps float64, overflowNaN bool, acc primtorch.DType) (diff, mean, variance, rstd val) {
 	shape := sizesOf(xc)
+	dt := metaOf(xc).DType
 	n := divisor(symNumelOver(shape, dims))
-	mean = d.div(d.reduce("sum", xc, dims, true), n)
+	mean = d.convert(d.div(d.reduce("sum", d.convert(xc, acc), dims, true), n), dt)
 	diff = d.sub(xc, d.expand(mean, shape))
-	variance = d.div(d.reduce("sum", d.mul(diff, diff), dims, true), n)
+	v := d.div(d.reduce("sum", d.convert(d.mul(diff, diff), acc), dims, true), n)
 	if overflowNaN {
-		variance = d.add(variance, d.mul(d.mul(mean, mean), 0.0))
+		v = d.add(v, d.mul(d.mul(mean, mean), 0.0))
 	}
-	rstd = d.un("rsqrt", d.add(variance, eps))
-	return diff, mean, variance, rstd
+	rstd = d.convert(d.un("rsqrt", d.add(v, eps)), dt)
+	return diff, mean, d.convert(v, dt), rstd
 }
 
 func dLayerNorm(c *ctx) (any, error) {
@@ -188,12 +196,13 @@ func dBatchNorm(c *ctx) (any, error) {
 			}
 		}
 	} else {
+		mean := d.perChannel(d.convert(rm, cdt), m)
 		rstd := d.un("rsqrt", d.add(d.perChannel(d.convert(rv, cdt), m), eps))
 		if fused {
-			return d.convert(d.scaleShift(xc, d.perChannel(d.convert(rm, cdt), m), rstd, c.in("weight"), c.in("bias"), m, cdt), m.DType), nil
+			y = d.scaleShift(xc, mean, rstd, c.in("weight"), c.in("bias"), m, cdt)
+		} else {
+			y = d.mul(d.sub(xc, d.expand(mean, m.SymSizes())), d.expand(rstd, m.SymSizes()))
 		}
-		mean := d.expand(d.perChannel(d.convert(rm, cdt), m), m.SymSizes())
-		y = d.mul(d.sub(xc, mean), d.expand(rstd, m.SymSizes()))
 	}
 	if fused {
 		return d.convert(y, m.DType), nil
@@ -203,8 +212,8 @@ func dBatchNorm(c *ctx) (any, error) {
 }
 
 // batchNormScaleShift reports whether torch's batch_norm kernel applies the statistics to a
-// floating-point input m as one scale and shift per channel (in float32 for bfloat16 and float16), fma(x, α, β) with α = rstd·weight
-// and β = fma(−mean, α, bias): its contiguous and channels-last paths (and channels-last-3d's
+// floating-point input m as one scale and shift per channel (in float32 for bfloat16 and
+// float16), fma(x, α, β) with α = rstd·weight and β = fma(−mean, α, bias): its contiguous and channels-last paths (and channels-last-3d's
 // on 2.14: Behavior().BatchNormChannelsLast3dFMA) where its kernels fuse multiply-adds. Other
 // layouts compute ((x − mean)·rstd)·weight + bias. The forms differ in the last bit, and where
 // x is its channel's mean (a constant channel) eager's result is the rounding residue of
@@ -230,14 +239,8 @@ func batchNormScaleShift(m *primtorch.TensorMeta) bool {
 // scale-shift form's result where x is its channel's mean is the rounding residue of rstd·x,
 // so rstd must be eager's bits (fuzz seed 14413).
 func (d *decomposer) batchMoments(xc val, dims []int, eps float64) (mean, variance, rstd val) {
-	shape := sizesOf(xc)
-	dt := metaOf(xc).DType
-	n := divisor(symNumelOver(shape, dims))
-	mean = d.convert(d.div(d.reduce("sum", d.convert(xc, primtorch.Float64), dims, true), n), dt)
-	diff := d.sub(xc, d.expand(mean, shape))
-	v64 := d.div(d.reduce("sum", d.convert(d.mul(diff, diff), primtorch.Float64), dims, true), n)
-	rstd = d.convert(d.un("rsqrt", d.add(v64, eps)), dt)
-	return mean, d.convert(v64, dt), rstd
+	_, mean, variance, rstd = d.momentsIn(xc, dims, eps, false, primtorch.Float64)
+	return mean, variance, rstd
 }
 
 // scaleShift is batch_norm's fused application of per-channel mean and rstd ([C, 1, ...]) to x:
