@@ -140,8 +140,12 @@ def measure(name, builders, threads, rounds):
     t = timed(lambda: step(runs["eager"], args, grad), 1)
     reps = max(1, min(200, int(0.2 / max(t, 1e-6))))
     times = {c: [] for c in runs}
-    for _ in range(rounds):
-        for cname, fn in runs.items():
+    order = list(runs)
+    for r in range(rounds):
+        # each round starts with another contestant: the first of a round measured slower by a
+        # few percent (caches and allocator state the previous one left), always the same one
+        for cname in order[r % len(order):] + order[:r % len(order)]:
+            fn = runs[cname]
             times[cname].append(timed(lambda: step(fn, args, grad), reps))
     ref = step(runs["eager"], args, grad)
     out = {}

@@ -561,7 +561,13 @@ type FXRequest struct {
 	// Attrs maps its get_attr targets to their live tensors.
 	Attrs       map[string]py.Obj
 	GradEnabled bool
-	Freezing    bool
+	// Freezing folds the graph's parameters into constants (the caller decided: asked for, or
+	// by default in an inference graph).
+	Freezing bool
+	// Static names the placeholders Dynamo lifted from the module's parameters and buffers
+	// (inputs it marked static); their tensors are in Attrs under the same names. Freezing turns
+	// them into constants (freezeInputs).
+	Static []string
 }
 
 // FXResult is what CompileFX made of a torch.fx graph.
@@ -574,6 +580,11 @@ type FXResult struct {
 	// two). Dynamo owns the frame's guards and knows none of these: the caller checks them on
 	// every call and runs the graph with torch when one fails.
 	Guards []primtorch.SymGuard
+	// Frozen says freezing ran: the get_attr tensors and the inputs at FrozenInputs (positions
+	// among the graph's placeholders, which the compiled callable no longer takes) are constants.
+	// The caller checks each call that they are the same tensors at the same versions and data.
+	Frozen       bool
+	FrozenInputs []int
 }
 
 // CompileFX imports a torch.fx graph and compiles it with ptgo's C backend (Backend Inductor).
@@ -599,7 +610,11 @@ func CompileFX(h Host, cfg Config, r *FXRequest) (*FXResult, error) {
 			return nil, fmt.Errorf("ptgo BUG: no tensor for get_attr %s of %s", n.Target, r.Name)
 		}
 	}
-	req := &Request{Name: r.Name, Graph: g, Attrs: r.Attrs, GradEnabled: r.GradEnabled, Backend: Inductor, Freezing: r.Freezing}
+	freezing, frozenInputs := r.Freezing, []int{}
+	if freezing {
+		frozenInputs, freezing = freezeInputs(g, r)
+	}
+	req := &Request{Name: r.Name, Graph: g, Attrs: r.Attrs, GradEnabled: r.GradEnabled, Backend: Inductor, Freezing: freezing}
 	obj, err := Compile(h, cfg, req)
 	var ns *NeedsStatic
 	if errors.As(err, &ns) {
@@ -615,7 +630,10 @@ func CompileFX(h Host, cfg Config, r *FXRequest) (*FXResult, error) {
 		return &FXResult{Reason: "ptgo's pipeline runs it with torch (the reason is on PTGO_LOGS=perf_hints)"}, nil
 	}
 	count(&stats.fx)
-	res := &FXResult{Obj: obj}
+	res := &FXResult{Obj: obj, Frozen: req.Frozen}
+	if req.Frozen {
+		res.FrozenInputs = frozenInputs
+	}
 	if g.Shapes != nil {
 		res.Guards = g.Shapes.Guards()
 		if logs.On(logs.Dynamic) {
@@ -625,4 +643,48 @@ func CompileFX(h Host, cfg Config, r *FXRequest) (*FXResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// freezeInputs turns the placeholders Dynamo lifted from the module's parameters and buffers
+// (FXRequest.Static) into get_attr constants, as ptgo's own capture holds them, so that freezing
+// folds BatchNorms into convolutions and packs their weights (A183). Only in a graph that
+// writes nothing outside itself: a training-mode BatchNorm updates its running statistics, an
+// in-place op may write a parameter. It returns the positions it turned, among the
+// placeholders before the change, and false where the graph must not be frozen at all.
+func freezeInputs(g *fxgraph.Graph, r *FXRequest) ([]int, bool) {
+	for _, n := range g.Nodes {
+		if writesOutside(n) {
+			logs.Printf(logs.Inductor, "%s: not frozen: %s writes a tensor it did not compute", r.Name, n.Name)
+			return nil, false
+		}
+	}
+	out := []int{}
+	if len(r.Static) == 0 || r.GradEnabled {
+		return out, true
+	}
+	static := map[string]bool{}
+	for _, s := range r.Static {
+		static[s] = true
+	}
+	for i, p := range g.Placeholders() {
+		if !static[p.Name] || r.Attrs[p.Name] == 0 {
+			continue
+		}
+		if m, ok := p.Meta.(*primtorch.TensorMeta); !ok || m == nil || m.Sym != nil {
+			continue // a size symbol, or a tensor whose sizes carry one, stays an input
+		}
+		p.Op, p.Target = fxgraph.GetAttr, p.Name
+		out = append(out, i)
+	}
+	// The placeholders that stay come first, as in every graph (a stable partition).
+	var ph, rest []*fxgraph.Node
+	for _, n := range g.Nodes {
+		if n.Op == fxgraph.Placeholder {
+			ph = append(ph, n)
+		} else {
+			rest = append(rest, n)
+		}
+	}
+	g.Nodes = append(ph, rest...)
+	return out, true
 }

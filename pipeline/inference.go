@@ -206,12 +206,17 @@ func rerunEffects(g, pg *fxgraph.Graph) (writes, draws bool) {
 			// The registry's facts (fxgraph.CallEffects): a write or a random draw would be seen
 			// twice; an unknown call counts as both. A prims.fallback has its torch-level
 			// target's effects (torch.tensor([2]) has none; Tensor.uniform_ writes and draws).
-			eff := fxgraph.CallEffects(n)
-			draws = draws || eff&primtorch.EffectRandom != 0
-			writes = writes || eff&primtorch.EffectWrites != 0 && !writesOwnTensor(n)
+			draws = draws || fxgraph.CallEffects(n)&primtorch.EffectRandom != 0
+			writes = writes || writesOutside(n)
 		}
 	}
 	return writes, draws
+}
+
+// writesOutside reports whether n writes memory its graph did not compute: an input's, a
+// buffer's, a parameter's (the registry's effects; an unknown call counts as writing).
+func writesOutside(n *fxgraph.Node) bool {
+	return fxgraph.CallEffects(n)&primtorch.EffectWrites != 0 && !writesOwnTensor(n)
 }
 
 // writesOwnTensor reports whether the write n is certainly into a tensor its graph computed

@@ -49,6 +49,8 @@ type Request struct {
 	Backend     Backend
 	// Freezing folds parameters into constants in inference graphs (options={"freezing": True}).
 	Freezing bool
+	// Frozen is set by Compile when freezing ran: the graph's get_attr tensors are constants.
+	Frozen bool
 	// AutoFreeze freezes inference graphs when no option was given and the compiled module is
 	// in eval mode, where GuardVersion exists: a write to a folded tensor then drops the entry
 	// and recompiles (options={"freezing": False} leaves every parameter live).
@@ -180,7 +182,7 @@ func Compile(h Host, cfg Config, r *Request) (py.Obj, error) {
 			_, err := c.freeze()
 			switch {
 			case err == nil:
-				c.frozen = true
+				c.frozen, r.Frozen = true, true
 			case r.Freezing:
 				return 0, &Error{Stage: StageFreeze, Err: err}
 			default:

@@ -14,16 +14,18 @@ import (
 // pipeline.ImportFX reads it, pipeline.Compile compiles it as it does captured graphs.
 
 type fxOptions struct {
-	GradEnabled bool   `json:"grad_enabled"`
-	Freezing    bool   `json:"freezing"`
-	Name        string `json:"name"`
+	GradEnabled bool     `json:"grad_enabled"`
+	Freezing    bool     `json:"freezing"`
+	Static      []string `json:"static"`
+	Name        string   `json:"name"`
 }
 
 // fxSeq numbers the FX graphs for messages ("torch.fx graph 3").
 var fxSeq int
 
 // compileFX is ptgo_go_compile_fx: the options and the attrs dict turned into Go, then
-// pipeline.CompileFX. The result is the tuple (compiled callable, guards JSON: fxGuardsJSON).
+// pipeline.CompileFX. The result is the tuple (compiled callable, guards JSON: fxGuardsJSON,
+// {"frozen": bool, "inputs": [positions]}: what freezing made constants).
 func compileFX(api py.API, graphJSON []byte, attrsDict py.Obj, optsJSON []byte, rerun py.Obj) (py.Obj, string, error) {
 	var opts fxOptions
 	if err := json.Unmarshal(optsJSON, &opts); err != nil {
@@ -44,7 +46,7 @@ func compileFX(api py.API, graphJSON []byte, attrsDict py.Obj, optsJSON []byte, 
 		name += " (" + opts.Name + ")"
 	}
 	req := &pipeline.FXRequest{Name: name, JSON: graphJSON, Attrs: attrs,
-		GradEnabled: opts.GradEnabled, Freezing: opts.Freezing}
+		GradEnabled: opts.GradEnabled, Freezing: opts.Freezing, Static: opts.Static}
 	res, err := pipeline.CompileFX(&pyHost{api: api, rerun: rerun}, pipelineConfig(), req)
 	if err != nil || res.Obj == 0 {
 		if err != nil {
@@ -56,7 +58,11 @@ func compileFX(api py.API, graphJSON []byte, attrsDict py.Obj, optsJSON []byte, 
 	if err != nil {
 		return 0, "", err
 	}
-	return api.NewTuple([]py.Obj{res.Obj, api.NewStr(guards)}), "", nil
+	frozen, err := json.Marshal(map[string]any{"frozen": res.Frozen, "inputs": res.FrozenInputs})
+	if err != nil {
+		return 0, "", err
+	}
+	return api.NewTuple([]py.Obj{res.Obj, api.NewStr(guards), api.NewStr(string(frozen))}), "", nil
 }
 
 // fxGuardsJSON writes the guards python/ptgo/fx_import.py checks on every call of a compiled

@@ -81,6 +81,48 @@ def test_freezing_is_the_default_in_eval_without_grad(ptgo_log, grad_off):
         assert_same(cm(x), other(x))
 
 
+class _ConvNoBN(nn.Module):
+    """A convolution freezing packs (no BatchNorm to fold) beside the folded ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.cnn = _cnn_with_stats()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        return self.cnn(self.conv(x))
+
+
+def test_frozen_weights_written_through_data_are_not_stale():
+    """torch gives `p.data` a version counter of its own, so a write through it (an EMA update,
+    weight clipping, a pruning mask: `p.data.mul_(...)`) leaves p's version as it was; the
+    tensors freezing made constants from share theirs with their `.data` aliases (A182)."""
+    torch.manual_seed(0)
+    m = _ConvNoBN().eval()
+    cm = ptgo.compile(m)
+    x = torch.randn(2, 3, 16, 16)
+    writes = [
+        lambda: m.conv.weight.data.mul_(2),                       # packed, not folded
+        lambda: m.cnn.features[0].weight.data.add_(0.5),          # folded into the conv
+        lambda: m.cnn.features[1].running_var.data.mul_(3),       # a folded buffer
+        lambda: m.cnn.features[4].bias.data.__setitem__(0, 7.0),  # an element
+        lambda: m.cnn.features[5].weight.data.copy_(torch.rand(16) + 0.5),
+        lambda: m.cnn.head.weight.data.zero_(),
+    ]
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        for write in writes:
+            write()
+            assert_same(cm(x), m(x))
+    # .data still reads and assigns as torch's does
+    w = m.conv.weight
+    assert w.data.data_ptr() == w.data_ptr() and not w.data.requires_grad and w.requires_grad
+    w.data = torch.ones_like(w)
+    assert isinstance(w, nn.Parameter) and bool((w == 1).all())
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+
+
 def test_freezing_false_keeps_parameters_live(ptgo_log):
     ptgo.set_logs("+inductor")
     m = _cnn_with_stats()

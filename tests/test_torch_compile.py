@@ -398,3 +398,95 @@ def test_input_at_another_storage_offset_runs_with_torch(ptgo_log):
         x = base[off:off + 8 * 64].view(8, 64)
         assert_same(cf(x), f(x))
     assert "another storage offset" in ptgo_log.text
+
+
+class _ConvBN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                                  nn.Conv2d(8, 4, 3), nn.BatchNorm2d(4))
+        self.head = nn.Linear(4, 5)
+
+    def forward(self, x):
+        return self.head(self.body(x).mean((2, 3)))
+
+
+def _conv_bn():
+    torch.manual_seed(0)
+    m = _ConvBN().eval()
+    for bn in (m.body[1], m.body[4]):
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    return m
+
+
+def test_inference_freezes_lifted_parameters(ptgo_log):
+    """A13/A183: Dynamo lifts parameters and buffers to graph inputs; in an inference graph ptgo
+    folds them as ptgo.compile does (BatchNorms into convolutions) and checks on every call that
+    they are the same tensors at the same versions and data: written in place, through .data,
+    replaced, the graph is compiled again, never served stale."""
+    ptgo.set_logs("+inductor,perf_hints")
+    m = _conv_bn()
+    c = torch.compile(m, backend="ptgo", dynamic=False)
+    x = torch.randn(2, 3, 10, 10)
+    with torch.no_grad():
+        assert_same(c(x), m(x))
+        assert ptgo_log.text.count("freezing: folded") == 2, ptgo_log.text
+        writes = [
+            lambda: m.body[0].weight.mul_(1.5),                               # version
+            lambda: m.body[4].running_var.data.mul_(2),                       # through .data
+            lambda: setattr(m.body[3].weight, "data", torch.randn(4, 8, 3, 3)),  # new storage
+            lambda: m.head.bias.data.__setitem__(0, 3.0),
+            lambda: m.load_state_dict(_conv_bn().state_dict()),
+        ]
+        for write in writes:
+            write()
+            assert_same(c(x), m(x))
+    assert "compiling it again with the new values" in ptgo_log.text, ptgo_log.text
+
+
+def test_frozen_graph_written_every_call_stops_freezing(ptgo_log):
+    ptgo.set_logs("perf_hints")
+    m = _conv_bn()
+    c = torch.compile(m, backend="ptgo", dynamic=False)
+    x = torch.randn(2, 3, 10, 10)
+    with torch.no_grad():
+        for _ in range(12):
+            m.body[0].weight.add_(0.01)
+            assert_same(c(x), m(x))
+    assert "with parameters as inputs (written 9 times)" in ptgo_log.text, ptgo_log.text
+    assert ptgo_log.text.count("compiling it again") == 9, ptgo_log.text
+
+
+def test_no_freezing_where_the_graph_writes_a_buffer_or_grad_is_on(ptgo_log):
+    """A training-mode BatchNorm under no_grad updates its running statistics: the parameters
+    stay inputs. Grad on, or options={"freezing": False}: no freezing either."""
+    ptgo.set_logs("+inductor")
+    m = _conv_bn().train()
+    ref = _conv_bn().train()
+    with torch.no_grad():
+        x = torch.randn(2, 3, 10, 10)
+        assert_same(torch.compile(m, backend="ptgo", dynamic=False)(x), ref(x))
+    assert_same(m.body[1].running_mean, ref.body[1].running_mean)
+    assert "freezing: folded" not in ptgo_log.text and "not frozen: " in ptgo_log.text, ptgo_log.text
+    torch._dynamo.reset()
+    m = _conv_bn()
+    x = torch.randn(2, 3, 10, 10)
+    assert_same(torch.compile(m, backend="ptgo", dynamic=False)(x), m(x))
+    with torch.no_grad():
+        assert_same(torch.compile(m, backend="ptgo", dynamic=False, options={"freezing": False})(x), m(x))
+    assert "freezing: folded" not in ptgo_log.text, ptgo_log.text
+
+
+def test_frozen_graph_with_dynamic_batch(ptgo_log):
+    ptgo.set_logs("+inductor")
+    m = _conv_bn()
+    c = torch.compile(m, backend="ptgo")
+    s0 = stats()
+    with torch.no_grad():
+        for n in (2, 3, 5):
+            x = torch.randn(n, 3, 10, 10)
+            torch._dynamo.mark_dynamic(x, 0)
+            assert_same(c(x), m(x))
+    assert "freezing: folded" in ptgo_log.text, ptgo_log.text
+    assert delta(s0, stats())["fx"] == 1

@@ -1719,7 +1719,27 @@ PyObject* bump_versions(PyObject*, PyObject* const* a, Py_ssize_t n) {
   Py_RETURN_NONE;
 }
 
+// share_version(alias, source): alias (what source.data returned) takes source's version counter,
+// as source.detach() would have it, so an in-place write through the alias bumps source's version.
+// _runtime.watch_data installs it for the tensors freezing made constants from: without it
+// `p.data.mul_(2)` leaves p's version as it was and a frozen graph served the old weights.
+PyObject* share_version(PyObject*, PyObject* const* a, Py_ssize_t n) {
+  auto* tt = reinterpret_cast<PyTypeObject*>(ptgo_tensor_type);
+  if (n != 2 || !PyObject_TypeCheck(a[0], tt) || !PyObject_TypeCheck(a[1], tt)) {
+    PyErr_SetString(PyExc_TypeError, "share_version(alias: Tensor, source: Tensor)");
+    return nullptr;
+  }
+  const at::Tensor& alias = ptgo::unpack(a[0]);
+  const at::Tensor& source = ptgo::unpack(a[1]);
+  if (alias.defined() && source.defined() && !alias.is_inference() && !source.is_inference()) {
+    alias.unsafeGetTensorImpl()->set_version_counter(source.unsafeGetTensorImpl()->version_counter());
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef runtime_functions[] = {
+    {"share_version", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(share_version)), METH_FASTCALL,
+     "share_version(alias, source): alias shares source's version counter (see _runtime.watch_data)"},
     {"bump_versions", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(bump_versions)), METH_FASTCALL,
      "bump_versions(args, written): bumps the version counter of each written tensor input"},
     {"written_overlap", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(written_overlap)), METH_FASTCALL,

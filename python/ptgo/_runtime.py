@@ -11,6 +11,7 @@ import sys
 import sysconfig
 import threading
 import warnings
+import weakref
 
 import torch
 
@@ -706,8 +707,47 @@ def tensor_data_ptr(t):
     return t.data_ptr()
 
 
+# The tensors freezing made constants from (A182): id -> weakref. Their `.data` aliases share
+# their version counter (_fast.share_version), so a write through `p.data` bumps p's version as a
+# write through `p.detach()` does, and the version guards and the packed-weight cache see it.
+# torch gives `.data` a fresh version counter ("changes to .data are not tracked"): without this a
+# frozen graph served the old weights after `p.data.mul_(2)` (an EMA update, a pruning mask).
+_WATCHED = {}  # type: dict
+_TENSOR_DATA = None  # torch's own Tensor.data descriptor, once the hook is installed
+
+
+def watch_data(*tensors):
+    """Makes later `t.data` aliases of each tensor share its version counter (see _WATCHED).
+    The one place that knows it: fold_conv_bn's sources and a frozen graph's constants come here."""
+    global _TENSOR_DATA
+    _fast = _native.fast()
+    if _fast is None or not hasattr(_fast, "share_version"):
+        return
+    if _TENSOR_DATA is None:
+        base = getattr(torch._C, "TensorBase", None) or torch._C._TensorBase
+        _TENSOR_DATA = desc = base.__dict__["data"]
+        share, watched = _fast.share_version, _WATCHED
+
+        def _get(self):
+            d = desc.__get__(self, type(self))
+            r = watched.get(id(self))
+            if r is not None and r() is self:
+                share(d, self)
+            return d
+
+        def _set(self, value):
+            desc.__set__(self, value)
+
+        torch.Tensor.data = property(_get, _set, doc=desc.__doc__)
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and id(t) not in _WATCHED:
+            key = id(t)
+            _WATCHED[key] = weakref.ref(t, lambda _r, key=key: _WATCHED.pop(key, None))
+
+
 def fold_conv_bn(w, b, mean, var, gamma, beta, eps):
     """Folds an eval-mode BatchNorm after a convolution into the convolution's weight and bias."""
+    watch_data(w, b, mean, var, gamma, beta)
     with torch.no_grad():
         scale = torch.rsqrt(var + eps)
         if gamma is not None:
@@ -948,25 +988,28 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
             except Exception:  # noqa: BLE001 - the dummy data, not the structure
                 continue
             top = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-            readers, own, reach = _saved_storage_readers(top, {id(fn): i for fn, i in ends.items()}, leaves)
+            readers, own, reach, shapes = _saved_storage_readers(top, {id(fn): i for fn, i in ends.items()}, leaves)
             guards = []
             for target, ks in reach.items():
                 if isinstance(target, int):
-                    guards.append([2, target, 0, sorted(ks), None])
+                    guards.append([2, target, 0, sorted(ks), None, None])
                 else:
-                    guards.append([3, 0, 0, sorted(ks), target])
+                    guards.append([3, 0, 0, sorted(ks), target, None])
             for i, a in enumerate(args):
                 ks = readers.get(_storage_key(a))
                 if ks:
-                    guards.append([0, i, a._version - versions[i], sorted(ks), None])
+                    guards.append([0, i, a._version - versions[i], sorted(ks), None, shapes.get(_storage_key(a))])
             for k, o in enumerate(top):
+                if isinstance(o, torch.Tensor) and o._version > 0:
+                    guards.append([4, k, o._version, [], None, None])  # eager's count: _match_versions
                 ks = readers.get(_storage_key(o))
                 if ks and isinstance(o, torch.Tensor):
                     # saved only by the op that made it (relu's result): eager's error names that
                     # op; saved by a later op too (which fails first in the backward): the
                     # output's grad_fn at the backward
                     fn = o.grad_fn
-                    guards.append([1, k, o._version, sorted(ks), (fn.name(), o.output_nr) if own.get(k) else o.output_nr])
+                    guards.append([1, k, o._version, sorted(ks), (fn.name(), o.output_nr) if own.get(k) else o.output_nr,
+                                   shapes.get(_storage_key(o))])
             refusal = None
             if backward:
                 # each output on its own: the caller may differentiate any of them
@@ -997,8 +1040,11 @@ def _saved_storage_readers(top, ends, leaves):
     whose backward reaches that node (readers); for each top-level output index, whether its
     memory is saved only by its own grad_fn (own); and for each input (ends: id of its grad_fn
     -> its index) and parameter (leaves: id of the probe's copy -> the parameter) the backward
-    of an output reaches, the indices of those outputs (reach)."""
+    of an output reaches, the indices of those outputs (reach); and for each storage the shape of
+    the tensor eager's error names, the first saved one found from the outputs (shapes: linear of
+    a 4-d input saves the [N, in] view of it, fuzz seed 15690)."""
     node_keys = {}  # id(node) -> (node, the storage keys it saved)
+    shapes = {}
 
     def saved_keys(fn):
         ks = node_keys.get(id(fn), (None, None))[1]
@@ -1015,6 +1061,7 @@ def _saved_storage_readers(top, ends, leaves):
                     k = _storage_key(x)
                     if k is not None:
                         ks.add(k)
+                        shapes.setdefault(k, list(x.shape))
             node_keys[id(fn)] = (fn, ks)
         return ks
 
@@ -1055,7 +1102,7 @@ def _saved_storage_readers(top, ends, leaves):
             out[v[0]] = v[1]  # a parameter: keyed by the object
         else:
             out[t] = v
-    return readers, own, out
+    return readers, own, out, shapes
 
 
 def _flatten(v):
@@ -1092,6 +1139,8 @@ def make_compiled_graph(plan_json, lib_path, consts, rerun=None):
     plan, externs = _decode_plan(plan_json)
     from . import _C
 
+    if plan.get("frozen"):
+        watch_data(*consts)
     return _C.Disabled(_fast.Graph(plan, lib_path, externs, list(consts), rerun))
 
 
@@ -1157,8 +1206,8 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     written_set = set(written)
     # eager's backward reaches these inputs (by index) and parameters (by object) from these
     # outputs: they get a gradient where ptgo's derivatives see none (zeros)
-    reach_in = {int(i): frozenset(ks) for kind, i, v, ks, node in guards if kind == 2}
-    reach_attr = [(node, frozenset(ks)) for kind, i, v, ks, node in guards if kind == 3]
+    reach_in = {int(i): frozenset(ks) for kind, i, v, ks, node, _ in guards if kind == 2}
+    reach_attr = [(node, frozenset(ks)) for kind, i, v, ks, node, _ in guards if kind == 3]
     reach_resolved = {}
 
     def eager_reach(n_args):
@@ -1175,7 +1224,8 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     # an input the region writes itself is left out: eager's version count of it differs from
     # ptgo's (the write is bumped after the Function returns, alias_checked), and the probe's
     # refusal covers a write after eager saved it
-    guards = [(int(kind), int(i), int(v), frozenset(ks), node) for kind, i, v, ks, node in guards
+    out_versions = [(int(i), int(v)) for kind, i, v, _, _, _ in guards if kind == 4]
+    guards = [(int(kind), int(i), int(v), frozenset(ks), node, shape) for kind, i, v, ks, node, shape in guards
               if kind in (0, 1) and not (kind == 0 and i in written_set)]
     diff = set(tangents)
     consts = list(consts)
@@ -1275,6 +1325,8 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
             user, saved = list(outs[:num_outputs]), outs[num_outputs:]
+            if out_versions:
+                _match_versions(user, args, out_versions)
             shared = _saved_sharing(saved, user, args, written_set, len(args) - len(consts))
             _unview_temporaries(user)
             if shared:
@@ -1398,6 +1450,28 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     return run
 
 
+def _match_versions(user, args, out_versions):
+    """Gives the outputs the graph wrote in place eager's version count (out_versions: (output,
+    eager's version at the graph's end), from autograd_probe): functionalization made them fresh
+    tensors at version 0, and a later "modified by an inplace operation" error names the version
+    (fuzz seed 16100: `v2.exp_()` before a graph break, `v2.pow_(2)` after it). Outputs sharing
+    memory with an input keep the input's count; each memory is bumped once."""
+    arg_keys = {_storage_key(a) for a in args if isinstance(a, torch.Tensor)}
+    done = set()
+    for k, v in out_versions:
+        t = user[k] if k < len(user) else None
+        key = _storage_key(t) if isinstance(t, torch.Tensor) else None
+        if key is None or key in arg_keys or key in done or t._version >= v:
+            continue
+        done.add(key)
+        written = (0,) * (v - t._version)
+        fast = _native.fast()
+        if fast is not None:
+            fast.bump_versions((t,), written)
+        else:
+            _bump_versions_slow((t,), written)
+
+
 def _guarded(guards, args, before, after, user):
     """The tensors a region's guards name, after its forward: (tensor, its version now, eager's version of it now, the outputs whose gradient reaches the op that saved
     it, what eager's error names: the probe's node of an output, an input's output_nr). before and
@@ -1405,18 +1479,18 @@ def _guarded(guards, args, before, after, user):
     before plus the bumps eager's ops make (the guard's), of an output the guard's."""
     _inplace_error_style()  # read now, not inside a backward
     out = []
-    for kind, i, v, ks, node in guards:
+    for kind, i, v, ks, node, shape in guards:
         if kind == 0:
             t = args[i] if i < len(args) else None
             if isinstance(t, torch.Tensor):
-                out.append((t, after[i], before[i] + v, ks, t.output_nr))  # output_nr when saved
+                out.append((t, after[i], before[i] + v, ks, t.output_nr, shape))  # output_nr when saved
         else:
             t = user[i] if i < len(user) else None
             if isinstance(t, torch.Tensor):
                 # detached (the same memory and version counter): the output's grad_fn will be
                 # this region's node, which holds the guards, and a reference cycle through it
                 # would keep both alive
-                out.append((t.detach(), t._version, v, ks, node))
+                out.append((t.detach(), t._version, v, ks, node, shape))
     return out
 
 
@@ -1425,7 +1499,7 @@ def _check_guards(guarded, grads):
     (_guarded) written in place since the forward whose saving op a given gradient reaches, with
     eager's version numbers."""
     given = {k for k, g in enumerate(grads) if g is not None}
-    for t, end, expected, ks, node in guarded:
+    for t, end, expected, ks, node, shape in guarded:
         if t._version == end or not ks & given:
             continue
         # eager names the node that made a saved output, and the current grad_fn of a saved
@@ -1439,7 +1513,7 @@ def _check_guards(guarded, grads):
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             "operation: [%s %s]%s is at version %d; expected version %d instead.%s" % (
-                t.type(), list(t.shape), where, t._version - end + expected, expected, hint))
+                t.type(), list(t.shape) if shape is None else shape, where, t._version - end + expected, expected, hint))
 
 
 _INPLACE_STYLE = []

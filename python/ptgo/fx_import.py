@@ -701,23 +701,117 @@ def _fallback(gm, reason):
 def compile_fx(gm: torch.fx.GraphModule, example_inputs, options=None):
     """The backend: ``gm`` compiled by ptgo's pipeline (pipeline.ImportFX, then pipeline.Compile),
     or ``gm.forward`` with the reason on perf_hints. The result takes the graph's inputs
-    positionally and returns what ``gm.forward`` returns."""
+    positionally and returns what ``gm.forward`` returns.
+
+    Freezing (A183), as ``ptgo.compile`` does it: ``options={"freezing": True}`` asks for it and
+    by default it is on in an inference graph (grad off when compiled). The parameters and
+    buffers Dynamo lifted to inputs become constants (BatchNorms fold into convolutions, their
+    weights are packed); every call checks they are the same tensors at the same versions and
+    data, and a call that finds one written compiles again with the new values (a few times,
+    then the parameters stay inputs), said on perf_hints."""
+    options = dict(options or {})
+    freezing = options.get("freezing")
+    freeze = (not torch.is_grad_enabled()) if freezing is None else bool(freezing)
+    compiled = _compile_fx(gm, example_inputs, freeze)
+    if compiled.sources is None:
+        return compiled.run
+    from . import _logging
+
+    state = [compiled, 0]
+
+    def run(*args):
+        c = state[0]
+        if c.sources is None or c.unchanged(args):
+            return c.run(*args)
+        state[1] += 1
+        again = state[1] <= _REFREEZES
+        _logging.emit("perf_hints", "%s: a frozen parameter or buffer was written or replaced since it was compiled: "
+                      "compiling it again %s" % (type(gm).__name__, "with the new values" if again else
+                                                 "with parameters as inputs (written %d times)" % state[1]))
+        state[0] = c = _compile_fx(gm, args, again)
+        return c.run(*args)
+
+    return run
+
+
+# How many times a frozen FX graph whose parameters were written is frozen again before they
+# stay inputs (an evaluation after each training epoch refreezes; a write every call does not).
+_REFREEZES = 8
+
+
+class _CompiledFX:
+    """One compile of an FX graph: run (takes the graph's inputs) and, when frozen, the
+    tensors it made constants: (position or None for a get_attr, tensor, version, data_ptr)."""
+
+    __slots__ = ("run", "sources")
+
+    def __init__(self, run, sources=None):
+        self.run, self.sources = run, sources
+
+    def unchanged(self, args):
+        for i, t, version, ptr in self.sources:
+            if i is not None and args[i] is not t:
+                return False
+            if t._version != version or t.data_ptr() != ptr:
+                return False
+        return True
+
+
+def _static_inputs(gm, example_inputs, attrs):
+    """The placeholders Dynamo lifted from the module's parameters and buffers (it marks their
+    tensors static), by name; their tensors are added to attrs under those names. A tensor
+    without a version counter (made under inference_mode) cannot be checked and stays an input."""
+    out = []
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, ex in zip(phs, example_inputs):
+        if (isinstance(ex, torch.Tensor) and getattr(ex, "_dynamo_static_input_type", None) is not None
+                and not ex.is_inference() and node.name not in attrs):
+            out.append(node.name)
+            attrs[node.name] = ex
+    return out
+
+
+def _compile_fx(gm, example_inputs, freeze):
     from . import _C, _logging, _runtime
 
-    options = dict(options or {})
     try:
         text, attrs, spec, syms = _graph_json(gm, example_inputs)
     except FXImportUnsupported as e:
-        return _fallback(gm, str(e))
+        return _CompiledFX(_fallback(gm, str(e)))
     _runtime.ensure_initialized()
-    opts = json.dumps({"grad_enabled": torch.is_grad_enabled(), "freezing": bool(options.get("freezing", False)),
+    example_inputs = list(example_inputs)
+    own_attrs = list(attrs.values())
+    static = _static_inputs(gm, example_inputs, attrs) if freeze else []
+    opts = json.dumps({"grad_enabled": torch.is_grad_enabled(), "freezing": freeze, "static": static,
                        "name": type(gm).__name__ if type(gm).__name__ != "GraphModule" else "forward"})
-    rerun = _C.Disabled(gm.forward)
-    ok, result = _C.compile_fx(text, attrs, opts, rerun)
+    # A kernel that rejects its data hands the call to torch: with frozen inputs it gets the
+    # inputs that stayed (frozen_at is known once the compile returns, before any call).
+    frozen_at: List[Tuple[int, torch.Tensor]] = []
+
+    def rerun_forward(*args):
+        if frozen_at:
+            full = list(args)
+            for i, t in frozen_at:
+                full.insert(i, t)
+            args = tuple(full)
+        return gm.forward(*args)
+
+    ok, result = _C.compile_fx(text, attrs, opts, _C.Disabled(rerun_forward))
     if not ok:
         # Go named the reason on perf_hints (and counted it in inductor_stats).
-        return gm.forward
-    result, guards = result[0], json.loads(result[1])
+        return _CompiledFX(gm.forward)
+    result, guards, frozen = result[0], json.loads(result[1]), json.loads(result[2])
+    sources = None
+    if frozen["frozen"]:
+        frozen_at.extend((i, example_inputs[i]) for i in frozen["inputs"])
+        sources = [(i, t, t._version, t.data_ptr()) for i, t in frozen_at]
+        sources += [(None, t, t._version, t.data_ptr()) for t in own_attrs if not t.is_inference()]
+        if frozen_at:
+            keep = [i for i in range(len(example_inputs)) if i not in frozen["inputs"]]
+            compiled = result
+
+            def result(*args):
+                return compiled(*[args[i] for i in keep])
     # The kernels index each input's storage with the storage offset it had when compiled (or
     # its symbol), and Dynamo's guards do not check storage offsets: a call with a view at
     # another offset runs gm.forward (torch), said once on perf_hints.
@@ -746,13 +840,13 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs, options=None):
     if _is_identity(spec, len(_output_leaves(spec))):
         def run(*args):
             return gm.forward(*args) if use_torch(args) else result(*args)
-        return run
+        return _CompiledFX(run, sources)
     build = _builder(spec, syms)
 
     def run(*args):
         return gm.forward(*args) if use_torch(args) else build(result(*args), args)
 
-    return run
+    return _CompiledFX(run, sources)
 
 
 _RELS = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, ">": operator.gt}
