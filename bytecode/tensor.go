@@ -319,6 +319,11 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 			m.RequiresGrad = primtorch.ResultRequiresGrad(t.gradEnabled, inMetas, m, nil)
 		}
 	}
+	if rs, ok := res.([]primtorch.Value); ok && len(rs) > maxUnbind {
+		// one node per result: a graph of 90000 getitems (masked_select(...).unbind(0)) ran the
+		// compiler out of memory (fuzz seed 22586); eager makes them in a moment
+		return nil, f.unsupported("", "%s returns %d tensors (ptgo traces at most %d results of one call)", target, len(rs), maxUnbind)
+	}
 	var node *fxgraph.Node
 	if method {
 		node = t.addMethod(f, target, fxArgs, fxKw, nil)
@@ -332,6 +337,13 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 		tv := &TensorV{Node: node, Meta: r}
 		if inplace {
 			if self, ok := args[0].(*TensorV); ok {
+				if r.RequiresGrad && !self.Meta.RequiresGrad && t.hasAliases(self) {
+					// eager's other views of that memory require grad from now on too (their
+					// grad_fn follows the base); a traced view keeps the meta it was made with
+					// (fuzz seed 17113: v5 = v1[1:]; v1[0] = w then v5 * 0.5 required grad in
+					// eager only). The graph breaks here and eager runs the write.
+					return nil, f.unsupported("", "an in-place write makes a tensor with views require grad: eager's views then require grad too, which a traced view cannot follow")
+				}
 				// The op returns its first argument, now mutated: later uses read the new node.
 				self.Node, self.Meta = node, r
 				return self, nil
@@ -412,16 +424,25 @@ func (t *Tracer) gradTracksViews(f *frame, args []Value, kw []kwArg) error {
 			return nil
 		}
 	}
+	if t.hasAliases(self) {
+		return f.unsupported("", "requires_grad_() on a tensor with views: eager's views then require grad too, which a traced view cannot follow")
+	}
+	return nil
+}
+
+// hasAliases reports whether the trace made another tensor sharing self's memory: self is a
+// view, or has views.
+func (t *Tracer) hasAliases(self *TensorV) bool {
 	root := self
 	if r, isView := t.viewRoot[self]; isView {
 		root = r
 	}
 	for v, r := range t.viewRoot {
 		if r == root && v != self || root != self {
-			return f.unsupported("", "requires_grad_() on a tensor with views: eager's views then require grad too, which a traced view cannot follow")
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // firstTensor is args[0] when it is a tensor.
@@ -1646,13 +1667,19 @@ func (t *Tracer) constMaskIndex(f *frame, x *TensorV, idx Value) (Value, error) 
 
 // tensorSetItem records x[idx] = val (a mutation of x the graph performs).
 func (t *Tracer) tensorSetItem(f *frame, x *TensorV, idx, val Value) error {
+	// In torch, writing a value that requires grad makes x require grad (grad mode on), and
+	// every other view of its memory (see the in-place case in record: fuzz seed 17113).
+	v, ok := val.(*TensorV)
+	gains := ok && t.gradEnabled && v.Meta.RequiresGrad && !x.Meta.RequiresGrad &&
+		(x.Meta.DType.IsFloatingPoint() || x.Meta.DType.IsComplex())
+	if gains && t.hasAliases(x) {
+		return f.unsupported("", "an in-place write makes a tensor with views require grad: eager's views then require grad too, which a traced view cannot follow")
+	}
 	_, err := t.record(f, false, "operator.setitem", primtorch.Lookup("operator.setitem"), []Value{x, idx, val}, nil)
 	if err != nil {
 		return err
 	}
-	// In torch, writing a value that requires grad makes x require grad (grad mode on).
-	if v, ok := val.(*TensorV); ok && t.gradEnabled && v.Meta.RequiresGrad && !x.Meta.RequiresGrad &&
-		(x.Meta.DType.IsFloatingPoint() || x.Meta.DType.IsComplex()) {
+	if gains {
 		m := x.Meta.Clone()
 		m.RequiresGrad = true
 		x.Meta = m
@@ -1660,13 +1687,17 @@ func (t *Tracer) tensorSetItem(f *frame, x *TensorV, idx, val Value) error {
 	return nil
 }
 
+// maxUnbind is the most tensors one call (unbind, split) or one iteration over a tensor yields in
+// a traced graph; beyond it the graph breaks and eager makes them.
+const maxUnbind = 4096
+
 // unbindTensor lists x[0], x[1], ... (iterating over a tensor).
 func (t *Tracer) unbindTensor(f *frame, x *TensorV) ([]Value, error) {
 	if len(x.Meta.Shape) == 0 {
 		return nil, f.unsupported("", "iteration over a 0-d tensor")
 	}
 	n := staticSize(f, x.Meta, 0)
-	if n > 4096 {
+	if n > maxUnbind {
 		return nil, f.unsupported("", "iterating over %d rows of a tensor", n)
 	}
 	out := make([]Value, n)

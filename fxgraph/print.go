@@ -80,6 +80,9 @@ func (g *Graph) String() string {
 		nameWidth = max(nameWidth, len(lefts[i]))
 		metaWidth = max(metaWidth, len(metas[i]))
 	}
+	// columns align up to a width; a longer name or meta (a call returning thousands of
+	// tensors) is not padded to (the text grew as lines × the longest line: fuzz seed 22586)
+	nameWidth, metaWidth = min(nameWidth, maxNameColumn), min(metaWidth, maxMetaColumn)
 	for i, n := range body {
 		b.WriteString("  ")
 		if n == nil {
@@ -105,6 +108,8 @@ func (g *Graph) String() string {
 	}
 	return b.String()
 }
+
+const maxNameColumn, maxMetaColumn = 48, 160
 
 func pad(b *strings.Builder, s string, width int) {
 	b.WriteString(s)

@@ -19,13 +19,19 @@ func metaNeg(a *Args) (Value, error) {
 }
 
 // metaIntegral is an elementwise op defined on integers and bools only (bitwise ops).
-func metaIntegral(kernel string) metaFn {
+func metaIntegral(kernel string) metaFn { return metaIntegralOf(kernel, true) }
+
+// metaShift: shifts take integers but not bool (eager: "lshift_cpu" not implemented for 'Bool';
+// fuzz seed 16990); the result's dtype decides (a bool tensor shifted by a Python int is int64).
+func metaShift(kernel string) metaFn { return metaIntegralOf(kernel, false) }
+
+func metaIntegralOf(kernel string, boolOK bool) metaFn {
 	return func(a *Args) (Value, error) {
 		r, err := metaPointwise(a)
 		if err != nil {
 			return nil, err
 		}
-		if d := r.(*TensorMeta).DType; !d.IsIntegral(true) {
+		if d := r.(*TensorMeta).DType; !d.IsIntegral(boolOK) {
 			return nil, notImplementedFor(kernel, d)
 		}
 		return r, nil

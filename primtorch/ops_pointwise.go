@@ -192,8 +192,8 @@ var binaryDefs = allSymbolic(
 	bin(OpBitwiseAnd, OpBitwiseAndInplace, "bitwise_and.Tensor", "", PromoteDefault, "@bitwise_and operator.and_", "Tensor.bitwise_and_ operator.iand", metaIntegral("bitwise_and_cpu")).with(fNonDiff),
 	bin(OpBitwiseOr, OpBitwiseOrInplace, "bitwise_or.Tensor", "", PromoteDefault, "@bitwise_or operator.or_", "Tensor.bitwise_or_ operator.ior", metaIntegral("bitwise_or_cpu")).with(fNonDiff),
 	bin(OpBitwiseXor, OpBitwiseXorInplace, "bitwise_xor.Tensor", "", PromoteDefault, "@bitwise_xor operator.xor", "Tensor.bitwise_xor_ operator.ixor", metaIntegral("bitwise_xor_cpu")).with(fNonDiff),
-	bin(OpBitwiseLeftShift, OpBitwiseLeftShiftInplace, "bitwise_left_shift.Tensor", "", PromoteDefault, "@bitwise_left_shift operator.lshift", "Tensor.bitwise_left_shift_ operator.ilshift", metaIntegral("lshift_cpu")).with(fNonDiff),
-	bin(OpBitwiseRightShift, OpBitwiseRightShiftInplace, "bitwise_right_shift.Tensor", "", PromoteDefault, "@bitwise_right_shift operator.rshift", "Tensor.bitwise_right_shift_ operator.irshift", metaIntegral("rshift_cpu")).with(fNonDiff),
+	bin(OpBitwiseLeftShift, OpBitwiseLeftShiftInplace, "bitwise_left_shift.Tensor", "", PromoteDefault, "@bitwise_left_shift operator.lshift", "Tensor.bitwise_left_shift_ operator.ilshift", metaShift("lshift_cpu")).with(fNonDiff),
+	bin(OpBitwiseRightShift, OpBitwiseRightShiftInplace, "bitwise_right_shift.Tensor", "", PromoteDefault, "@bitwise_right_shift operator.rshift", "Tensor.bitwise_right_shift_ operator.irshift", metaShift("rshift_cpu")).with(fNonDiff),
 )
 
 // Elementwise ops of three tensors.

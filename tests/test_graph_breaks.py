@@ -462,3 +462,17 @@ def test_zero_argument_super_after_a_break(capsys):
     compiled = ptgo.compile(obj.scale)
     assert_same(compiled(x), obj.scale(x))
     assert_same(compiled(x), obj.scale(x))
+
+
+def test_a_call_returning_thousands_of_tensors_breaks_the_graph(ptgo_log):
+    # fuzz seed 22586: masked_select(...).unbind(0) of 90000 elements made a graph of 90000
+    # getitems whose text alone ran the compiler out of memory; eager makes them in a moment
+    ptgo.set_logs("graph_breaks")
+
+    def f(x):
+        v = torch.masked_select(x, x != 0)
+        return v.unbind(0)[0] * 2, len(x.unbind(1))
+
+    x = torch.randn(300, 300)
+    assert ptgo.compile(f)(x) == f(x)
+    assert "unbind returns 90000 tensors" in ptgo_log.text, ptgo_log.text

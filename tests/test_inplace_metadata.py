@@ -171,3 +171,52 @@ def test_detach_then_requires_grad_stays_in_the_graph():
     for a, b in zip(ptgo.compile(f)(x), f(x)):
         assert_same(a, b)
         assert a.requires_grad == b.requires_grad
+
+
+def _write_grad_into_viewed_base(x, w):
+    v1 = torch.asin(x)
+    v5 = v1[1:]
+    v1[..., 0] = (w * 2)[..., 0]
+    return v5 * 0.5 + 1, v1
+
+
+def _inplace_grad_into_viewed_base(x, w):
+    v1 = torch.asin(x)
+    v5 = v1[1:]
+    v1.mul_(w)
+    return v5 * 0.5 + 1, v1
+
+
+@pytest.mark.parametrize("fn", [_inplace_grad_into_viewed_base, _write_grad_into_viewed_base])
+def test_writing_a_grad_value_into_a_viewed_tensor_reaches_its_views(fn):
+    # fuzz seed 17113: v5 = v1[1:]; v1[0] = w (requires grad): eager's v5 requires grad from
+    # then on, as its base does; a traced view cannot follow, so the write breaks the graph,
+    # and the outputs before it keep eager's base and view: a view made in the caller's grad
+    # mode (the C++ runtime), a non-differentiable view of a base output a view of what the
+    # base became (an autograd region)
+    for backend in ["eager", "aot_eager", "inductor"]:
+        ptgo.reset()
+        x, w = torch.rand(4) * 0.5, torch.randn(4, requires_grad=True)
+        want = fn(x.clone(), w)
+        got = ptgo.compile(fn, backend=backend)(x.clone(), w)
+        for a, b in zip(got, want):
+            assert_same(a, b)
+            assert a.requires_grad == b.requires_grad, (fn.__name__, backend)
+
+
+def test_bool_shift_raises_eagers_error():
+    # fuzz seed 16990: shifts take integers but not bool (bitwise_and does)
+    def f(x):
+        b = x > 0
+        return b << b
+
+    x = torch.randn(3)
+    with pytest.raises(RuntimeError) as want:
+        f(x)
+    for backend in ["aot_eager", "inductor"]:
+        ptgo.reset()
+        with pytest.raises(RuntimeError) as got:
+            ptgo.compile(f, backend=backend)(x)
+        assert str(got.value) == str(want.value)
+    assert str((torch.tensor([True]) << 1).dtype) == "torch.int64"
+    assert_same(ptgo.compile(lambda t: t << 1)(torch.tensor([True, False])), torch.tensor([True, False]) << 1)

@@ -594,3 +594,33 @@ def test_index_out_of_range_in_a_region_that_draws_raises_as_eager(backend):
         ptgo.compile(f, backend=backend)()
     assert str(got.value) == str(want.value)
     assert torch.equal(torch.rand(3), after_eager)  # the random stream is eager's too
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_in_a_region_that_writes_raises_as_eager(backend):
+    """Fuzz seed 16808: an embedding index out of range in a training region that also updates
+    a BatchNorm's running statistics gave ptgo's index message: the region writes, so it was
+    not rerun with torch. Its writes are its epilogue's alone: the wrapper writes the values
+    before the failed forward back (versions untouched) and reruns, so eager's exception shows
+    and the statistics are eager's (updated once, before the embedding fails)."""
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    bn, emb = nn.BatchNorm1d(4), nn.Embedding(3, 2)
+    bn_ref = nn.BatchNorm1d(4)
+
+    def make_f(bn):
+        def f(x, idx):
+            return bn(x).sum() + emb(idx).sum()
+        return f
+
+    x = torch.randn(5, 4, requires_grad=True)
+    idx = torch.tensor([0, 2, 5])
+    with pytest.raises(IndexError) as want:
+        make_f(bn_ref)(x, idx)
+    with pytest.raises(IndexError) as got:
+        ptgo.compile(make_f(bn), backend=backend)(x, idx)
+    assert str(got.value) == str(want.value)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        assert torch.equal(getattr(bn, name), getattr(bn_ref, name)), name
+        assert getattr(bn, name)._version == getattr(bn_ref, name)._version, name

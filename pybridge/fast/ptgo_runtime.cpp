@@ -1167,7 +1167,13 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
         }
         case StepOp::View: {
           const Buf& s = specs[st.buf];
-          bufs[st.buf] = bufs[s.base].as_strided(s.sizes, s.strides, s.offset + s.arena_elems);
+          {
+            // made in the caller's grad mode: a view made with it off is marked so, and eager's
+            // in-place write with grad on to it or its base after a graph break then raised "A
+            // view was created in no_grad mode" (v5 = v1[1:]; break; v1.mul_(w))
+            c10::AutoGradMode mode(caller_grad);
+            bufs[st.buf] = bufs[s.base].as_strided(s.sizes, s.strides, s.offset + s.arena_elems);
+          }
           if (caller_grad && bufs[st.buf].requires_grad()) {
             // Called with grad mode on, a plan is a graph none of whose outputs requires grad
             // (those go through an autograd.Function, whose forward runs with it off): a view

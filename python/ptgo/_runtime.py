@@ -1318,6 +1318,7 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             # kept on ctx, not saved, so a first-order backward checks only what it reads.
             ctx.ptgo_inputs = args
             ctx.ptgo_before = [args[i].clone() for i in written] if written else ()
+            start_before[0] = (args, ctx.ptgo_before)
             ctx.ptgo_rng = torch.get_rng_state() if random else None
             start_rng[0] = ctx.ptgo_rng
             ctx.ptgo_floats = tuple(args[i] for i in floats)
@@ -1335,15 +1336,25 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
                 ctx.ptgo_watch = ()
             ctx.save_for_backward(*saved)
             nondiff = []
-            for i in range(num_outputs):
-                if i not in diff and isinstance(user[i], torch.Tensor):
-                    # detached: a non-differentiable view of a differentiable output (x.detach()
-                    # is one in the runtime's plan) would otherwise require grad through it. A
-                    # view stays a view, of its base detached (eager's x.detach()[0] has a _base)
-                    u = user[i]
-                    user[i] = u.detach() if u._base is None else \
-                        u._base.detach().as_strided(u.size(), u.stride(), u.storage_offset())
-                    nondiff.append(user[i])
+            detached = {}  # id of an output's tensor -> what it became
+            # bases first: a view of another output becomes a view of what that output became,
+            # so that eager's write into the base after a graph break reaches it (fuzz seed
+            # 17113: v5 = v1[1:]; v1[0] = w made v5 require grad in eager only)
+            order = sorted((i for i in range(num_outputs) if i not in diff and isinstance(user[i], torch.Tensor)),
+                           key=lambda i: user[i]._base is not None)
+            for i in order:
+                # detached: a non-differentiable view of a differentiable output (x.detach()
+                # is one in the runtime's plan) would otherwise require grad through it. A
+                # view stays a view, of its base detached (eager's x.detach()[0] has a _base)
+                u = user[i]
+                if u._base is None:
+                    user[i] = detached.setdefault(id(u), u.detach())
+                else:
+                    b = detached.get(id(u._base))
+                    if b is None:
+                        b = detached[id(u._base)] = u._base.detach()
+                    user[i] = b.as_strided(u.size(), u.stride(), u.storage_offset())
+                nondiff.append(user[i])
             ctx.mark_non_differentiable(*nondiff)
             ctx.ptgo_guards = _guarded(guards, args, before, ctx.ptgo_versions, user) if guards else ()
             ctx.set_materialize_grads(False)
@@ -1415,6 +1426,13 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
     # writes nothing is rerun with torch after a failed forward from that state (the driver
     # passes rerun for it: pipeline.RerunnableAfterRNG), so the rerun draws eager's numbers
     start_rng = [None]
+    # and the written inputs' values before it, with the inputs (start_before): a region that
+    # writes them (BatchNorm's running statistics) through its epilogue alone (no_recompute
+    # empty) is rerun with torch after a failed forward from those values (fuzz seed 16808: an
+    # embedding index out of range beside a training BatchNorm gave ptgo's index message)
+    start_before = [None]
+    if rerun is None and recompute is not None and not no_recompute:
+        rerun = recompute
     # Inputs that get no gradient (grad_deps None: no output reaches them through values that
     # require grad, e.g. a resumed frame's unused local) enter the Function detached, so its
     # backward has no edge to them: in eager nothing connects them to the outputs, and an edge
@@ -1438,16 +1456,32 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             return apply(*inputs, *consts)
     else:
         def run(*inputs):
-            start_rng[0] = None
+            start_rng[0] = start_before[0] = None
             try:
                 return apply(*inputs, *consts)
             except (IndexError, RuntimeError):
                 pass  # torch's exception, raised below, is the one the user sees (no chaining)
             if start_rng[0] is not None:
                 torch.set_rng_state(start_rng[0])
+            if start_before[0] is not None:
+                _restore_unversioned(*start_before[0], written)
+                start_before[0] = None
             return rerun(*inputs)
 
     return run
+
+
+def _restore_unversioned(args, before, written):
+    """Writes the values before a failed forward back into the inputs it writes, without
+    bumping their version counters (the failed forward bumped none; the torch rerun then bumps
+    them as eager does): ADInplaceOrView, which bumps, is skipped, as in _fresh_on_storage."""
+    guard = torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView))
+    try:
+        with torch.no_grad():
+            for i, b in zip(written, before):
+                args[i].copy_(b)
+    finally:
+        del guard
 
 
 def _match_versions(user, args, out_versions):
