@@ -96,7 +96,7 @@ var torchRules = [primtorch.NumOps]torchRule{
 	primtorch.OpPrimClone:         {target: "torch.clone", custom: torchClone},
 	primtorch.OpPrimGradAs:        {target: "torch.clone", custom: torchGradAs},
 	primtorch.OpPrimCat:           fn("torch.cat"),
-	primtorch.OpPrimConstantPadNd: fn("torch.constant_pad_nd"),
+	primtorch.OpPrimConstantPadNd: fn(primtorch.PadTarget),
 	primtorch.OpPrimGather:        fn("torch.gather"),
 	primtorch.OpPrimIndexSelect:   fn("torch.index_select"),
 	primtorch.OpPrimIndex:         {target: "torch.ops.aten.index.Tensor", custom: torchIndex},

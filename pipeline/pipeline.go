@@ -243,6 +243,14 @@ func WrittenInputs(pg *fxgraph.Graph) []int {
 	return out
 }
 
+// bumpsWritten reports whether AliasChecked bumps the written inputs' version counters after
+// the compiled call: its kernels write memory directly. aot_eager's autograd forward is torch
+// calls, whose copy_ into an input bumps the version once, as eager's in-place op does (a second
+// bump showed in "modified by an inplace operation" errors: fuzz seed 3966).
+func (c *compiler) bumpsWritten() bool {
+	return !(c.r.Backend == AOTEager && NeedsAutograd(c.r.Graph, c.r.GradEnabled))
+}
+
 // aliasChecked wraps a compiled graph that writes some of its inputs so that a call where one
 // of them shares memory with another input runs with torch. The decomposition made the writes
 // functional assuming inputs do not alias (x1.neg_() then a read of x0 = base[:-1] when x1 is
@@ -256,11 +264,7 @@ func (c *compiler) aliasChecked(obj py.Obj) (py.Obj, error) {
 	if err != nil {
 		return 0, err
 	}
-	// aot_eager's autograd forward is torch calls: its copy_ into an input bumps the version
-	// once, as eager's in-place op does (a second bump showed in "modified by an inplace
-	// operation" errors: fuzz seed 3966)
-	bump := !(c.r.Backend == AOTEager && NeedsAutograd(c.r.Graph, c.r.GradEnabled))
-	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name, bump)
+	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name, c.bumpsWritten())
 }
 
 // ---- statistics -------------------------------------------------------------------------------

@@ -23,12 +23,18 @@ const BernoulliMaskTarget = "ptgo._fast.bernoulli_mask"
 // a graph break hands over for a float the graph computes; python/ptgo/fx_export.py).
 const FloatTensorTarget = "ptgo.float_tensor"
 
+// PadTarget is ptgo.constant_pad_nd(x, pad, value): torch.constant_pad_nd, and for an input
+// with no elements the padded shape filled with value (torch's refuses a zero-size dim it does
+// not pad: the torch graph of a slice's gradient; python/ptgo/fx_export.py).
+const PadTarget = "ptgo.constant_pad_nd"
+
 // ownCallEffects are the effects of the call targets ptgo defines itself, which torch does not
 // have and the registry (torch's ops) does not hold.
 var ownCallEffects = map[string]Effects{
 	BernoulliMaskTarget: EffectRandom,
 	"ptgo.restride":     0,
 	FloatTensorTarget:   0,
+	PadTarget:           0,
 	"ptgo.check":        EffectRaises, // prims.check in a torch graph (aotautograd.ToTorch)
 }
 

@@ -115,6 +115,10 @@ func metaBatchNorm(a *Args) (Value, error) {
 		// dtype promoted with the 0-d weight and bias: an int input gives a float result)
 		for _, name := range []string{"weight", "bias"} {
 			if w := a.Tensor(name); w != nil {
+				if len(w.Shape) == 1 && w.Shape[0] == 0 {
+					// weight[0] of no channels (BatchNorm1d(0): fuzz seeds 15055, 17262)
+					return nil, indexErrorf("select(): index 0 out of range for tensor of size [0] at dimension 0")
+				}
 				r, err := pointwise([]Value{&TensorMeta{DType: dt, Shape: in.Shape, Strides: in.Strides, Device: deviceOf(in)},
 					&TensorMeta{DType: w.DType, Shape: []int64{}, Strides: []int64{}, Device: deviceOf(w)}}, PromoteDefault, 0, false)
 				if err != nil {

@@ -194,6 +194,11 @@ func metaMaskedFill(a *Args) (Value, error) {
 	}
 	if v, ok := a.Get("value").(*TensorMeta); ok && len(v.Shape) != 0 {
 		return nil, runtimeErrorf("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).", len(v.Shape))
+	} else if !ok {
+		// a number: c10's checked conversion to self's dtype (inf into an int tensor: fuzz seed 23192)
+		if err := checkFillValue(a.Get("value"), self.DType); err != nil {
+			return nil, err
+		}
 	}
 	shape, err := SymBroadcastShapes(mask.SymSizes(), self.SymSizes())
 	if err != nil {

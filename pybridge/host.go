@@ -81,7 +81,8 @@ func (h *pyHost) AutogradGraph(r *pipeline.Region) (py.Obj, error) {
 	}
 	return runtimeCall(api, "make_autograd_graph", r.Forward, r.Backward, api.NewInt(int64(r.NumOutputs)), ints(r.Tangents),
 		api.NewList(r.Consts), h.orNone(r.Rerun), api.NewStr(r.Name), h.orNone(r.Recompute), ints(r.Written),
-		api.NewBool(r.Random), api.NewStr(r.NoRecompute), api.NewList(deps), ints(r.Floats), h.orEmpty(r.Guards))
+		api.NewBool(r.Random), api.NewStr(r.NoRecompute), api.NewList(deps), ints(r.Floats), h.orEmpty(r.Guards),
+		api.NewBool(r.BumpAfter))
 }
 
 func (h *pyHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled, backward bool) (pipeline.Probe, error) {

@@ -220,3 +220,17 @@ def test_bool_shift_raises_eagers_error():
         assert str(got.value) == str(want.value)
     assert str((torch.tensor([True]) << 1).dtype) == "torch.int64"
     assert_same(ptgo.compile(lambda t: t << 1)(torch.tensor([True, False])), torch.tensor([True, False]) << 1)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_gradient_of_a_slice_of_an_empty_tensor(backend):
+    # fuzz seed 17331: the slice's gradient pads an empty tensor, which torch.constant_pad_nd
+    # refuses where a zero-size dim is not padded (aot_eager's torch backward)
+    def f(x):
+        return torch.where(x > 0, x, x * 2).chunk(2, -2)[0]
+
+    x = torch.randn(3, 0, requires_grad=True)
+    want = torch.autograd.grad(f(x).sum(), x)[0]
+    ptgo.reset()
+    got = torch.autograd.grad(ptgo.compile(f, backend=backend)(x).sum(), x)[0]
+    assert_same(got, want)

@@ -290,3 +290,24 @@ def test_output_written_in_its_region_keeps_eager_version(backend):
     assert eager is not None and "is at version 2; expected version 1" in eager, eager
     ptgo.reset()
     assert _backward_error(ptgo.compile(f, backend=backend), make) == eager
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_message_names_the_input_shape_after_its_transpose_(backend):
+    # fuzz seed 17772: linear saved the input itself; a later x.transpose_() changes the shape
+    # eager's error names (the saved tensor is the input's own), as ptgo's must
+    lin = nn.Linear(8, 8, bias=False)
+
+    def f(x):
+        out = torch.clamp(torch.amin(lin(x), 1), min=-3)
+        _graph_break()
+        x.transpose_(0, -1)
+        return out
+
+    def make():
+        return (torch.randn(5, 8),)
+
+    eager = _backward_error(f, make)
+    assert eager is not None and "[torch.FloatTensor [8, 5]]" in eager, eager
+    ptgo.reset()
+    assert _backward_error(ptgo.compile(f, backend=backend), make) == eager

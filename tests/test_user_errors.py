@@ -624,3 +624,37 @@ def test_index_out_of_range_in_a_region_that_writes_raises_as_eager(backend):
     for name in ("running_mean", "running_var", "num_batches_tracked"):
         assert torch.equal(getattr(bn, name), getattr(bn_ref, name)), name
         assert getattr(bn, name)._version == getattr(bn_ref, name)._version, name
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_batchnorm_of_no_channels_raises_as_eager(backend):
+    """Fuzz seeds 15055, 17262: BatchNorm1d(0) takes weight[0] of its empty weight."""
+    import torch.nn as nn
+
+    bn = nn.BatchNorm1d(0).eval()
+    x = torch.randn(2, 0)
+    with pytest.raises(IndexError) as want:
+        bn(x)
+    with pytest.raises(IndexError) as got:
+        ptgo.compile(bn, backend=backend)(x)
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_masked_fill_of_a_number_an_int_tensor_cannot_hold_raises_as_eager(backend):
+    """Fuzz seed 23192: inf (or 1e20) into an int32 tensor overflows in c10's checked
+    conversion; a float that fits (3.7) is truncated."""
+    def f(x, v):
+        x.masked_fill_(x < 1, v)
+        return x
+
+    for v in (float("inf"), 1e20):
+        x = torch.zeros(3, dtype=torch.int32)
+        with pytest.raises(RuntimeError) as want:
+            f(x.clone(), v)
+        ptgo.reset()
+        with pytest.raises(RuntimeError) as got:
+            ptgo.compile(f, backend=backend)(x.clone(), v)
+        assert str(got.value) == str(want.value)
+    x = torch.zeros(3, dtype=torch.int32)
+    assert_same(ptgo.compile(f, backend=backend)(x.clone(), 3.7), f(x.clone(), 3.7))

@@ -724,6 +724,9 @@ func dFmaxFmin(name string) decompFn {
 // rule through the where gave neither operand any gradient where x == 0.
 func dXlogy(c *ctx) (any, error) {
 	d := c.d
+	// a number beside a float16/bfloat16 tensor is rounded to its dtype first (1e10 is inf in
+	// float16, so eager's xlogy(x, 1e10) is ±inf: fuzz seed 17775)
+	xIn, yIn := c.eagerNumbers(c.self(), c.in("other"))
 	return d.ew(primtorch.PromoteIntToFloat, func(v []val) val {
 		x, y := v[0], v[1]
 		// a Python number operand becomes a tensor of the other's dtype and shape: log(y) of a
@@ -761,7 +764,7 @@ func dXlogy(c *ctx) (any, error) {
 			return r
 		}
 		return d.withGradient(r, e)
-	}, c.self(), c.in("other")), nil
+	}, xIn, yIn), nil
 }
 
 // dLogaddexp is max + log1p(exp(-|a - b|)), and a where a == b == ±inf; its gradient is torch's. With a bool tensor

@@ -998,7 +998,7 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
             for i, a in enumerate(args):
                 ks = readers.get(_storage_key(a))
                 if ks:
-                    guards.append([0, i, a._version - versions[i], sorted(ks), None, shapes.get(_storage_key(a))])
+                    guards.append([0, i, a._version - versions[i], sorted(ks), None, _saved_shape(shapes, a)])
             for k, o in enumerate(top):
                 if isinstance(o, torch.Tensor) and o._version > 0:
                     guards.append([4, k, o._version, [], None, None])  # eager's count: _match_versions
@@ -1009,7 +1009,7 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
                     # output's grad_fn at the backward
                     fn = o.grad_fn
                     guards.append([1, k, o._version, sorted(ks), (fn.name(), o.output_nr) if own.get(k) else o.output_nr,
-                                   shapes.get(_storage_key(o))])
+                                   _saved_shape(shapes, o)])
             refusal = None
             if backward:
                 # each output on its own: the caller may differentiate any of them
@@ -1022,6 +1022,14 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
                             break
             return refusal, guards
     return None
+
+
+def _saved_shape(shapes, t):
+    """The shape eager's error names for t's memory when an op saved another tensor over it (a
+    view: linear's [N, in] of a 4-d input); None when it saved t itself, whose shape then is
+    the one at the error (a later transpose_ changes it: fuzz seed 17772)."""
+    s = shapes.get(_storage_key(t))
+    return None if s is None or s[1] == t._cdata else s[0]
 
 
 def _storage_key(t):
@@ -1042,7 +1050,7 @@ def _saved_storage_readers(top, ends, leaves):
     -> its index) and parameter (leaves: id of the probe's copy -> the parameter) the backward
     of an output reaches, the indices of those outputs (reach); and for each storage the shape of
     the tensor eager's error names, the first saved one found from the outputs (shapes: linear of
-    a 4-d input saves the [N, in] view of it, fuzz seed 15690)."""
+    a 4-d input saves the [N, in] view of it, fuzz seed 15690) and its identity (_saved_shape)."""
     node_keys = {}  # id(node) -> (node, the storage keys it saved)
     shapes = {}
 
@@ -1061,7 +1069,7 @@ def _saved_storage_readers(top, ends, leaves):
                     k = _storage_key(x)
                     if k is not None:
                         ks.add(k)
-                        shapes.setdefault(k, list(x.shape))
+                        shapes.setdefault(k, (list(x.shape), x._cdata))
             node_keys[id(fn)] = (fn, ks)
         return ks
 
@@ -1171,7 +1179,7 @@ def make_torch_graph(graph_json):
 
 def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, name="a compiled region",
                         recompute=None, written=(), random=False, no_recompute="", grad_deps=None, floats=(),
-                        guards=()):
+                        guards=(), bump_after=False):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
@@ -1272,9 +1280,11 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             # made an input, whose saved values the outer backward still needs (fuzz seed 15196:
             # "Trying to backward through the graph a second time" from the earlier region of a
             # graph break). Written inputs stay themselves (a leaf that requires grad cannot be
-            # written in place).
+            # written in place), and so do the parameters, which the recompute reads itself (a
+            # stand-in for one got no gradient: fuzz seed 17236).
+            n_in = len(args) - len(consts)
             args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor) and a.requires_grad and
-                    i not in written else a for i, a in enumerate(args)]
+                    i not in written and i < n_in else a for i, a in enumerate(args)]
         rng = torch.get_rng_state() if ctx.ptgo_rng is not None else None
         try:
             if rng is not None:
@@ -1325,6 +1335,14 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             before = [a._version if isinstance(a, torch.Tensor) else None for a in args] if guards else None
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
+            if bump_after:
+                # the caller bumps the written graph inputs (not parameters or buffers) once when
+                # the Function returns: a recompute's check that no input changed since
+                # (_inputs_unchanged) expects that (fuzz seed 17236: x0[:, 0] = 0.5 in the region
+                # kept a NaN gradient of a dead output from being recomputed)
+                for i in written:
+                    if i < len(args) - len(consts) and ctx.ptgo_versions[i] is not None:
+                        ctx.ptgo_versions[i] += 1
             user, saved = list(outs[:num_outputs]), outs[num_outputs:]
             if out_versions:
                 _match_versions(user, args, out_versions)

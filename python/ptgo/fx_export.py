@@ -117,8 +117,25 @@ def float_tensor(f: Any) -> Any:
     return torch.tensor(f, dtype=torch.complex128 if isinstance(f, complex) else torch.float64)
 
 
+def constant_pad_nd(x: Any, pad: Any, value: Any) -> Any:
+    """prims.constant_pad_nd in a torch graph: torch.constant_pad_nd, which refuses an input
+    with a zero-size dim it does not pad ("resulted in a negative output size"); with no input
+    elements the result is the padded shape filled with value (a slice's gradient of an empty
+    tensor: fuzz seed 17331)."""
+    if x.numel() != 0:
+        return torch.constant_pad_nd(x, pad, value)
+    shape = list(x.shape)
+    for k in range(len(pad) // 2):
+        d = len(shape) - 1 - k
+        shape[d] += pad[2 * k] + pad[2 * k + 1]
+    if any(n < 0 for n in shape):
+        return torch.constant_pad_nd(x, pad, value)  # torch's error for a negative size
+    return torch.full(shape, value, dtype=x.dtype, device=x.device)
+
+
 # Call targets this module defines itself ("ptgo.restride"), resolved without importing ptgo.
-_OWN_TARGETS = {"ptgo.restride": restride, "ptgo.check": check, "ptgo.float_tensor": float_tensor}
+_OWN_TARGETS = {"ptgo.restride": restride, "ptgo.check": check, "ptgo.float_tensor": float_tensor,
+                "ptgo.constant_pad_nd": constant_pad_nd}
 
 
 def _import_path(path: str) -> Any:
