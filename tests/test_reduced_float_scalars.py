@@ -88,3 +88,21 @@ def test_rounding_division_of_reduced_float_tensors(name, dtype):
     assert torch.equal(got.isnan(), want.isnan())
     assert torch.equal(got.nan_to_num(), want.nan_to_num())
     assert torch.equal(got.signbit(), want.signbit())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("name", ["add", "sub", "rsub", "mul", "div", "rdiv", "floor_div", "remainder"])
+def test_tensor_of_another_dtype_beside_a_reduced_float_tensor(name, dtype):
+    """Fuzz seed 23671: an int64 0-d tensor (a sum of indices, 2e7) times a float16 tensor is
+    cast to float16 first (inf) as TensorIterator casts its inputs; an int32 tensor too (2049
+    is 2048 in float16); only 2.14's mul and div read a 0-d second operand unrounded."""
+    f = OPS[name]
+    x = torch.tensor([1e-4, -3e-4, 2.0, 0.5, -7.0], dtype=dtype)
+    others = [torch.tensor(20000000), torch.tensor([3001, 5, 2049, 1, -2], dtype=torch.int32),
+              torch.tensor(1e-8), torch.tensor(3.1e-5, dtype=torch.float64)]
+    for a in others:
+        ptgo.reset()
+        want = f(x, a)
+        got = ptgo.compile(f)(x, a)
+        assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(torch.nan_to_num(got), torch.nan_to_num(want)), (a, got, want)
