@@ -267,8 +267,10 @@ func indValues(e Expr) []*Value {
 }
 
 // AliasNode defines a buffer that is a strided view (the buffer's own Sizes and Layout) of
-// Base's storage.
-type AliasNode struct{ Base *Buffer }
+// Base's storage. Of, when set, is the value the view was taken of where that is a write into
+// Base's storage (a scatter's result): the alias reads it too, so its readers run after the
+// write (fuzz seed 18871: an extern reading the view of an index_put ran before the scatter).
+type AliasNode struct{ Base, Of *Buffer }
 
 func (*InputNode) kindName() string   { return "input" }
 func (*Pointwise) kindName() string   { return "pointwise" }
@@ -282,7 +284,14 @@ func (*InputNode) Reads() []*Buffer   { return nil }
 func (n *Pointwise) Reads() []*Buffer { return bufsRead(n.Body) }
 func (n *Reduction) Reads() []*Buffer { return bufsRead(n.Body) }
 func (n *Scan) Reads() []*Buffer      { return bufsRead(n.Body) }
-func (n *AliasNode) Reads() []*Buffer { return []*Buffer{n.Base} }
+func (n *AliasNode) Reads() []*Buffer {
+	if n.Of == nil {
+		return []*Buffer{n.Base}
+	}
+	out := []*Buffer{n.Base, n.Of}
+	sortBuffers(out)
+	return out
+}
 
 // Reads of a scatter include the buffer it updates (it runs after that buffer's copy).
 func (n *ScatterNode) Reads() []*Buffer {

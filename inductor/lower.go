@@ -339,7 +339,22 @@ func stridedLayout(t *tensor) (Layout, bool) {
 // alias makes a buffer viewing base's storage with the given sizes and layout.
 func (l *lowerer) alias(base *Buffer, sizes []Sym, lay Layout) *Buffer {
 	root := base.Storage()
-	b := l.g.addBuffer(base.DType, sizes, lay, &AliasNode{Base: root})
+	of := base // the value viewed: the latest write into root's storage it stands for
+	for {
+		a, ok := of.Def.(*AliasNode)
+		if !ok {
+			break
+		}
+		if a.Of != nil {
+			of = a.Of
+		} else {
+			of = a.Base
+		}
+	}
+	if of == root {
+		of = nil
+	}
+	b := l.g.addBuffer(base.DType, sizes, lay, &AliasNode{Base: root, Of: of})
 	l.origin(b)
 	return b
 }

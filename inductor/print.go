@@ -130,7 +130,11 @@ func writeBuffer(b *strings.Builder, buf *Buffer, indent string) {
 	case *InputNode:
 		b.WriteString("input " + n.Name + "\n")
 	case *AliasNode:
-		b.WriteString("alias of " + n.Base.Name + "\n")
+		b.WriteString("alias of " + n.Base.Name)
+		if n.Of != nil {
+			b.WriteString(" as written by " + n.Of.Name)
+		}
+		b.WriteString("\n")
 	case *Extern:
 		if k := externOutIndex(n, buf); n.Primary() != buf {
 			fmt.Fprintf(b, "output %d of %s\n", k, n.Primary().Name)

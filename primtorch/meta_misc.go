@@ -307,12 +307,9 @@ func metaTopk(a *Args) (Value, error) {
 	return []Value{symNewTensor(self.DType, shape, dev), symNewTensor(Int64, shape, dev)}, nil
 }
 
-func sortStrides(self *TensorMeta) []SymInt {
-	if symDense(self) {
-		return self.SymStrides()
-	}
-	return SymContiguousStrides(self.SymSizes())
-}
+// sortStrides are sort's outputs' strides: empty_like(self)'s, dense in self's stride order
+// where self is not dense (a sliced transpose sorts into (1, 3), not contiguous: fuzz seed 24112).
+func sortStrides(self *TensorMeta) []SymInt { return symLikeStrides(self, PreserveFormat) }
 
 func metaSort(a *Args) (Value, error) {
 	self := selfTensor(a)
