@@ -46,6 +46,10 @@ CASES = {
     # sgn's gradient is an efficient zero tensor, zero through later products (sign's is not)
     "sgn_norm": lambda x: torch.sgn(x.square().sum()).expand(2),
     "sgn_times": lambda x: torch.sgn(x) * x.flip(0),
+    # torch's silu derivative, sigmoid·(1 + x·(1 − sigmoid)): finite where exp(−x) overflows
+    # (fuzz seed 19294: x = −88, −100, −1e30)
+    "silu": lambda x: F.silu(x),
+    "silu_far": lambda x: F.silu(x - 100.0) + F.silu(x * 1e30),
 }
 ROW_CASES = {
     "amax_dim": lambda x: torch.amax(x, 1),

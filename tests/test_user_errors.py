@@ -658,3 +658,73 @@ def test_masked_fill_of_a_number_an_int_tensor_cannot_hold_raises_as_eager(backe
         assert str(got.value) == str(want.value)
     x = torch.zeros(3, dtype=torch.int32)
     assert_same(ptgo.compile(f, backend=backend)(x.clone(), 3.7), f(x.clone(), 3.7))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_clamp_of_a_bool_tensor_by_a_number_raises_as_eager(backend):
+    """Fuzz seed 24652: a number bound takes clamp's scalar kernels, which have no bool
+    implementation (1.13 raises RuntimeError, 2.14 NotImplementedError, with other kernel
+    names); a tensor bound passes."""
+    b = torch.tensor([True, False])
+    fails = [lambda t: t.clamp_min(False), lambda t: t.clamp_max(True), lambda t: t.clamp(False, True),
+             lambda t: torch.clamp(t, min=False), lambda t: t.clone().clamp_min_(False)]
+    for f in fails:
+        with pytest.raises(Exception) as want:
+            f(b)
+        ptgo.reset()
+        with pytest.raises(Exception) as got:
+            ptgo.compile(f, backend=backend)(b)
+        assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+    for f in (lambda t: t.clamp_min(torch.tensor(False)), lambda t: t.clamp_min(0)):
+        ptgo.reset()
+        assert_same(ptgo.compile(f, backend=backend)(b), f(b))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_addcdiv_by_an_integer_tensor_raises_in_backward_as_eager(backend):
+    """Fuzz seed 24989: addcdiv's derivative for tensor1 divides into an integer tensor2's
+    dtype: eager's backward raises; the forward and a backward to self alone pass."""
+    i = torch.tensor([1, 2, 3, 4])
+
+    def f(x, y):
+        return torch.addcdiv(x, y, i, value=0.5)
+
+    for grads in ((False, True), (True, True), (True, False)):
+        args = [torch.randn(4, requires_grad=g) for g in grads]
+        try:
+            f(*args).sum().backward()
+            want = None
+        except RuntimeError as e:
+            want = str(e)
+        ptgo.reset()
+        args = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+        try:
+            ptgo.compile(f, backend=backend)(*args).sum().backward()
+            got = None
+        except RuntimeError as e:
+            got = str(e)
+        assert got == want, grads
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_write_over_the_same_memory_with_other_strides_raises_as_eager(backend):
+    """Fuzz seed 24663: torch calls two views of the same memory FULL overlap only when their
+    strides are equal; x.copy_(x.t()), and v[:, ::2] of a [3, 1] v (another stride for the
+    size-1 dim), are PARTIAL: eager refuses the write."""
+    def f(x):
+        y = x * 1
+        y.copy_(y.t())
+        return y
+
+    def g(x):
+        v = (x * 2).trunc()
+        v[:, ::2].floor_divide_(v)
+        return v
+
+    for fn, x in ((f, torch.randn(3, 3)), (g, torch.randn(3, 1))):
+        with pytest.raises(RuntimeError) as want:
+            fn(x)
+        ptgo.reset()
+        with pytest.raises(RuntimeError) as got:
+            ptgo.compile(fn, backend=backend)(x)
+        assert str(got.value) == str(want.value)

@@ -85,7 +85,19 @@ func mkldnnGelu(m *primtorch.TensorMeta) bool {
 // dSilu is x / (1 + exp(-x)).
 func dSilu(c *ctx) (any, error) {
 	d := c.d
-	return c.unary(func(x val) val { return d.div(x, d.add(d.un("exp", d.un("neg", x)), 1.0)) }), nil
+	return c.unary(func(x val) val {
+		r := d.div(x, d.add(d.un("exp", d.un("neg", x)), 1.0))
+		if !d.rg {
+			return r
+		}
+		// torch's derivative, sigmoid·(1 + x·(1 − sigmoid)) with sigmoid = 1/(1 + exp(−x)):
+		// the chain rule through x/(exp(−x) + 1) is inf/inf = NaN where exp(−x) overflows
+		// (x = −100: eager −0; fuzz seed 19294)
+		xs := noGrad(d.prim("clone", x))
+		sig := d.div(1.0, d.add(d.un("exp", d.un("neg", xs)), 1.0))
+		der := noGrad(d.mul(sig, d.add(d.mul(xs, d.sub(1.0, sig)), 1.0)))
+		return d.withGradient(r, d.mul(x, der))
+	}), nil
 }
 
 // dMish is x * tanh(log1p(exp(x))).

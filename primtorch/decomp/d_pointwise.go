@@ -913,6 +913,13 @@ func dAddcmul(c *ctx) (any, error) {
 // dAddcdiv is self + value*t1/t2.
 func dAddcdiv(c *ctx) (any, error) {
 	d := c.d
+	// torch's derivative for tensor1 divides into tensor2's dtype: an integer tensor2 makes
+	// eager's backward raise "result type Float can't be cast to the desired output type Long"
+	// (fuzz seed 24989); the call stays torch's so the backward through it raises the same
+	if t1, t2 := metaOf(c.in("tensor1")), metaOf(c.in("tensor2")); d.rg && t1 != nil && t1.RequiresGrad &&
+		t2 != nil && t2.DType.IsIntegral(true) {
+		return nil, errFallback
+	}
 	value := c.get("value")
 	return d.ew(primtorch.PromoteDefault, func(v []val) val {
 		t1 := v[1]
