@@ -269,7 +269,7 @@ func (t *Tracer) finishGraph(cap *Capture, vals []Value) {
 		out[i] = o.Node
 	}
 	t.graph.AddOutput(fxgraph.Tuple{Elems: out})
-	orderPlaceholders(t.graph)
+	t.graph.PlaceholdersFirst() // inputs are discovered while tracing
 	fxgraph.EliminateDeadCode(t.graph, hasSideEffect)
 	cap.Graph = t.graph
 	cap.Inputs = t.inputs
@@ -515,20 +515,6 @@ func collectOutputs(vals ...Value) []*TensorV {
 		walk(v)
 	}
 	return out
-}
-
-// orderPlaceholders moves placeholders to the front (inputs are discovered while tracing).
-func orderPlaceholders(g *fxgraph.Graph) {
-	var ph, rest []*fxgraph.Node
-	for _, n := range g.Nodes {
-		if n.Op == fxgraph.Placeholder {
-			ph = append(ph, n)
-		} else {
-			rest = append(rest, n)
-		}
-	}
-	g.Nodes = append(ph, rest...)
-	g.Renumber()
 }
 
 // hasSideEffect keeps nodes whose effects outlive their values (writes, random draws, errors

@@ -304,6 +304,21 @@ func (g *Graph) Users() map[*Node][]*Node {
 	return users
 }
 
+// PlaceholdersFirst moves the placeholders to the front in their order (a stable partition;
+// capture discovers inputs while tracing, freezing turns some into get_attrs) and renumbers.
+func (g *Graph) PlaceholdersFirst() {
+	var ph, rest []*Node
+	for _, n := range g.Nodes {
+		if n.Op == Placeholder {
+			ph = append(ph, n)
+		} else {
+			rest = append(rest, n)
+		}
+	}
+	g.Nodes = append(ph, rest...)
+	g.Renumber()
+}
+
 // Renumber restores node indices after Nodes was edited directly.
 func (g *Graph) Renumber() {
 	for i, n := range g.Nodes {

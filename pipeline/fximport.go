@@ -676,15 +676,6 @@ func freezeInputs(g *fxgraph.Graph, r *FXRequest) ([]int, bool) {
 		p.Op, p.Target = fxgraph.GetAttr, p.Name
 		out = append(out, i)
 	}
-	// The placeholders that stay come first, as in every graph (a stable partition).
-	var ph, rest []*fxgraph.Node
-	for _, n := range g.Nodes {
-		if n.Op == fxgraph.Placeholder {
-			ph = append(ph, n)
-		} else {
-			rest = append(rest, n)
-		}
-	}
-	g.Nodes = append(ph, rest...)
+	g.PlaceholdersFirst() // the placeholders that stay come first, as in every graph
 	return out, true
 }
