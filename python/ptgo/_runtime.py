@@ -3,6 +3,7 @@
 Everything here is data movement: building a torch.fx GraphModule from Go's JSON, calling the
 backend, running meta kernels Go has no meta function for, forwarding log records.
 """
+import contextlib
 import itertools
 import json
 import os
@@ -868,7 +869,8 @@ def alias_checked(compiled, fallback, written, inputs, name, bump=True):
     hinted = []
 
     _fast = _native.fast()
-    bump_versions, written_overlap = (_fast.bump_versions, _fast.written_overlap) if _fast else (None, None)
+    written_overlap = _fast.written_overlap if _fast else None
+    bump_versions = _version_bumper()
 
     def overlap(args):
         """(i, j): written input i shares memory with input j; (i, -1): written input i is an
@@ -906,15 +908,17 @@ def alias_checked(compiled, fallback, written, inputs, name, bump=True):
                               "alias)" % (name, _input_name(inputs, i), _input_name(inputs, j)))
             return fallback(*args)
         out = compiled(*args)
-        if not bump:
-            pass
-        elif bump_versions is not None:
+        if bump:
             bump_versions(args, written)
-        else:
-            _bump_versions_slow(args, written)
         return out
 
     return _C.Disabled(run)
+
+
+def _version_bumper():
+    """bump_versions(args, written): ptgo._fast's, or _bump_versions_slow without ptgo._fast."""
+    fast = _native.fast()
+    return fast.bump_versions if fast is not None else _bump_versions_slow
 
 
 def _bump_versions_slow(args, written):
@@ -1492,14 +1496,10 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
 def _restore_unversioned(args, before, written):
     """Writes the values before a failed forward back into the inputs it writes, without
     bumping their version counters (the failed forward bumped none; the torch rerun then bumps
-    them as eager does): ADInplaceOrView, which bumps, is skipped, as in _fresh_on_storage."""
-    guard = torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView))
-    try:
-        with torch.no_grad():
-            for i, b in zip(written, before):
-                args[i].copy_(b)
-    finally:
-        del guard
+    them as eager does)."""
+    with _versions_untouched(), torch.no_grad():
+        for i, b in zip(written, before):
+            args[i].copy_(b)
 
 
 def _match_versions(user, args, out_versions):
@@ -1516,12 +1516,7 @@ def _match_versions(user, args, out_versions):
         if key is None or key in arg_keys or key in done or t._version >= v:
             continue
         done.add(key)
-        written = (0,) * (v - t._version)
-        fast = _native.fast()
-        if fast is not None:
-            fast.bump_versions((t,), written)
-        else:
-            _bump_versions_slow((t,), written)
+        _version_bumper()((t,), (0,) * (v - t._version))
 
 
 def _guarded(guards, args, before, after, user):
@@ -1723,10 +1718,18 @@ def _fresh_on_storage(o):
     bumps the version counter of the tensor it writes in ADInplaceOrView, which is skipped
     (eager's version numbers show in "modified by an inplace operation" errors: fuzz seed
     4836)."""
-    guard = torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView))
-    try:
+    with _versions_untouched():
         return torch.empty(0, dtype=o.dtype, device=o.device).set_(
             _compat.storage(o), o.storage_offset(), o.size(), o.stride())
+
+
+@contextlib.contextmanager
+def _versions_untouched():
+    """In-place writes inside bump no version counter: ADInplaceOrView, the dispatch key that
+    bumps them, is skipped."""
+    guard = torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView))
+    try:
+        yield
     finally:
         del guard
 
