@@ -283,6 +283,9 @@ func (t *Tracer) record(f *frame, method bool, target string, op *primtorch.Op, 
 	if err := t.probeKernel(f, method, target, op, args, kw); err != nil {
 		return nil, err
 	}
+	if err := t.probeBackward(f, method, target, args, kw); err != nil {
+		return nil, err
+	}
 	if err := t.checkAutocast(f, method, target, op, policy, origArgs, origKw, res); err != nil {
 		return nil, err
 	}
@@ -566,13 +569,62 @@ func (t *Tracer) probeKernel(f *frame, method bool, target string, op *primtorch
 	if !risky && !primtorch.KernelMayReject(op, dtypes) {
 		return nil
 	}
-	// The probe is advisory: a call it cannot express stays as the meta function decided.
+	r := t.probeCall(f, "kernel_probe", method, target, args, kw)
+	if r == 0 {
+		return nil
+	}
+	typ, _ := t.api.Index(r, 0)
+	msg, _ := t.api.Index(r, 1)
+	pyType, _ := t.api.Str(typ)
+	text, _ := t.api.Str(msg)
+	return f.userError(pyType, "%s (%s, found by running torch's CPU kernel while tracing)", text, target)
+}
+
+// probeBackward asks torch whether eager's backward of a call that mixes floating dtypes among
+// its tensor operands, one requiring grad, accepts it (ptgo._runtime.backward_probe): torch
+// 1.13's mse_loss computes a float32 input against a float64 target and its backward raises
+// "Found dtype Double but expected Float" (fuzz seed 21084), where ptgo's derivatives would
+// give gradients. Such a call is a graph break: it runs with torch, whose backward raises.
+func (t *Tracer) probeBackward(f *frame, method bool, target string, args []Value, kw []kwArg) error {
+	if !t.gradEnabled {
+		return nil
+	}
+	grad := false
+	var float primtorch.DType
+	seen, mixed := false, false
+	for _, in := range tensorsIn(args, kw) {
+		if in.Meta.Device.Type != "" && in.Meta.Device.Type != "cpu" {
+			return nil
+		}
+		grad = grad || in.Meta.RequiresGrad
+		if dt := in.Meta.DType; dt.IsFloatingPoint() {
+			mixed = mixed || seen && float != dt
+			float, seen = dt, true
+		}
+	}
+	if !grad || !mixed {
+		return nil
+	}
+	r := t.probeCall(f, "backward_probe", method, target, args, kw)
+	if r == 0 {
+		return nil
+	}
+	msg, _ := t.api.Index(r, 1)
+	text, _ := t.api.Str(msg)
+	return f.unsupported("give the operands one dtype (convert with .to(dtype))",
+		"%s: eager's backward of this call raises (%s); the call runs with torch, whose backward raises it", target, text)
+}
+
+// probeCall runs a probe of ptgo._runtime (kernel_probe, backward_probe) on zero-filled tensors
+// of the call's arguments' metadata: its answer, or 0 for none (the probes are advisory: a call
+// they cannot express stays as the meta function decided).
+func (t *Tracer) probeCall(f *frame, probe string, method bool, target string, args []Value, kw []kwArg) py.Obj {
 	api := t.api
 	objs := make([]py.Obj, len(args))
 	for i, a := range args {
 		o, err := t.metaObj(f, a)
 		if err != nil {
-			return nil
+			return 0
 		}
 		objs[i] = o
 	}
@@ -580,27 +632,20 @@ func (t *Tracer) probeKernel(f *frame, method bool, target string, op *primtorch
 	for _, k := range kw {
 		o, err := t.metaObj(f, k.Val)
 		if err != nil {
-			return nil
+			return 0
 		}
 		keys = append(keys, api.NewStr(k.Name))
 		vals = append(vals, o)
 	}
 	kwd, err := api.NewDict(keys, vals)
 	if err != nil {
-		return nil
+		return 0
 	}
-	r, err := t.env.callRuntime("kernel_probe", api.NewStr(target), api.NewBool(method), api.NewTuple(objs), kwd)
-	if err != nil {
-		return nil
+	r, err := t.env.callRuntime(probe, api.NewStr(target), api.NewBool(method), api.NewTuple(objs), kwd)
+	if err != nil || api.Kind(r) == py.KNone {
+		return 0
 	}
-	if api.Kind(r) == py.KNone {
-		return nil
-	}
-	typ, _ := api.Index(r, 0)
-	msg, _ := api.Index(r, 1)
-	pyType, _ := api.Str(typ)
-	text, _ := api.Str(msg)
-	return f.userError(pyType, "%s (%s, found by running torch's CPU kernel while tracing)", text, target)
+	return r
 }
 
 // realizeDeep realizes values and the items of tuples and lists (in place).
@@ -918,7 +963,43 @@ func (t *Tracer) metaFallback(f *frame, method bool, target string, args []Value
 		dev = ins[0].Meta.Device
 	}
 	logs.Printf(logs.PerfHints, "%s has no Go meta function; used torch's meta kernel (%s)", target, f.shortWhereUser())
+	t.learnEffects(method, target)
 	return t.parseMetaResult(f, r, dev)
+}
+
+// learnEffects reads, once per target, what the running torch's schemas say a function the
+// registry does not hold does besides computing its result (ptgo._runtime.schema_effects), for
+// the registry's effects question (primtorch.TorchCallEffects): a graph calling torch.sinc can
+// then be rerun with torch when a kernel finds an index out of range, and dead-code elimination
+// and freezing know it writes nothing. Not readable: the call keeps every effect.
+func (t *Tracer) learnEffects(method bool, target string) {
+	key := target
+	if method {
+		key = "Tensor." + target
+	}
+	if _, ok := primtorch.TorchCallEffects(key, nil); ok {
+		return
+	}
+	api := t.api
+	r, err := t.env.callRuntime("schema_effects", api.NewStr(target), api.NewBool(method))
+	if err != nil || r == api.None() {
+		return
+	}
+	eo, _ := api.Index(r, 0)
+	e, err := api.Int(eo)
+	if err != nil {
+		return
+	}
+	var out []string
+	names, _ := api.Index(r, 1)
+	n, _ := api.Len(names)
+	for i := 0; i < n; i++ {
+		o, _ := api.Index(names, i)
+		if s, err := api.Str(o); err == nil {
+			out = append(out, s)
+		}
+	}
+	primtorch.LearnTorchCallEffects(key, primtorch.Effects(e), out)
 }
 
 // metaObj converts a value to what ptgo._runtime.meta_call expects.

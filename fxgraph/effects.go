@@ -25,7 +25,7 @@ func CallEffects(n *Node) primtorch.Effects {
 	}
 	op := primtorch.Lookup(target)
 	if op == nil {
-		return allEffects
+		return learnedEffects(target, n.Kwargs)
 	}
 	callArgs := n.Args
 	if target == "prims.fallback" {
@@ -40,7 +40,7 @@ func CallEffects(n *Node) primtorch.Effects {
 			return e
 		}
 		if op = primtorch.Lookup(name); op == nil {
-			return allEffects
+			return learnedEffects(name, n.Kwargs)
 		}
 		callArgs = n.Args[1:]
 	}
@@ -127,4 +127,18 @@ func metaValue(a Arg) (primtorch.Value, bool) {
 		return s, true
 	}
 	return nil, false
+}
+
+// learnedEffects are the effects of a call to a torch function the registry does not hold, as
+// the running torch's schemas say (primtorch.TorchCallEffects), or every effect when they were
+// not read.
+func learnedEffects(target string, kw []Kwarg) primtorch.Effects {
+	names := make([]string, len(kw))
+	for i, k := range kw {
+		names[i] = k.Name
+	}
+	if e, ok := primtorch.TorchCallEffects(target, names); ok {
+		return e
+	}
+	return allEffects
 }

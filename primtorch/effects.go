@@ -1,5 +1,10 @@
 package primtorch
 
+import (
+	"slices"
+	"sync"
+)
+
 // Effects is what a call does besides computing its result. A call with any effect is kept by
 // dead-code elimination whatever reads its result, at every stage: a training BatchNorm whose
 // output is unused still updates its running statistics, a dead random op still advances torch's
@@ -116,4 +121,39 @@ func getitemByTensor(a *Args, out Value) bool {
 	}
 	idx, _ := a.Opt("index")
 	return walk(idx)
+}
+
+// torchCallEffects are the effects of torch functions the registry does not hold, as the
+// tracer read them from the running torch's ATen schemas (ptgo._runtime.schema_effects) when a
+// call to one was traced: the registry's answer for them, where it has none of its own.
+var torchCallEffects sync.Map // call target ("torch.sinc", "Tensor.index_put_") -> schemaEffects
+
+type schemaEffects struct {
+	e   Effects
+	out []string // keyword-only arguments an overload writes: they write when the call passes them
+}
+
+// LearnTorchCallEffects records what the running torch's schemas say of target, a function or
+// Tensor method ("Tensor." + name) the registry does not hold: its effects, and the keyword
+// arguments (out=) that write when a call passes them.
+func LearnTorchCallEffects(target string, e Effects, out []string) {
+	torchCallEffects.Store(target, schemaEffects{e: e, out: out})
+}
+
+// TorchCallEffects are the effects LearnTorchCallEffects recorded for target, of a call passing
+// the keyword arguments named kw; ok=false when nothing was recorded (the call then counts as
+// having every effect).
+func TorchCallEffects(target string, kw []string) (Effects, bool) {
+	v, ok := torchCallEffects.Load(target)
+	if !ok {
+		return 0, false
+	}
+	s := v.(schemaEffects)
+	e := s.e
+	for _, k := range kw {
+		if slices.Contains(s.out, k) {
+			e |= EffectWrites
+		}
+	}
+	return e, true
 }

@@ -311,3 +311,77 @@ def test_message_names_the_input_shape_after_its_transpose_(backend):
     assert eager is not None and "[torch.FloatTensor [8, 5]]" in eager, eager
     ptgo.reset()
     assert _backward_error(ptgo.compile(f, backend=backend), make) == eager
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_with_no_elements_written_after_its_op_saved_it(backend):
+    # fuzz seed 18701: clamp saved a [0, 3] tensor, written through a view after a break; an
+    # empty tensor has no memory to know it by, but eager's version check covers it
+    def f(x1, x2):
+        v = torch.div(x2, x1, rounding_mode="floor")
+        out = torch.clamp(v, min=-3)
+        _graph_break()
+        v.transpose(0, 1)[0].add_(0.0)
+        return out
+
+    def make():
+        return (torch.randn(0, 3), torch.randn(0, 3, requires_grad=True))
+
+    eager = _backward_error(f, make)
+    assert eager is not None and "modified by an inplace operation" in eager, eager
+    ptgo.reset()
+    got = _backward_error(ptgo.compile(f, backend=backend), make)
+    assert got is not None and _NODE.sub("", got) == _NODE.sub("", eager)  # the node: A152
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_saved_tensor_written_after_a_break_that_made_an_int_symbolic(backend):
+    # fuzz seed 24384: an .item() result that changed between calls becomes an int input of
+    # the graph after the break; the probe of eager's saved tensors ran the graph without it,
+    # so the recompiled graph had no version guards and the backward did not raise
+    def f(x0, x1):
+        s = x1.sum().item()
+        y = x1 * s
+        t = torch.tanh(x0)
+        d = t.diagonal()
+        _graph_break()
+        d.relu_()
+        return d, y
+
+    for i in range(3):
+        def make(i=i):
+            torch.manual_seed(0)
+            return (torch.randn(6, 5, requires_grad=True), torch.full((2, 2), i, dtype=torch.long))
+
+        eager = _backward_error(f, make)
+        assert eager is not None and "modified by an inplace operation" in eager, eager
+        if i == 0:
+            ptgo.reset()
+            c = ptgo.compile(f, backend=backend)
+        assert _backward_error(c, make) == eager, i
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_saved_tensors_written_the_one_backward_unpacks_first_raises(backend):
+    # fuzz seed 19652: linear saved its input v1 and gather saved linear's result v5; both are
+    # written after a break. Eager's backward runs gather's node first, so its error names v5
+    # ([3, 4]); ptgo's checks named v1 ([3, 3]), the order the guards were listed in
+    lin = nn.Linear(3, 4)
+
+    def f(x1):
+        v1 = x1.clamp_min(0.5)
+        v5 = lin(v1)
+        v6 = torch.gather(v5, -2, torch.zeros_like(v5, dtype=torch.long))
+        _graph_break()
+        v1.nan_to_num_()
+        v5.copy_(v6)
+        return torch.lerp(v5, v6, 0.3)
+
+    def make():
+        return (torch.randn(3, 3),)
+
+    eager = _backward_error(f, make)
+    assert eager is not None and "[torch.FloatTensor [3, 4]]" in eager, eager
+    ptgo.reset()
+    got = _backward_error(ptgo.compile(f, backend=backend), make)
+    assert got is not None and _NODE.sub("", got) == _NODE.sub("", eager)

@@ -10,6 +10,7 @@ import copy
 import json
 import sys
 import traceback
+import warnings
 
 import pytest
 import torch
@@ -624,6 +625,78 @@ def test_index_out_of_range_in_a_region_that_writes_raises_as_eager(backend):
     for name in ("running_mean", "running_var", "num_batches_tracked"):
         assert torch.equal(getattr(bn, name), getattr(bn_ref, name)), name
         assert getattr(bn, name)._version == getattr(bn_ref, name)._version, name
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_beside_a_function_the_registry_lacks_raises_as_eager(backend):
+    """Fuzz seed 24668: torch.sinc is not in ptgo's registry (torch's meta kernel gives its
+    result), so its graph counted as one that may write and draw, could not be rerun with torch
+    and raised ptgo's index message. What such a function does besides computing is read from
+    the running torch's schemas (_runtime.schema_effects): sinc writes nothing and draws
+    nothing, so the graph is rerun and eager's message shows."""
+    def f(x, n):
+        return torch.sinc(n), x.index_select(-1, torch.tensor([9]))
+
+    n = torch.full([], 3)
+    with pytest.raises(IndexError) as want:
+        f(torch.ones(8), n)
+    c = ptgo.compile(f, backend=backend)
+    for size in (8, 6):  # a static graph, then a symbolic one
+        with pytest.raises(IndexError) as got:
+            c(torch.ones(size), n)
+        assert str(got.value) == str(want.value)
+    ok = torch.ones(12)
+    assert all(torch.equal(a, b) for a, b in zip(c(ok, n), f(ok, n)))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("loss", ["mse_loss", "huber_loss", "l1_loss"])
+def test_backward_eager_refuses_for_mixed_dtypes_raises_as_eager(backend, loss):
+    """Fuzz seed 21084: a float32 prediction against a float64 target (a target from numpy):
+    torch 1.13's mse_loss backward and both torches' huber_loss backward raise "Found dtype
+    Double but expected Float", where ptgo's derivatives gave gradients. The tracer asks torch
+    whether the backward of a call mixing floating dtypes accepts it (backward_probe); one that
+    does not runs with torch. l1_loss's backward accepts it, on both."""
+    import torch.nn.functional as F
+
+    fn = getattr(F, loss)
+
+    def f(x, t):
+        return fn(x * 2, t)
+
+    def run(g):
+        x = torch.ones(8, 1, requires_grad=True)
+        t = torch.zeros((), dtype=torch.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the broadcast target's UserWarning
+            out = g(x, t)
+        try:
+            out.backward()
+        except RuntimeError as e:
+            return out, None, str(e)
+        return out, x.grad, None
+
+    want, want_grad, want_err = run(f)
+    got, got_grad, got_err = run(ptgo.compile(f, backend=backend))
+    assert got_err == want_err
+    assert got.dtype == want.dtype and torch.allclose(got, want)
+    if want_grad is not None:
+        assert torch.allclose(got_grad, want_grad)
+
+
+def test_schema_effects_of_functions_the_registry_lacks():
+    """What ptgo reads from torch's schemas for a function it has no entry for: writes (an
+    in-place method, out=), draws (tagged nondeterministic_seeded, or a Generator argument),
+    and always 'may raise'; a Python function is not read (None: every effect)."""
+    from ptgo import _runtime
+
+    writes, draws, raises = 1, 2, 4
+    assert _runtime.schema_effects("torch.sinc", False) == (raises, ["out"])
+    assert _runtime.schema_effects("torch.randperm", False)[0] == draws | raises
+    assert _runtime.schema_effects("torch.dropout", False)[0] == draws | raises  # no Generator: the tag
+    assert _runtime.schema_effects("index_put_", True)[0] == writes | raises
+    assert _runtime.schema_effects("torch.nn.functional.dropout", False) is None
+    assert _runtime.schema_effects("split", True) is None  # Tensor.split is Python code
 
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])

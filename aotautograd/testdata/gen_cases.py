@@ -372,6 +372,9 @@ def gen_reductions():
         one(op, target, T(3, 4), tag="all")
         one(op, target, T(2, 3, 4, layout="t"), dim=1, tag="dim1")
         one(op, target, T(2, 3, 4), dim=(0, 2), keepdim=True, tag="dims_keep")
+        if op == "nansum":  # a floating nansum stays torch's call (decomp dNansum)
+            for c in CASES[-3:]:
+                c["notdiff"] = True
     one("amax", "torch.amax", S([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), dim=1, tag="ties")
     one("amin", "torch.amin", S([[1.0, 1.0, 3.0], [0.0, 2.0, 0.0]]), tag="ties_all")
     one("max.dim", "torch.max", S([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 1.0, 0.0]]), 1, tag="ties")

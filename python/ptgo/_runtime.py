@@ -11,6 +11,7 @@ import re
 import sys
 import sysconfig
 import threading
+import types
 import warnings
 import weakref
 
@@ -517,6 +518,49 @@ def meta_call(target, is_method, args, kwargs):
     return _from_meta(r)
 
 
+_EFFECT_WRITES, _EFFECT_RANDOM, _EFFECT_RAISES = 1, 2, 4  # primtorch.Effects' bits
+
+
+def schema_effects(target, is_method):
+    """What a torch function the registry does not hold does besides computing its result,
+    read from the running torch's ATen schemas of the op it binds to (a builtin function or a
+    C++ Tensor method; a Python function may call anything: None): (effects, out), effects the
+    bits of primtorch.Effects: writes (an in-place method, a schema argument written that is
+    not keyword-only), draws random numbers (an overload tagged nondeterministic_seeded or
+    taking a Generator), and may raise (always: the schema does not say); out the names of the
+    keyword-only arguments an overload writes (out=), which write when the call passes them."""
+    fn = getattr(torch.Tensor, target, None) if is_method else resolve(target)
+    if not isinstance(fn, (types.BuiltinFunctionType, types.MethodDescriptorType)):
+        return None
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str) or name.startswith("__"):
+        return None
+    schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+    if not schemas:
+        return None
+    effects, out = _EFFECT_RAISES, set()
+    if name.endswith("_"):
+        effects |= _EFFECT_WRITES
+    for sc in schemas:
+        for a in sc.arguments:
+            if a.alias_info is not None and a.alias_info.is_write:
+                if a.kwarg_only:
+                    out.add(a.name)
+                else:
+                    effects |= _EFFECT_WRITES
+            if "Generator" in str(a.type):
+                effects |= _EFFECT_RANDOM
+    packet = getattr(torch.ops.aten, name, None)
+    seeded = getattr(torch, "Tag", None) and getattr(torch.Tag, "nondeterministic_seeded", None)
+    if packet is None or seeded is None:
+        effects |= _EFFECT_RANDOM  # cannot read the tags: assume the worst
+    else:
+        for o in packet.overloads():
+            if seeded in getattr(getattr(packet, o), "tags", ()):
+                effects |= _EFFECT_RANDOM
+    return effects, sorted(out)
+
+
 def _rejected(e):
     return ("rejected", type(e).__name__, str(e).strip().split("\n")[0])
 
@@ -570,6 +614,41 @@ def kernel_probe(target, is_method, args, kwargs):
                 fn(*margs, **mkwargs)
     except Exception as e:  # noqa: BLE001 - what torch raises is the answer
         result = (type(e).__name__, str(e).strip().split("\n")[0])
+    if key is not None:
+        _probe_cache[key] = result
+    return result
+
+
+def backward_probe(target, is_method, args, kwargs):
+    """Runs ``target`` once with autograd on zero-filled CPU tensors with its arguments'
+    metadata (those marked requires_grad requiring it) and its backward, to learn whether
+    eager's backward accepts the call: torch 1.13's mse_loss backward refuses a target of
+    another floating dtype than the input ("Found dtype Double but expected Float") where the
+    forward accepts it. Returns None, or (exception class name, message) of the backward."""
+    try:
+        key = ("backward", target, is_method, _probe_key(tuple(args)), _probe_key(kwargs))
+    except TypeError:
+        key = None
+    if key is not None and key in _probe_cache:
+        return _probe_cache[key]
+    result = None
+    try:
+        fn = None if is_method else resolve(target)
+        margs = _to_meta(tuple(args), "cpu")
+        mkwargs = {k: _to_meta(v, "cpu") for k, v in kwargs.items()}
+        with _rng_kept(), torch.enable_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = getattr(margs[0], target)(*margs[1:], **mkwargs) if is_method else fn(*margs, **mkwargs)
+            outs = [o for o in _flatten(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+    except Exception:  # noqa: BLE001 - the forward's answer is kernel_probe's
+        outs = []
+    if outs:
+        try:
+            with _rng_kept(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+        except Exception as e:  # noqa: BLE001 - what torch raises is the answer
+            result = (type(e).__name__, str(e).strip().split("\n")[0])
     if key is not None:
         _probe_cache[key] = result
     return result
@@ -964,9 +1043,15 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
               for k, v in attrs.items()}
     gm = graph_module_from_json(graph_json, None, copies)
     specs = [n.meta.get("ptgo_meta") for n in gm.graph.nodes if n.op == "placeholder"]
+    # an int input of a symbolic graph (an .item() result, an unspecialised int) has no value
+    # in its meta: the symbol's hint stands for it (without it no guard was made: seed 24384)
+    hints = {s["input"]: s["hint"] for s in json.loads(graph_json).get("symbols") or ()
+             if s.get("dim") == -1 and s.get("input", -1) >= 0}
     for fill in (0, 1):  # zeros are valid indices, ones valid divisors
         args = []
-        for m in specs:
+        for i, m in enumerate(specs):
+            if m is None and i in hints:
+                m = hints[i]
             if isinstance(m, (int, float)) and not isinstance(m, bool):
                 args.append(m)  # a Python number input (a float read at run time): its value
                 continue
@@ -992,28 +1077,35 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
             except Exception:  # noqa: BLE001 - the dummy data, not the structure
                 continue
             top = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-            readers, own, reach, shapes = _saved_storage_readers(top, {id(fn): i for fn, i in ends.items()}, leaves)
-            guards = []
+            readers, own, reach, shapes, first = _saved_storage_readers(top, {id(fn): i for fn, i in ends.items()}, leaves)
+            guards, checks = [], []  # checks: (rank, guard) of saved memory, in the backward's order
             for target, ks in reach.items():
                 if isinstance(target, int):
                     guards.append([2, target, 0, sorted(ks), None, None])
                 else:
                     guards.append([3, 0, 0, sorted(ks), target, None])
             for i, a in enumerate(args):
-                ks = readers.get(_storage_key(a))
+                key = _storage_key(a)
+                ks = readers.get(key)
                 if ks:
-                    guards.append([0, i, a._version - versions[i], sorted(ks), None, _saved_shape(shapes, a)])
+                    checks.append((first.get(key, 0),
+                                   [0, i, a._version - versions[i], sorted(ks), None, _saved_shape(shapes, a)]))
             for k, o in enumerate(top):
                 if isinstance(o, torch.Tensor) and o._version > 0:
                     guards.append([4, k, o._version, [], None, None])  # eager's count: _match_versions
-                ks = readers.get(_storage_key(o))
+                key = _storage_key(o)
+                ks = readers.get(key)
                 if ks and isinstance(o, torch.Tensor):
                     # saved only by the op that made it (relu's result): eager's error names that
                     # op; saved by a later op too (which fails first in the backward): the
                     # output's grad_fn at the backward
                     fn = o.grad_fn
-                    guards.append([1, k, o._version, sorted(ks), (fn.name(), o.output_nr) if own.get(k) else o.output_nr,
-                                   _saved_shape(shapes, o)])
+                    checks.append((first.get(key, 0),
+                                   [1, k, o._version, sorted(ks), (fn.name(), o.output_nr) if own.get(k) else o.output_nr,
+                                    _saved_shape(shapes, o)]))
+            # the first one eager's backward unpacks raises (fuzz seed 19652: gather's saved
+            # input, written by copy_, before linear's, written by nan_to_num_)
+            guards += [g for _, g in sorted(checks, key=lambda c: c[0])]
             refusal = None
             if backward:
                 # each output on its own: the caller may differentiate any of them
@@ -1037,11 +1129,17 @@ def _saved_shape(shapes, t):
 
 
 def _storage_key(t):
-    """The identity of a tensor's memory (None: not a tensor, or no elements)."""
-    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+    """The identity of a tensor's memory (None: not a tensor). A tensor with no elements has no
+    memory (every one's data pointer is null) but a storage object its views share, and eager's
+    version checks cover it all the same (fuzz seed 18701: a [0, 3] tensor clamp saved, written
+    through a view): that object's address stands for it."""
+    if not isinstance(t, torch.Tensor):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if t.numel() == 0:
+            st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()._storage
+            return ("empty", st._cdata)
         ptr = t.storage().data_ptr()
     return ptr or None
 
@@ -1054,7 +1152,9 @@ def _saved_storage_readers(top, ends, leaves):
     -> its index) and parameter (leaves: id of the probe's copy -> the parameter) the backward
     of an output reaches, the indices of those outputs (reach); and for each storage the shape of
     the tensor eager's error names, the first saved one found from the outputs (shapes: linear of
-    a 4-d input saves the [N, in] view of it, fuzz seed 15690) and its identity (_saved_shape)."""
+    a 4-d input saves the [N, in] view of it, fuzz seed 15690) and its identity (_saved_shape);
+    and for each storage the rank (_backward_rank) of the first node of the backward that
+    unpacks it (first)."""
     node_keys = {}  # id(node) -> (node, the storage keys it saved)
     shapes = {}
 
@@ -1077,7 +1177,7 @@ def _saved_storage_readers(top, ends, leaves):
             node_keys[id(fn)] = (fn, ks)
         return ks
 
-    readers, savers, reach = {}, {}, {}
+    readers, savers, reach, edges = {}, {}, {}, {}
     for k, o in enumerate(top):
         for t in _flatten(o):
             if not isinstance(t, torch.Tensor) or t.grad_fn is None:
@@ -1100,8 +1200,12 @@ def _saved_storage_readers(top, ends, leaves):
                     p = leaves[id(var)]
                     reach.setdefault(("attr", id(p)), (p, set()))[1].add(k)
                 for nxt, _ in fn.next_functions:
-                    if nxt is not None and id(nxt) not in seen:
-                        todo.append(nxt)
+                    if nxt is not None:
+                        nexts = edges.setdefault(id(fn), [])
+                        if id(nxt) not in nexts:
+                            nexts.append(id(nxt))
+                        if id(nxt) not in seen:
+                            todo.append(nxt)
     # a node's Python object is made on access and kept while one is alive (node_keys holds
     # every visited one), so ids compare nodes here
     own = {}
@@ -1114,7 +1218,33 @@ def _saved_storage_readers(top, ends, leaves):
             out[v[0]] = v[1]  # a parameter: keyed by the object
         else:
             out[t] = v
-    return readers, own, out, shapes
+    rank = _backward_rank(edges)
+    first = {}  # storage key -> the rank of the first node of the backward that unpacks it
+    for key, ids in savers.items():
+        first[key] = min(rank.get(i, len(rank)) for i in ids)
+    return readers, own, out, shapes, first
+
+
+def _backward_rank(edges):
+    """The order in which autograd's engine runs the nodes of a graph (edges: id of a node ->
+    ids of its next_functions): a node runs once every node feeding it a gradient has run
+    (Kahn's order). Among nodes ready together eager runs the one made last in the forward
+    (its sequence number, which torch 1.13 does not show); here the order they were found in."""
+    indeg = {}
+    for a, bs in edges.items():
+        indeg.setdefault(a, 0)
+        for b in bs:
+            indeg[b] = indeg.get(b, 0) + 1
+    ready = [a for a, d in indeg.items() if d == 0]
+    rank = {}
+    while ready:
+        a = ready.pop(0)
+        rank[a] = len(rank)
+        for b in edges.get(a, ()):
+            indeg[b] -= 1
+            if indeg[b] == 0:
+                ready.append(b)
+    return rank
 
 
 def _flatten(v):
