@@ -37,6 +37,22 @@ def test_freezing_folds_batchnorm_and_tracks_weight_updates(ptgo_log):
         assert_same(cm(x), m(x))
 
 
+def test_folded_weight_of_a_channels_last_model_stays_channels_last():
+    """A channels-last model (model.to(memory_format=torch.channels_last), torch's own advice for
+    convolution speed) fed channels-last images: the folded convolution weight kept the layout of
+    the weight it came from, or every convolution copied it back to channels-last on every call
+    (resnet18: 17 copies, 78 ms a call against 47)."""
+    m = _cnn_with_stats().to(memory_format=torch.channels_last)
+    x = torch.randn(2, 3, 16, 16).contiguous(memory_format=torch.channels_last)
+    cm = ptgo.compile(m)
+    with torch.no_grad():
+        assert_same(cm(x), m(x))
+        with torch.profiler.profile() as prof:
+            cm(x)
+    copies = [e for e in prof.key_averages() if e.key in ("aten::copy_", "aten::contiguous")]
+    assert not copies, [(e.key, e.count) for e in copies]
+
+
 def test_freezing_options_are_validated():
     with pytest.raises(ValueError, match="unknown options"):
         ptgo.compile(nn.Linear(2, 2), options={"freezeing": True})

@@ -825,6 +825,15 @@ def watch_data(*tensors):
             _WATCHED[key] = weakref.ref(t, lambda _r, key=key: _WATCHED.pop(key, None))
 
 
+def _dense_format(t):
+    """The memory format t is dense in: channels-last (3d) where it is and is not also
+    contiguous, else contiguous."""
+    for dim, fmt in ((4, torch.channels_last), (5, torch.channels_last_3d)):
+        if t.dim() == dim and not t.is_contiguous() and t.is_contiguous(memory_format=fmt):
+            return fmt
+    return torch.contiguous_format
+
+
 def fold_conv_bn(w, b, mean, var, gamma, beta, eps):
     """Folds an eval-mode BatchNorm after a convolution into the convolution's weight and bias."""
     watch_data(w, b, mean, var, gamma, beta)
@@ -833,7 +842,10 @@ def fold_conv_bn(w, b, mean, var, gamma, beta, eps):
         if gamma is not None:
             scale = scale * gamma
         shape = (-1,) + (1,) * (w.dim() - 1)
-        nw = (w * scale.reshape(shape).to(w.dtype)).contiguous()
+        # the folded weight keeps the weight's layout (its get_attr's meta is the weight's): a
+        # channels-last model's weight made contiguous was copied back to channels-last by every
+        # convolution of a channels-last input
+        nw = (w * scale.reshape(shape).to(w.dtype)).contiguous(memory_format=_dense_format(w))
         nb = -mean * scale
         if b is not None:
             nb = nb + b * scale
