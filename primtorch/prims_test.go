@@ -143,3 +143,17 @@ func TestPrimRegistry(t *testing.T) {
 	require.False(t, OpAdd.Op().IsPrim())
 	require.Equal(t, "prims::add", Lookup("prims.add").Name)
 }
+
+// TestPrimPadLayout: prims.constant_pad_nd lays its result out as torch's constant_pad_nd does
+// (suggest_memory_format): channels-last for a channels-last input, so a pooling's padded input
+// is read and written in its input's order.
+func TestPrimPadLayout(t *testing.T) {
+	op := Lookup("prims.constant_pad_nd")
+	cl := &TensorMeta{DType: Float32, Shape: []int64{1, 8, 5, 5}, Strides: []int64{200, 1, 40, 8}}
+	got, err := op.Meta([]Value{cl, []Value{int64(1), int64(1), int64(1), int64(1)}, 0.0}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{392, 1, 56, 8}, got.(*TensorMeta).Strides)
+	got, err = op.Meta([]Value{f32(1, 8, 5, 5), []Value{int64(1), int64(1), int64(1), int64(1)}, 0.0}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{392, 49, 7, 1}, got.(*TensorMeta).Strides)
+}
