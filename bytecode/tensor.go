@@ -556,17 +556,16 @@ func (t *Tracer) metaError(f *frame, target string, err error) error {
 func (t *Tracer) probeKernel(f *frame, method bool, target string, op *primtorch.Op, args []Value, kw []kwArg) error {
 	ins := tensorsIn(args, kw)
 	dtypes := make([]primtorch.DType, len(ins))
-	risky := false
 	for i, in := range ins {
 		if in.Meta.Device.Type != "" && in.Meta.Device.Type != "cpu" {
 			return nil
 		}
 		dtypes[i] = in.Meta.DType
-		if op == nil && (dtypes[i] == primtorch.Float16 || dtypes[i] == primtorch.BFloat16) {
-			risky = true
-		}
 	}
-	if !risky && !primtorch.KernelMayReject(op, dtypes) {
+	// A function the registry does not hold is always tried: torch's meta kernel (its meta)
+	// checks no dtypes, and its CPU kernel may have none for them (a float16 operand; gcd of a
+	// float: fuzz seed 25774)
+	if op != nil && !primtorch.KernelMayReject(op, dtypes) {
 		return nil
 	}
 	r := t.probeCall(f, "kernel_probe", method, target, args, kw)

@@ -12,6 +12,7 @@ import re
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 import ptgo
 
@@ -382,6 +383,34 @@ def test_two_saved_tensors_written_the_one_backward_unpacks_first_raises(backend
 
     eager = _backward_error(f, make)
     assert eager is not None and "[torch.FloatTensor [3, 4]]" in eager, eager
+    ptgo.reset()
+    got = _backward_error(ptgo.compile(f, backend=backend), make)
+    assert got is not None and _NODE.sub("", got) == _NODE.sub("", eager)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_message_names_the_shape_the_first_unpacking_node_saved(backend):
+    # fuzz seed 25506: atanh saved v5 ([8]) and lin1 (a linear of the 1-d v5) a [1, 8] view of
+    # it; eager's backward unpacks atanh's first, so its error names [8]
+    torch.manual_seed(0)
+    lin0, lin1 = nn.Linear(4, 8, bias=False), nn.Linear(8, 1)
+
+    def f(x2):
+        v1 = F.leaky_relu(x2, 0.2)
+        v3 = torch.erf(v1.floor())
+        v5 = lin0(v1)
+        lin1(v5)
+        v8 = v5.atanh()
+        if (v3 > 0).any():
+            torch.relu(v3)
+        v5[::2] *= -1
+        return v8
+
+    def make():
+        return (torch.randn(4),)
+
+    eager = _backward_error(f, make)
+    assert eager is not None and "[torch.FloatTensor [8]]" in eager, eager
     ptgo.reset()
     got = _backward_error(ptgo.compile(f, backend=backend), make)
     assert got is not None and _NODE.sub("", got) == _NODE.sub("", eager)

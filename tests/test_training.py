@@ -659,3 +659,23 @@ def test_masked_write_into_tensor_that_requires_grad(backend):
         fn(base * 1.0)[0].backward(torch.arange(16.0, dtype=torch.float64).view(4, 4))
         grads.append(base.grad)
     assert torch.equal(grads[0], grads[1]), grads
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("value", [float("nan"), 2.0, float("-inf"), -0.0])
+def test_amin_of_a_0d_tensor_gradient_as_eager(backend, value):
+    """Fuzz seed 25816: amin/amax over dim 0 of a 0-d tensor is the tensor, but torch's gradient
+    is amax's (grad / count) · (x == result): NaN where x is NaN. The reduction over no dims
+    read as max()'s, which gives a NaN element the whole gradient."""
+    for fn in (torch.amin, torch.amax):
+        def f(x, fn=fn):
+            return fn(x * 1, 0)
+
+        want = torch.tensor(value, requires_grad=True)
+        out = f(want)
+        out.backward(torch.tensor(1.5))
+        got = torch.tensor(value, requires_grad=True)
+        res = ptgo.compile(f, backend=backend)(got)
+        res.backward(torch.tensor(1.5))
+        assert_same(res, out)
+        assert_same(got.grad, want.grad)

@@ -801,3 +801,26 @@ def test_write_over_the_same_memory_with_other_strides_raises_as_eager(backend):
         with pytest.raises(RuntimeError) as got:
             ptgo.compile(fn, backend=backend)(x)
         assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_function_the_registry_lacks_rejects_a_dtype_after_a_write_as_eager(backend):
+    """Fuzz seed 25774: torch.gcd is not in ptgo's registry and its meta kernel takes a float
+    operand, which its CPU kernel refuses; the graph compiled, and its failed run happened before
+    random_ wrote the input, where eager raises after the write. Every call to a function the
+    registry lacks is tried on torch's CPU kernel while tracing: the graph breaks before gcd,
+    the write happens, and eager's exception follows."""
+    def f(x):
+        x.random_(0, 5)
+        return torch.gcd(torch.arange(6), x)
+
+    torch.manual_seed(0)
+    xe = torch.tensor(1.5)
+    with pytest.raises(Exception) as want:
+        f(xe)
+    torch.manual_seed(0)
+    xc = torch.tensor(1.5)
+    with pytest.raises(Exception) as got:
+        ptgo.compile(f, backend=backend)(xc)
+    assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+    assert torch.equal(xc, xe)

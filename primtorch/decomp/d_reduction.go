@@ -111,15 +111,33 @@ func dProd(c *ctx) (any, error) {
 		dims = allDims(len(metaOf(x).Shape))
 	}
 	dt := c.outMeta().DType
+	if dt == primtorch.Float16 || dt == primtorch.BFloat16 {
+		// torch multiplies in the 16-bit dtype, lane by lane: 1000 bfloat16 factors near 1 give
+		// 2.74e-5 where a float product rounded once gives 2.94e-5, and an overflowing lane
+		// beside a zero gives NaN where the float product is 0 (fuzz seed 25166); the call
+		// stays torch's
+		return nil, errFallback
+	}
 	r := d.reduce("prod", d.convert(x, accDType(dt)), dims, c.bool("keepdim"))
 	return d.convert(r, dt), nil
 }
 
 func dAmaxAmin(name string) decompFn {
 	return func(c *ctx) (any, error) {
+		d := c.d
 		x := c.selfNode()
-		dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
-		return c.d.reduce(name, x, dims, c.bool("keepdim")), nil
+		m := metaOf(x)
+		if len(m.Shape) == 0 && m.DType.IsFloatingPoint() {
+			// A 0-d input is its own result, but torch's gradient is amax's scale_grad_by_count:
+			// (grad / count) · mask with mask = (x == result), so NaN where x is NaN (count 0;
+			// fuzz seed 25816). prims.amax over [] would read as max()'s evenly_distribute
+			// (vjpAmaxAmin), which gives x the whole gradient; x · (x == x ? 1 : NaN) is x
+			// (NaN·NaN, ±0·1, ±inf·1) with that gradient.
+			one := d.full(m.SymSizes(), 1.0, m.DType)
+			return d.mul(x, d.where(d.bin("eq", x, x), one, scalarAs(math.NaN(), m.DType))), nil
+		}
+		dims := reduceDims(c.get("dim"), len(m.Shape))
+		return d.reduce(name, x, dims, c.bool("keepdim")), nil
 	}
 }
 

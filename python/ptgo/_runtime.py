@@ -1162,13 +1162,13 @@ def _saved_storage_readers(top, ends, leaves):
     whose backward reaches that node (readers); for each top-level output index, whether its
     memory is saved only by its own grad_fn (own); and for each input (ends: id of its grad_fn
     -> its index) and parameter (leaves: id of the probe's copy -> the parameter) the backward
-    of an output reaches, the indices of those outputs (reach); and for each storage the shape of
-    the tensor eager's error names, the first saved one found from the outputs (shapes: linear of
-    a 4-d input saves the [N, in] view of it, fuzz seed 15690) and its identity (_saved_shape);
-    and for each storage the rank (_backward_rank) of the first node of the backward that
-    unpacks it (first)."""
+    of an output reaches, the indices of those outputs (reach); and for each storage the rank
+    (_backward_rank) of the first node of the backward that unpacks it (first) and the shape and
+    identity of the tensor that node saved, which eager's error names (shapes, _saved_shape:
+    linear of a 4-d input saves the [N, in] view of it, fuzz seed 15690; atanh's input before
+    a linear's view of it, seed 25506)."""
     node_keys = {}  # id(node) -> (node, the storage keys it saved)
-    shapes = {}
+    node_shapes = {}  # id(node) -> {storage key: (shape, _cdata) of the tensor it saved there}
 
     def saved_keys(fn):
         ks = node_keys.get(id(fn), (None, None))[1]
@@ -1185,7 +1185,7 @@ def _saved_storage_readers(top, ends, leaves):
                     k = _storage_key(x)
                     if k is not None:
                         ks.add(k)
-                        shapes.setdefault(k, (list(x.shape), x._cdata))
+                        node_shapes.setdefault(id(fn), {}).setdefault(k, (list(x.shape), x._cdata))
             node_keys[id(fn)] = (fn, ks)
         return ks
 
@@ -1231,9 +1231,11 @@ def _saved_storage_readers(top, ends, leaves):
         else:
             out[t] = v
     rank = _backward_rank(edges)
-    first = {}  # storage key -> the rank of the first node of the backward that unpacks it
+    first, shapes = {}, {}  # storage key -> the first node of the backward that unpacks it: its rank, what it saved
     for key, ids in savers.items():
-        first[key] = min(rank.get(i, len(rank)) for i in ids)
+        i = min(ids, key=lambda i: rank.get(i, len(rank)))
+        first[key] = rank.get(i, len(rank))
+        shapes[key] = node_shapes[i][key]  # the one eager's error names (fuzz seed 25506)
     return readers, own, out, shapes, first
 
 
