@@ -591,32 +591,48 @@ def _probe_key(v):
     return (type(v).__name__, v)
 
 
-def kernel_probe(target, is_method, args, kwargs):
-    """Runs ``target`` once on zero-filled CPU tensors with its arguments' metadata, to learn
-    whether torch's CPU kernels accept their dtypes (ptgo's meta functions, like torch's, do not
-    know which dtypes a kernel implements). Returns None, or (exception class name, message)."""
+def _zero_call_probe(kind, target, is_method, args, kwargs, body):
+    """What body answers about a call of ``target`` on zero-filled CPU tensors with its
+    arguments' metadata (body(call): call() makes the tensors and runs the call), cached per
+    probe kind and call signature."""
     try:
-        key = (target, is_method, _probe_key(tuple(args)), _probe_key(kwargs))
+        key = (kind, target, is_method, _probe_key(tuple(args)), _probe_key(kwargs))
     except TypeError:  # an unhashable argument: no caching
         key = None
     if key is not None and key in _probe_cache:
         return _probe_cache[key]
-    result = None
-    try:
+
+    def call():
         fn = None if is_method else resolve(target)
         margs = _to_meta(tuple(args), "cpu")
         mkwargs = {k: _to_meta(v, "cpu") for k, v in kwargs.items()}
-        with _rng_kept(), torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if is_method:
-                getattr(margs[0], target)(*margs[1:], **mkwargs)
-            else:
-                fn(*margs, **mkwargs)
-    except Exception as e:  # noqa: BLE001 - what torch raises is the answer
-        result = (type(e).__name__, str(e).strip().split("\n")[0])
+        return getattr(margs[0], target)(*margs[1:], **mkwargs) if is_method else fn(*margs, **mkwargs)
+
+    with _rng_kept(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = body(call)
     if key is not None:
         _probe_cache[key] = result
     return result
+
+
+def _first_line(e):
+    return (type(e).__name__, str(e).strip().split("\n")[0])
+
+
+def kernel_probe(target, is_method, args, kwargs):
+    """Runs ``target`` once on zero-filled CPU tensors with its arguments' metadata, to learn
+    whether torch's CPU kernels accept their dtypes (ptgo's meta functions, like torch's, do not
+    know which dtypes a kernel implements). Returns None, or (exception class name, message)."""
+    def body(call):
+        try:
+            with torch.no_grad():
+                call()
+        except Exception as e:  # noqa: BLE001 - what torch raises is the answer
+            return _first_line(e)
+        return None
+
+    return _zero_call_probe("kernel", target, is_method, args, kwargs, body)
 
 
 def backward_probe(target, is_method, args, kwargs):
@@ -625,33 +641,21 @@ def backward_probe(target, is_method, args, kwargs):
     eager's backward accepts the call: torch 1.13's mse_loss backward refuses a target of
     another floating dtype than the input ("Found dtype Double but expected Float") where the
     forward accepts it. Returns None, or (exception class name, message) of the backward."""
-    try:
-        key = ("backward", target, is_method, _probe_key(tuple(args)), _probe_key(kwargs))
-    except TypeError:
-        key = None
-    if key is not None and key in _probe_cache:
-        return _probe_cache[key]
-    result = None
-    try:
-        fn = None if is_method else resolve(target)
-        margs = _to_meta(tuple(args), "cpu")
-        mkwargs = {k: _to_meta(v, "cpu") for k, v in kwargs.items()}
-        with _rng_kept(), torch.enable_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = getattr(margs[0], target)(*margs[1:], **mkwargs) if is_method else fn(*margs, **mkwargs)
-            outs = [o for o in _flatten(out) if isinstance(o, torch.Tensor) and o.requires_grad]
-    except Exception:  # noqa: BLE001 - the forward's answer is kernel_probe's
-        outs = []
-    if outs:
+    def body(call):
         try:
-            with _rng_kept(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+            with torch.enable_grad():
+                outs = [o for o in _flatten(call()) if isinstance(o, torch.Tensor) and o.requires_grad]
+        except Exception:  # noqa: BLE001 - the forward's answer is kernel_probe's
+            return None
+        if not outs:
+            return None
+        try:
+            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
         except Exception as e:  # noqa: BLE001 - what torch raises is the answer
-            result = (type(e).__name__, str(e).strip().split("\n")[0])
-    if key is not None:
-        _probe_cache[key] = result
-    return result
+            return _first_line(e)
+        return None
+
+    return _zero_call_probe("backward", target, is_method, args, kwargs, body)
 
 
 #: autocast_probe's answers by call and autocast state.
