@@ -219,7 +219,8 @@ func vjpPow(c *vjpCtx) {
 		var grad *fxgraph.Node
 		if ef, ok := e.(float64); ok {
 			if ef != 0 {
-				grad = c.mul(c.mul(c.g, ef), c.emit("pow", x, ef-1))
+				// torch's pow_backward: grad · (e · x^(e−1)), in that order
+				grad = c.mul(c.g, c.mul(c.emit("pow", x, ef-1), ef))
 			}
 		} else {
 			en := e.(*fxgraph.Node)

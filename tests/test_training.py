@@ -679,3 +679,24 @@ def test_amin_of_a_0d_tensor_gradient_as_eager(backend, value):
         res.backward(torch.tensor(1.5))
         assert_same(res, out)
         assert_same(got.grad, want.grad)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("exponent", [-2, -0.5, 2, 3, 0.5, -1])
+def test_pow_gradient_at_zeros_and_infinities_as_eager(backend, exponent):
+    """Fuzz seed 27192: x ** -2 is computed as torch's kernel does, 1 / (x · x), and its chain
+    rule gave NaN at ±0 and ±inf where torch's derivative, grad · (e · x^(e−1)), gives ±inf
+    and −0; rsqrt's chain rule had the wrong sign of infinity at −0."""
+    def f(x):
+        return x ** exponent
+
+    vals = [0.0, -0.0, 1e-30, -1e-30, float("inf"), float("-inf"), 2.0, 0.75]
+    want = torch.tensor(vals, requires_grad=True)
+    f(want).backward(torch.ones(len(vals)))
+    got = torch.tensor(vals, requires_grad=True)
+    ptgo.compile(f, backend=backend)(got).backward(torch.ones(len(vals)))
+    assert torch.equal(got.grad.isnan(), want.grad.isnan())
+    finite = ~want.grad.isnan()
+    assert torch.equal(got.grad[finite].isinf(), want.grad[finite].isinf())
+    assert torch.equal(torch.signbit(got.grad[finite]), torch.signbit(want.grad[finite]))
+    torch.testing.assert_close(got.grad[finite], want.grad[finite], rtol=1e-6, atol=0)

@@ -675,21 +675,15 @@ func dPow(c *ctx) (any, error) {
 			return d.bin("pow", v[0], v[1])
 		}
 		if metaOf(v[1]) == nil && dtypeOf(v[0]).IsFloatingPoint() && metaOf(v[0]) != nil {
-			switch asFloat(v[1]) {
-			case 1:
-				return d.prim("clone", v[0])
-			case 2:
-				return d.mul(v[0], v[0])
-			case 3:
-				return d.mul(d.mul(v[0], v[0]), v[0])
-			case 0.5:
-				return d.un("sqrt", v[0])
-			case -0.5:
-				return d.un("rsqrt", v[0])
-			case -1:
-				return d.un("reciprocal", v[0])
-			case -2:
-				return d.un("reciprocal", d.mul(v[0], v[0]))
+			ef := asFloat(v[1])
+			if r, special := d.powNumber(v[0], ef); special && ef != 1 && d.rg && metaOf(v[0]).RequiresGrad {
+				// torch's derivative, grad · (e · x^(e−1)) with x^(e−1) as its pow kernel
+				// computes it; the chain rule through x·x or 1/(x·x) is NaN at ±0 and ±inf where
+				// torch's is ±inf or −0 (fuzz seed 27192: x ** −2), rsqrt's the wrong sign at −0
+				p, _ := d.powNumber(v[0], ef-1)
+				return d.withGradient(r, d.mul(v[0], noGrad(d.mul(noGrad(p), ef))))
+			} else if special {
+				return r
 			}
 		}
 		if metaOf(v[0]) == nil && metaOf(v[1]) == nil {
@@ -697,6 +691,28 @@ func dPow(c *ctx) (any, error) {
 		}
 		return d.bin("pow", v[0], v[1])
 	}, x, e), nil
+}
+
+// powNumber is x ** e for a floating tensor x and a number e as torch's pow kernel computes
+// it: its special cases (x·x for 2, sqrt for 0.5, ...; special), else prims.pow.
+func (d *decomposer) powNumber(x val, e float64) (r val, special bool) {
+	switch e {
+	case 1:
+		return d.prim("clone", x), true
+	case 2:
+		return d.mul(x, x), true
+	case 3:
+		return d.mul(d.mul(x, x), x), true
+	case 0.5:
+		return d.un("sqrt", x), true
+	case -0.5:
+		return d.un("rsqrt", x), true
+	case -1:
+		return d.un("reciprocal", x), true
+	case -2:
+		return d.un("reciprocal", d.mul(x, x)), true
+	}
+	return d.bin("pow", x, e), false
 }
 
 // dFmaxFmin is fmax/fmin: maximum/minimum that ignore a NaN operand. The gradient is torch's
