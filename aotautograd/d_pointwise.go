@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"ptgo/fxgraph"
+	"ptgo/primtorch"
 )
 
 // Derivatives of elementwise prims, written as torch 1.13's derivatives.yaml writes them
@@ -290,7 +291,9 @@ func vjpMaxMin(isMax bool) vjpFn {
 	}
 }
 
-// atan2: self: grad * other / (self^2 + other^2); other: grad * -self / (self^2 + other^2).
+// atan2: self: grad * other * recip; other: grad * -self * recip, recip = 1 / (self^2 +
+// other^2), as torch computes them; torch 2.14 zeroes recip where the sum is 0
+// (Behavior().Atan2GradZeroAtOrigin).
 func vjpAtan2(c *vjpCtx) {
 	a, b := c.num(0), c.num(1)
 	sq := func(v any) any {
@@ -299,7 +302,11 @@ func vjpAtan2(c *vjpCtx) {
 		}
 		return c.mul(v, v)
 	}
-	recip := c.emit("reciprocal", c.add(sq(a), sq(b)))
+	denom := c.add(sq(a), sq(b))
+	recip := c.emit("reciprocal", denom)
+	if primtorch.Behavior().Atan2GradZeroAtOrigin {
+		recip = c.where(c.emit("eq", denom, 0.0), 0.0, recip)
+	}
 	if c.needs(0) {
 		c.give(c.x(0), c.mul(c.mul(c.g, b), recip))
 	}

@@ -81,6 +81,10 @@ type torchBehavior struct {
 	ShiftCountBounded bool
 	// softshrink of NaN is NaN (2.14; 1.13: 0) (dSoftshrink)
 	SoftshrinkNaN bool
+	// atan2's gradient where self² + other² is 0 (the origin, or squares that underflow) is
+	// 0 with the sign of grad·other·0 (2.14 zeroes the reciprocal there); 1.13's is
+	// grad·other·inf, NaN at the origin (aotautograd vjpAtan2; fuzz seed 28525)
+	Atan2GradZeroAtOrigin bool
 	// batch_norm of a channels-last-3d input takes the kernel's fused scale-shift
 	// fma(x, α, fma(−mean, α, bias)) (2.14), not ((x − mean)·rstd)·weight + bias (1.13)
 	// (decomp batchNormScaleShift).
@@ -100,6 +104,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		MaxPool1dEmptyError: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true, ShiftCountBounded: true, SoftshrinkNaN: true,
+		Atan2GradZeroAtOrigin:      true,
 		GroupNormSmallGroupNaN:     8,
 		BatchNormChannelsLast3dFMA: true, ReducedFloatNamespace: "c10::",
 	}},

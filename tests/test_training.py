@@ -700,3 +700,44 @@ def test_pow_gradient_at_zeros_and_infinities_as_eager(backend, exponent):
     assert torch.equal(got.grad[finite].isinf(), want.grad[finite].isinf())
     assert torch.equal(torch.signbit(got.grad[finite]), torch.signbit(want.grad[finite]))
     torch.testing.assert_close(got.grad[finite], want.grad[finite], rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("exponent", [False, 0, 0.0])
+def test_pow_by_zero_gradient_as_eager(backend, exponent):
+    """Fuzz seed 25377: torch's pow_backward tests a bool exponent against 0.0 and finds it
+    unequal, so x ** False's gradient is grad · (0 · x⁻¹) — NaN at 0 and NaN — where x ** 0 and
+    x ** 0.0 give zeros."""
+    def f(x):
+        return x ** exponent
+
+    vals = [0.0, -0.0, float("nan"), float("inf"), 2.0]
+    want = torch.tensor(vals, requires_grad=True)
+    want_out = f(want)
+    want_out.backward(torch.ones(len(vals)))
+    got = torch.tensor(vals, requires_grad=True)
+    out = ptgo.compile(f, backend=backend)(got)
+    out.backward(torch.ones(len(vals)))
+    assert_same(out, want_out)
+    assert torch.equal(got.grad.isnan(), want.grad.isnan())
+    assert torch.equal(got.grad.nan_to_num(), want.grad.nan_to_num())
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_atan2_gradient_at_the_origin_as_eager(backend):
+    """Fuzz seed 28525: torch 2.14 zeroes atan2's gradient where self² + other² is 0 (1.13
+    gives NaN there); both compute grad · other · (1 / (self² + other²)) elsewhere."""
+    def f(a, b):
+        return torch.atan2(a, b)
+
+    vals = [0.0, -0.0, 0.0, 1.5, -2.0, 1e-30]
+    other = [0.0, -0.0, -0.0, 0.5, 0.0, 1e-30]
+    g = torch.tensor([1.0, -2.0, 3.0, 0.5, 1.0, 1.0])
+    want = [torch.tensor(v, requires_grad=True) for v in (vals, other)]
+    f(*want).backward(g)
+    got = [torch.tensor(v, requires_grad=True) for v in (vals, other)]
+    ptgo.compile(f, backend=backend)(*got).backward(g)
+    for w, c in zip(want, got):
+        assert torch.equal(c.grad.isnan(), w.grad.isnan())
+        assert torch.equal(c.grad.nan_to_num(), w.grad.nan_to_num())
+        assert torch.equal(torch.signbit(c.grad[~w.grad.isnan()]), torch.signbit(w.grad[~w.grad.isnan()]))

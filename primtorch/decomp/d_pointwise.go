@@ -668,6 +668,7 @@ func (d *decomposer) floorDiv(a, b val, reduced primtorch.DType) val {
 func dPow(c *ctx) (any, error) {
 	d := c.d
 	x, e := c.self(), c.in("exponent")
+	boolZero := e == false // x ** False: torch's pow_backward takes a bool exponent for non-zero
 	return d.ew(primtorch.PromoteBoolToLong, func(v []val) val {
 		if _, sym := v[1].(primtorch.SymFloat); sym {
 			// a float argument read at run time: capture guarded it to be none of the
@@ -684,6 +685,12 @@ func dPow(c *ctx) (any, error) {
 				return d.withGradient(r, d.mul(v[0], noGrad(d.mul(noGrad(p), ef))))
 			} else if special {
 				return r
+			}
+			if ef == 0 && boolZero && d.rg && metaOf(v[0]).RequiresGrad {
+				// its derivative is then grad · (0 · x⁻¹): NaN at 0 and NaN, where an int or
+				// float 0 gives zeros (fuzz seed 25377)
+				p, _ := d.powNumber(v[0], -1)
+				return d.withGradient(d.bin("pow", v[0], 0.0), d.mul(v[0], noGrad(d.mul(noGrad(p), 0.0))))
 			}
 		}
 		if metaOf(v[0]) == nil && metaOf(v[1]) == nil {
