@@ -741,3 +741,27 @@ def test_atan2_gradient_at_the_origin_as_eager(backend):
         assert torch.equal(c.grad.isnan(), w.grad.isnan())
         assert torch.equal(c.grad.nan_to_num(), w.grad.nan_to_num())
         assert torch.equal(torch.signbit(c.grad[~w.grad.isnan()]), torch.signbit(w.grad[~w.grad.isnan()]))
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("op", ["logical_not_", "logical_or_", "gt_"])
+def test_inplace_logical_op_through_a_view_keeps_the_gradient_as_eager(backend, op):
+    """Fuzz seed 29589: torch's in-place logical ops have no derivative, so a tensor that
+    requires grad keeps its autograd history through them and its gradient passes the write
+    (x · 2 then logical_not_ through a view: the gradient is still 2), where ptgo's functional
+    write gave 0; such a region runs with torch. The in-place comparisons have a derivative,
+    zeros, which the functional write gives."""
+    def f(x):
+        v = x * 2
+        w = v[1:, None]
+        getattr(w, op)() if op == "logical_not_" else getattr(w, op)(torch.zeros(3, 1))
+        return v * 3
+
+    want = torch.randn(4, requires_grad=True)
+    out = f(want)
+    out.sum().backward()
+    got = want.detach().clone().requires_grad_()
+    res = ptgo.compile(f, backend=backend)(got)
+    res.sum().backward()
+    assert_same(res, out)
+    assert_same(got.grad, want.grad)

@@ -10,11 +10,16 @@ func inplace(c *ctx) (any, error) {
 	if f == nil {
 		return nil, errFallback
 	}
+	s := c.state(c.op.Schema.Params[0].Canon)
+	if keepsHistory[c.op.Functional.ID] && c.d.rg && c.d.read(s).TensorMeta().RequiresGrad {
+		return nil, c.d.unsupportedf("%s on a tensor that requires grad: torch's in-place logical ops have no "+
+			"derivative, so the tensor keeps its autograd history and its gradient passes the write as if it had "+
+			"not happened, which no functional write expresses", c.op.Name)
+	}
 	r, err := f(c)
 	if err != nil {
 		return nil, err
 	}
-	s := c.state(c.op.Schema.Params[0].Canon)
 	if err := c.d.write(s, asNode(r), false); err != nil {
 		return nil, err
 	}
@@ -28,3 +33,11 @@ func inplace(c *ctx) (any, error) {
 var table *[primtorch.NumOps]decompFn
 
 func init() { table = &decomps }
+
+// keepsHistory are the ops whose in-place forms torch's autograd leaves without a derivative,
+// so a tensor that requires grad keeps its grad_fn through them (logical_not_ of x·2: the
+// gradient is still 2; fuzz seed 29589, written through a view). The comparisons' in-place
+// forms (eq_, lt_, ...) have a derivative, zeros: a functional write gives those.
+var keepsHistory = map[primtorch.OpID]bool{
+	primtorch.OpLogicalNot: true, primtorch.OpLogicalAnd: true, primtorch.OpLogicalOr: true, primtorch.OpLogicalXor: true,
+}
