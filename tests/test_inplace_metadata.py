@@ -252,3 +252,16 @@ def test_torch_call_reads_a_view_after_a_write_into_its_base(view):
         ptgo.reset()
         for a, b in zip(ptgo.compile(f, backend=backend)(x), f(x)):
             assert_same(a, b)
+
+
+def test_heaviside_of_a_permuted_operand_has_eager_strides():
+    """Fuzz seed 30450: torch 2.14's heaviside meta kernel lays out a broadcast result of a
+    permuted operand otherwise than its CPU kernel ((10, 1, 5) against (1, 5, 25)); ptgo takes
+    the metadata from the CPU kernel for it (_compat.META_KERNEL_DIFFERS_FROM_CPU)."""
+    def f(x):
+        return torch.heaviside(x[-1], x)
+
+    x = (torch.rand(2, 5, 5) < 0.5).permute(2, 1, 0)
+    for backend in ["aot_eager", "inductor"]:
+        ptgo.reset()
+        assert_same(ptgo.compile(f, backend=backend)(x), f(x))
