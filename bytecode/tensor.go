@@ -970,7 +970,8 @@ func (t *Tracer) metaFallback(f *frame, method bool, target string, args []Value
 // registry does not hold does besides computing its result (ptgo._runtime.schema_effects), for
 // the registry's effects question (primtorch.TorchCallEffects): a graph calling torch.sinc can
 // then be rerun with torch when a kernel finds an index out of range, and dead-code elimination
-// and freezing know it writes nothing. Not readable: the call keeps every effect.
+// and freezing know it writes nothing. Not readable (a Python function): every effect, recorded
+// so that the next trace does not ask again.
 func (t *Tracer) learnEffects(method bool, target string) {
 	key := target
 	if method {
@@ -980,13 +981,16 @@ func (t *Tracer) learnEffects(method bool, target string) {
 		return
 	}
 	api := t.api
+	every := primtorch.EffectWrites | primtorch.EffectRandom | primtorch.EffectRaises
 	r, err := t.env.callRuntime("schema_effects", api.NewStr(target), api.NewBool(method))
 	if err != nil || r == api.None() {
+		primtorch.LearnTorchCallEffects(key, every, nil)
 		return
 	}
 	eo, _ := api.Index(r, 0)
 	e, err := api.Int(eo)
 	if err != nil {
+		primtorch.LearnTorchCallEffects(key, every, nil)
 		return
 	}
 	var out []string

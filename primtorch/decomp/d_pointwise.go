@@ -677,20 +677,20 @@ func dPow(c *ctx) (any, error) {
 		}
 		if metaOf(v[1]) == nil && dtypeOf(v[0]).IsFloatingPoint() && metaOf(v[0]) != nil {
 			ef := asFloat(v[1])
-			if r, special := d.powNumber(v[0], ef); special && ef != 1 && d.rg && metaOf(v[0]).RequiresGrad {
-				// torch's derivative, grad · (e · x^(e−1)) with x^(e−1) as its pow kernel
-				// computes it; the chain rule through x·x or 1/(x·x) is NaN at ±0 and ±inf where
-				// torch's is ±inf or −0 (fuzz seed 27192: x ** −2), rsqrt's the wrong sign at −0
-				p, _ := d.powNumber(v[0], ef-1)
-				return d.withGradient(r, d.mul(v[0], noGrad(d.mul(noGrad(p), ef))))
-			} else if special {
+			grad := d.rg && metaOf(v[0]).RequiresGrad
+			if r, special := d.powSpecial(v[0], ef); special {
+				if grad && ef != 1 {
+					// the chain rule through x·x or 1/(x·x) is NaN at ±0 and ±inf where torch's
+					// derivative is ±inf or −0 (fuzz seed 27192: x ** −2), rsqrt's has the wrong
+					// sign at −0
+					return d.withPowGradient(v[0], r, ef)
+				}
 				return r
 			}
-			if ef == 0 && boolZero && d.rg && metaOf(v[0]).RequiresGrad {
+			if grad && ef == 0 && boolZero {
 				// its derivative is then grad · (0 · x⁻¹): NaN at 0 and NaN, where an int or
 				// float 0 gives zeros (fuzz seed 25377)
-				p, _ := d.powNumber(v[0], -1)
-				return d.withGradient(d.bin("pow", v[0], 0.0), d.mul(v[0], noGrad(d.mul(noGrad(p), 0.0))))
+				return d.withPowGradient(v[0], d.bin("pow", v[0], 0.0), 0)
 			}
 		}
 		if metaOf(v[0]) == nil && metaOf(v[1]) == nil {
@@ -700,9 +700,20 @@ func dPow(c *ctx) (any, error) {
 	}, x, e), nil
 }
 
-// powNumber is x ** e for a floating tensor x and a number e as torch's pow kernel computes
-// it: its special cases (x·x for 2, sqrt for 0.5, ...; special), else prims.pow.
-func (d *decomposer) powNumber(x val, e float64) (r val, special bool) {
+// withPowGradient is r = x ** e with torch's pow_backward as its gradient, grad · (e · x^(e−1)),
+// x^(e−1) computed as torch's pow kernel computes it (powSpecial).
+func (d *decomposer) withPowGradient(x, r val, e float64) val {
+	p, special := d.powSpecial(x, e-1)
+	if !special {
+		p = d.bin("pow", x, e-1)
+	}
+	return d.withGradient(r, d.mul(x, noGrad(d.mul(noGrad(p), e))))
+}
+
+// powSpecial is x ** e for a floating tensor x and a number e where torch's pow kernel has a
+// special case for e (x·x for 2, sqrt for 0.5, ...); special=false (and no node built) for
+// any other e.
+func (d *decomposer) powSpecial(x val, e float64) (r val, special bool) {
 	switch e {
 	case 1:
 		return d.prim("clone", x), true
@@ -719,7 +730,7 @@ func (d *decomposer) powNumber(x val, e float64) (r val, special bool) {
 	case -2:
 		return d.un("reciprocal", d.mul(x, x)), true
 	}
-	return d.bin("pow", x, e), false
+	return nil, false
 }
 
 // dFmaxFmin is fmax/fmin: maximum/minimum that ignore a NaN operand. The gradient is torch's

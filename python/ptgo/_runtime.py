@@ -1154,8 +1154,7 @@ def _storage_key(t):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if t.numel() == 0:
-            st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()._storage
-            return ("empty", st._cdata)
+            return ("empty", _compat.storage(t)._cdata)
         ptr = t.storage().data_ptr()
     return ptr or None
 
