@@ -136,6 +136,11 @@ func (t *Tracer) torchCall(f *frame, path string, obj py.Obj, args []Value, kw [
 	if h, ok := torchSpecials[path]; ok {
 		return h(t, f, args, kw)
 	}
+	if strings.HasPrefix(path, "torch._foreach_") {
+		if v, handled, err := t.foreachCall(f, path, args, kw); handled || err != nil {
+			return v, err
+		}
+	}
 	if strings.HasPrefix(path, "torch.Tensor.") {
 		if len(args) == 0 {
 			return nil, f.unsupported("", "%s called without a tensor", path)

@@ -106,6 +106,9 @@ func compilerSpecials() map[string]specialFn {
 			return t.wrapLive(f, r, nil)
 		}
 	}
+	for _, path := range primtorch.ForTorch(groupByDeviceFuncs, primtorch.Torch()) {
+		out[path] = groupTensorsByDeviceAndDtype
+	}
 	for _, path := range primtorch.ForTorch(deviceModuleFuncs, primtorch.Torch()) {
 		out[path] = func(t *Tracer, f *frame, args []Value, kw []kwArg) (Value, error) {
 			if len(args) != 1 || len(kw) > 0 {
@@ -144,6 +147,14 @@ var processQueries = []primtorch.VersionRow[[]string]{
 		"torch._C._get_privateuse1_backend_name", "torch._C._accelerator_getAccelerator",
 		"torch._C._cuda_getDeviceCount",
 	}},
+}
+
+// groupByDeviceFuncs group a list of tensor lists by device and dtype for torch.optim's foreach
+// paths (torch 2; torch 1.13's grouping is Python, traced as such): folded while tracing
+// (groupTensorsByDeviceAndDtype).
+var groupByDeviceFuncs = []primtorch.VersionRow[[]string]{
+	{Since: primtorch.Torch113, Value: nil},
+	{Since: primtorch.TorchVersion{Major: 2, Minor: 0}, Value: []string{"torch._C._group_tensors_by_device_and_dtype"}},
 }
 
 // deviceModuleFuncs map a device (a torch.device or a string) to its torch module (torch.cuda,

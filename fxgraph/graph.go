@@ -121,7 +121,12 @@ type Graph struct {
 	// for a graph with static shapes only. Each symbol's value at run time comes from the first
 	// placeholder whose meta names it (SymbolBindings).
 	Shapes *primtorch.ShapeEnv
-	names  map[string]int
+	// Bumps is, for a decomposed graph, how many times eager's version counter of each graph
+	// input (placeholder or get_attr, by name) the graph writes is bumped by its ops: one per
+	// in-place op, out= or setitem, none for a kernel's own writes (batch_norm's running
+	// statistics). Nil for graphs that write no input or were not decomposed.
+	Bumps map[string]int
+	names map[string]int
 }
 
 // New returns an empty graph.

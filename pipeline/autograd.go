@@ -189,7 +189,7 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 	}
 	region := &Region{Name: r.Name, Forward: fwd, Backward: bwd, NumOutputs: split.NumOutputs,
 		Tangents: append([]int(nil), split.Tangents...), GradDeps: split.GradDeps, Consts: c.consts(attrPaths), Rerun: c.regionRerun(pg),
-		Floats: split.BackwardFloats, Guards: probe.Guards, BumpAfter: len(c.written) > 0 && c.bumpsWritten()}
+		Floats: split.BackwardFloats, Guards: probe.Guards, BumpAfter: c.bumpsAfter()}
 	if region.Recompute, err = c.h.TorchRerun(r.Graph, r.Attrs); err != nil {
 		return 0, err
 	}

@@ -59,7 +59,7 @@ func (c *compiler) decompose() (*fxgraph.Graph, error) {
 		}
 		return nil, err
 	}
-	c.written, c.inputs = WrittenInputs(pg), nil
+	c.written, c.bumps, c.inputs = WrittenInputs(pg), InputBumps(pg), nil
 	for _, p := range pg.Placeholders() {
 		c.inputs = append(c.inputs, p.Name)
 	}

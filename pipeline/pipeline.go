@@ -113,9 +113,10 @@ type Host interface {
 	// (ptgo._runtime.alias_checked): a call where one of them shares memory with another input
 	// runs fallback (the captured graph with torch) instead, and says so on perf_hints.
 	// inputs are the graph inputs' names, for the message.
-	// bump: the compiled graph writes raw memory, so the call bumps the written inputs' version
-	// counters after it (not for torch graphs, whose copy_ bumps them already).
-	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error)
+	// bumps: the compiled graph writes raw memory, so the call bumps these inputs' version
+	// counters after it, each position once per bump eager's ops make (InputBumps; nil for
+	// torch graphs, whose copy_ bumps them already).
+	AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bumps []int) (py.Obj, error)
 	// Chain runs compiled parts one after the other (ptgo._runtime.chain_graphs): part k takes
 	// the values inputs[k] names, and the result is the values outputs names.
 	Chain(parts []py.Obj, inputs [][]Ref, outputs []Ref) (py.Obj, error)
@@ -218,6 +219,9 @@ type compiler struct {
 	// inputs their names.
 	written []int
 	inputs  []string
+	// bumps are the written inputs' positions, each once per version bump eager's ops make
+	// (InputBumps).
+	bumps []int
 }
 
 // WrittenInputs are the positions among g's placeholders of the inputs a decomposed graph
@@ -243,12 +247,56 @@ func WrittenInputs(pg *fxgraph.Graph) []int {
 	return out
 }
 
+// InputBumps lists the positions among pg's placeholders of the inputs it writes, each as many
+// times as eager's ops bump that input's version counter (fxgraph.Graph.Bumps: one per in-place
+// op, none for batch_norm's own writes of its running statistics): a compiled graph's kernels
+// write memory without bumping, so its caller bumps these after the call, and ._version and
+// autograd's "modified by an inplace operation" error show eager's count. A graph without Bumps
+// counts one per written input.
+func InputBumps(pg *fxgraph.Graph) []int {
+	written := WrittenInputs(pg)
+	if pg.Bumps == nil {
+		return written
+	}
+	ph := pg.Placeholders()
+	var out []int
+	for _, i := range written {
+		n, ok := pg.Bumps[ph[i].Name]
+		if !ok {
+			n = 1
+		}
+		for k := 0; k < n; k++ {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // bumpsWritten reports whether AliasChecked bumps the written inputs' version counters after
 // the compiled call: its kernels write memory directly. aot_eager's autograd forward is torch
 // calls, whose copy_ into an input bumps the version once, as eager's in-place op does (a second
 // bump showed in "modified by an inplace operation" errors: fuzz seed 3966).
 func (c *compiler) bumpsWritten() bool {
 	return !(c.r.Backend == AOTEager && NeedsAutograd(c.r.Graph, c.r.GradEnabled))
+}
+
+// bumpsAfter are the version bumps the caller of the compiled graph makes after each call
+// (AliasChecked, Region.BumpAfter): every bump eager's ops make (InputBumps) for kernels, which
+// write memory directly; for aot_eager's autograd forward, whose copy_ into an input bumps it
+// once, the others (an input eager writes twice gets one more).
+func (c *compiler) bumpsAfter() []int {
+	if c.bumpsWritten() {
+		return c.bumps
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, i := range c.bumps {
+		if seen[i] {
+			out = append(out, i)
+		}
+		seen[i] = true
+	}
+	return out
 }
 
 // aliasChecked wraps a compiled graph that writes some of its inputs so that a call where one
@@ -264,7 +312,7 @@ func (c *compiler) aliasChecked(obj py.Obj) (py.Obj, error) {
 	if err != nil {
 		return 0, err
 	}
-	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name, c.bumpsWritten())
+	return c.h.AliasChecked(obj, fb, c.written, c.inputs, c.r.Name, c.bumpsAfter())
 }
 
 // ---- statistics -------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ func (h *fakeHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj
 	return h.obj(), nil
 }
 
-func (h *fakeHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error) {
+func (h *fakeHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bumps []int) (py.Obj, error) {
 	h.aliasChecked = append(h.aliasChecked, written)
 	return compiled, nil
 }

@@ -40,10 +40,10 @@ type Region struct {
 	// running statistics, x.add_()): their values before the forward are kept so a recompute
 	// reads what the forward read, and their values after it are put back.
 	Written []int
-	// BumpAfter says the region's caller bumps the version counters of the graph inputs among
-	// Written once after the forward (AliasChecked: the compiled forward writes memory without
-	// bumping), so the versions the forward leaves are one more than it sees.
-	BumpAfter bool
+	// BumpAfter lists the graph inputs whose version counters the region's caller bumps after
+	// the forward, each once per bump (AliasChecked: the compiled forward writes memory without
+	// bumping; InputBumps), so the versions the forward leaves are that many more than it sees.
+	BumpAfter []int
 	// Random is set when the forward draws random numbers: the generator's state before the
 	// forward is kept so a recompute draws the same ones.
 	Random bool

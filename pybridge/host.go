@@ -82,7 +82,7 @@ func (h *pyHost) AutogradGraph(r *pipeline.Region) (py.Obj, error) {
 	return runtimeCall(api, "make_autograd_graph", r.Forward, r.Backward, api.NewInt(int64(r.NumOutputs)), ints(r.Tangents),
 		api.NewList(r.Consts), h.orNone(r.Rerun), api.NewStr(r.Name), h.orNone(r.Recompute), ints(r.Written),
 		api.NewBool(r.Random), api.NewStr(r.NoRecompute), api.NewList(deps), ints(r.Floats), h.orEmpty(r.Guards),
-		api.NewBool(r.BumpAfter))
+		ints(r.BumpAfter))
 }
 
 func (h *pyHost) AutogradProbe(g *fxgraph.Graph, attrs map[string]py.Obj, gradEnabled, backward bool) (pipeline.Probe, error) {
@@ -128,7 +128,7 @@ func (h *pyHost) TorchRerun(g *fxgraph.Graph, attrs map[string]py.Obj) (py.Obj, 
 	return runtimeCall(h.api, "torch_rerun", js, dict)
 }
 
-func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bump bool) (py.Obj, error) {
+func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs []string, name string, bumps []int) (py.Obj, error) {
 	api := h.api
 	ws := make([]py.Obj, len(written))
 	for i, k := range written {
@@ -138,7 +138,11 @@ func (h *pyHost) AliasChecked(compiled, fallback py.Obj, written []int, inputs [
 	for i, n := range inputs {
 		ns[i] = api.NewStr(n)
 	}
-	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name), api.NewBool(bump))
+	bs := make([]py.Obj, len(bumps))
+	for i, k := range bumps {
+		bs[i] = api.NewInt(int64(k))
+	}
+	return runtimeCall(api, "alias_checked", compiled, fallback, api.NewList(ws), api.NewList(ns), api.NewStr(name), api.NewList(bs))
 }
 
 // Chain hands the parts and their wiring to ptgo._runtime.chain_graphs: each Ref as a pair

@@ -54,14 +54,21 @@ OPTIMIZERS = {
     "adadelta": lambda ps: torch.optim.Adadelta(ps, lr=1.0, weight_decay=1e-3),
     "asgd": lambda ps: torch.optim.ASGD(ps, lr=1e-2, t0=3),
     "rprop": lambda ps: torch.optim.Rprop(ps, lr=1e-2),
-    # the foreach (multi-tensor) steps: torch._foreach_* ops, which ptgo's registry does not know
-    # yet; what cannot compile runs with torch, equal to eager
+    # the foreach (multi-tensor) steps: torch._foreach_* ops traced as the per-tensor ops torch's
+    # CPU kernels run (A202); RAdam and ASGD branch on a float read from a tensor and break there
     "radam_foreach": lambda ps: torch.optim.RAdam(ps, lr=1e-2, foreach=True),
     "nadam_foreach": lambda ps: torch.optim.NAdam(ps, lr=1e-2, foreach=True),
     "adadelta_foreach": lambda ps: torch.optim.Adadelta(ps, lr=1.0, foreach=True),
     "asgd_foreach": lambda ps: torch.optim.ASGD(ps, lr=1e-2, t0=3, foreach=True),
     "rprop_foreach": lambda ps: torch.optim.Rprop(ps, lr=1e-2, foreach=True),
     "adam_foreach": lambda ps: torch.optim.Adam(ps, lr=1e-2, foreach=True),
+    "adam_amsgrad_wd_foreach": lambda ps: torch.optim.Adam(ps, lr=1e-2, amsgrad=True, weight_decay=1e-2, foreach=True),
+    "adamw_foreach": lambda ps: torch.optim.AdamW(ps, lr=1e-2, foreach=True),
+    "sgd_nesterov_wd_foreach": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3,
+                                                          foreach=True),
+    "rmsprop_foreach": lambda ps: torch.optim.RMSprop(ps, lr=1e-2, momentum=0.5, centered=True, foreach=True),
+    "adagrad_foreach": lambda ps: torch.optim.Adagrad(ps, lr=1e-1, foreach=True),
+    "adamax_foreach": lambda ps: torch.optim.Adamax(ps, lr=1e-2, weight_decay=1e-3, foreach=True),
 }
 
 #: steps per run where 6 do not reach every branch
@@ -401,3 +408,104 @@ def test_branch_on_a_float_read_from_a_tensor_runs_with_torch(name, ptgo_log):
     _run_steps(OPTIMIZERS[name], steps=STEPS.get(name, 6))
     assert [line for line in ptgo_log if "a float read from a tensor" in line
             and "used as a plain Python float" in line], ptgo_log
+
+
+# foreach optimizers whose step is one graph of ptgo kernels, per torch (torch 1.13's foreach
+# Adamax writes torch.max(..., out=(a, b)), which runs with torch)
+FOREACH_WHOLE = {
+    "adam_foreach": (True, True), "adam_amsgrad_wd_foreach": (True, True), "adamw_foreach": (True, True),
+    "sgd_nesterov_wd_foreach": (True, True), "rmsprop_foreach": (True, True), "adagrad_foreach": (True, True),
+    "nadam_foreach": (True, True), "adadelta_foreach": (True, True), "adamax_foreach": (False, True),
+}
+
+
+@needs_capture
+@pytest.mark.parametrize("name", sorted(FOREACH_WHOLE))
+def test_foreach_step_is_one_graph_without_foreach_calls(name):
+    if not FOREACH_WHOLE[name][TORCH2]:
+        pytest.skip("this torch's foreach step has a call ptgo leaves to torch")
+    m, opt, _, _ = _pair(OPTIMIZERS[name])
+    _grads((m,), torch.randn(8, 12))
+    opt.step()  # the state exists: the steady-state step
+    _grads((m,), torch.randn(8, 12))
+    ex = ptgo.explain(opt.step)()
+    assert ex.graph_count == 1 and ex.graph_break_count == 0, str(ex)
+    ops = ex.ops_per_graph[0]
+    assert not [o for o in ops if "_foreach_" in o or "_group_tensors" in o], ops
+
+
+def test_foreach_ops_in_user_code_equal_eager():
+    """torch._foreach_* called directly: out-of-place and in-place forms, lists of scalars, a
+    scalar first operand, a shared tensor operand, mixed dtypes; values, dtypes and version
+    counters are eager's."""
+    def fn(xs, ys, zs, c):
+        same = torch._foreach_add_(xs, ys, alpha=2)
+        assert same is (xs if TORCH2 else None)  # torch 2 returns the list, 1.13 None
+        torch._foreach_addcdiv_(xs, ys, zs, [0.5, -1.5, 2.0])
+        torch._foreach_addcmul_(ys, zs, zs, 0.25)
+        torch._foreach_mul_(zs, c)
+        torch._foreach_maximum_(ys, zs)
+        r = torch._foreach_sqrt(ys)
+        torch._foreach_div_(r, [2.0, 3.0, 4.0])
+        norms = torch._foreach_norm(xs, 2)
+        torch._foreach_zero_(r[1:])
+        if TORCH2:  # torch 2's additions
+            torch._foreach_lerp_(zs, ys, 0.3)
+            torch._foreach_clamp_min_(ys, 0.1)
+            return r, norms, torch._foreach_pow(0.9, zs)
+        return r, norms
+
+    def make():
+        torch.manual_seed(3)
+        xs = [torch.randn(5), torch.randn(2, 3), torch.randn(4, dtype=torch.float64)]
+        ys = [torch.rand(5), torch.rand(2, 3), torch.rand(4, dtype=torch.float64)]
+        zs = [torch.rand(5) + 0.5, torch.rand(2, 3) + 0.5, torch.rand(4, dtype=torch.float64) + 0.5]
+        return xs, ys, zs, torch.tensor(1.5)
+
+    a, b = make(), make()
+    expected = fn(*a)
+    compiled = ptgo.compile(fn)
+    actual = compiled(*b)
+    assert_same(actual, expected)
+    for la, lb in zip(a[:3], b[:3]):
+        for ta, tb in zip(la, lb):
+            _bits(tb, ta, "operand")
+            assert tb._version == ta._version
+    ex = ptgo.explain(fn)(*make())
+    assert ex.graph_count == 1 and ex.graph_break_count == 0, str(ex)
+    assert not [o for o in ex.ops_per_graph[0] if "_foreach_" in o]
+
+
+def test_foreach_list_length_mismatch_raises_eagers_error():
+    def fn(xs, ys):
+        torch._foreach_add_(xs, ys)
+        return xs[0] * 2
+
+    xs, ys = [torch.ones(2), torch.ones(3)], [torch.ones(2)]
+    with pytest.raises(RuntimeError) as eager:
+        fn(xs, ys)
+    xs2 = [torch.ones(2), torch.ones(3)]
+    with pytest.raises(RuntimeError) as compiled:
+        ptgo.compile(fn)(xs2, ys)
+    assert str(compiled.value) == str(eager.value)
+    assert torch.equal(xs2[0], xs[0]) and torch.equal(xs2[1], xs[1])
+
+
+@pytest.mark.skipif(not TORCH2, reason="torch._C._group_tensors_by_device_and_dtype is torch 2's")
+def test_group_tensors_by_device_and_dtype_is_torchs():
+    """The grouping torch 2's foreach optimizers call first, folded while tracing: the same
+    groups, order, indices and tensor objects as torch's, None entries and empty lists kept."""
+    from torch.utils._foreach_utils import _group_tensors_by_device_and_dtype as group
+
+    def fn(a, b, c, d):
+        g = group([[a, b, c], [d, None, d], []], with_indices=True)
+        h = group([[a, b, c]])
+        return [(k, [[t if t is None else t + 0 for t in l] for l in ls], idx) for k, (ls, idx) in g.items()], \
+            [(k, idx) for k, (_, idx) in h.items()]
+
+    args = (torch.randn(2), torch.randn(3, dtype=torch.float64), torch.randn(1), torch.randn(2))
+    expected = fn(*args)
+    actual = ptgo.compile(fn)(*args)
+    assert repr(actual) == repr(expected)
+    ex = ptgo.explain(fn)(*args)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0, str(ex)

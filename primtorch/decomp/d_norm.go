@@ -273,6 +273,9 @@ func (d *decomposer) updateRunning(c *ctx, name string, stat val, momentum float
 		st = d.mul(st, d.operandLike(scale, st))
 	}
 	nv := d.add(d.mul(d.convert(cur, cdt), 1-momentum), d.mul(st, momentum))
+	// torch's kernels write the statistics through their data pointers: no version bump
+	d.unversioned = true
+	defer func() { d.unversioned = false }()
 	return d.write(s, asNode(d.convert(nv, dt)), false)
 }
 

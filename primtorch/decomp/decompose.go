@@ -66,6 +66,9 @@ type decomposer struct {
 	// viewSrc maps a view prim node to the node it views.
 	viewSrc map[*fxgraph.Node]*fxgraph.Node
 	inputs  []*tstate // graph inputs (placeholders, then get_attrs), in graph order
+	// unversioned marks the write being made as one eager's version counter does not see
+	// (tstate.bumps)
+	unversioned bool
 	// firstNew is the index of the first prims node of the current call.
 	firstNew int
 	// callStates are the tensors the current call reads (its ctx's states; nil for calls
@@ -466,6 +469,10 @@ func (d *decomposer) output(n *fxgraph.Node) error {
 		if !s.mutated {
 			continue
 		}
+		if d.g.Bumps == nil {
+			d.g.Bumps = map[string]int{}
+		}
+		d.g.Bumps[s.input.Name] = s.bumps
 		v := d.read(s)
 		if v == s.input {
 			continue

@@ -28,6 +28,9 @@ type tstate struct {
 	version int             // for a base: incremented by every write
 	input   *fxgraph.Node   // for a graph input: its placeholder or get_attr node
 	mutated bool            // for a base: written at least once
+	// bumps counts the writes eager's version counter sees: one per in-place op, out= or
+	// setitem, none for a kernel's own writes (batch_norm's running statistics: unversioned)
+	bumps int
 	// frozen names a fallback whose result aliases this tensor in torch in a way the graph
 	// cannot follow: writes to it are unsupported.
 	frozen string
@@ -172,6 +175,9 @@ func (d *decomposer) write(s *tstate, v *fxgraph.Node, resize bool) error {
 		s.cur = v
 		s.version++
 		s.mutated = true
+		if !d.unversioned {
+			s.bumps++
+		}
 		return nil
 	}
 	b := s.base

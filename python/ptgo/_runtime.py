@@ -658,6 +658,21 @@ def backward_probe(target, is_method, args, kwargs):
     return _zero_call_probe("backward", target, is_method, args, kwargs, body)
 
 
+def group_by_device_and_dtype(specs):
+    """How torch 2's ``torch._C._group_tensors_by_device_and_dtype`` (torch.optim's foreach
+    paths) groups tensors described by (device, dtype code, ndim), None for a missing one: run on
+    empty tensors of those devices, dtypes and ranks, so torch's own checks and its order of
+    groups decide. Returns each group's indices in torch's order, or (exception class name,
+    message) when torch rejects the lists."""
+    lists = [[None if s is None else torch.empty((0,) * s[2], dtype=DTYPES[s[1]], device=s[0]) for s in specs_list]
+             for specs_list in specs]
+    try:
+        groups = torch._C._group_tensors_by_device_and_dtype(lists, True)
+    except Exception as e:  # noqa: BLE001 - what torch raises is the answer
+        return _first_line(e)
+    return [list(indices) for _, indices in groups.values()]
+
+
 #: autocast_probe's answers by call and autocast state.
 _autocast_cache = {}
 
@@ -948,18 +963,21 @@ def _input_name(names, i):
     return names[i] if i < len(names) else "input %d" % i
 
 
-def alias_checked(compiled, fallback, written, inputs, name, bump=True):
+def alias_checked(compiled, fallback, written, inputs, name, bumps=()):
     """compiled, for a graph that writes its inputs at positions `written`, behind a check that
     none of them shares memory with another input: ptgo's decomposition made the writes
     functional assuming no input aliases another (AOTAutograd assumes the same and checks it
     on every call), so with x0 = base[:-1], x1 = base[1:], a read of x0 after x1.neg_() would
     see x0's old values. Such a call runs `fallback` (the captured graph with torch), and
-    perf_hints says so once (inputs: the graph inputs' names). With bump, each call bumps the
-    written inputs' version counters after compiled (whose kernels write raw memory); a torch
-    graph's own copy_ bumps them already."""
+    perf_hints says so once (inputs: the graph inputs' names). Each call bumps the version
+    counters of the inputs at positions `bumps` after compiled (whose kernels write raw memory),
+    each position once per bump eager's ops make (pipeline.InputBumps: two for x.add_(1);
+    x.mul_(2), none for batch_norm's running statistics); a torch graph's own copy_ bumps them
+    already (no bumps)."""
     from . import _C
 
     written = tuple(written)
+    bumps = tuple(bumps)
     inputs = list(inputs)
     hinted = []
 
@@ -1003,8 +1021,8 @@ def alias_checked(compiled, fallback, written, inputs, name, bump=True):
                               "alias)" % (name, _input_name(inputs, i), _input_name(inputs, j)))
             return fallback(*args)
         out = compiled(*args)
-        if bump:
-            bump_versions(args, written)
+        if bumps:
+            bump_versions(args, bumps)
         return out
 
     return _C.Disabled(run)
@@ -1330,7 +1348,7 @@ def make_torch_graph(graph_json):
 
 def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, name="a compiled region",
                         recompute=None, written=(), random=False, no_recompute="", grad_deps=None, floats=(),
-                        guards=(), bump_after=False):
+                        guards=(), bump_after=()):
     """Wraps a forward and a backward graph (aotautograd.Split) in a torch.autograd.Function.
 
     fwd(*inputs, *params) returns num_outputs user outputs then the tensors to save;
@@ -1486,14 +1504,13 @@ def make_autograd_graph(fwd, bwd, num_outputs, tangents, consts, rerun=None, nam
             before = [a._version if isinstance(a, torch.Tensor) else None for a in args] if guards else None
             outs = fwd(*args)
             ctx.ptgo_versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
-            if bump_after:
-                # the caller bumps the written graph inputs (not parameters or buffers) once when
-                # the Function returns: a recompute's check that no input changed since
-                # (_inputs_unchanged) expects that (fuzz seed 17236: x0[:, 0] = 0.5 in the region
-                # kept a NaN gradient of a dead output from being recomputed)
-                for i in written:
-                    if i < len(args) - len(consts) and ctx.ptgo_versions[i] is not None:
-                        ctx.ptgo_versions[i] += 1
+            # the caller bumps the written graph inputs (not parameters or buffers) when the
+            # Function returns, once per bump in bump_after: a recompute's check that no input
+            # changed since (_inputs_unchanged) expects that (fuzz seed 17236: x0[:, 0] = 0.5 in
+            # the region kept a NaN gradient of a dead output from being recomputed)
+            for i in bump_after:
+                if i < len(args) - len(consts) and ctx.ptgo_versions[i] is not None:
+                    ctx.ptgo_versions[i] += 1
             user, saved = list(outs[:num_outputs]), outs[num_outputs:]
             if out_versions:
                 _match_versions(user, args, out_versions)
