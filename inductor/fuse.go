@@ -697,6 +697,18 @@ func (f *fuser) reachesProducer(gr *group, b *Buffer) bool {
 			}
 		}
 	}
+	// an ordering edge from b (a check runs before a write) to a buffer some member of gr comes
+	// after (it reads what the write wrote) would put gr before and after that buffer too
+	for _, s := range f.users[b] {
+		if slices.Contains(s.Def.Reads(), b) {
+			continue
+		}
+		for _, m := range gr.nodes {
+			if f.reaches(s, m) {
+				return true
+			}
+		}
+	}
 	if len(targets) == 0 {
 		return false
 	}

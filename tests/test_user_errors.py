@@ -824,3 +824,59 @@ def test_function_the_registry_lacks_rejects_a_dtype_after_a_write_as_eager(back
         ptgo.compile(f, backend=backend)(xc)
     assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
     assert torch.equal(xc, xe)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_index_out_of_range_in_a_graph_that_writes_an_input_raises_as_eager(backend):
+    """Fuzz seed 31954: x0[:, 0] = True writes the caller's tensor, so a kernel's failed run could
+    not be handed to torch and x0[torch.tensor([0, 1, 0])] raised ptgo's 'index out of range in
+    ptgo kernel'. The index is now checked before any write (a prims.check, A204): torch's run
+    writes x0 and raises eager's message, and x0 holds what eager leaves in it."""
+    def f(x0, w):
+        x0[:, 0] = True
+        w.mul_(2)
+        return x0[torch.tensor([0, 1, 0])] * w[0]
+
+    def run(fn, rows):
+        x0, w = torch.zeros(rows, 1, dtype=torch.float64), torch.ones(rows, 1, dtype=torch.float64)
+        try:
+            out = fn(x0, w)
+        except IndexError as e:
+            return str(e), x0, w, w._version
+        return out, x0, w, w._version
+
+    compiled = ptgo.compile(f, backend=backend)
+    got, want = run(compiled, 1), run(f, 1)
+    assert isinstance(want[0], str) and got[0] == want[0]
+    for a, b in zip(got[1:], want[1:]):
+        assert_same(a, b)
+    got, want = run(compiled, 2), run(f, 2)  # in range: the compiled graph's values
+    for a, b in zip(got, want):
+        assert_same(a, b)
+
+
+def test_embedding_index_out_of_range_in_a_graph_that_draws_raises_as_eager():
+    """A graph that draws random numbers (dropout) and looks up an embedding row out of range:
+    the index check runs before the draw, torch's run raises eager's message and leaves the
+    random generator where eager leaves it."""
+    emb = torch.nn.Embedding(4, 3)
+
+    def f(ids, x):
+        noise = torch.nn.functional.dropout(x, 0.5)
+        return emb(ids) + noise
+
+    def run(fn, ids):
+        torch.manual_seed(0)
+        try:
+            out = fn(ids, torch.ones(2, 3))
+        except IndexError as e:
+            out = str(e)
+        return out, torch.rand(2)
+
+    bad, good = torch.tensor([1, 4]), torch.tensor([1, 3])
+    compiled = ptgo.compile(f)
+    got, want = run(compiled, bad), run(f, bad)
+    assert isinstance(want[0], str) and got[0] == want[0] and torch.equal(got[1], want[1])
+    got, want = run(compiled, good), run(f, good)
+    assert_same(got[0], want[0])
+    assert torch.equal(got[1], want[1])

@@ -465,6 +465,7 @@ func (d *decomposer) output(n *fxgraph.Node) error {
 			return err
 		}
 	}
+	d.checkIndicesFirst()
 	for _, s := range d.inputs {
 		if !s.mutated {
 			continue
