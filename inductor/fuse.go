@@ -697,6 +697,21 @@ func (f *fuser) reachesProducer(gr *group, b *Buffer) bool {
 			}
 		}
 	}
+	// a check not placed yet that reads a member of gr and must run before a producer of b (a
+	// draw b reads: orderChecks) would put gr before and after that check (fuzz seed 32953: an
+	// index_select of randperm's result fused with the index computation its check reads)
+	for _, m := range gr.nodes {
+		for _, u := range f.users[m] {
+			if f.groupOf[u] != nil || !isCheck(u) {
+				continue
+			}
+			for _, p := range append(b.Def.Reads(), f.orderedAfter[b]...) {
+				if f.groupOf[p] != gr && f.reaches(u, p) {
+					return true
+				}
+			}
+		}
+	}
 	// an ordering edge from b (a check runs before a write) to a buffer some member of gr comes
 	// after (it reads what the write wrote) would put gr before and after that buffer too
 	for _, s := range f.users[b] {

@@ -156,6 +156,11 @@ func (l *lowerer) regroupAlias(t *tensor, new []Sym) (*Buffer, bool) {
 func reshapeIndexSym(old, new []Sym) []Expr {
 	b := boundsOf(new)
 	out := make([]Expr, len(old))
+	for _, x := range old {
+		if isConstSize(x, 0) {
+			return out // no element at any size: nothing is indexed (as reshapeIndex)
+		}
+	}
 	i, j := 0, 0
 	for i < len(old) || j < len(new) {
 		if i < len(old) && isOne(old[i]) {

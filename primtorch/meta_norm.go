@@ -33,6 +33,16 @@ func metaGroupNorm(a *Args) (Value, error) {
 		return nil, indexErrorf("Dimension out of range (expected to be in range of [%d, %d], but got 1)", -max(len(in.Shape), 1), max(len(in.Shape), 1)-1)
 	}
 	g, c := a.Int("num_groups"), in.SymSizes()[1]
+	if behavior().GroupNormEmptyError {
+		if k, ok := c.IsConst(); ok && k == 0 {
+			return nil, runtimeErrorf("Expected number of channels to be greater than 0, got 0")
+		}
+		for _, d := range in.Shape[2:] {
+			if d == 0 { // a symbolic size is 2 or more
+				return nil, runtimeErrorf("Expected HxW to be greater than 0, got 0")
+			}
+		}
+	}
 	if g > 0 {
 		if r, ok := c.ModConst(g); !ok || r != 0 {
 			c = SymConst(c.Specialize("group_norm channels")) // divisibility by num_groups decides

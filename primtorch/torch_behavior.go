@@ -20,6 +20,9 @@ type torchBehavior struct {
 	NormDtypeAnyP       bool // torch.norm(dtype=) with p="fro"/"nuc"/None (linalg norms; dtype must not narrow)
 	NormMixedLowFloat   bool // layer_norm/group_norm of a bfloat16/float16 input with float32 weight and bias
 	MaxPool1dEmptyError bool // max_pool1d's own kernel rejects an output of length 0
+	// group_norm rejects an input of 0 channels or 0 elements per channel and sample (2.14's
+	// check_group_norm_inputs, before the divisibility check); 1.13 normalizes it to empty.
+	GroupNormEmptyError bool
 	// An in-place torch._foreach_*_ returns its first operand (the list object itself; 1.13:
 	// None) (bytecode foreachCall).
 	ForeachInPlaceReturnsSelf bool
@@ -104,7 +107,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		ConvKeepsChannelsLast3dAndTransposed: true, MaxPool3dKeepsChannelsLast: true, PadKeepsChannelsLast: true,
 		BicubicKeepsChannelsLast: true, PreluLikeElementwise: true, ScalarPowContiguous: true,
 		Int32Indices: true, WhereScalarOther: true, NormDtypeAnyP: true, NormMixedLowFloat: true,
-		MaxPool1dEmptyError: true, ForeachInPlaceReturnsSelf: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
+		MaxPool1dEmptyError: true, GroupNormEmptyError: true, ForeachInPlaceReturnsSelf: true, BFloat16ComplexIsBComplex32: true, ReducedFloatMulDivOpmath: true, RoundDecimalsOpmath: true,
 		FmaxFminSplitTies: true, EluExpm1: true, EluGradNaNPositive: true, ClampGradStrictTies: true, HardswishGradOpenMid: true,
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true, ShiftCountBounded: true, SoftshrinkNaN: true,
 		Atan2GradZeroAtOrigin:      true,

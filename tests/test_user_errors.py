@@ -176,6 +176,11 @@ CASES = [
     Case("custom-meta-device", Scaled, lambda: (r(3, 4, device="meta"),), lambda: (r(3, 4),)),
     Case("custom-no-meta-op", Bucketize, lambda: (r(5), r(2, 2)), lambda: (r(5), torch.arange(3.0))),
     Case("custom-submodule-too-many-args", CallsTooMany, lambda: (r(3, 4),)),
+    # torch 2 rejects a group norm with no elements per channel or no channels (1.13 normalizes
+    # it to an empty result): like kernel_dtype, the expectation is what the running torch does
+    Case("groupnorm-empty-spatial", lambda: nn.GroupNorm(2, 4), lambda: (r(2, 4, 0),), lambda: (r(2, 4, 3),),
+         kernel_dtype=True),
+    Case("groupnorm-no-channels", lambda: nn.GroupNorm(2, 0), lambda: (r(2, 0, 3),), kernel_dtype=True),
 ]
 
 

@@ -123,7 +123,7 @@ func (d *decomposer) applyIndex(c *ctx, x val, items []primtorch.IndexItem) (val
 			indices[k] = t
 		}
 	}
-	return d.prim("index", x, indices), nil
+	return d.userIndex(d.prim("index", x, indices)), nil
 }
 
 func dGetitem(c *ctx) (any, error) {
@@ -250,7 +250,7 @@ func (d *decomposer) indexWrite(c *ctx, x *fxgraph.Node, items []primtorch.Index
 
 func dGather(c *ctx) (any, error) {
 	x := c.selfNode()
-	return c.d.prim("gather", x, int64(wrap(c.int("dim"), len(metaOf(x).Shape))), c.in("index")), nil
+	return c.d.userIndex(c.d.prim("gather", x, int64(wrap(c.int("dim"), len(metaOf(x).Shape))), c.in("index"))), nil
 }
 
 // sliceTo narrows x to shape (each dim from 0).
@@ -281,7 +281,7 @@ func dScatter(c *ctx) (any, error) {
 	if len(metaOf(x).Shape) == 0 {
 		return nil, errFallback
 	}
-	return d.prim("scatter", x, int64(wrap(c.int("dim"), len(metaOf(x).Shape))), index, src), nil
+	return d.userIndex(d.prim("scatter", x, int64(wrap(c.int("dim"), len(metaOf(x).Shape))), index, src)), nil
 }
 
 // dScatterAdd is index_put with accumulate at (position with dim replaced by index).
@@ -310,12 +310,12 @@ func dScatterAdd(c *ctx) (any, error) {
 		idx[k] = d.expand(d.view(d.iota(im.Shape[k], int64(0), int64(1), primtorch.Int64), shape), im.Shape)
 	}
 	src := d.sliceTo(c.in("src"), im.Shape)
-	return d.prim("index_put", x, idx, src, true), nil
+	return d.userIndex(d.prim("index_put", x, idx, src, true)), nil
 }
 
 func dIndexSelect(c *ctx) (any, error) {
 	x := c.selfNode()
-	return c.d.prim("index_select", x, int64(wrap(c.int("dim"), len(metaOf(x).Shape))), c.in("index")), nil
+	return c.d.userIndex(c.d.prim("index_select", x, int64(wrap(c.int("dim"), len(metaOf(x).Shape))), c.in("index"))), nil
 }
 
 // dIndexAdd is index_put with accumulate of alpha*source at x[:, ..., index].
@@ -340,7 +340,7 @@ func dIndexAdd(c *ctx) (any, error) {
 	want := append([]int64{}, xm.Shape...)
 	want[dim] = metaOf(index).Numel()
 	src = d.reshape(src, want)
-	return d.prim("index_put", x, idx, src, true), nil
+	return d.userIndex(d.prim("index_put", x, idx, src, true)), nil
 }
 
 // dTakeAlongDim gathers along dim after broadcasting the other dims (or over the flattened
@@ -351,7 +351,7 @@ func dTakeAlongDim(c *ctx) (any, error) {
 	xm, im := metaOf(x), metaOf(idx)
 	k, ok := c.optInt("dim")
 	if !ok {
-		return d.prim("gather", d.reshape(x, []int64{xm.Numel()}), int64(0), d.reshape(idx, []int64{im.Numel()})), nil
+		return d.userIndex(d.prim("gather", d.reshape(x, []int64{xm.Numel()}), int64(0), d.reshape(idx, []int64{im.Numel()}))), nil
 	}
 	dim := wrap(k, len(xm.Shape))
 	xs, is := append([]int64{}, xm.Shape...), append([]int64{}, im.Shape...)
@@ -361,7 +361,7 @@ func dTakeAlongDim(c *ctx) (any, error) {
 			xs[i], is[i] = b, b
 		}
 	}
-	return d.prim("gather", d.expand(x, xs), int64(dim), d.expand(idx, is)), nil
+	return d.userIndex(d.prim("gather", d.expand(x, xs), int64(dim), d.expand(idx, is))), nil
 }
 
 // dEmbedding is weight[indices] (max_norm renormalizes weight in place: it falls back).
@@ -369,7 +369,7 @@ func dEmbedding(c *ctx) (any, error) {
 	if c.has("max_norm") {
 		return nil, errFallback
 	}
-	return c.d.prim("index", c.in("weight"), []any{c.in("indices")}), nil
+	return c.d.userIndex(c.d.prim("index", c.in("weight"), []any{c.in("indices")})), nil
 }
 
 // dOneHot is (x[..., None] == arange(num_classes)) as int64.

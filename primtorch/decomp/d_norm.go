@@ -123,6 +123,12 @@ func dGroupNorm(c *ctx) (any, error) {
 		cg = primtorch.SymConst(ms[1].Specialize("group_norm groups") / g)
 	}
 	size := cg.Mul(prodSyms(ms[2:]))
+	if k, static := size.IsConst(); static && k == 0 && c.in("weight") != nil {
+		// groups of no element (1.13; 2.14's meta refuses them): torch's backward gives the
+		// weight a NaN gradient (its mean of nothing times a zero sum), the decomposition's
+		// empty sum would be 0 (fuzz seed 27847): the call stays torch's
+		return nil, errFallback
+	}
 	grouped := d.reshape(d.convert(x, cdt), []sym{n, primtorch.SymConst(g), size})
 	// torch's group_norm takes each group's moments with a Welford cascade (RowwiseMoments):
 	// in 1.13 a group whose mean squared overflows is NaN in eager (fuzz seeds 3319, 4050: a

@@ -203,6 +203,8 @@ func cloneMeta(m any) any {
 // fallbackReason says why a call is a fallback, for the perf_hints log.
 func (d *decomposer) fallbackReason(op *primtorch.Op) string {
 	switch {
+	case d.why != "":
+		return d.why
 	case op == nil:
 		return "the op registry does not know the target"
 	case d.opts.Fallback[op.ID]:

@@ -147,7 +147,7 @@ func runCase(t *testing.T, c *jsonCase) (string, []*primtorch.Op) {
 		return fmt.Sprintf("Decompose: %v\n%s", err, g), ops
 	}
 	hasFallback := strings.Contains(pg.String(), "prims.fallback")
-	if c.Fallback {
+	if c.Fallback || reducedFloatCase(c, ops) {
 		if !hasFallback {
 			return "the case expects a prims.fallback:\n" + pg.String(), ops
 		}
@@ -244,4 +244,25 @@ func testGoldenCoverage(t *testing.T, v primtorch.TorchVersion, cases []jsonCase
 	}
 	t.Logf("%d cases; %d decomposed ops, %d exercised by a passing case", len(cases), decomposed, decomposed-len(missing))
 	require.Empty(t, missing, "decomposed ops no passing case exercises: add cases to testdata/gen_cases.py and run go test ./primtorch/decomp -update")
+}
+
+// reducedFloatCase reports a case whose call stays torch's for its 16-bit float operands or
+// results (decomp.ReducedFloatTorchCalls, for the case file's torch).
+func reducedFloatCase(c *jsonCase, ops []*primtorch.Op) bool {
+	listed := decomp.ReducedFloatTorchCalls()
+	named := false
+	for _, op := range ops {
+		named = named || listed[op.Schema.Name]
+	}
+	if !named {
+		return false
+	}
+	for _, ts := range [][]testcases.Tensor{c.Inputs, c.Expect} {
+		for _, in := range ts {
+			if in.DType == "f16" || in.DType == "bf16" {
+				return true
+			}
+		}
+	}
+	return false
 }

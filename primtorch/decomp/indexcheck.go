@@ -5,7 +5,7 @@ import (
 	"ptgo/primtorch"
 )
 
-// Index checks up front. A compiled graph's kernel that finds an index out of range stops the
+// Index checks up front (A204). A compiled graph's kernel that finds an index out of range stops the
 // run; where the failed run left nothing the user can see (no input written, no random number
 // drawn), torch then runs the captured graph and raises eager's own exception
 // (pipeline.Rerunnable). A graph that writes an input or draws cannot be handed over so late:
@@ -19,6 +19,17 @@ import (
 // check can run before what it reads), and so is one computed from a prims.iota alone (the
 // positions a write through a view scatters to, flip's reversed iota: in range by
 // construction).
+
+// userIndex marks n, a prims indexing node a user-level index op made (getitem, gather,
+// index_select, scatter, index_put, embedding, take_along_dim), for checkIndicesFirst: the
+// decompositions' own gathers (a min's values at its argmin) index in range by construction.
+func (d *decomposer) userIndex(n *fxgraph.Node) *fxgraph.Node {
+	if d.userIndexed == nil {
+		d.userIndexed = map[*fxgraph.Node]bool{}
+	}
+	d.userIndexed[n] = true
+	return n
+}
 
 // indexOperands lists, for a prims indexing node, each index tensor with the size it indexes
 // and whether negative indices wrap.
@@ -127,6 +138,9 @@ func (d *decomposer) checkIndicesFirst() {
 			all, any = all && al, any || an
 		}
 		tainted[n], positions[n] = t, n.Target == "prims.iota" || all && any
+		if !d.userIndexed[n] {
+			continue
+		}
 		idx, sizes, wrap := indexOperands(n)
 		for i, ix := range idx {
 			if tainted[ix] || positions[ix] || ix.TensorMeta() == nil || ix.TensorMeta().Numel() == 0 {

@@ -950,7 +950,9 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
         const at::Tensor& t = bufs[(*g->inputs)[i]];
         if (!s.symbolic) continue;
         bool ok = t.sizes().vec() == s.sizes;
-        if (ok && s.symbolic_layout) {
+        // an empty tensor's strides and offset are arbitrary (saved statistics of a batch of 0)
+        // and no kernel reads through them
+        if (ok && s.symbolic_layout && t.numel() > 0) {
           ok = t.storage_offset() == s.offset;
           for (size_t d = 0; d < s.sizes.size() && ok; d++) ok = s.sizes[d] <= 1 || t.stride(d) == s.strides[d];
         }
@@ -990,7 +992,12 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
           const Buf& s = specs[st.buf];
           if (s.arena_dyn) {
             at::Tensor* cached = lease.shared ? &(*g->dyn_views)[st.buf] : nullptr;
-            if (cached != nullptr && cached->defined()) {
+            if (dyn == nullptr) {
+              // this call's dynamic arena is empty (a dim of size 0): so is every buffer in it
+              // (a null block here was a segfault: GroupNorm of a batch of 0 under dynamic=True)
+              c10::InferenceMode not_inference(false);
+              bufs[st.buf] = at::empty_strided(s.sizes, s.strides, at::TensorOptions().dtype(s.dtype));
+            } else if (cached != nullptr && cached->defined()) {
               bufs[st.buf] = *cached;
             } else {
               c10::InferenceMode not_inference(false);
