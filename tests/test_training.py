@@ -566,11 +566,15 @@ def test_norm_of_a_zero_vector_differentiates_as_eager(backend):
     assert_same(out[1], out[0])
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
-def test_max_pool_runs_once_per_training_step(backend):
-    # the forward's indices are saved for max_pool2d_with_indices_backward, as eager saves
-    # them; the backward used to recompute them, running the pool twice per step. Ties after
-    # a ReLU send the gradient to torch's first maximum.
+def test_max_pool_runs_once_per_training_step(backend, channels_last):
+    # On a contiguous float input the pool is ptgo's: the window's index as torch's kernel
+    # picks it, the values gathered there, the gradient accumulated at those indices; no torch
+    # pool at all. Otherwise (channels-last) it is torch's max_pool2d_with_indices, whose
+    # indices are saved for max_pool2d_with_indices_backward as eager saves them (the backward
+    # used to recompute them, running the pool twice per step). Ties after a ReLU send the
+    # gradient to torch's first maximum either way.
     from torch.profiler import profile
 
     torch.manual_seed(0)
@@ -578,6 +582,8 @@ def test_max_pool_runs_once_per_training_step(backend):
     cmp = copy.deepcopy(ref)
     compiled = ptgo.compile(cmp, backend=backend)
     x = torch.randn(2, 3, 8, 8)
+    if channels_last:
+        x = x.to(memory_format=torch.channels_last)
     for model, fn in ((ref, ref), (cmp, compiled)):
         fn(x).sum().backward()
     for p, q in zip(ref.parameters(), cmp.parameters()):
@@ -585,9 +591,37 @@ def test_max_pool_runs_once_per_training_step(backend):
     with profile() as prof:
         compiled(x).sum().backward()
     calls = {e.key: e.count for e in prof.key_averages()}
-    assert calls.get("aten::max_pool2d_with_indices") == 2, calls
-    assert calls.get("aten::max_pool2d_with_indices_backward") == 2, calls
+    torch_pools = 2 if channels_last else None
+    assert calls.get("aten::max_pool2d_with_indices") == torch_pools, calls
+    assert calls.get("aten::max_pool2d_with_indices_backward") == torch_pools, calls
 
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("config", [(2, 2, 0), (3, 2, 1), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (3, 3, 1)])
+def test_training_max_pool_picks_torchs_index(config, dtype):
+    """ptgo's training max pool gives eager's values, and gradients to the element torch's
+    kernel picks, to the bit: the last NaN of a window, else its first maximum (ties of signed
+    zeros and of -inf included), -inf padding never, an all -inf window its first position;
+    overlapping windows accumulate in torch's order."""
+    k, s, p = config
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, 9, 8, dtype=dtype, generator=g)
+    flat = x.view(-1)
+    for v in (float("nan"), float("-inf"), 0.0, -0.0, 1.0):
+        flat[torch.randint(0, flat.numel(), (flat.numel() // 8,), generator=g)] = v
+    x[1, 2] = float("-inf")
+
+    def f(x):
+        return F.max_pool2d(x * 1, k, s, p)
+
+    xe, xp = x.clone().requires_grad_(), x.clone().requires_grad_()
+    want, got = f(xe), ptgo.compile(f, backend="inductor")(xp)
+    assert_same(got, want)
+    grad = torch.randn(want.shape, dtype=dtype, generator=g)
+    want.backward(grad)
+    got.backward(grad)
+    bits = torch.int64 if dtype == torch.float64 else torch.int32
+    assert torch.equal(xp.grad.view(bits), xe.grad.view(bits))
 
 
 def _detach(x):

@@ -514,9 +514,9 @@ func poolWindows(c *ctx) (x *fxgraph.Node, m *primtorch.TensorMeta, kernel, stri
 // with what produces the input (a BatchNorm/ReLU epilogue): one pass instead of torch's
 // max_pool2d_with_indices. amax keeps max_pool2d's semantics: NaN propagates, and of equal
 // values (signed zeros) the first in the window, in row-major order, wins. Other configurations
-// (overlapping or padded windows, ceil_mode with a partial window, indices) stay fallbacks, and
-// so do calls whose result requires grad: amax's gradient is shared among tied maxima, torch's
-// max_pool2d gives it all to the one its index picks.
+// (overlapping or padded windows, ceil_mode with a partial window, indices) stay fallbacks.
+// A result that requires grad is maxPoolGather's (or torch's kernel): amax's gradient is shared
+// among tied maxima, torch's max_pool2d gives it all to the one its index picks.
 func dMaxPool2d(c *ctx) (any, error) {
 	d := c.d
 	if c.has("return_indices") && c.bool("return_indices") {
@@ -535,6 +535,11 @@ func dMaxPool2d(c *ctx) (any, error) {
 	}
 	ceil := c.has("ceil_mode") && c.bool("ceil_mode")
 	if d.rg {
+		if !ceil && dilation[0] == 1 && dilation[1] == 1 {
+			if v, ok := d.maxPoolGather(x, kernel, stride, padding, c.outMeta()); ok {
+				return v, nil
+			}
+		}
 		return d.maxPoolTorch(x, c.outMeta(), kernel, stride, padding, dilation, ceil), nil
 	}
 	h, w := m.Shape[nd-2], m.Shape[nd-1]
@@ -588,6 +593,71 @@ func (d *decomposer) maxPoolTorch(x *fxgraph.Node, out *primtorch.TensorMeta, ke
 	v := d.g.AddCall("operator.getitem", []fxgraph.Arg{n, fxgraph.Const{V: int64(0)}}, nil, out.Clone())
 	v.Where = d.cur.Where
 	return v
+}
+
+// maxPoolGather is max_pool2d in a training graph, on a contiguous float32/float64 input with
+// dilation 1 and ceil_mode off: each window's index as torch's kernel picks it — a chain over
+// the window's positions in row-major order that takes a value greater than the maximum so far,
+// or NaN (so the last NaN, else the first maximum), starting from the window's first position
+// inside the input with −inf (an all −inf window keeps that position; −inf padding is never
+// taken) — and the values gathered from the input at those indices. The chain fuses with what
+// produces the input; the gather's gradient is an accumulating index_put of the output's
+// gradient into zeros in output order, the sums torch's max_pool2d_with_indices_backward adds.
+// ok=false where the chain does not apply (an output without positions, a channels-last or
+// strided input: a gather over a non-view would copy it).
+func (d *decomposer) maxPoolGather(x *fxgraph.Node, kernel, stride, padding []int64, out *primtorch.TensorMeta) (val, bool) {
+	m := metaOf(x)
+	nd := len(m.Shape)
+	if (m.DType != primtorch.Float32 && m.DType != primtorch.Float64) || !m.IsContiguous() || nd < 3 {
+		return nil, false
+	}
+	os := out.SymSizes()
+	ho, wo := os[nd-2], os[nd-1]
+	if ho.Hint() <= 0 || wo.Hint() <= 0 || m.Numel() == 0 {
+		return nil, false
+	}
+	is := m.SymSizes()
+	plane := []sym{ho, wo}
+	one := primtorch.SymConst(1)
+	// each output position's window origin, row oh·sH − pH and column ow·sW − pW
+	rows := d.expand(d.reshape(d.iota(ho, -padding[0], stride[0], primtorch.Int64), []sym{ho, one}), plane)
+	cols := d.expand(d.reshape(d.iota(wo, -padding[1], stride[1], primtorch.Int64), []sym{one, wo}), plane)
+	var v val = x
+	if padding[0] != 0 || padding[1] != 0 {
+		v = d.prim("constant_pad_nd", x, []int64{padding[1], padding[1], padding[0], padding[0]}, math.Inf(-1))
+	}
+	acc := val(d.full(os, math.Inf(-1), m.DType))
+	// the chosen position in the plane, row·W + column, from the window's first inside the input
+	width := symNumber(is[nd-1])
+	at := func(r, c val) val { return d.expand(d.add(d.mul(r, width), c), os) }
+	idx := at(d.bin("maximum", rows, int64(0)), d.bin("maximum", cols, int64(0)))
+	for ki := int64(0); ki < kernel[0]; ki++ {
+		for kj := int64(0); kj < kernel[1]; kj++ {
+			win := d.slice(d.slice(v, nd-2, ki, primtorch.SymValue(ho.AddConst(-1).MulConst(stride[0]).AddConst(ki+1)), stride[0]),
+				nd-1, kj, primtorch.SymValue(wo.AddConst(-1).MulConst(stride[1]).AddConst(kj+1)), stride[1])
+			if got := metaOf(win).SymSizes(); !sameSyms(got, os) {
+				bug("max_pool2d window of %v gives %v, torch %v", is, got, os)
+			}
+			take := d.prim("logical_or", d.prim("gt", win, acc), d.prim("ne", win, win))
+			acc = d.where(take, win, acc)
+			idx = d.where(take, at(d.add(rows, ki), d.add(cols, kj)), idx)
+		}
+	}
+	// the values indexed at (row, column): a gather over the flattened plane would need a view
+	// that merges the spatial dims, which symbolic sizes do not allow
+	r, col := d.prim("floordiv", idx, width), d.prim("remainder", idx, width)
+	// every other dim indexed by its own position, so the index's shape is the output's
+	indices := make([]any, nd)
+	for k := 0; k < nd-2; k++ {
+		shape := make([]sym, nd)
+		for j := range shape {
+			shape[j] = one
+		}
+		shape[k] = is[k]
+		indices[k] = d.reshape(d.iota(is[k], int64(0), int64(1), primtorch.Int64), shape)
+	}
+	indices[nd-2], indices[nd-1] = r, col
+	return d.prim("index", x, indices), true
 }
 
 // dAvgPool2d is avg_pool2d. Outside training graphs, on float32 and float64 inputs without
