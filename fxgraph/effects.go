@@ -20,6 +20,13 @@ func CallEffects(n *Node) primtorch.Effects {
 	if e, own := primtorch.OwnCallEffects(target); own {
 		return e
 	}
+	if target == "operator.getitem" && len(n.Args) == 2 {
+		if src, ok := n.Args[0].(*Node); ok {
+			if _, tuple := src.Meta.([]any); tuple {
+				return 0 // an item of a call's tuple result (split, max's values and indices)
+			}
+		}
+	}
 	if f, ok := n.Meta.(primtorch.SymFloat); ok && f.IsComputed() {
 		return primtorch.ComputedFloatEffects(target)
 	}

@@ -106,10 +106,12 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		NoteFallback(r.Name, "the graph writes in place to a value torch's autograd needs, so its backward raises: "+probe.Refusal)
 		return 0, nil
 	}
-	if HasChecks(pg) && !Rerunnable(r.Graph, pg) {
-		// a failed check hands the run to torch, which an autograd region can do only when
-		// its forward writes nothing and draws nothing
-		NoteFallback(r.Name, "a float read from a tensor is divided, raised to a power or square-rooted in a graph that writes or draws random numbers")
+	if writes, _ := rerunEffects(r.Graph, pg); writes && HasChecks(pg) {
+		// a failed check hands the run to torch, which an autograd region can do when its
+		// forward writes nothing: the wrapper puts torch's generator back where the failed
+		// forward found it (RerunnableAfterRNG), so a draw before the check is drawn again
+		// (an embedding's index check beside dropout, A204: every GPT training step)
+		NoteFallback(r.Name, "a check (an index, a float read from a tensor that Python raises for) in a graph that writes an input: a failed check could not hand the call to torch untouched")
 		return 0, nil
 	}
 	lifted, attrPaths := LiftAttrs(pg)

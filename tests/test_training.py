@@ -799,3 +799,56 @@ def test_inplace_logical_op_through_a_view_keeps_the_gradient_as_eager(backend, 
     res.sum().backward()
     assert_same(res, out)
     assert_same(got.grad, want.grad)
+
+
+class EmbedDropoutLM(nn.Module):
+    """A GPT's input: token embedding plus positions, dropout, a split into q/k/v, a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(16, 8)
+        self.pos = nn.Parameter(torch.randn(1, 5, 8))
+        self.drop = nn.Dropout(0.25)
+        self.qkv = nn.Linear(8, 24)
+        self.head = nn.Linear(8, 16)
+
+    def forward(self, ids):
+        x = self.drop(self.tok(ids) + self.pos)
+        q, k, v = self.qkv(x).split(8, dim=-1)
+        att = (q @ k.transpose(-2, -1)).softmax(-1)
+        return self.head(att @ v)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_embedding_with_dropout_trains_compiled(backend, ptgo_log):
+    """An embedding's index check (A204) beside dropout's draw: the region compiles (it used
+    to run with torch: a check in a graph that draws was refused, and `split`'s items counted as
+    writes); an index out of range raises eager's IndexError with torch's generator where eager
+    leaves it, and the next steps' losses, gradients and random streams equal eager's."""
+    ptgo.set_logs("perf_hints")
+    torch.manual_seed(0)
+    ref = EmbedDropoutLM()
+    cmp = copy.deepcopy(ref)
+    compiled = ptgo.compile(cmp, backend=backend)
+    before = stats()
+    for step, ids in enumerate([torch.randint(0, 16, (2, 5)), torch.tensor([[1, 2, 3, 4, 16], [0, 0, 0, 0, 0]]),
+                                torch.randint(0, 16, (2, 5))]):
+        got = []
+        for model in (ref, compiled):
+            torch.manual_seed(step)
+            try:
+                loss = model(ids).square().mean()
+                loss.backward()
+                got.append((loss.detach(), torch.rand(2)))
+            except IndexError as e:
+                got.append((str(e), torch.rand(2)))
+        if isinstance(got[0][0], str):
+            assert got[1][0] == got[0][0] and torch.equal(got[1][1], got[0][1])
+            continue
+        assert_same(got[1], got[0], "step %d" % step)
+        for p, q in zip(ref.parameters(), cmp.parameters()):
+            assert_same(q.grad, p.grad, "gradient at step %d" % step)
+            p.grad = q.grad = None
+    assert "runs with torch" not in ptgo_log.text, ptgo_log.text
+    if backend == "inductor":
+        assert stats()["autograd"] - before["autograd"] >= 1
