@@ -481,6 +481,25 @@ def test_logaddexp_of_a_bool_tensor_raises_in_backward_as_eager(backend):
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("rows", [2, 0])
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_remainder_of_a_number_by_an_empty_tensor_raises_in_backward_as_eager(backend, rows):
+    """Fuzz seed 35222: `1e10 % bn(x)` of a batch of 0: torch has no derivative for a number's
+    remainder by a tensor, and the rule for empty results (a clone, differentiable) made the
+    backward succeed where eager's raises."""
+    bn = nn.BatchNorm1d(3, track_running_stats=False)
+
+    def f(x):
+        return 1e10 % bn(x)
+
+    x = torch.randn(rows, 3)
+    with pytest.raises(RuntimeError) as want:
+        f(x).sum().backward()
+    with pytest.raises(RuntimeError) as got:
+        ptgo.compile(f, backend=backend)(x).sum().backward()
+    assert str(got.value) == str(want.value)
+
+
 def test_a_torch_error_inside_a_compiled_graph_has_no_cpp_backtrace():
     """Fuzz seed 3454: an extern step of a compiled graph (as_strided of an empty selection)
     raised c10::Error, which the C++ runtime turned into a RuntimeError carrying the C++

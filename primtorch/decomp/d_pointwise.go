@@ -104,17 +104,34 @@ func roundNumber(v val, dt primtorch.DType) val {
 	return v
 }
 
-// noDerivative is fn for an op torch 1.13 has no derivative for (when, if given, says for which
-// arguments): floor_divide, remainder of a number by a tensor. When the result requires grad
-// the call stays torch's (prims.fallback), so a backward through it makes the graph run with
-// torch and eager's "derivative for aten::floor_divide is not implemented" reach the user.
-func noDerivative(fn decompFn, when func(c *ctx) bool) decompFn {
+// noDerivative is fn for an op torch has no derivative for, for the calls noDerivativeWhen
+// names: when the result requires grad the call stays torch's (prims.fallback), so a backward
+// through it makes the graph run with torch and eager's "derivative for aten::floor_divide is
+// not implemented" reach the user.
+func noDerivative(fn decompFn) decompFn {
 	return func(c *ctx) (any, error) {
-		if c.d.rg && (when == nil || when(c)) {
+		if refusesDerivative(c) {
 			return nil, errFallback
 		}
 		return fn(c)
 	}
+}
+
+// noDerivativeWhen: the ops torch has no derivative for, and for which of their calls (nil:
+// every call) — floor_divide, remainder of a number by a tensor, atan2 of a bool self. Read by
+// noDerivative's rows and by the empty-result rule (an empty result's clone would be
+// differentiable: fuzz seed 35222, `1e10 % bn(x)` of a batch of 0).
+var noDerivativeWhen = map[primtorch.OpID]func(c *ctx) bool{
+	primtorch.OpFloorDivide: nil,
+	primtorch.OpRemainder:   numberSelf,
+	primtorch.OpAtan2:       boolSelfGradOther,
+}
+
+// refusesDerivative reports a call whose result requires grad and that torch cannot
+// differentiate (noDerivativeWhen).
+func refusesDerivative(c *ctx) bool {
+	when, ok := noDerivativeWhen[c.op.ID]
+	return ok && c.d.rg && (when == nil || when(c))
 }
 
 // boolSelfGradOther: atan2 of a bool self and an other that requires grad, whose derivative for

@@ -21,7 +21,7 @@ import (
 // that makes them: every unaryPrim(...) row is symbolic).
 var symbolicDecompFns = []decompFn{
 	// elementwise
-	unaryPrim(""), binaryPrim(""), noDerivative(nil, nil), dPositive, dAsinh, dAcosh, dAtanh,
+	unaryPrim(""), binaryPrim(""), noDerivative(nil), dPositive, dAsinh, dAcosh, dAtanh,
 	dFrac, dSignbit, dSquare, dRelu6, dRound, dWhere, dMaskedFill, dLerp, dRelu, dGelu, dSilu, dMish, dElu,
 	dSelu, dCelu, dLeakyRelu, dHardtanh, dHardsigmoid, dHardswish, dSoftplus, dLogSigmoid, dSoftsign,
 	dTanhshrink, dHardshrink, dSoftshrink, dThreshold, dGlu, dPrelu, dClamp, dAdd, dSub, dDiv, dRsub,
