@@ -500,6 +500,29 @@ def test_remainder_of_a_number_by_an_empty_tensor_raises_in_backward_as_eager(ba
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_inplace_write_to_an_unbind_output_raises_as_eager(backend):
+    """Fuzz seed 35787: an in-place op on one of unbind's outputs, which require grad: autograd
+    refuses the write itself ("... is the output of a function that returns multiple views"),
+    whatever the values; the probe's forward on dummy data met it and took it for the data's
+    fault, and the compiled region returned a result. Now the region runs with torch."""
+    lin = nn.Linear(5, 8)
+
+    def f(x):
+        v = F.gelu(lin(x), approximate="tanh").unbind(-1)[0]
+        v.sigmoid_()
+        return v
+
+    x = torch.randn(4, 5)
+    with pytest.raises(RuntimeError) as want:
+        f(x)
+    with pytest.raises(RuntimeError) as got:
+        ptgo.compile(f, backend=backend)(x)
+    assert str(got.value) == str(want.value)
+    with torch.no_grad():  # without autograd the write is allowed
+        assert_same(ptgo.compile(f, backend=backend)(x), f(x))
+
+
 def test_a_torch_error_inside_a_compiled_graph_has_no_cpp_backtrace():
     """Fuzz seed 3454: an extern step of a compiled graph (as_strided of an empty selection)
     raised c10::Error, which the C++ runtime turned into a RuntimeError carrying the C++
