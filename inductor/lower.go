@@ -290,7 +290,15 @@ func (l *lowerer) realizeAs(t *tensor, m *primtorch.TensorMeta) *Buffer {
 			return t.buf
 		}
 	} else if lay, ok := stridedLayout(t); ok && sameLayout(t.sizes, lay, want, false) {
-		return l.alias(t.buf, t.sizes, lay)
+		// a size-1 dim's stride addresses nothing: it is the one torch gives (a narrow of a
+		// [1, 4] tensor with strides (1, 1) keeps them: fuzz seed 36717)
+		st := append([]Sym{}, lay.Strides...)
+		for k, s := range t.sizes {
+			if c, ok := s.IsConst(); ok && c == 1 {
+				st[k] = want.Strides[k]
+			}
+		}
+		return l.alias(t.buf, t.sizes, Layout{Strides: st, Offset: lay.Offset})
 	}
 	if _, isInput := t.buf.Def.(*InputNode); !isInput || t.idx != nil {
 		logs.Printf(logs.PerfHints, "inductor: %%%s needs layout %s but is computed as a view of %s; copying it", l.cur.Name, typeText(m.DType, metaSizes(m), want), t.buf.Name)

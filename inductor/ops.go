@@ -228,7 +228,14 @@ func init() {
 		"logical_and": {arity: 2, boolOut: true, cost: 1, c: logical("&")},
 		"logical_or":  {arity: 2, boolOut: true, cost: 1, c: logical("|")},
 		"logical_xor": {arity: 2, boolOut: true, cost: 1, c: logical("!=")},
+		// an integer (bool) select is rendered as a bit select: gcc 12 does not vectorise a
+		// loop with `c ? a : b` on int64 under a float comparison (max pooling's chain of
+		// window positions: a scalar loop whose branches mispredict on random data, 13x slower
+		// measured), and the operands are computed values either way (masked loads are VMasked)
 		"where": {arity: 3, cost: 1, c: func(o cOperands, a []string) string {
+			if o.dt.IsIntegral(true) {
+				return fmt.Sprintf("((%s) ^ (((%s) ^ (%s)) & -(%s)((%s) != 0)))", a[2], a[1], a[2], o.ct, a[0])
+			}
 			return fmt.Sprintf("(%s ? %s : %s)", a[0], a[1], a[2])
 		}},
 		// one rounding (gcc inlines fmaf/fma as vfmadd under -mfma, a libm call without it)

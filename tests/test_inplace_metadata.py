@@ -265,3 +265,35 @@ def test_heaviside_of_a_permuted_operand_has_eager_strides():
     for backend in ["aot_eager", "inductor"]:
         ptgo.reset()
         assert_same(ptgo.compile(f, backend=backend)(x), f(x))
+
+
+def test_copy_of_an_input_into_a_permuted_temporary_keeps_its_layout():
+    """Fuzz seed 36841: `v = x ** 0.5; v.copy_(x); return v` with a permuted x. v's new value is
+    x's elements, a tensor of its own in eager with v's (x's) strides; ptgo's copy of the
+    input was contiguous."""
+    def f(x):
+        v = x ** 0.5
+        v.copy_(x)
+        return v
+
+    x = torch.rand(2, 8, 3).permute(2, 1, 0)
+    for backend in ["aot_eager", "inductor"]:
+        ptgo.reset()
+        got, want = ptgo.compile(f, backend=backend)(x), f(x)
+        assert_same(got, want)
+        assert got.stride() == want.stride() and got.data_ptr() != x.data_ptr()
+
+
+def test_narrow_of_a_whole_size_one_dim_keeps_the_inputs_strides():
+    """Fuzz seed 36717: x.narrow(0, 0, 1) of a [1, 4] tensor with strides (1, 1) is a view with
+    those strides (a view(1, 4) would give (4, 1)); its .long() is that view itself, so the
+    result aliases the input in eager and must in ptgo."""
+    def f(x):
+        return x.narrow(0, 0, 1).long(), x[0:1], x.view(1, 4)
+
+    x = torch.arange(4).reshape(4, 1).t()
+    for backend in ["aot_eager", "inductor"]:
+        ptgo.reset()
+        got, want = ptgo.compile(f, backend=backend)(x), f(x)
+        for g, w in zip(got, want):
+            assert g.stride() == w.stride() and g.data_ptr() == x.data_ptr()

@@ -57,6 +57,12 @@ ROW_CASES = {
     "max_all": lambda x: x.max(),
     "min_all": lambda x: x.min(),
     "amax_all": lambda x: torch.amax(x),
+    # torch's logsumexp_backward, g·exp(x − result): 0 at the finite entries of a row holding
+    # +inf, NaN at the inf itself and along an all −inf row (fuzz seed 35588)
+    "logsumexp_rows": lambda x: torch.logsumexp(x, 1),
+    "logsumexp_keepdim": lambda x: torch.logsumexp(x, 1, keepdim=True) * 2,
+    "logsumexp_inf": lambda x: torch.logsumexp(torch.cat([x, x.flip(0).abs() * INF]), 0),
+    "logsumexp_all": lambda x: torch.logsumexp(x, (0, 1)),
 }
 
 

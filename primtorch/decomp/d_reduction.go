@@ -334,7 +334,22 @@ func dLogsumexp(c *ctx) (any, error) {
 	xc := d.convert(x, opmath(out))
 	m := d.reduce("amax", xc, dims, true)
 	m = d.where(d.un("isinf", m), zero(m), m)
-	s := d.reduce("sum", d.un("exp", d.sub(xc, d.expand(m, sizesOf(xc)))), dims, keep)
+	e := d.un("exp", d.sub(xc, d.expand(m, sizesOf(xc))))
+	if d.rg {
+		// torch's derivative, logsumexp_backward: g·exp(x − result). The chain rule through
+		// this decomposition (exp(x − max)/Σ, through amax's tie mask) gives NaN where a
+		// column holds +inf and torch gives 0 at its finite entries (fuzz seed 35588). The
+		// linear term whose gradient that is: sum(x·exp(x − R)), R the result without gradient.
+		r := d.add(d.un("log", d.reduce("sum", e, dims, true)), m)
+		y := noGrad(d.prim("clone", r))
+		f := noGrad(d.un("exp", d.sub(xc, d.expand(y, sizesOf(xc)))))
+		r = d.withGradient(r, d.reduce("sum", d.mul(xc, f), dims, true))
+		if !keep {
+			r = d.squeeze(r, dims...)
+		}
+		return d.convert(r, out), nil
+	}
+	s := d.reduce("sum", e, dims, keep)
 	if !keep {
 		m = d.squeeze(m, dims...)
 	}

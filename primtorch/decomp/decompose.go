@@ -429,7 +429,21 @@ func (c *ctx) freshView(r *fxgraph.Node) *fxgraph.Node {
 	if !ok || c.d.read(c.stateOf(m)) != r {
 		return r
 	}
-	return c.d.prim("view", r, sizesOf(r))
+	v := c.d.prim("view", r, sizesOf(r))
+	// prims.view gives a size-1 dim the stride torch's view computes; narrow, slice, expand
+	// and the other view ops that return their input unchanged keep the input's (fuzz seed
+	// 36717: x.narrow(0, 0, 1) of a [1, 4] tensor with strides (1, 1) has them too, and its
+	// .long() is then that tensor itself)
+	if om, vm := c.outMeta(), v.TensorMeta(); om != nil && om.Sym == nil && vm.Sym == nil && equalInts(om.Shape, vm.Shape) {
+		st := append([]int64{}, vm.Strides...)
+		for i, n := range vm.Shape {
+			if n == 1 {
+				st[i] = om.Strides[i]
+			}
+		}
+		vm.Strides = st
+	}
+	return v
 }
 
 // fixLayout gives a freshly computed result the layout torch gives it (want's strides) when
@@ -568,8 +582,14 @@ func (d *decomposer) outputValue(s *tstate) (*fxgraph.Node, error) {
 		s.cur = v
 	}
 	if d.rootOf(v).Op != fxgraph.CallFunction {
-		// A computed value that is (a view of) an input's node without aliasing it in eager.
-		v = d.prim("clone", v)
+		// A computed value that is (a view of) an input's node without aliasing it in eager:
+		// a copy in that value's layout where it is dense, as eager's tensor has it (fuzz seed
+		// 36841: a permuted tensor written with copy_ from an input of its layout)
+		c := d.prim("clone", v)
+		if vm := v.TensorMeta(); vm.Sym == nil && vm.IsNonOverlappingAndDense() {
+			setStrides(c.TensorMeta(), vm)
+		}
+		v = c
 	}
 	return v, nil
 }

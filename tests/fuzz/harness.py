@@ -149,6 +149,10 @@ def nan_sign_of(perturbation):
     return 1 if perturbation % 2 else -1
 
 
+def _zero_tensor(t):
+    return getattr(t, "_is_zerotensor", lambda: False)()
+
+
 SUMS = {"aten::sum", "aten::mean", "aten::var_mean", "aten::std_mean"}
 
 
@@ -179,7 +183,9 @@ class PerturbMode(TorchDispatchMode):
             if r.dtype in PERTURB and r.numel():
                 r.add_(mag.to(r.dtype) * (PERTURB[r.dtype] * self.nan_sign))
         for t in (out if isinstance(out, (tuple, list)) else [out]):
-            if isinstance(t, torch.Tensor) and t.dtype in PERTURB and t.numel():
+            # (sgn's gradient is an efficient zero tensor: no storage, and reading it from
+            # Python in a dispatch mode segfaults torch 2.14: fuzz seed 36727)
+            if isinstance(t, torch.Tensor) and t.dtype in PERTURB and t.numel() and not _zero_tensor(t):
                 try:
                     t.copy_(perturb(t, self.g, self.nan_sign))
                 except RuntimeError:

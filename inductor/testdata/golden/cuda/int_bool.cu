@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(256) cuda_fused_gt_logical_and_rema
         ptgo_oob |= (t1 == 0) ? 2 : 0;
         int64_t t5 = ptgo_floordiv_int64_t(t0, t1);
         int64_t t6 = ptgo_remainder_int64_t(t0, 3LL);
-        int64_t t7 = (t4 ? t5 : t6);
+        int64_t t7 = ((t6) ^ (((t5) ^ (t6)) & -(int64_t)((t4) != 0)));
         int64_t t8 = (int64_t)((uint64_t)t7 << (2LL & 63));
         acc_buf3 += (int64_t)t8;
     }
