@@ -38,6 +38,14 @@ type sets struct {
 	users    map[*fxgraph.Node][]*fxgraph.Node
 }
 
+func isGradAs(n *fxgraph.Node) bool {
+	return n.Op == fxgraph.CallFunction && n.Target == "prims.grad_as" && len(n.Args) > 0
+}
+
+// ancestors is roots and the nodes their values are computed from (not past a node stop
+// accepts). A grad_as(x, e, f) node's value is x's: e and f only carry its gradient, which the
+// joint graph's derivative nodes route to e, so they are ancestors only where something else
+// reads them (a softmax's gradient term, a max pool's gather, computed in neither graph).
 func ancestors(roots []*fxgraph.Node, stop func(*fxgraph.Node) bool) map[*fxgraph.Node]bool {
 	seen := map[*fxgraph.Node]bool{}
 	stack := append([]*fxgraph.Node(nil), roots...)
@@ -51,9 +59,28 @@ func ancestors(roots []*fxgraph.Node, stop func(*fxgraph.Node) bool) map[*fxgrap
 		if stop != nil && stop(n) {
 			continue
 		}
-		stack = append(stack, n.Inputs()...)
+		stack = append(stack, valueInputs(n)...)
 	}
 	return seen
+}
+
+// valueInputs are the nodes n's value is computed from: its inputs, a grad_as node's x only.
+func valueInputs(n *fxgraph.Node) []*fxgraph.Node {
+	if isGradAs(n) {
+		if x, ok := n.Args[0].(*fxgraph.Node); ok {
+			return []*fxgraph.Node{x}
+		}
+		return nil
+	}
+	return n.Inputs()
+}
+
+// valueOnly makes a clone of a grad_as node what computes its value: clone(x).
+func valueOnly(c *fxgraph.Node) *fxgraph.Node {
+	if isGradAs(c) {
+		c.Target, c.Args, c.Kwargs = "prims.clone", c.Args[:1], nil
+	}
+	return c
 }
 
 func (jt *joint) classify() *sets {
@@ -225,7 +252,7 @@ func (jt *joint) cut(s *sets, recomputeReductions bool, moduleState map[string]b
 		case isInput(n, s) || jt.banned(n, recomputeReductions):
 			f.addEdge(source, in(i), inf)
 		}
-		for _, u := range n.Inputs() {
+		for _, u := range valueInputs(n) {
 			f.addEdge(out(id[u]), in(i), inf)
 		}
 	}
@@ -323,7 +350,7 @@ func (jt *joint) extract(saved []*fxgraph.Node, s *sets, recomputeReductions boo
 			continue
 		}
 		if fwSet[n] || (n.Op == fxgraph.Placeholder) {
-			fwNodes = append(fwNodes, fw.Nodes[i])
+			fwNodes = append(fwNodes, valueOnly(fw.Nodes[i]))
 		}
 	}
 	fwOuts := make([]fxgraph.Arg, 0, len(jt.outs)+len(saved))
@@ -353,7 +380,7 @@ func (jt *joint) extract(saved []*fxgraph.Node, s *sets, recomputeReductions boo
 		case n.Op == fxgraph.Placeholder && s.tangent[n]:
 			phs = append(phs, bw.Nodes[i])
 		case bwSet[n]:
-			body = append(body, bw.Nodes[i])
+			body = append(body, valueOnly(bw.Nodes[i]))
 		}
 	}
 	bwOuts := make([]fxgraph.Arg, len(jt.gradIns))

@@ -108,3 +108,22 @@ def test_group_norm_of_a_huge_value_is_eagers(n):
         x[1, 0, pos] = 1e30
         f = lambda x: torch.fmin(torch.nn.functional.group_norm(x, 1), x)
         same_bits(ptgo.compile(f)(x), f(x))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "permuted"])
+@pytest.mark.parametrize("kind", ["batch_eval", "batch_train", "instance"])
+def test_norm_without_bias_adds_torchs_zero(kind, layout):
+    """Fuzz seed 37831: torch's batch_norm kernels take a missing bias as 0 and add it, so where
+    the mean is 0 an input's −0 comes out +0 (β = 0 − mean·α in the scale-shift form, + 0 in the
+    other); ptgo kept the −0, and a later atan2 gave −π where eager gives π."""
+    x = torch.tensor([0.0, -0.0, 1.0, -1.0]).repeat(4, 8, 1)
+    if layout == "permuted":
+        x = x.permute(2, 1, 0).contiguous().permute(2, 1, 0)
+    if kind == "instance":
+        m = torch.nn.InstanceNorm1d(8)
+    else:
+        m = torch.nn.BatchNorm1d(8, affine=False)
+        m.train(kind == "batch_train")
+    ref = copy.deepcopy(m)
+    f = lambda x: torch.atan2(m(x), -torch.ones_like(x))
+    same_bits(ptgo.compile(f)(x), (lambda x: torch.atan2(ref(x), -torch.ones_like(x)))(x))

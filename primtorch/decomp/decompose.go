@@ -434,7 +434,9 @@ func (c *ctx) freshView(r *fxgraph.Node) *fxgraph.Node {
 	// and the other view ops that return their input unchanged keep the input's (fuzz seed
 	// 36717: x.narrow(0, 0, 1) of a [1, 4] tensor with strides (1, 1) has them too, and its
 	// .long() is then that tensor itself)
-	if om, vm := c.outMeta(), v.TensorMeta(); om != nil && om.Sym == nil && vm.Sym == nil && equalInts(om.Shape, vm.Shape) {
+	// (a tuple-valued view op — split, chunk — that returns its input keeps prims.view's)
+	if om, ok := c.out.(*primtorch.TensorMeta); ok && om != nil && om.Sym == nil && v.TensorMeta().Sym == nil && equalInts(om.Shape, v.TensorMeta().Shape) {
+		vm := v.TensorMeta()
 		st := append([]int64{}, vm.Strides...)
 		for i, n := range vm.Shape {
 			if n == 1 {

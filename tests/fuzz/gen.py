@@ -27,6 +27,14 @@ import torch
 import torch.nn as nn  # noqa: F401  (used by exec'd module constructors)
 import torch.nn.functional as F  # noqa: F401
 
+# The most elements a tensor of a generated program may have (64 MiB of float32).
+MAX_ELEMENTS = 1 << 24
+
+
+class TooLarge(Exception):
+    """A generated statement made a tensor of more than MAX_ELEMENTS elements."""
+
+
 DTYPES = {
     "float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16,
     "int64": torch.int64, "int32": torch.int32, "uint8": torch.uint8, "bool": torch.bool,
@@ -524,6 +532,12 @@ class Generator:
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
             exec(compile(src, "<fuzz-gen>", "exec"), g, self.env)
+        # A statement whose tensors are huge (sizes taken from a data-dependent count: seed
+        # 37305 kept tensors of 2.7 GB each until the worker ran out of memory) is rejected
+        # like one that raises.
+        for v in self.env.values():
+            if isinstance(v, torch.Tensor) and v.numel() > MAX_ELEMENTS:
+                raise TooLarge("%s elements" % v.numel())
 
     def generate(self):
         r = self.r
@@ -539,6 +553,10 @@ class Generator:
             nmods = len(self.prog["modules"])
             try:
                 self.exec_lines(lines)
+            except TooLarge:
+                del self.prog["modules"][nmods:]
+                self.replay()
+                continue
             except Exception:
                 if r.random() < 0.06 and len(self.prog["stmts"]) >= 1:
                     # keep the failing statement as the last one: the program raises
