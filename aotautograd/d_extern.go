@@ -87,7 +87,8 @@ const ConvolutionBackward = "torch.ops.aten.convolution_backward"
 // convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups): one
 // prims.fallback of ConvolutionBackward computing the gradients that are needed, read with
 // operator.getitem. Its meta is set here (the registry does not know the target): each
-// gradient is contiguous with its input's shape and dtype, the bias's is [C_out].
+// gradient has its input's shape and dtype in the layout torch's kernel gives it
+// (primtorch.BackwardGradLike), the bias's is [C_out].
 func vjpConvolution(c *vjpCtx) {
 	x, w, bias := c.x(0), c.x(1), c.x(2)
 	mask := []bool{c.needs(0), c.needs(1), c.needs(2)}
@@ -100,9 +101,16 @@ func vjpConvolution(c *vjpCtx) {
 	}
 	metas := make([]any, 3)
 	for i, t := range []*fxgraph.Node{x, w, bias} {
-		if mask[i] {
-			m := t.TensorMeta()
-			metas[i] = contiguousLike(m)
+		if !mask[i] {
+			continue
+		}
+		// torch's kernels give the input's and the weight's gradients the layout the
+		// convolution ran in (channels-last when x or w is), the bias's is contiguous
+		switch i {
+		case 0, 1:
+			metas[i] = primtorch.BackwardGradLike(t.TensorMeta(), x.TensorMeta(), w.TensorMeta())
+		default:
+			metas[i] = contiguousLike(t.TensorMeta())
 		}
 	}
 	maskArg, _ := toArg(mask)
@@ -167,7 +175,7 @@ func vjpMaxPool2dValues(c *vjpCtx, item int64) {
 	idx := c.builder.g.AddCall("operator.getitem", []fxgraph.Arg{c.n, fxgraph.Const{V: int64(1)}}, nil, out[1].(*primtorch.TensorMeta).Clone())
 	idx.Where = c.loc
 	args := append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackMaxPool2dBackward}, c.g, x}, c.n.Args[2:7]...)
-	gx := c.builder.g.AddCall("prims.fallback", append(args, idx), nil, contiguousLike(x.TensorMeta()))
+	gx := c.builder.g.AddCall("prims.fallback", append(args, idx), nil, primtorch.BackwardGradLike(x.TensorMeta(), x.TensorMeta()))
 	gx.Where = c.loc
 	c.give(x, gx)
 }
@@ -180,7 +188,7 @@ func vjpAvgPool2d(c *vjpCtx) {
 		return
 	}
 	args := append([]fxgraph.Arg{fxgraph.Const{V: primtorch.FallbackAvgPool2dBackward}, c.g, x}, c.n.Args[2:8]...)
-	gx := c.builder.g.AddCall("prims.fallback", args, nil, contiguousLike(x.TensorMeta()))
+	gx := c.builder.g.AddCall("prims.fallback", args, nil, primtorch.BackwardGradLike(x.TensorMeta(), x.TensorMeta()))
 	gx.Where = c.loc
 	c.give(x, gx)
 }

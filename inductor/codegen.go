@@ -528,6 +528,7 @@ func (kg *kgen) isLocal(b *Buffer) bool {
 // their own keep theirs, and so do scatters and writes into a graph input (the order of their
 // writes is eager's).
 func (kg *kgen) orderLoops() {
+	kg.orderMemberLoops()
 	if !kg.pure() || len(kg.outer) < 2 {
 		return
 	}
@@ -565,6 +566,43 @@ func (kg *kgen) orderLoops() {
 		return stride(loads, a) > stride(loads, c)
 	})
 	kg.outer = order
+}
+
+// orderMemberLoops is orderLoops for a stored pointwise member with loops of its own in a
+// kernel with reductions (a BatchNorm's x − mean between its two statistics): its loops run in
+// the memory order of its store, then of its loads. Over a channels-last activation the
+// logical order (N, C, H·W) stored with a stride of C per element, a loop gcc left scalar;
+// in memory order the loops merge into one contiguous loop.
+func (kg *kgen) orderMemberLoops() {
+	for _, n := range kg.nodes {
+		if len(n.inner) < 2 || len(n.red) > 0 || n.scan != nil || n.store == nil || n.kn.Buf.Mutates != nil {
+			continue
+		}
+		if _, red := n.kn.Buf.Def.(*Reduction); red {
+			continue
+		}
+		if _, scatter := n.kn.Buf.Def.(*ScatterNode); scatter {
+			continue
+		}
+		all := kg.exprsOf(n)
+		st, loads := all[len(all)-1:], all[:len(all)-1]
+		stride := func(es []Expr, v int) int64 {
+			var s int64
+			for _, e := range es {
+				s += loopStride(e, v)
+			}
+			return s
+		}
+		order := append([]int(nil), n.inner...)
+		sort.SliceStable(order, func(i, j int) bool {
+			a, c := order[i], order[j]
+			if sa, sc := stride(st, a), stride(st, c); sa != sc {
+				return sa > sc
+			}
+			return stride(loads, a) > stride(loads, c)
+		})
+		n.inner = order
+	}
 }
 
 // loopStride is how far one step of loop v moves index e (its estimated size for a symbolic

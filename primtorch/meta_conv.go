@@ -481,3 +481,23 @@ func outputPaddingError(outPad, stride, dilation []int64) error {
 	}
 	return runtimeErrorf("output padding must be smaller than either stride or dilation, but got %s", strings.Join(parts, " "))
 }
+
+// BackwardGradLike is the layout torch's CPU backward kernels give the gradient of t, an
+// input of a convolution or pooling (convolution_backward, max_pool2d_with_indices_backward,
+// avg_pool2d_backward): the memory format the forward ran in — channels-last when one of ran
+// (the forward's input, then a convolution's weight) suggests it — with t's sizes and dtype;
+// contiguous for other ranks. (A gradient given another layout than torch's is copied into it
+// on every call: a channels-last model's training step copied each one back.)
+func BackwardGradLike(t *TensorMeta, ran ...*TensorMeta) *TensorMeta {
+	mf := ContiguousFormat
+	if n := len(t.Shape); n == 4 || n == 5 {
+		for _, r := range ran {
+			if len(r.Shape) == n {
+				if mf = symSuggestMemoryFormat(r); mf != ContiguousFormat {
+					break
+				}
+			}
+		}
+	}
+	return symEmptyLike(t, t.DType, mf)
+}

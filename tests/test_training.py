@@ -874,3 +874,42 @@ def test_index_check_of_values_written_in_the_graph(backend):
     torch.manual_seed(0)
     got = ptgo.compile(f, backend=backend)(x)
     assert_same(got, want)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_channels_last_cnn_training_steps_equal_eager(layout):
+    """A channels-last CNN (torchvision's `--channels-last` training recipe) through a compiled
+    training step: torch's convolution and pooling backward kernels give channels-last
+    gradients, which the plan now expects (they were copied back to contiguous on every call),
+    and BatchNorm's pointwise parts run in memory order. Losses, parameters, gradient strides
+    and BatchNorm statistics equal eager's."""
+    torch.manual_seed(0)
+    body = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.AvgPool2d(2),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 4))
+    x, target = torch.randn(4, 3, 16, 16), torch.randint(0, 4, (4,))
+    if layout == "channels_last":
+        body = body.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    models = [body, copy.deepcopy(body)]
+    opts = [torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in models]
+
+    def make(m, opt):
+        def step(x, t):
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(m(x), t)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    eager, compiled = make(models[0], opts[0]), ptgo.compile(make(models[1], opts[1]))
+    for _ in range(3):
+        le, lc = eager(x, target), compiled(x, target)
+        torch.testing.assert_close(lc, le, rtol=1e-5, atol=1e-6)
+    for (name, pe), pc in zip(models[0].named_parameters(), models[1].parameters()):
+        torch.testing.assert_close(pc, pe, rtol=1e-4, atol=1e-5, msg=name)
+        assert pc.grad.stride() == pe.grad.stride(), (name, pc.grad.stride(), pe.grad.stride())
+    for be, bc in zip(models[0].buffers(), models[1].buffers()):
+        torch.testing.assert_close(bc, be, rtol=1e-5, atol=1e-6)
