@@ -550,6 +550,12 @@ func (kg *kgen) orderLoops() {
 		}
 		loads = append(loads, all...)
 	}
+	kg.outer = memoryOrder(kg.outer, stores, loads)
+}
+
+// memoryOrder is loops sorted so that the one moving the stores by the smallest stride runs
+// innermost, ties broken by the loads' strides, equal ones kept in their order.
+func memoryOrder(loops []int, stores, loads []Expr) []int {
 	stride := func(es []Expr, v int) int64 {
 		var s int64
 		for _, e := range es {
@@ -557,7 +563,7 @@ func (kg *kgen) orderLoops() {
 		}
 		return s
 	}
-	order := append([]int(nil), kg.outer...)
+	order := append([]int(nil), loops...)
 	sort.SliceStable(order, func(i, j int) bool {
 		a, c := order[i], order[j]
 		if sa, sc := stride(stores, a), stride(stores, c); sa != sc {
@@ -565,7 +571,7 @@ func (kg *kgen) orderLoops() {
 		}
 		return stride(loads, a) > stride(loads, c)
 	})
-	kg.outer = order
+	return order
 }
 
 // orderMemberLoops is orderLoops for a stored pointwise member with loops of its own in a
@@ -585,23 +591,7 @@ func (kg *kgen) orderMemberLoops() {
 			continue
 		}
 		all := kg.exprsOf(n)
-		st, loads := all[len(all)-1:], all[:len(all)-1]
-		stride := func(es []Expr, v int) int64 {
-			var s int64
-			for _, e := range es {
-				s += loopStride(e, v)
-			}
-			return s
-		}
-		order := append([]int(nil), n.inner...)
-		sort.SliceStable(order, func(i, j int) bool {
-			a, c := order[i], order[j]
-			if sa, sc := stride(st, a), stride(st, c); sa != sc {
-				return sa > sc
-			}
-			return stride(loads, a) > stride(loads, c)
-		})
-		n.inner = order
+		n.inner = memoryOrder(n.inner, all[len(all)-1:], all[:len(all)-1])
 	}
 }
 
