@@ -588,7 +588,7 @@ func (d *decomposer) outputValue(s *tstate) (*fxgraph.Node, error) {
 		// a copy in that value's layout where it is dense, as eager's tensor has it (fuzz seed
 		// 36841: a permuted tensor written with copy_ from an input of its layout)
 		c := d.prim("clone", v)
-		if vm := v.TensorMeta(); vm.Sym == nil && vm.IsNonOverlappingAndDense() {
+		if vm := v.TensorMeta(); vm.IsNonOverlappingAndDense() { // (at the hints, as write's)
 			setStrides(c.TensorMeta(), vm)
 		}
 		v = c
