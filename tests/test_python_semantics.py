@@ -1493,3 +1493,15 @@ def test_defaultdict_and_counter_arguments(counter):
     assert_same(g1, g2)
     assert_same(c1, c2)
     assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_negative_constant_base_keeps_its_sign(backend):
+    # torch.fx writes operator.pow inline, and Python reads `-2 ** x` as `-(2 ** x)` (fuzz seed
+    # 39054: eager and aot_eager gave -1 for (-2**40) ** 0)
+    def f(x, n):
+        s = n.sum().item()  # a graph break: s is the resumed graph's constant
+        return s ** x, -2.5 ** x, (-3) ** x, x.double() ** -2
+
+    x, n = torch.tensor([0, 1, 2, 3]), torch.tensor([-7, 2])
+    assert_same(ptgo.compile(f, backend=backend)(x, n), f(x, n))

@@ -32,6 +32,7 @@ import importlib
 import json
 import operator
 import linecache
+import math
 import re
 import types
 from typing import Any, Dict, Optional, Tuple
@@ -134,6 +135,13 @@ def constant_pad_nd(x: Any, pad: Any, value: Any) -> Any:
 
 
 # Call targets this module defines itself ("ptgo.restride"), resolved without importing ptgo.
+def negative_base_pow(base: Any, exponent: Any) -> Any:
+    """``base ** exponent`` for a negative constant base. torch.fx writes ``operator.pow`` inline
+    without parentheses, and Python reads ``-2 ** x`` as ``-(2 ** x)`` (fuzz seed 39054: the
+    eager and aot_eager backends gave -1 for ``(-2**40) ** 0``); a call keeps the base whole."""
+    return base ** exponent
+
+
 _OWN_TARGETS = {"ptgo.restride": restride, "ptgo.check": check, "ptgo.float_tensor": float_tensor,
                 "ptgo.constant_pad_nd": constant_pad_nd}
 
@@ -357,6 +365,8 @@ def graph_module_from_json(
             kind, fn = resolve_call_target(target)
             if kind == "call_method" and not args:
                 kind, fn = "call_function", _import_path(target)
+            if fn is operator.pow and args and isinstance(args[0], (int, float)) and math.copysign(1, args[0]) < 0:
+                fn = negative_base_pow
             node = graph.create_node(kind, fn, args, kwargs, name=name)
         elif op == "call_method":
             node = graph.create_node("call_method", target, args, kwargs, name=name)
