@@ -30,7 +30,7 @@ type torchBehavior struct {
 	// (promoteState.halfComplex).
 	BFloat16ComplexIsBComplex32 bool
 	// Values (read by decompositions through Behavior()).
-	GeluOneDNN               bool // CPU gelu takes oneDNN's kernel where it can (+0.0 for -0.0 and large negative x; dGelu)
+	GeluOneDNN               bool // CPU gelu takes oneDNN's kernel where it can (+0.0 for -0.0 and large negative x; dGelu; probed: ProbedBehavior)
 	ClampIgnoresLoneNaNBound bool // clamp with a NaN number as its only bound returns x (2.14: NaN; dClamp)
 	// A float16/bfloat16 tensor times or divided by (any rounding mode) a Python number
 	// computes with the number in float32 (2.14's mul and div kernels); every other binary op,
@@ -49,7 +49,8 @@ type torchBehavior struct {
 	// elu's (selu's, celu's) gradient at NaN is grad·scale: its backward tests x <= 0 for the
 	// negative branch, which NaN fails (2.14, every element). 1.13's gives NaN in its vectorised
 	// loop and grad·scale in the scalar remainder (position-dependent: ptgo gives NaN there, as
-	// the vectorised loop that takes most elements does; decomp elu).
+	// the vectorised loop that takes most elements does; decomp elu). 2.14 on an AVX2 CPU does
+	// as 1.13 does (probed: ProbedBehavior).
 	EluGradNaNPositive bool
 	// clamp's gradient with a number bound goes to x strictly inside it (x > min, x < max: 0 at
 	// a tie), and with a tensor bound a tie splits it evenly between x and the bound; 1.13's
@@ -183,8 +184,37 @@ func SetSqrtInexact(dts []DType) []DType {
 	return prev
 }
 
-// behavior is the running torch's row (a torch between two tested versions gets the older's).
-func behavior() torchBehavior { return ForTorch(behaviorTable, Torch()) }
+// ProbedBehavior holds the torchBehavior values the running process was seen to have
+// (ptgo._compat.probe_behavior, at start): they depend on the CPU and its vector width, not on
+// torch's version alone. PyPI's torch 2.14 on an AVX2 CPU takes oneDNN's gelu for a contiguous
+// float32 tensor (+0.0 for -0.0, as 1.13 does) and gives elu's gradient at NaN as NaN in its
+// vectorised loop; on an AVX-512 CPU it ran ATen's gelu (-0.0) and gave grad·scale at every NaN.
+// A nil field keeps the row's value (Go tests, a process that did not probe).
+type ProbedBehavior struct {
+	GeluOneDNN         *bool `json:"gelu_onednn"`
+	EluGradNaNPositive *bool `json:"elu_grad_nan_positive"`
+}
+
+var probedBehavior atomic.Pointer[ProbedBehavior]
+
+// SetProbedBehavior records the probes' answers (pybridge, at start; tests) and returns the
+// previous ones.
+func SetProbedBehavior(p *ProbedBehavior) *ProbedBehavior { return probedBehavior.Swap(p) }
+
+// behavior is the running torch's row (a torch between two tested versions gets the older's),
+// with the values probed in the running process in place of the row's.
+func behavior() torchBehavior {
+	b := ForTorch(behaviorTable, Torch())
+	if p := probedBehavior.Load(); p != nil {
+		if p.GeluOneDNN != nil {
+			b.GeluOneDNN = *p.GeluOneDNN
+		}
+		if p.EluGradNaNPositive != nil {
+			b.EluGradNaNPositive = *p.EluGradNaNPositive
+		}
+	}
+	return b
+}
 
 // Behavior is the running torch's row, for the stages outside the registry (decompositions).
 func Behavior() torchBehavior { return behavior() }

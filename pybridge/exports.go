@@ -53,6 +53,9 @@ type initConfig struct {
 	// SqrtInexact: the dtypes whose eager CPU sqrt is not correctly rounded
 	// (ptgo._compat.sqrt_inexact_dtypes; absent: none).
 	SqrtInexact []string `json:"sqrt_inexact"`
+	// Behavior: torchBehavior values probed in this process (ptgo._compat.probe_behavior;
+	// absent: the version's row).
+	Behavior *primtorch.ProbedBehavior `json:"behavior"`
 }
 
 //export ptgo_go_init
@@ -94,6 +97,7 @@ func ptgo_go_init(api *C.ptgo_api, cfg *C.char, errOut **C.char) (rc C.int32_t) 
 		}
 	}
 	primtorch.SetSqrtInexact(inexact)
+	primtorch.SetProbedBehavior(state.config.Behavior)
 	inductor.SetBLASOnOpenMP(state.config.BLASOnOpenMP)
 	return 0
 }

@@ -477,8 +477,9 @@ def test_default_freezing_never_fails_a_compile(ptgo_log):
 def test_gelu_signed_zeros_as_eager(dtype, layout):
     """Fuzz seed 256: torch 1.13's CPU gelu runs oneDNN's kernel for a contiguous float32 tensor
     of more than one element (-0.0 and large negative x give +0.0) and ATen's x/2 * (1 +
-    erf(x/√2)) otherwise (-0.0); torch 2.14's always runs ATen's: the C kernel computes the form
-    the running torch's kernel would."""
+    erf(x/√2)) otherwise (-0.0); torch 2.14's runs ATen's on an AVX-512 CPU and oneDNN's as
+    1.13 does on an AVX2 one (ptgo._compat.probe_behavior): the C kernel computes the form the
+    running torch's kernel would."""
     import torch.nn.functional as F
 
     def f(x):

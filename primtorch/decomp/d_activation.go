@@ -54,8 +54,9 @@ func dGelu(c *ctx) (any, error) {
 }
 
 // mkldnnGelu reports whether torch's CPU gelu (erf form) takes oneDNN's kernel for an input:
-// on a torch whose gelu can (torch 1.13's, GeluOneDNN: 2.14's runs ATen's own kernel for every
-// dtype, size and layout), a contiguous float32 tensor of more than one
+// on a torch whose gelu can (GeluOneDNN, probed at start: torch 1.13's, and 2.14's on an AVX2
+// CPU; 2.14's on an AVX-512 CPU runs ATen's own kernel for every dtype, size and layout), a
+// contiguous float32 tensor of more than one
 // element, or bfloat16 on a CPU with AVX-512 BW, VL and DQ (mkldnn_bf16_device_check); other
 // inputs take ATen's own kernel.
 func mkldnnGelu(m *primtorch.TensorMeta) bool {

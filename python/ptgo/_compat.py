@@ -150,6 +150,20 @@ def sqrt_inexact_dtypes():
     return out
 
 
+def probe_behavior():
+    """What the running torch's CPU kernels do where it depends on the CPU they run on, not only
+    on torch's version (primtorch.ProbedBehavior): whether gelu of a contiguous float32 tensor
+    takes oneDNN's kernel (+0.0 for -0.0, where ATen's gives -0.0), and whether elu's gradient
+    at NaN is grad·scale at every position (else NaN where the vectorised loop takes it)."""
+    import torch.nn.functional as F
+    with torch.inference_mode(False), torch.enable_grad():
+        gelu = F.gelu(torch.full((64,), -0.0, dtype=torch.float32))
+        x = torch.full((64,), float("nan"), dtype=torch.float32, requires_grad=True)
+        F.elu(x).backward(torch.ones(64, dtype=torch.float32))
+    return {"gelu_onednn": not bool(torch.signbit(gelu).any()),
+            "elu_grad_nan_positive": bool((x.grad == 1.0).all())}
+
+
 def dropout_draws_mt19937():
     """Whether ptgo's bernoulli_mask (ptgo._fast, pybridge/fast/ptgo_random.cpp) draws what
     eager's CPU dropout draws: its values and the generator's state after it, bit for bit

@@ -233,6 +233,7 @@ def init_config_json():
         "kernels_fma": _compat.kernels_fuse_multiply_add(),
         "dropout_mt19937": _compat.dropout_draws_mt19937(),
         "sqrt_inexact": _compat.sqrt_inexact_dtypes(),
+        "behavior": _compat.probe_behavior(),
     })
 
 
