@@ -792,21 +792,37 @@ func (kg *kgen) indirect(a *Atom, sc *scope) string {
 // ColumnBlock is how many output elements a column reduction accumulates at once.
 const ColumnBlock = 256
 
-// columnOK reports a reduction whose one pointwise loop is contiguous in every load while its
-// reduction loops are not (a sum over a middle or leading dim): it then accumulates a block of
-// outputs at once, vectorized along the contiguous loop, instead of walking strided columns.
+// columnOK reports a reduction whose last pointwise loop is contiguous in every load while its
+// reduction loops are not (a sum over a middle or leading dim, a channels-last image's sum over
+// H and W): it then accumulates a block of outputs at once, vectorized along the contiguous
+// loop, instead of walking strided columns.
 func (kg *kgen) columnOK(n *knode) bool {
-	if len(n.inner) != 1 || len(n.red) == 0 {
+	if len(n.inner) == 0 || len(n.red) == 0 {
 		return false
 	}
-	j, r := n.inner[0], n.red[len(n.red)-1]
+	j, r := n.inner[len(n.inner)-1], n.red[len(n.red)-1]
 	return columnAccess(kg.exprsOf(n), j, r) && est(kg.vars[j].size) >= 8
 }
 
 func (kg *kgen) emitColumnReduction(n *knode, spec reduceSpec, sc *scope, parallel bool) {
+	if pre := n.inner[:len(n.inner)-1]; len(pre) > 0 {
+		// the member's other output loops run around the column blocks (a channels-last
+		// [N, C, H, W] summed over H, W per (n, c): blocks of C per n), parallel over them
+		pragmas := make([]string, len(pre))
+		if parallel {
+			pragmas[0] = kg.pragma("parallel for", len(pre), "")
+		}
+		kg.loops(pre, pragmas, func() { kg.emitColumnBlocks(n, spec, sc.child(), false) })
+		return
+	}
+	kg.emitColumnBlocks(n, spec, sc, parallel)
+}
+
+// emitColumnBlocks is emitColumnReduction's loop over blocks of the member's last output loop.
+func (kg *kgen) emitColumnBlocks(n *knode, spec reduceSpec, sc *scope, parallel bool) {
 	w := kg.w
 	name := kg.bufName(n.kn.Buf)
-	j := kg.vars[n.inner[0]]
+	j := kg.vars[n.inner[len(n.inner)-1]]
 	blk := int64(ColumnBlock)
 	if k, ok := j.size.IsConst(); ok {
 		blk = min(blk, k)

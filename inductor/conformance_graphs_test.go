@@ -120,6 +120,26 @@ var confGraphs = []struct {
 		p := b.call("torch.nn.functional.adaptive_avg_pool2d", b.call("torch.relu", n), int64(1))
 		b.out(b.call("torch.flatten", p, int64(1)))
 	}},
+	// channels-last images (strides C·H·W, 1, W·C, C): BatchNorm statistics, a per-channel
+	// broadcast and a sum over H and W per (n, c) — a column reduction under the loop over n —
+	// with odd C (vector remainders) and a C past ColumnBlock (several blocks)
+	{"channels_last_norm_pool", func(b *graphBuilder) {
+		shapes := [][]int64{{3, 37, 5, 7}, {2, 300, 4, 3}}
+		var xs []*fxgraph.Node
+		for _, sh := range shapes {
+			c, h, w := sh[1], sh[2], sh[3]
+			xs = append(xs, b.in(fmt.Sprintf("x%d", c), &primtorch.TensorMeta{DType: primtorch.Float32, Shape: sh, Strides: []int64{c * h * w, 1, w * c, c}, Device: primtorch.CPU}))
+		}
+		var outs []*fxgraph.Node
+		for i, sh := range shapes {
+			x := xs[i]
+			y := b.call("torch.relu", b.call("torch.nn.functional.batch_norm", x, none, none, none, none, true, 0.1, 1e-5))
+			p := b.call("torch.nn.functional.adaptive_avg_pool2d", y, int64(1))
+			g := b.call("operator.mul", b.call("Tensor.expand", b.call("torch.exp", p), sh[0], sh[1], sh[2], sh[3]), y)
+			outs = append(outs, p, g, b.call("torch.sum", x, []any{int64(2), int64(3)}))
+		}
+		b.out(outs...)
+	}},
 }
 
 var none = fxgraph.Const{V: nil}

@@ -150,6 +150,25 @@ func TestFusionRefusals(t *testing.T) {
   %m : f32[256,64] = prims.mul(%y, %e)
   return (%m,)
 `, 2, "not fusing buf4 into [buf5]: recomputing it costs"},
+		// a per-channel value broadcast over a channels-last image: under the value's outer
+		// loops [N, C] the image would be stored with a stride of C per element; on its own
+		// the image's kernel runs in memory order
+		{"channels-last broadcast keeps its memory order", `graph f(x: f32[2,8,4,4]{128,1,32,8}, g: f32[2,8,5]):
+  %s : f32[2,8] = prims.sum(%g, [2])
+  %v : f32[2,8,1,1] = prims.view(%s, [2, 8, 1, 1])
+  %e : f32[2,8,4,4]{8,1,0,0} = prims.expand(%v, [2, 8, 4, 4])
+  %y : f32[2,8,4,4]{128,1,32,8} = prims.mul(%x, %e)
+  return (%y,)
+`, 2, "not fusing buf3 into buf2: under the outer loops [2,8] buf3's stores would run against its memory order"},
+		// a channels-last image's sum over H and W accumulates blocks of C per n (a column
+		// reduction inside the outer loop [N]); its broadcast joins the kernel under [N]
+		{"channels-last image sum fuses under [N]", `graph f(x: f32[2,8,4,4]{128,1,32,8}):
+  %s : f32[2,8] = prims.sum(%x, [2, 3])
+  %v : f32[2,8,1,1] = prims.view(%s, [2, 8, 1, 1])
+  %e : f32[2,8,4,4]{8,1,0,0} = prims.expand(%v, [2, 8, 4, 4])
+  %y : f32[2,8,4,4]{128,1,32,8} = prims.mul(%x, %e)
+  return (%y,)
+`, 1, "ranges [2,8,4,4] split as outer [2]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,72 +15,12 @@ static inline float ptgo_neg_float(float x) {
 }
 
 
-/* cpp_fused_exp_amax_0
- * graph nodes: e, m
+/* cpp_fused_exp_0
+ * graph nodes: e
  * ptrs[0] in buf0 f32[s0,4,16]
  * ptrs[1] out buf1 f32[64,s0]{1,64}
- * ptrs[2] out buf2 f32[64]
  */
-PTGO_KERNEL int cpp_fused_exp_amax_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
-{
-    const float *restrict in_ptr0 = (const float *)ptrs[0];
-    float *restrict out_ptr0 = (float *)ptrs[1];
-    float *restrict out_ptr1 = (float *)ptrs[2];
-    (void)ints;
-    const int64_t sz0 = ints[0];
-    (void)floats;
-    (void)nthreads;
-    if ((128*sz0) >= 65536) {
-        #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < 64; i0++) {
-            for (int64_t j0 = 0; j0 < (sz0); j0++) {
-                float t0 = in_ptr0[i0 + 64*j0];
-                float t1 = expf(t0);
-                out_ptr0[i0 + 64*j0] = t1;
-            }
-            float v_buf2;
-            {
-                float acc_buf2 = -INFINITY;
-                int nan_buf2 = 0;
-                #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-                for (int64_t r0 = 0; r0 < (sz0); r0++) {
-                    float t2 = in_ptr0[i0 + 64*r0];
-                    acc_buf2 = t2 > acc_buf2 ? t2 : acc_buf2; nan_buf2 |= t2 != t2;
-                }
-                v_buf2 = (nan_buf2 ? NAN : acc_buf2);
-                out_ptr1[i0] = v_buf2;
-            }
-        }
-    } else {
-        for (int64_t i0 = 0; i0 < 64; i0++) {
-            for (int64_t j0 = 0; j0 < (sz0); j0++) {
-                float t3 = in_ptr0[i0 + 64*j0];
-                float t4 = expf(t3);
-                out_ptr0[i0 + 64*j0] = t4;
-            }
-            float v_buf2;
-            {
-                float acc_buf2 = -INFINITY;
-                int nan_buf2 = 0;
-                #pragma omp simd reduction(max:acc_buf2) reduction(|:nan_buf2)
-                for (int64_t r0 = 0; r0 < (sz0); r0++) {
-                    float t5 = in_ptr0[i0 + 64*r0];
-                    acc_buf2 = t5 > acc_buf2 ? t5 : acc_buf2; nan_buf2 |= t5 != t5;
-                }
-                v_buf2 = (nan_buf2 ? NAN : acc_buf2);
-                out_ptr1[i0] = v_buf2;
-            }
-        }
-    }
-    return 0;
-}
-
-/* cpp_fused_neg_1
- * graph nodes: g
- * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf1 f32[64*s0]
- */
-PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
+PTGO_KERNEL int cpp_fused_exp_0(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
@@ -92,7 +32,7 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
         #pragma omp parallel for simd num_threads(nthreads) schedule(static)
         for (int64_t i0 = 0; i0 < (64*sz0); i0++) {
             float t0 = in_ptr0[i0];
-            float t1 = ptgo_neg_float(t0);
+            float t1 = expf(t0);
             float v_buf1 = t1;
             out_ptr0[i0] = v_buf1;
         }
@@ -100,7 +40,7 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
         #pragma omp simd
         for (int64_t i0 = 0; i0 < (64*sz0); i0++) {
             float t2 = in_ptr0[i0];
-            float t3 = ptgo_neg_float(t2);
+            float t3 = expf(t2);
             float v_buf1 = t3;
             out_ptr0[i0] = v_buf1;
         }
@@ -108,117 +48,141 @@ PTGO_KERNEL int cpp_fused_neg_1(void *const *ptrs, const int64_t *ints, const do
     return 0;
 }
 
-/* cpp_fused_mul_2
- * graph nodes: sq
+/* cpp_fused_amax_neg_mul_sum_1
+ * graph nodes: m, g, sq, rs, ts
  * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf1 f32[s0,32]
+ * ptrs[1] out buf1 f32[64]
+ * ptrs[2] out buf2 f32[64*s0]
+ * ptrs[3] out buf3 f32[s0,32]
+ * ptrs[4] out buf4 f32[4*s0]
+ * ptrs[5] out buf5 f32[32]
  */
-PTGO_KERNEL int cpp_fused_mul_2(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
+PTGO_KERNEL int cpp_fused_amax_neg_mul_sum_1(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
 {
     const float *restrict in_ptr0 = (const float *)ptrs[0];
     float *restrict out_ptr0 = (float *)ptrs[1];
+    float *restrict out_ptr1 = (float *)ptrs[2];
+    float *restrict out_ptr2 = (float *)ptrs[3];
+    float *restrict out_ptr3 = (float *)ptrs[4];
+    float *restrict out_ptr4 = (float *)ptrs[5];
     (void)ints;
     const int64_t sz0 = ints[0];
     (void)floats;
     (void)nthreads;
-    for (int64_t i0 = 0; i0 < (sz0); i0++) {
-        #pragma omp simd
-        for (int64_t i1 = 0; i1 < 32; i1++) {
-            float t0 = in_ptr0[64*i0 + i1 + 8];
-            float t1 = (t0 * t0);
-            float v_buf1 = t1;
-            out_ptr0[32*i0 + i1] = v_buf1;
-        }
-    }
-    return 0;
-}
-
-/* cpp_fused_sum_3
- * graph nodes: rs
- * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf1 f32[4*s0]
- */
-PTGO_KERNEL int cpp_fused_sum_3(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
-{
-    const float *restrict in_ptr0 = (const float *)ptrs[0];
-    float *restrict out_ptr0 = (float *)ptrs[1];
-    (void)ints;
-    const int64_t sz0 = ints[0];
-    (void)floats;
-    (void)nthreads;
-    if ((64*sz0) >= 65536) {
-        #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < (4*sz0); i0++) {
-            float v_buf1;
+    if ((288*sz0) >= 65536) {
+        {
             {
-                double acc_buf1 = 0;
-                #pragma omp simd reduction(+:acc_buf1)
-                for (int64_t r0 = 0; r0 < 16; r0++) {
-                    float t0 = in_ptr0[16*i0 + r0];
-                    acc_buf1 += (double)t0;
+                #pragma omp parallel for num_threads(nthreads) schedule(static)
+                for (int64_t jb = 0; jb < 64; jb += 64) {
+                    const int64_t jend = jb + 64 < 64 ? jb + 64 : 64;
+                    float acc_buf1[64];
+                    int nan_buf1[64];
+                    for (int64_t jj = 0; jj < 64; jj++) {
+                        acc_buf1[jj] = -INFINITY;
+                        nan_buf1[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t0 = in_ptr0[j0 + 64*r0];
+                            acc_buf1[j0 - jb] = t0 > acc_buf1[j0 - jb] ? t0 : acc_buf1[j0 - jb]; nan_buf1[j0 - jb] |= t0 != t0;
+                        }
+                    }
+                    for (int64_t j0 = jb; j0 < jend; j0++) {
+                        out_ptr0[j0] = (nan_buf1[j0 - jb] ? NAN : acc_buf1[j0 - jb]);
+                    }
                 }
-                v_buf1 = (float)(acc_buf1);
-                out_ptr0[i0] = v_buf1;
+            }
+            #pragma omp parallel for simd num_threads(nthreads) schedule(static)
+            for (int64_t j0 = 0; j0 < (64*sz0); j0++) {
+                float t1 = in_ptr0[j0];
+                float t2 = ptgo_neg_float(t1);
+                out_ptr1[j0] = t2;
+            }
+            #pragma omp parallel for num_threads(nthreads) schedule(static)
+            for (int64_t j0 = 0; j0 < (sz0); j0++) {
+                #pragma omp simd
+                for (int64_t j1 = 0; j1 < 32; j1++) {
+                    float t3 = in_ptr0[64*j0 + j1 + 8];
+                    float t4 = (t3 * t3);
+                    out_ptr2[32*j0 + j1] = t4;
+                }
+            }
+            #pragma omp parallel for num_threads(nthreads) schedule(static)
+            for (int64_t j0 = 0; j0 < (4*sz0); j0++) {
+                double acc_buf4 = 0;
+                #pragma omp simd reduction(+:acc_buf4)
+                for (int64_t r0 = 0; r0 < 16; r0++) {
+                    float t5 = in_ptr0[16*j0 + r0];
+                    acc_buf4 += (double)t5;
+                }
+                out_ptr3[j0] = (float)(acc_buf4);
+            }
+            #pragma omp parallel for num_threads(nthreads) schedule(static)
+            for (int64_t j0 = 0; j0 < 32; j0++) {
+                double acc_buf5 = 0;
+                #pragma omp simd reduction(+:acc_buf5)
+                for (int64_t r0 = 0; r0 < (2*sz0); r0++) {
+                    float t6 = in_ptr0[64*((j0 + 32*r0) / 64) + (j0 % 16) + 16*((2*r0 + (j0 / 16)) % 4)];
+                    acc_buf5 += (double)t6;
+                }
+                out_ptr4[j0] = (float)(acc_buf5);
             }
         }
     } else {
-        for (int64_t i0 = 0; i0 < (4*sz0); i0++) {
-            float v_buf1;
+        {
             {
-                double acc_buf1 = 0;
-                #pragma omp simd reduction(+:acc_buf1)
+                for (int64_t jb = 0; jb < 64; jb += 64) {
+                    const int64_t jend = jb + 64 < 64 ? jb + 64 : 64;
+                    float acc_buf1[64];
+                    int nan_buf1[64];
+                    for (int64_t jj = 0; jj < 64; jj++) {
+                        acc_buf1[jj] = -INFINITY;
+                        nan_buf1[jj] = 0;
+                    }
+                    for (int64_t r0 = 0; r0 < (sz0); r0++) {
+                        #pragma omp simd
+                        for (int64_t j0 = jb; j0 < jend; j0++) {
+                            float t7 = in_ptr0[j0 + 64*r0];
+                            acc_buf1[j0 - jb] = t7 > acc_buf1[j0 - jb] ? t7 : acc_buf1[j0 - jb]; nan_buf1[j0 - jb] |= t7 != t7;
+                        }
+                    }
+                    for (int64_t j0 = jb; j0 < jend; j0++) {
+                        out_ptr0[j0] = (nan_buf1[j0 - jb] ? NAN : acc_buf1[j0 - jb]);
+                    }
+                }
+            }
+            #pragma omp simd
+            for (int64_t j0 = 0; j0 < (64*sz0); j0++) {
+                float t8 = in_ptr0[j0];
+                float t9 = ptgo_neg_float(t8);
+                out_ptr1[j0] = t9;
+            }
+            for (int64_t j0 = 0; j0 < (sz0); j0++) {
+                #pragma omp simd
+                for (int64_t j1 = 0; j1 < 32; j1++) {
+                    float t10 = in_ptr0[64*j0 + j1 + 8];
+                    float t11 = (t10 * t10);
+                    out_ptr2[32*j0 + j1] = t11;
+                }
+            }
+            for (int64_t j0 = 0; j0 < (4*sz0); j0++) {
+                double acc_buf4 = 0;
+                #pragma omp simd reduction(+:acc_buf4)
                 for (int64_t r0 = 0; r0 < 16; r0++) {
-                    float t1 = in_ptr0[16*i0 + r0];
-                    acc_buf1 += (double)t1;
+                    float t12 = in_ptr0[16*j0 + r0];
+                    acc_buf4 += (double)t12;
                 }
-                v_buf1 = (float)(acc_buf1);
-                out_ptr0[i0] = v_buf1;
+                out_ptr3[j0] = (float)(acc_buf4);
             }
-        }
-    }
-    return 0;
-}
-
-/* cpp_fused_sum_4
- * graph nodes: ts
- * ptrs[0] in buf0 f32[s0,4,16]
- * ptrs[1] out buf1 f32[32]
- */
-PTGO_KERNEL int cpp_fused_sum_4(void *const *ptrs, const int64_t *ints, const double *floats, int nthreads)
-{
-    const float *restrict in_ptr0 = (const float *)ptrs[0];
-    float *restrict out_ptr0 = (float *)ptrs[1];
-    (void)ints;
-    const int64_t sz0 = ints[0];
-    (void)floats;
-    (void)nthreads;
-    if ((64*sz0) >= 65536) {
-        #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int64_t i0 = 0; i0 < 32; i0++) {
-            float v_buf1;
-            {
-                double acc_buf1 = 0;
-                #pragma omp simd reduction(+:acc_buf1)
+            for (int64_t j0 = 0; j0 < 32; j0++) {
+                double acc_buf5 = 0;
+                #pragma omp simd reduction(+:acc_buf5)
                 for (int64_t r0 = 0; r0 < (2*sz0); r0++) {
-                    float t0 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
-                    acc_buf1 += (double)t0;
+                    float t13 = in_ptr0[64*((j0 + 32*r0) / 64) + (j0 % 16) + 16*((2*r0 + (j0 / 16)) % 4)];
+                    acc_buf5 += (double)t13;
                 }
-                v_buf1 = (float)(acc_buf1);
-                out_ptr0[i0] = v_buf1;
-            }
-        }
-    } else {
-        for (int64_t i0 = 0; i0 < 32; i0++) {
-            float v_buf1;
-            {
-                double acc_buf1 = 0;
-                #pragma omp simd reduction(+:acc_buf1)
-                for (int64_t r0 = 0; r0 < (2*sz0); r0++) {
-                    float t1 = in_ptr0[64*((i0 + 32*r0) / 64) + (i0 % 16) + 16*((2*r0 + (i0 / 16)) % 4)];
-                    acc_buf1 += (double)t1;
-                }
-                v_buf1 = (float)(acc_buf1);
-                out_ptr0[i0] = v_buf1;
+                out_ptr4[j0] = (float)(acc_buf5);
             }
         }
     }
