@@ -160,6 +160,15 @@ func TestFusionRefusals(t *testing.T) {
   %y : f32[2,8,4,4]{128,1,32,8} = prims.mul(%x, %e)
   return (%y,)
 `, 2, "not fusing buf3 into buf2: under the outer loops [2,8] buf3's stores would run against its memory order"},
+		// a channels-last BatchNorm's sum over N, H, W per channel does not join the kernel of a
+		// per-channel value: under its outer loop [C] each channel would walk a strided column
+		{"channels-last per-channel sum stays a column reduction", `graph f(x: f32[2,8,4,4]{128,1,32,8}, v: f32[1,8,1,1]):
+  %r : f32[1,8,1,1] = prims.rsqrt(%v)
+  %e : f32[2,8,4,4]{0,1,0,0} = prims.expand(%r, [2, 8, 4, 4])
+  %m : f32[2,8,4,4]{128,1,32,8} = prims.mul(%x, %e)
+  %s : f32[1,8,1,1] = prims.sum(%m, [0, 2, 3], True)
+  return (%s, %r)
+`, 2, "it reduces strided columns of a contiguous output dim 8, which must stay an inner loop"},
 		// a channels-last image's sum over H and W accumulates blocks of C per n (a column
 		// reduction inside the outer loop [N]); its broadcast joins the kernel under [N]
 		{"channels-last image sum fuses under [N]", `graph f(x: f32[2,8,4,4]{128,1,32,8}):
