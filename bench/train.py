@@ -106,6 +106,11 @@ WORKLOADS = {
                  lambda p: torch.optim.Adam(p, lr=1e-3)),
     "cnn_bn_dropout_sgd": (DropCNN, lambda: torch.randn(16, 3, 32, 32), lambda: torch.randint(0, 10, (16,)),
                            _classify, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=1e-4)),
+    # torchvision's --channels-last recipe: the model and its images in channels-last
+    "cnn_channels_last_sgd": (lambda: DropCNN().to(memory_format=torch.channels_last),
+                              lambda: torch.randn(16, 3, 32, 32).contiguous(memory_format=torch.channels_last),
+                              lambda: torch.randint(0, 10, (16,)), _classify,
+                              lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=1e-4)),
     "resnet18_sgd": (_resnet18, lambda: torch.randn(4, 3, 64, 64), lambda: torch.randint(0, 10, (4,)),
                      _classify, lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=1e-4)),
     "encoder_layer_adamw": (_encoder, lambda: torch.randn(4, 64, 256), lambda: torch.randn(4, 64, 256),
