@@ -132,17 +132,57 @@ class TestScaledDotProductAttention:
             assert_same(ptgo.compile(f)(x, mask), f(x, mask))
         assert "scaled_dot_product_attention" not in ptgo_log.text, ptgo_log.text  # decomposed, no fallback
 
-    def test_dropout_runs_with_torch(self):
+    @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+    def test_dropout_draws_eagers_mask(self, backend, ptgo_log):
+        # dropout_p > 0 is torch's math kernel on the CPU: q and kᵀ scaled by √scale, at::dropout
+        # of the weights. ptgo's draws the same mask from torch's generator (its state after the
+        # call too); values and gradients equal eager's within rounding, the zeros exactly
+        ptgo.set_logs("perf_hints")
         torch.manual_seed(0)
-        q = torch.randn(2, 4, 8)
+        qkv = [torch.randn(2, 3, 5, 8, requires_grad=True) for _ in range(3)]
+        masks = [None, torch.randn(5, 5), torch.rand(5, 5) > 0.3]
 
-        def f(q):
-            return F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+        def f(q, k, v, m):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=m, dropout_p=0.4)
 
-        torch.manual_seed(1)
-        want = f(q)
-        torch.manual_seed(1)
-        assert_same(ptgo.compile(f)(q), want)  # torch's kernel draws the same numbers
+        c = ptgo.compile(f, backend=backend)
+        for m in masks:
+            ref = [t.detach().clone().requires_grad_() for t in qkv]
+            torch.manual_seed(1)
+            want = f(*ref, m)
+            want.sum().backward()
+            state = torch.get_rng_state()
+            torch.manual_seed(1)
+            got = c(*qkv, m)
+            got.sum().backward()
+            assert torch.equal(torch.get_rng_state(), state)
+            assert torch.equal(got == 0, want == 0)
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+            for a, b in zip(qkv, ref):
+                torch.testing.assert_close(a.grad, b.grad, rtol=1e-5, atol=1e-6)
+                a.grad = None
+        assert "fallback" not in ptgo_log.text, ptgo_log.text
+
+    def test_encoder_layer_training_with_dropout_compiles(self, ptgo_log):
+        # torch 2's TransformerEncoderLayer in training passes its dropout to
+        # scaled_dot_product_attention: the whole layer, forward and backward, is ptgo's
+        ptgo.set_logs("perf_hints")
+        torch.manual_seed(0)
+        layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.1, batch_first=True).train()
+        ref = __import__("copy").deepcopy(layer)
+        x = torch.randn(2, 7, 32)
+        c = ptgo.compile(layer)
+        for i in range(2):
+            torch.manual_seed(i)
+            want = ref(x)
+            want.square().mean().backward()
+            torch.manual_seed(i)
+            got = c(x)
+            got.square().mean().backward()
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+        for (name, a), b in zip(layer.named_parameters(), ref.parameters()):
+            torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-6, msg=name)
+        assert "runs with torch" not in ptgo_log.text and "fallback" not in ptgo_log.text, ptgo_log.text
 
 
 def test_grad_mode_decorators(counter, ptgo_log):

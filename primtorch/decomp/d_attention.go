@@ -11,14 +11,19 @@ import (
 // it, with the softmax that gives fully masked rows zeros (torch's _safe_softmax, and its CPU
 // flash kernel): scores = q·kᵀ·scale over the broadcast batch (bmm), the mask applied (a bool
 // mask selects, a float mask adds, is_causal keeps key j ≤ query i), softmax over keys,
-// then ·v. The bias, scaling, masking and softmax fuse around the two matrix products. Dropout
-// (random: torch draws it), grouped-query attention and 16-bit inputs (torch's kernels
-// accumulate them their own way) stay prims.fallback.
+// then ·v. The bias, scaling, masking and softmax fuse around the two matrix products. With
+// dropout_p > 0 torch's CPU kernel is its math kernel (its flash kernel takes no dropout), which
+// scales q and kᵀ by √scale each before the product and drops the attention weights with
+// at::dropout: so does this, its noise drawn as dropout's (decomposer.dropout), bit-equal to
+// eager's (a TransformerEncoderLayer in training with dropout ran all of its forward and
+// backward with torch). Grouped-query attention, 16-bit inputs (torch's kernels accumulate them
+// their own way), and dropout with a symbolic head size or a negative scale stay prims.fallback.
 func dScaledDotProductAttention(c *ctx) (any, error) {
 	d := c.d
 	q, k, v := asNode(c.in("query")), asNode(c.in("key")), asNode(c.in("value"))
-	if p := c.float("dropout_p"); p != 0 || c.bool("enable_gqa") {
-		return nil, errFallback
+	p := c.float("dropout_p")
+	if p < 0 || p >= 1 || c.bool("enable_gqa") {
+		return nil, errFallback // (p outside [0, 1): torch's dropout raises)
 	}
 	qm, km, vm := metaOf(q), metaOf(k), metaOf(v)
 	if qm.DType != primtorch.Float32 && qm.DType != primtorch.Float64 {
@@ -45,8 +50,18 @@ func dScaledDotProductAttention(c *ctx) (any, error) {
 	if sc, ok := c.get("scale").(float64); ok {
 		scale = sc
 	}
-	qk := d.prim("bmm", Q, d.transpose(K, 1, 2))
-	scores := d.mul(qk, d.operandLike(scale, qk)) // [nb, L, S]
+	var scores val // [nb, L, S]
+	if p > 0 {
+		sc, ok := scale.(float64)
+		if !ok || sc < 0 {
+			return nil, errFallback
+		}
+		sf := math.Sqrt(sc)
+		scores = d.prim("bmm", d.mul(Q, d.operandLike(sf, Q)), d.mul(d.transpose(K, 1, 2), d.operandLike(sf, K)))
+	} else {
+		qk := d.prim("bmm", Q, d.transpose(K, 1, 2))
+		scores = d.mul(qk, d.operandLike(scale, qk))
+	}
 	full := []sym{nb, l, s}
 	var keep val // bool [nb, L, S]: which scores count
 	if m, _ := c.in("attn_mask").(*fxgraph.Node); m != nil {
@@ -76,6 +91,12 @@ func dScaledDotProductAttention(c *ctx) (any, error) {
 	// A row whose every score is -inf (fully masked) gives zeros, not NaN.
 	masked := d.reduce("all", d.bin("eq", scores, math.Inf(-1)), []int{2}, true)
 	probs = d.where(d.expand(masked, full), zero(probs), probs)
+	if p > 0 {
+		var ok bool
+		if probs, ok = d.dropout(probs, p); !ok {
+			return nil, errFallback
+		}
+	}
 	out := d.prim("bmm", probs, V) // [nb, L, Ev]
 	return d.reshape(out, bshape(l, ev)), nil
 }

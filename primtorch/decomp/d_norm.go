@@ -358,9 +358,23 @@ func dDropout(c *ctx) (any, error) {
 	if fn.Functional != nil {
 		fn = fn.Functional
 	}
-	order, ok := noiseOrder(m)
-	if fn.ID != primtorch.OpDropout || p >= 1 || !m.DType.IsFloatingPoint() || !ok {
+	if fn.ID != primtorch.OpDropout {
 		return nil, errFallback
+	}
+	if y, ok := d.dropout(x, p); ok {
+		return y, nil
+	}
+	return nil, errFallback
+}
+
+// dropout is x times torch's CPU dropout noise (dDropout; also scaled_dot_product_attention's
+// dropout of its attention weights, at::dropout in torch's math kernel); ok=false where the
+// noise stays torch's dropout (p = 1, layouts static strides do not order, non-float x).
+func (d *decomposer) dropout(x val, p float64) (val, bool) {
+	m := metaOf(x)
+	order, ok := noiseOrder(m)
+	if p >= 1 || !m.DType.IsFloatingPoint() || !ok {
+		return nil, false
 	}
 	sizes := sizesOf(x)
 	permuted := make([]sym, len(order))
@@ -388,14 +402,14 @@ func dDropout(c *ctx) (any, error) {
 			sizeArg, fxgraph.Const{V: 1 - p}}, nil, primtorch.NewSymContiguous(primtorch.Bool, permuted, m.Device))
 		mask.Where = d.cur.Where
 		noise := d.mul(d.convert(d.permute(mask, inv), m.DType), scale)
-		return d.mul(x, noise), nil
+		return d.mul(x, noise), true
 	}
 	ones := asNode(d.permute(d.prim("full", permuted, 1.0, m.DType), inv))
 	nm := metaOf(ones).Clone()
 	nm.RequiresGrad = false
 	noise := d.g.AddCall("prims.fallback", []fxgraph.Arg{fxgraph.Const{V: "torch.dropout"}, ones, fxgraph.Const{V: p}, fxgraph.Const{V: true}}, nil, nm)
 	noise.Where = d.cur.Where
-	return d.mul(x, noise), nil
+	return d.mul(x, noise), true
 }
 
 // noiseOrder is the order of x's dims, outermost first, of the tensor of ones whose dropout
