@@ -688,7 +688,8 @@ func hasPrefix(a, p []Sym) bool { return len(a) >= len(p) && symsEqual(a[:len(p)
 // check runs before a draw that comes first in program order), so a fusion that looks safe
 // against the placed groups alone can close a cycle through buffers placed later (fuzz seeds
 // 29707, 32953, 38991). Each fusion keeping the contracted graph acyclic keeps the whole
-// schedule acyclic: this is the only cycle test the fuser makes.
+// schedule acyclic: this is the only cycle test the fuser makes. An edge from b to a member is
+// refused too: members run in the order they joined.
 func (f *fuser) wouldCycle(gr *group, b *Buffer) bool {
 	inside := func(x *Buffer) bool { return x == b || f.groupOf[x] == gr }
 	seen := map[*Buffer]bool{}
@@ -697,6 +698,13 @@ func (f *fuser) wouldCycle(gr *group, b *Buffer) bool {
 		if x != nil && !seen[x] {
 			seen[x] = true
 			stack = append(stack, x)
+		}
+	}
+	for _, u := range f.users[b] {
+		if u != b && f.groupOf[u] == gr {
+			// an ordering edge puts b before a member (a check before a write the kernel
+			// makes), but a joining buffer runs after the members already there
+			return true
 		}
 	}
 	for _, m := range append(slices.Clone(gr.nodes), b) {
