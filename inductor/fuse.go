@@ -571,11 +571,7 @@ func walksAgainstMemory(m *Buffer, outer int) bool {
 	if _, scatter := m.Def.(*ScatterNode); scatter {
 		return false
 	}
-	ident := make([]Expr, len(ranges))
-	for k := range ident {
-		ident[k] = Var(k)
-	}
-	st := flatten(ident, m.Layout.Strides, m.Layout.Offset, boundsOf(ranges))
+	st := flatten(indexVars(ranges, 0), m.Layout.Strides, m.Layout.Offset, boundsOf(ranges))
 	minOuter := int64(-1)
 	for _, p := range pos[:outer] {
 		if s := loopStride(st, p); s > 0 && (minOuter < 0 || s < minOuter) {

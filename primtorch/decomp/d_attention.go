@@ -23,7 +23,7 @@ func dScaledDotProductAttention(c *ctx) (any, error) {
 	q, k, v := asNode(c.in("query")), asNode(c.in("key")), asNode(c.in("value"))
 	p := c.float("dropout_p")
 	if p < 0 || p >= 1 || c.bool("enable_gqa") {
-		return nil, errFallback // (p outside [0, 1): torch's dropout raises)
+		return nil, errFallback // (p = 1: torch's kernel gives zeros; outside [0, 1] it raises)
 	}
 	qm, km, vm := metaOf(q), metaOf(k), metaOf(v)
 	if qm.DType != primtorch.Float32 && qm.DType != primtorch.Float64 {
