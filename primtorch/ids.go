@@ -359,6 +359,7 @@ const (
 	OpRandLike
 	OpRandnLike
 	OpRandintLike
+	OpBernoulliInplace
 	OpNewZeros
 	OpNewOnes
 	OpNewEmpty

@@ -412,3 +412,27 @@ func cppScalarName(dt DType) string {
 	}
 	return dt.String()
 }
+
+// metaBernoulliInplace is self.bernoulli_(p): self, filled. A float p must lie in [0, 1]; a
+// tensor p must expand to self's sizes (torch's expand_inplace).
+func metaBernoulliInplace(a *Args) (Value, error) {
+	self := selfTensor(a)
+	switch p := a.Get("p").(type) {
+	case *TensorMeta:
+		if _, err := symExpand(p, self.SymSizes()); err != nil {
+			return nil, err
+		}
+	default:
+		if f := a.Float("p"); !(f >= 0 && f <= 1) {
+			return nil, runtimeErrorf("bernoulli_ expects p to be in [0, 1], but got p=%s", fmtCppDouble(f))
+		}
+	}
+	return self.Clone(), nil
+}
+
+// bernoulliTensorP: a tensor p raises where an element lies outside [0, 1] (torch's kernel
+// checks the values as it draws).
+func bernoulliTensorP(a *Args, _ Value) bool {
+	_, isTensor := a.Get("p").(*TensorMeta)
+	return isTensor
+}

@@ -1,6 +1,7 @@
 package primtorch
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -94,6 +95,20 @@ func deviceOf(m *TensorMeta) Device {
 }
 
 // fmtFloat prints a float as Python's repr does: 2.0, 0.5, 1e-05, inf.
+// fmtCppDouble is a double as C++'s ostream writes it by default (TORCH_CHECK messages): %g with
+// 6 significant digits, "nan", "inf".
+func fmtCppDouble(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return fmt.Sprintf("%.6g", f)
+}
+
 func fmtFloat(f float64) string {
 	switch {
 	case math.IsInf(f, 1):

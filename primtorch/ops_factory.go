@@ -30,6 +30,12 @@ var factoryDefs = []*def{
 	row(OpRandnLike, KindFactory, PromoteNone, "randn_like(Tensor self, *, "+factoryKw+", MemoryFormat? memory_format=None) -> Tensor", "torch.randn_like", metaLike).with(fNonDiff | fRandom | fSymbolic),
 	row(OpRandintLike, KindFactory, PromoteNone, "randint_like.low_dtype(Tensor self, int low, int high, *, "+factoryKw+", MemoryFormat? memory_format=None) -> Tensor", "torch.randint_like", metaLike).
 		alt("randint_like(Tensor self, int high, *, " + factoryKw + ", MemoryFormat? memory_format=None) -> Tensor").with(fNonDiff | fRandom | fSymbolic),
+	// Tensor.bernoulli_ fills self with draws of torch's generator (torchvision's stochastic
+	// depth, timm's drop_path: a fresh tensor's noise); torch.bernoulli (whose .p form requires
+	// grad on torch 2 but not on 1.13) has no row: torch's meta and kernel serve it.
+	row(OpBernoulliInplace, KindOther, PromoteNone, "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", "Tensor.bernoulli_", metaBernoulliInplace).
+		alt("bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)").with(fRandom | fSymbolic).
+		raises(bernoulliTensorP),
 	row(OpNewZeros, KindFactory, PromoteNone, "new_zeros(Tensor self, int[] size, *, "+factoryKw+") -> Tensor", "Tensor.new_zeros", metaNew).with(fNonDiff | fSymbolic),
 	row(OpNewOnes, KindFactory, PromoteNone, "new_ones(Tensor self, int[] size, *, "+factoryKw+") -> Tensor", "Tensor.new_ones", metaNew).with(fNonDiff | fSymbolic),
 	row(OpNewEmpty, KindFactory, PromoteNone, "new_empty(Tensor self, int[] size, *, "+factoryKw+") -> Tensor", "Tensor.new_empty", metaNew).with(fNonDiff | fSymbolic),

@@ -377,39 +377,88 @@ func (d *decomposer) dropout(x val, p float64) (val, bool) {
 		return nil, false
 	}
 	sizes := sizesOf(x)
-	permuted := make([]sym, len(order))
-	inv := make([]int64, len(order))
-	for k, dim := range order {
-		permuted[k] = sizes[dim]
-		inv[dim] = int64(k)
-	}
-	if primtorch.DropoutDrawsMT19937() && (m.DType == primtorch.Float32 || m.DType == primtorch.Float64) {
+	if drawsBernoulli(m) {
 		// ptgo draws the mask as eager draws it (A135), in the order eager draws it: x's
 		// layout (torch 2) or row-major (1.13); the noise is 1/(1-p) where it is set, the
 		// quotient eager's div_ computes in x's dtype
 		if !primtorch.Behavior().DropoutNoiseInInputLayout {
-			permuted = sizes
-			for k := range inv {
-				inv[k] = int64(k)
+			for k := range order {
+				order[k] = int64(k)
 			}
 		}
 		scale := 1 / (1 - p)
 		if m.DType == primtorch.Float32 {
 			scale = float64(float32(1) / float32(1-p))
 		}
-		sizeArg, _ := toArg(permuted)
-		mask := d.g.AddCall("prims.fallback", []fxgraph.Arg{fxgraph.Const{V: primtorch.BernoulliMaskTarget},
-			sizeArg, fxgraph.Const{V: 1 - p}}, nil, primtorch.NewSymContiguous(primtorch.Bool, permuted, m.Device))
-		mask.Where = d.cur.Where
-		noise := d.mul(d.convert(d.permute(mask, inv), m.DType), scale)
+		noise := d.mul(d.bernoulliDraw(sizes, order, 1-p, m), scale)
 		return d.mul(x, noise), true
 	}
+	permuted, inv := permuteSizes(sizes, order)
 	ones := asNode(d.permute(d.prim("full", permuted, 1.0, m.DType), inv))
 	nm := metaOf(ones).Clone()
 	nm.RequiresGrad = false
 	noise := d.g.AddCall("prims.fallback", []fxgraph.Arg{fxgraph.Const{V: "torch.dropout"}, ones, fxgraph.Const{V: p}, fxgraph.Const{V: true}}, nil, nm)
 	noise.Where = d.cur.Where
 	return d.mul(x, noise), true
+}
+
+// drawsBernoulli says whether ptgo draws torch's CPU bernoulli_(q) of a tensor like m itself
+// (bernoulliDraw): where the start-up probe found eager's dropout drawing as ptgo does (dropout
+// is bernoulli_(1 − p) of a fresh tensor: one kernel, so one probe serves both), for float32 and
+// float64.
+func drawsBernoulli(m *primtorch.TensorMeta) bool {
+	return primtorch.DropoutDrawsMT19937() && (m.DType == primtorch.Float32 || m.DType == primtorch.Float64)
+}
+
+// bernoulliDraw is what torch's CPU bernoulli_(q) writes into a tensor of m's dtype and the
+// given sizes whose elements it visits in the order of dims order (outermost first): a
+// contiguous mask over the permuted sizes, ptgo's draw of eager's stream
+// (primtorch.BernoulliMaskTarget), permuted back and converted.
+func (d *decomposer) bernoulliDraw(sizes []sym, order []int64, q float64, m *primtorch.TensorMeta) val {
+	permuted, inv := permuteSizes(sizes, order)
+	sizeArg, _ := toArg(permuted)
+	mask := d.g.AddCall("prims.fallback", []fxgraph.Arg{fxgraph.Const{V: primtorch.BernoulliMaskTarget},
+		sizeArg, fxgraph.Const{V: q}}, nil, primtorch.NewSymContiguous(primtorch.Bool, permuted, m.Device))
+	mask.Where = d.cur.Where
+	return d.convert(d.permute(mask, inv), m.DType)
+}
+
+// permuteSizes is sizes in the order of dims order, and the permutation that takes a tensor of
+// those sizes back to sizes' order.
+func permuteSizes(sizes []sym, order []int64) ([]sym, []int64) {
+	permuted := make([]sym, len(order))
+	inv := make([]int64, len(order))
+	for k, dim := range order {
+		permuted[k] = sizes[dim]
+		inv[dim] = int64(k)
+	}
+	return permuted, inv
+}
+
+// dBernoulliInplace is self.bernoulli_(p) with a float p: torch's CPU kernel visits self's
+// elements in memory order (probed on 1.13 and 2.14: transposed, sliced and channels-last
+// tensors), drawing each as dropout's mask does. A tensor p, a generator argument, a self that
+// requires grad (torch's BernoulliBackward), other dtypes or layouts whose strides do not order
+// the dims stay torch's call.
+func dBernoulliInplace(c *ctx) (any, error) {
+	d := c.d
+	p, isFloat := c.a.Get("p").(float64)
+	if !isFloat || c.a.Get("generator") != nil {
+		return nil, errFallback
+	}
+	s := c.state("self")
+	cur := d.read(s)
+	m := metaOf(cur)
+	order, ok := noiseOrder(m)
+	if !ok || m.RequiresGrad || !drawsBernoulli(m) {
+		return nil, errFallback
+	}
+	if err := d.write(s, asNode(d.bernoulliDraw(sizesOf(cur), order, p, m)), false); err != nil {
+		return nil, err
+	}
+	c.done = true
+	d.env[c.n] = s
+	return nil, nil
 }
 
 // noiseOrder is the order of x's dims, outermost first, of the tensor of ones whose dropout

@@ -214,7 +214,12 @@ func testAgainstTorch(t *testing.T, _ primtorch.TorchVersion, cases []jsonCase) 
 }
 
 // goldenExempt are decomposed ops without a golden case, with the reason.
-var goldenExempt = map[string]string{}
+var goldenExempt = map[string]string{
+	// its decomposition is ptgo's draw of torch's stream (a prims.fallback the reference
+	// interpreter cannot run, and which Go tests, not probing torch, leave off): its cases are
+	// fallback cases here; tests/test_random_fill.py compares it with eager bit for bit
+	"bernoulli_.float": "draws from torch's generator",
+}
 
 // TestGoldenCoverage fails for every op with a decomposition that no passing case exercises,
 // per recorded torch (ops a torch does not have, Op.Since, need none there).

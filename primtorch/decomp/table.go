@@ -347,6 +347,7 @@ var decomps = [primtorch.NumOps]decompFn{
 	primtorch.OpBool:                         dTo,
 	primtorch.OpClone:                        dClone,
 	primtorch.OpCopy:                         dCopy,
+	primtorch.OpBernoulliInplace:             dBernoulliInplace,
 	primtorch.OpFill:                         dFill,
 	primtorch.OpZero:                         dFill,
 	primtorch.OpRequiresGrad:                 dRequiresGrad,

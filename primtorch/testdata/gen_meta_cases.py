@@ -1164,6 +1164,18 @@ def gen_factories():
         case(name, tg, T([2, 3, 4, 5]), memory_format=torch.channels_last)
         case(name, tg, T([2, 3], layout="t"), memory_format=torch.contiguous_format)
         case(name, tg, T([2, 3]), requires_grad=True)
+    for lay in ["c", "t", "s", "cl"]:
+        case("bernoulli_.float", "Tensor.bernoulli_", T(rshape(4 if lay == "cl" else 3), layout=lay), 0.3)
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3]))
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3], dtype=f64), p=1.0)
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3], dtype=i64), 0.5)
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3], dtype=torch.bool), 0.5)
+    for p in [1.5, -0.1, float("nan"), 12345678.0]:
+        case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3]), p)
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3]), T([3], lo=0, hi=1))
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3]), T([2, 3], dtype=f64, lo=0, hi=1))
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3]), T([2], lo=0, hi=1))
+    case("bernoulli_.float", "Tensor.bernoulli_", T([2, 3]), p=T([1, 3], lo=0, hi=1))
     case("full_like", "torch.full_like", T([2, 3], layout="t"), 2)
     case("full_like", "torch.full_like", T([2, 3], dtype=i64), 2.5)
     case("full_like", "torch.full_like", T([2, 3], layout="s"), 2, dtype=f64)

@@ -614,6 +614,11 @@ def gen_norm():
     g = G("dropout", "train")
     g.fallback = True
     add(g.out(g.call("torch.nn.functional.dropout", g.inp(T(4, 4)), p=0.5, training=True)))
+    # Tensor.bernoulli_ draws from torch's generator: the Go tests (no probe) keep torch's call
+    for tag, x, p in (("contiguous", T(4, 4), 0.3), ("transposed", T(3, 5, layout="t"), 0.8), ("f64", T(2, 3, dtype=f64), 1.0)):
+        g = G("bernoulli_.float", tag)
+        g.fallback = True
+        add(g.out(g.call("Tensor.bernoulli_", g.call("torch.clone", g.inp(x)), p)))
 
 
 def gen_linalg():
@@ -655,6 +660,12 @@ def gen_conv():
     one("conv1d", "torch.nn.functional.conv1d", T(4, 9), T(3, 4, 3), padding="same", dilation=2, tag="same_unbatched")
     one("conv2d", "torch.nn.functional.conv2d", T(1, 3, 6, 5), T(4, 3, 3, 2), T(4), stride=(2, 1), padding=(1, 0), tag="plain")
     one("conv2d", "torch.nn.functional.conv2d", T(2, 2, 5, 5), T(2, 1, 3, 3), groups=2, dilation=2, padding="valid", tag="depthwise")
+    # pointwise convolutions of one image: a matrix product plus the bias (pointwiseConvAsMm)
+    one("conv2d", "torch.nn.functional.conv2d", T(1, 5, 3, 4), T(6, 5, 1, 1), T(6), tag="pointwise_mm")
+    one("conv2d", "torch.nn.functional.conv2d", T(1, 5, 3, 4, dtype=f64), T(6, 5, 1, 1, dtype=f64), tag="pointwise_mm_f64")
+    one("conv1d", "torch.nn.functional.conv1d", T(1, 4, 7), T(3, 4, 1), T(3), tag="pointwise_mm_1d")
+    one("conv2d", "torch.nn.functional.conv2d", T(2, 5, 3, 4), T(6, 5, 1, 1), T(6), tag="pointwise_batch2")
+    one("conv2d", "torch.nn.functional.conv2d", T(1, 5, 3, 4, layout="t"), T(6, 5, 1, 1), T(6), tag="pointwise_strided")
     cl = G("conv2d", "channels_last")
     x = cl.inp(T(1, 3, 4, 4))
     xc = cl.call("Tensor.contiguous", x, memory_format=torch.channels_last)
