@@ -106,15 +106,21 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 		NoteFallback(r.Name, "the graph writes in place to a value torch's autograd needs, so its backward raises: "+probe.Refusal)
 		return 0, nil
 	}
-	if writes, _ := rerunEffects(r.Graph, pg); writes && HasChecks(pg) {
-		// a failed check hands the run to torch, which an autograd region can do when its
-		// forward writes nothing: the wrapper puts torch's generator back where the failed
-		// forward found it (RerunnableAfterRNG), so a draw before the check is drawn again
-		// (an embedding's index check beside dropout, A204: every GPT training step)
-		NoteFallback(r.Name, "a check (an index, a float read from a tensor that Python raises for) in a graph that writes an input: a failed check could not hand the call to torch untouched")
+	lifted, attrPaths := LiftAttrs(pg)
+	// What a rerun or a recompute of the forward must undo: the inputs it writes, whether it
+	// draws, and writes it cannot see (recomputeEffects).
+	effects := &Region{}
+	recomputeEffects(effects, r.Graph, lifted)
+	if writes, _ := rerunEffects(r.Graph, pg); writes && HasChecks(pg) && effects.NoRecompute != "" {
+		// a failed check hands the run to torch: the region's wrapper puts torch's generator
+		// back where the failed forward found it and the inputs the forward writes (its
+		// epilogue's prims.copy_s: a training BatchNorm's running statistics) back to their
+		// values before it (A187, A208; checks run before those writes anyway: inductor's
+		// orderChecks), so torch's run draws and writes as eager does. A write torch runs
+		// itself (a prims.fallback that writes) has no such copy to undo it.
+		NoteFallback(r.Name, "a check (an index, a float read from a tensor that Python raises for) in a graph whose forward writes an input through a call torch runs ("+effects.NoRecompute+"): a failed check could not hand the call to torch untouched")
 		return 0, nil
 	}
-	lifted, attrPaths := LiftAttrs(pg)
 	var requires, state []bool
 	phs := lifted.Placeholders()
 	for i, p := range phs {
@@ -195,7 +201,7 @@ func (c *compiler) autograd(toC bool) (py.Obj, error) {
 	if region.Recompute, err = c.h.TorchRerun(r.Graph, r.Attrs); err != nil {
 		return 0, err
 	}
-	recomputeEffects(region, r.Graph, lifted)
+	region.Written, region.Random, region.NoRecompute = effects.Written, effects.Random, effects.NoRecompute
 	g, err := c.h.AutogradGraph(region)
 	if err == nil && toC {
 		count(&stats.autograd)
