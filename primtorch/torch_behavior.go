@@ -96,6 +96,11 @@ type torchBehavior struct {
 	// fma(x, α, fma(−mean, α, bias)) (2.14), not ((x − mean)·rstd)·weight + bias (1.13)
 	// (decomp batchNormScaleShift).
 	BatchNormChannelsLast3dFMA bool
+	// torch.mean with a float16/bfloat16 result sums in float32 and divides before its one
+	// rounding (2.14's mean_out); 1.13's sums into the result's dtype (a rounding) and divides
+	// it there (a second one): one ulp apart in a third of the elements of a [2, 17, 192] mean
+	// over dim 1 (decomp dMean).
+	MeanReducedFloatOpmath bool
 	// Messages: the namespace c10 names Half and BFloat16 in ("at::", 2.14: "c10::"; the
 	// overflow error of checkFillValue).
 	ReducedFloatNamespace string
@@ -113,7 +118,7 @@ var behaviorTable = []VersionRow[torchBehavior]{
 		DropoutNoiseInInputLayout: true, LayerNormReducedFloatOpmath: true, ShiftCountBounded: true, SoftshrinkNaN: true,
 		Atan2GradZeroAtOrigin:      true,
 		GroupNormSmallGroupNaN:     8,
-		BatchNormChannelsLast3dFMA: true, ReducedFloatNamespace: "c10::",
+		BatchNormChannelsLast3dFMA: true, MeanReducedFloatOpmath: true, ReducedFloatNamespace: "c10::",
 	}},
 }
 

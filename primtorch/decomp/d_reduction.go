@@ -98,7 +98,16 @@ func dMean(c *ctx) (any, error) {
 	d := c.d
 	x := c.selfNode()
 	dims := reduceDims(c.get("dim"), len(metaOf(x).Shape))
-	return d.mean(x, dims, c.bool("keepdim"), c.outMeta().DType), nil
+	dt := c.outMeta().DType
+	if (dt == primtorch.Float16 || dt == primtorch.BFloat16) && !primtorch.Behavior().MeanReducedFloatOpmath {
+		// torch 1.13's mean_out: a sum into the result's dtype (of the input converted to it,
+		// mean(dtype=)), rounded, then divided there (the division computes in float32 and
+		// rounds again)
+		n := symNumelOver(sizesOf(x), dims)
+		s := d.convert(d.reduce("sum", d.convert(d.convert(x, dt), opmath(dt)), dims, c.bool("keepdim")), dt)
+		return d.convert(d.div(d.convert(s, opmath(dt)), divisor(n)), dt), nil
+	}
+	return d.mean(x, dims, c.bool("keepdim"), dt), nil
 }
 
 func dProd(c *ctx) (any, error) {
