@@ -262,6 +262,42 @@ func isDepthwiseConv(e *Extern) bool {
 	return true
 }
 
+// isPointwiseConv reports a prims.convolution the runtime may run as one matrix product at one
+// thread (run_pointwise in pybridge/fast/ptgo_runtime.cpp): no bias, one group, not transposed,
+// every kernel size 1, stride 1, no padding, a batch of one.
+func isPointwiseConv(e *Extern) bool {
+	if e.Target != "prims.convolution" || len(e.Args) != 9 || len(e.Kwargs) != 0 || len(e.Outs) != 1 || e.Outs[0] == nil {
+		return false
+	}
+	x, w := e.Args[0].Buf, e.Args[1].Buf
+	if x == nil || w == nil || len(x.Sizes) < 3 || len(w.Sizes) != len(x.Sizes) || e.Args[2].Buf != nil || e.Args[2].Value != nil {
+		return false
+	}
+	if tr, ok := e.Args[6].Value.(bool); !ok || tr {
+		return false
+	}
+	if groups, ok := intValue(e.Args[8].Value); !ok || groups != 1 || !isConstSize(x.Sizes[0], 1) {
+		return false
+	}
+	for _, s := range w.Sizes[2:] {
+		if !isConstSize(s, 1) {
+			return false
+		}
+	}
+	for i, want := range []int64{1, 0} { // stride, padding
+		a := e.Args[3+i]
+		if len(a.List) != len(x.Sizes)-2 {
+			return false
+		}
+		for _, d := range a.List {
+			if v, ok := intValue(d.Value); !ok || v != want {
+				return false
+			}
+		}
+	}
+	return true // (the runtime writes the product only into a contiguous buffer of the output's sizes)
+}
+
 func intValue(v any) (int64, bool) {
 	switch v := v.(type) {
 	case int64:

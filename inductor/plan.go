@@ -30,7 +30,8 @@ func Plan(s *Schedule, src *Source) (*Program, error) {
 var matrixProducts = map[string]bool{"prims.mm": true, "prims.bmm": true, "prims.addmm": true}
 
 // IntoTargets are the externs the runtime runs writing into a buffer the plan allocated
-// (PStep.Into): torch's out= variants of the matrix products.
+// (PStep.Into): torch's out= variants of the matrix products. A pointwise convolution
+// (isPointwiseConv) writes into its buffer too where it runs as a matrix product.
 var IntoTargets = matrixProducts
 
 // retainsNothing are the externs known not to keep or alias their tensor arguments; every other
@@ -93,6 +94,10 @@ type stepUse struct {
 	bufs   []int
 	writes []int
 	escape bool
+	// rebound: the step's outputs may be replaced by a tensor torch returns (a pointwise
+	// convolution run by torch's convolution at more than one thread, isPointwiseConv): they
+	// stay out of the arena, whose kernels address buffers by their arena offsets
+	rebound bool
 }
 
 func (pb *planner) build(s *Schedule) (*Program, error) {
@@ -176,7 +181,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 			for _, kw := range e.Kwargs {
 				ps.Kwargs = append(ps.Kwargs, PKwarg{Name: kw.Name, Value: conv(kw.Value)})
 			}
-			ps.Into = IntoTargets[e.Target] && len(e.Outs) == 1
+			ps.Into = (IntoTargets[e.Target] || isPointwiseConv(e)) && len(e.Outs) == 1
 			var written []int
 			for _, o := range e.Outs {
 				var id int
@@ -196,7 +201,8 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 				touched = append(touched, id)
 			}
 			steps = append(steps, ps)
-			uses = append(uses, stepUse{bufs: touched, writes: written, escape: !retainsNothing[e.Target]})
+			uses = append(uses, stepUse{bufs: touched, writes: written, escape: !retainsNothing[e.Target],
+				rebound: ps.Into && isPointwiseConv(e)})
 		}
 	}
 	for _, o := range g.Outputs {
@@ -236,6 +242,11 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 			last[id] = i
 			last[root(id)] = i
 			if u.escape {
+				escapes[root(id)] = true
+			}
+		}
+		if u.rebound {
+			for _, id := range u.writes {
 				escapes[root(id)] = true
 			}
 		}

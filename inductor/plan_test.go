@@ -224,3 +224,30 @@ func TestExecuteChecksInputs(t *testing.T) {
 	_, err = c.Run(nil, 1)
 	require.ErrorContains(t, err, "takes 1 inputs, got 0")
 }
+
+// TestPlanPointwiseConvInto: a pointwise convolution of one image without bias writes into its
+// planned buffer (the runtime's matrix product at one thread), which stays out of the arena
+// (at more threads torch's convolution returns a tensor that replaces it); a 3×3 one does not.
+func TestPlanPointwiseConvInto(t *testing.T) {
+	g := parseGraph(t, `graph f(x: f32[1,4,5,5], w: f32[6,4,1,1], b: f32[6,1,1], w3: f32[6,6,3,3]):
+  %c  : f32[1,6,5,5] = prims.convolution(%x, %w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+  %be : f32[1,6,5,5]{0,1,0,0} = prims.expand(%b, [1, 6, 5, 5])
+  %y  : f32[1,6,5,5] = prims.add(%c, %be)
+  %r  : f32[1,6,5,5] = prims.relu(%y)
+  %c3 : f32[1,6,5,5] = prims.convolution(%r, %w3, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+  %o  : f32[1,6,5,5] = prims.neg(%c3)
+  return (%o,)
+`)
+	c := compileGraph(t, g, Options{})
+	checkPlan(t, c.Program)
+	text := c.Program.String()
+	require.Contains(t, text, "= into extern prims.convolution(%0, %1, None", "\n%s", text)
+	require.Contains(t, text, "= extern prims.convolution(", "the 3×3 convolution returns its result\n%s", text)
+	for _, st := range c.Program.Steps {
+		if st.Op == "extern" && st.Into {
+			for _, o := range st.Outs {
+				require.Less(t, c.Program.Buffers[o].Arena, int64(0), "%s", text)
+			}
+		}
+	}
+}

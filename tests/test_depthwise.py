@@ -122,9 +122,11 @@ def test_compiled_depthwise_blocks_match_eager(case):
         assert_same(cm(xc), m(xc))
     ops = _ops(cm, x)
     assert ops.count("ptgo::depthwise_conv2d") == 1, ops
-    assert ops.count("aten::convolution") == 1, ops  # the pointwise one
+    # the pointwise one: torch's convolution, or for one image at one thread a matrix product (A223)
+    assert ops.count("aten::convolution") + ops.count("aten::mm") == 1, ops
     if act in (nn.ReLU, nn.ReLU6, nn.SiLU):  # absorbed into the convolution: no kernel left
-        assert not [o for o in ops if o.startswith("cpp_fused")], ops
+        # (but the pointwise convolution's bias add, A223, where it runs as a matrix product)
+        assert not [o for o in ops if o.startswith("cpp_fused") and not o.startswith("cpp_fused_add_")], ops
 
 
 def test_absorbed_activation_is_applied_when_torch_runs_the_convolution():

@@ -228,12 +228,52 @@ func dConv(k int, transposed bool) decompFn {
 		if transposed {
 			outPad = expandK(c.ints("output_padding"), k)
 		}
+		if !transposed && !unbatched {
+			if r, ok := d.pointwiseConvBiasApart(x, w, c.in("bias"), stride, padding, dilation, c.int("groups"), c.outMeta()); ok {
+				return r, nil
+			}
+		}
 		r := d.prim("convolution", xb, w, c.in("bias"), stride, padding, dilation, transposed, outPad, c.int("groups"))
 		if unbatched {
 			return d.squeeze(r, 0), nil
 		}
 		return r, nil
 	}
+}
+
+// pointwiseConvBiasApart is a pointwise convolution (every kernel size 1, stride 1, no padding,
+// one group) of one contiguous image that nothing differentiates, with a bias: the convolution
+// without it plus the bias broadcast over the positions, which fuses with the convolution's
+// consumers. At one thread the runtime runs such a convolution as one matrix product W[Co, Ci] ·
+// x[Ci, H·W] (pybridge/fast/ptgo_runtime.cpp, run_pointwise), which torch's CPU convolution
+// computes too there (its slow_conv2d path: the bias copied into the output, then the same gemm
+// with beta = 1), less the copy and the call's overhead (A223); at more threads it stays torch's
+// convolution (oneDNN). ok=false for any other call, which keeps its bias.
+func (d *decomposer) pointwiseConvBiasApart(x, w *fxgraph.Node, b val, stride, padding, dilation []int64, groups int64, out *primtorch.TensorMeta) (val, bool) {
+	xm, wm := metaOf(x), metaOf(w)
+	if b == nil || d.rg || groups != 1 || out == nil || !symContiguous(out) || !symContiguous(xm) || xm.DType != wm.DType ||
+		(xm.DType != primtorch.Float32 && xm.DType != primtorch.Float64) || len(wm.Shape) != len(xm.Shape) {
+		return nil, false
+	}
+	if bm := metaOf(b); bm == nil || bm.DType != xm.DType {
+		return nil, false
+	}
+	if n, static := xm.SymSizes()[0].IsConst(); !static || n != 1 {
+		return nil, false
+	}
+	for i := range stride {
+		if stride[i] != 1 || padding[i] != 0 || wm.Shape[2+i] != 1 {
+			return nil, false
+		}
+	}
+	k := len(stride)
+	r := d.prim("convolution", x, w, nil, stride, padding, dilation, false, make([]int64, k), groups)
+	bshape := make([]int64, k+1)
+	bshape[0] = wm.Shape[0]
+	for i := 1; i <= k; i++ {
+		bshape[i] = 1
+	}
+	return d.add(r, d.expand(d.reshape(b, bshape), out.SymSizes())), true
 }
 
 // dAdaptiveAvgPool is a mean over windows when every output size divides its input size

@@ -779,6 +779,46 @@ at::Tensor run_depthwise(const Step& st, const std::vector<at::Tensor>& bufs, co
   return y;
 }
 
+// run_pointwise runs a pointwise convolution step without bias (every kernel size 1, stride 1,
+// no padding, one group, not transposed) of one contiguous float image at one thread as one
+// matrix product, W[Co, Ci] · x[Ci, positions]: what torch's CPU convolution computes there (its
+// slow_conv2d path calls the same gemm, after zeroing the output; decomp's
+// pointwiseConvBiasApart moves a frozen convolution's bias into the kernels after it). An
+// undefined tensor for any other step or call: at more threads torch's convolution takes oneDNN.
+// With into (a plan buffer, PStep.Into) the product is written there when it is a contiguous
+// buffer of the output's sizes, and into is returned.
+at::Tensor run_pointwise(const Step& st, const std::vector<at::Tensor>& bufs, const std::vector<int64_t>& syms,
+                         const at::Tensor* into = nullptr) {
+  if (st.args.size() != 9 || st.args[2].buf >= 0 || st.args[2].value != nullptr || st.args[6].value != Py_False ||
+      st.args[8].value == nullptr || !PyLong_Check(st.args[8].value) || PyLong_AsLongLong(st.args[8].value) != 1 ||
+      at::get_num_threads() != 1)
+    return at::Tensor();
+  const at::Tensor& x = bufs[st.args[0].buf];
+  const at::Tensor& w = bufs[st.args[1].buf];
+  if (x.dim() < 3 || w.dim() != x.dim() || x.size(0) != 1 || x.scalar_type() != w.scalar_type() ||
+      (x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble) || !x.is_contiguous() || !w.is_contiguous() ||
+      w.size(1) != x.size(1))
+    return at::Tensor();
+  for (int64_t d = 2; d < w.dim(); d++)
+    if (w.size(d) != 1) return at::Tensor();
+  for (int64_t v : ints_of(st.args[3], syms))
+    if (v != 1) return at::Tensor();
+  for (int64_t v : ints_of(st.args[4], syms))
+    if (v != 0) return at::Tensor();
+  std::vector<int64_t> out_sizes = x.sizes().vec();
+  out_sizes[1] = w.size(0);
+  const int64_t positions = x.numel() / std::max<int64_t>(1, x.size(1));
+  at::Tensor y;
+  if (into != nullptr && into->sizes().vec() == out_sizes && into->is_contiguous() &&
+      into->scalar_type() == x.scalar_type())
+    y = *into;
+  else
+    y = at::empty(out_sizes, x.options());
+  at::Tensor y2 = y.view({w.size(0), positions});
+  at::mm_out(y2, w.view({w.size(0), w.size(1)}), x.view({x.size(1), positions}));
+  return y;
+}
+
 // run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
 // reference), or nullptr with a Python error set. With times non-null, times[i] accumulates the
 // seconds step i took (Graph.profile).
@@ -1072,6 +1112,24 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
               case ExternKind::Addmm:
                 at::addmm_out(out, bufs[st.args[0].buf], bufs[st.args[1].buf], bufs[st.args[2].buf]);
                 break;
+              case ExternKind::Convolution: {
+                // a pointwise convolution (inductor's isPointwiseConv): the product into its
+                // buffer at one thread, torch's convolution's result in its place otherwise
+                at::Tensor y = run_pointwise(st, bufs, syms, &out);
+                if (!y.defined() || !y.is_same(out)) {
+                  if (!y.defined()) {
+                    y = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], c10::nullopt,
+                                        ints_of(st.args[3], syms), ints_of(st.args[4], syms), ints_of(st.args[5], syms),
+                                        false, ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
+                  }
+                  bind_extern(bufs, specs, st.outs[0], y);
+                }
+                at::Tensor& res = bufs[st.outs[0]];
+                if (st.act == PTGO_DW_RELU) res.relu_();
+                else if (st.act == PTGO_DW_RELU6) res.clamp_(0, 6);
+                else if (st.act == PTGO_DW_SILU) at::silu_(res);
+                break;
+              }
               default:
                 break;
             }
@@ -1096,11 +1154,14 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                 r = run_depthwise(st, bufs, specs);
                 if (r.defined()) break;
               }
-              c10::optional<at::Tensor> bias;
-              if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
-              r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3], syms),
-                                  ints_of(st.args[4], syms), ints_of(st.args[5], syms), st.args[6].value == Py_True,
-                                  ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
+              r = run_pointwise(st, bufs, syms);
+              if (!r.defined()) {
+                c10::optional<at::Tensor> bias;
+                if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
+                r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3], syms),
+                                    ints_of(st.args[4], syms), ints_of(st.args[5], syms), st.args[6].value == Py_True,
+                                    ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
+              }
               if (st.act == PTGO_DW_RELU) r.relu_();
               else if (st.act == PTGO_DW_RELU6) r.clamp_(0, 6);
               else if (st.act == PTGO_DW_SILU) at::silu_(r);

@@ -1,0 +1,121 @@
+"""Pointwise (1×1) convolutions in inference (A223): the bias goes to the kernels after the
+convolution, and at one thread the runtime runs the convolution of one image as one matrix
+product into its planned buffer; at more threads, for batches, strides, padding, groups and
+channels-last inputs it stays torch's convolution. Results equal eager's."""
+import pytest
+import torch
+import torch.nn as nn
+from torch.profiler import profile
+
+import ptgo
+from conftest import assert_same
+
+pytest.importorskip("ptgo._fast")
+
+
+class Block(nn.Module):
+    """mobilenet_v2's inverted residual: expand 1×1, depthwise 3×3, project 1×1, residual."""
+
+    def __init__(self, c=8, e=24):
+        super().__init__()
+        self.expand = nn.Sequential(nn.Conv2d(c, e, 1, bias=False), nn.BatchNorm2d(e), nn.ReLU6())
+        self.dw = nn.Sequential(nn.Conv2d(e, e, 3, padding=1, groups=e, bias=False), nn.BatchNorm2d(e), nn.ReLU6())
+        self.project = nn.Sequential(nn.Conv2d(e, c, 1, bias=False), nn.BatchNorm2d(c))
+        self.head = nn.Conv2d(c, 5, 1)
+
+    def forward(self, x):
+        return self.head(x + self.project(self.dw(self.expand(x))))
+
+
+def model():
+    torch.manual_seed(0)
+    m = Block().eval()
+    for mod in m.modules():  # statistics that make the folded weights differ from the raw ones
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.5, 0.5)
+            mod.running_var.uniform_(0.5, 2.0)
+            mod.weight.data.uniform_(0.5, 1.5)
+    return m
+
+
+def ops_of(fn, x):
+    with profile() as p:
+        fn(x)
+    return {e.key for e in p.key_averages()}
+
+
+@pytest.fixture
+def threads():
+    before = torch.get_num_threads()
+    yield torch.set_num_threads
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("case", ["one_image", "batch", "channels_last", "odd_size"])
+def test_pointwise_convolutions_equal_eager(case, nthreads, threads):
+    threads(nthreads)
+    m = model()
+    x = {"one_image": torch.randn(1, 8, 12, 12), "batch": torch.randn(3, 8, 12, 12),
+         "channels_last": torch.randn(1, 8, 12, 12).contiguous(memory_format=torch.channels_last),
+         "odd_size": torch.randn(1, 8, 7, 5)}[case]
+    compiled = ptgo.compile(model())
+    with torch.no_grad():
+        want = m(x)
+        for _ in range(3):  # every call, not only the first
+            got = compiled(x)
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+            assert got.stride() == want.stride()
+
+
+def test_one_image_at_one_thread_is_a_matrix_product(threads):
+    threads(1)
+    compiled = ptgo.compile(model())
+    x = torch.randn(1, 8, 12, 12)
+    with torch.no_grad():
+        compiled(x)
+        ops = ops_of(compiled, x)
+    assert "aten::mm" in ops, ops
+    # torch's convolution would run these through its slow_conv2d path at one thread (the
+    # depthwise one is ptgo's kernel, or oneDNN's under symbolic sizes)
+    assert "aten::_slow_conv2d_forward" not in ops and "aten::thnn_conv2d" not in ops, ops
+
+
+def test_at_two_threads_pointwise_convolutions_stay_torchs(threads):
+    threads(2)
+    compiled = ptgo.compile(model())
+    x = torch.randn(1, 8, 12, 12)
+    with torch.no_grad():
+        want = compiled(x)
+        ops = ops_of(compiled, x)
+        assert "aten::convolution" in ops and "aten::mm" not in ops, ops
+        threads(1)  # the same compiled graph, now at one thread: the product, the same values
+        torch.testing.assert_close(compiled(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_pointwise_conv1d_and_float64():
+    torch.manual_seed(1)
+    c1 = nn.Conv1d(6, 4, 1).eval()
+    c2 = nn.Conv2d(3, 5, 1).double().eval()
+    f = ptgo.compile(lambda a, b: (c1(a).relu(), c2(b) * 2))
+    a, b = torch.randn(1, 6, 9), torch.randn(1, 3, 4, 4, dtype=torch.float64)
+    with torch.no_grad():
+        got, want = f(a, b), (c1(a).relu(), c2(b) * 2)
+    torch.testing.assert_close(got, want)
+
+
+def test_training_pointwise_convolution_keeps_torchs_convolution():
+    # a weight that requires grad: the convolution (and its derivative) stay torch's
+    torch.manual_seed(2)
+    ref = nn.Conv2d(4, 6, 1)
+    cmp = nn.Conv2d(4, 6, 1)
+    cmp.load_state_dict(ref.state_dict())
+    f = ptgo.compile(lambda x: cmp(x).tanh().sum())
+    x = torch.randn(1, 4, 5, 5)
+    loss_ref = ref(x).tanh().sum()
+    loss = f(x)
+    loss_ref.backward()
+    loss.backward()
+    assert_same(loss.detach(), loss_ref.detach())
+    torch.testing.assert_close(cmp.weight.grad, ref.weight.grad)
+    torch.testing.assert_close(cmp.bias.grad, ref.bias.grad)
