@@ -112,13 +112,8 @@ func pyLiteral(dt primtorch.DType, n Number) string {
 		return strconv.FormatInt(n.I, 10)
 	}
 	f := n.F
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
+	if s, ok := primtorch.NonFiniteName(f); ok {
+		return s
 	}
 	bits := 64
 	if dt != primtorch.Float64 {

@@ -95,28 +95,32 @@ func deviceOf(m *TensorMeta) Device {
 }
 
 // fmtFloat prints a float as Python's repr does: 2.0, 0.5, 1e-05, inf.
+// NonFiniteName is how Python's repr and C++'s ostream both write a float that is not finite
+// ("nan", "inf", "-inf"); ok=false for a finite one.
+func NonFiniteName(f float64) (string, bool) {
+	switch {
+	case math.IsNaN(f):
+		return "nan", true
+	case math.IsInf(f, 1):
+		return "inf", true
+	case math.IsInf(f, -1):
+		return "-inf", true
+	}
+	return "", false
+}
+
 // fmtCppDouble is a double as C++'s ostream writes it by default (TORCH_CHECK messages): %g with
 // 6 significant digits, "nan", "inf".
 func fmtCppDouble(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
+	if s, ok := NonFiniteName(f); ok {
+		return s
 	}
 	return fmt.Sprintf("%.6g", f)
 }
 
 func fmtFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
+	if s, ok := NonFiniteName(f); ok {
+		return s
 	}
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-4 || abs >= 1e16) {
 		s := strconv.FormatFloat(f, 'e', -1, 64)

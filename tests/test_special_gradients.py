@@ -210,15 +210,16 @@ def test_spread_of_equal_values_is_exactly_zero(op, backend):
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 @pytest.mark.parametrize("name", ["elu", "celu", "selu"])
 def test_elu_gradient_at_nan(name, backend):
-    # fuzz seed 3969: torch 2's elu_backward on an AVX-512 CPU tests x <= 0 for the negative
-    # branch, so NaN gets grad·scale (every element); torch 1.13's, and 2.14's on an AVX2 CPU,
-    # vectorised loop gives NaN and its scalar remainder grad·scale (position-dependent: the 16
-    # elements here are all in the vectorised loop), ptgo gives NaN there as the vectorised loop
-    # does. ptgo probes which at start (ptgo._compat.probe_behavior)
+    # fuzz seed 3969: torch 2's elu_backward on one AVX-512 CPU tested x <= 0 for the negative
+    # branch, so NaN got grad·scale (every element); torch 1.13's, and 2.14's on an AVX2 CPU and
+    # on another AVX-512 one, vectorised loop gives NaN and its scalar remainder grad·scale
+    # (position-dependent: the remainder is the last n mod 16 elements on AVX2, n mod 32 on
+    # AVX-512; the 64 elements here are all in the vectorised loop on either), ptgo gives NaN
+    # there as the vectorised loop does. ptgo probes which at start (ptgo._compat.probe_behavior)
     if not hasattr(torch, "compile"):
         pytest.skip("torch 1.13's elu gradient at NaN depends on the element's position in the loop")
     act = getattr(F, name)
-    _check(lambda x: act(x), torch.tensor([NAN, 1.0, -1.0, NAN, 0.0, -0.0, INF, -INF] * 2), backend)
+    _check(lambda x: act(x), torch.tensor([NAN, 1.0, -1.0, NAN, 0.0, -0.0, INF, -INF] * 8), backend)
 
 
 def _written_then_acos(x0):
