@@ -1116,15 +1116,19 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                 // a pointwise convolution (inductor's isPointwiseConv): the product into its
                 // buffer at one thread, torch's convolution's result in its place otherwise
                 at::Tensor y = run_pointwise(st, bufs, syms, &out);
-                if (!y.defined() || !y.is_same(out)) {
-                  if (!y.defined()) {
-                    y = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], c10::nullopt,
-                                        ints_of(st.args[3], syms), ints_of(st.args[4], syms), ints_of(st.args[5], syms),
-                                        false, ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
-                  }
-                  bind_extern(bufs, specs, st.outs[0], y);
+                bool act_done = false;  // run_packed applies the step's activation itself
+                if (!y.defined() && st.packed && packed_input_ok(bufs[st.args[0].buf])) {
+                  y = run_packed(st, bufs);
+                  act_done = true;
                 }
+                if (!y.defined()) {
+                  y = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], c10::nullopt,
+                                      ints_of(st.args[3], syms), ints_of(st.args[4], syms), ints_of(st.args[5], syms),
+                                      false, ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
+                }
+                if (!y.is_same(out)) bind_extern(bufs, specs, st.outs[0], y);
                 at::Tensor& res = bufs[st.outs[0]];
+                if (act_done) break;
                 if (st.act == PTGO_DW_RELU) res.relu_();
                 else if (st.act == PTGO_DW_RELU6) res.clamp_(0, 6);
                 else if (st.act == PTGO_DW_SILU) at::silu_(res);
