@@ -256,7 +256,10 @@ func scalarAs(v val, dt primtorch.DType) val {
 			return scalarAs(k, dt)
 		}
 		if dt == primtorch.Bool {
-			bug("a size %s as a bool", x)
+			// an int symbol (an int argument, an .item() passed on after a graph break)
+			// written into a bool tensor: its truth, decided at the hint and guarded (fuzz
+			// seed 42816: v[0] = s with v bool)
+			return !x.EqualHint(primtorch.SymConst(0))
 		}
 		return x // a size: a Python int, which prims take for any numeric dtype
 	case primtorch.SymFloat:
