@@ -181,7 +181,8 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 			for _, kw := range e.Kwargs {
 				ps.Kwargs = append(ps.Kwargs, PKwarg{Name: kw.Name, Value: conv(kw.Value)})
 			}
-			ps.Into = (IntoTargets[e.Target] || isPointwiseConv(e)) && len(e.Outs) == 1
+			pointwise := isPointwiseConv(e)
+			ps.Into = (IntoTargets[e.Target] || pointwise) && len(e.Outs) == 1
 			var written []int
 			for _, o := range e.Outs {
 				var id int
@@ -202,7 +203,7 @@ func (pb *planner) build(s *Schedule) (*Program, error) {
 			}
 			steps = append(steps, ps)
 			uses = append(uses, stepUse{bufs: touched, writes: written, escape: !retainsNothing[e.Target],
-				rebound: ps.Into && isPointwiseConv(e)})
+				rebound: ps.Into && pointwise})
 		}
 	}
 	for _, o := range g.Outputs {

@@ -779,6 +779,15 @@ at::Tensor run_depthwise(const Step& st, const std::vector<at::Tensor>& bufs, co
   return y;
 }
 
+// apply_act applies a convolution step's absorbed activation (inductor/absorb.go) to its result in
+// place, where torch's convolution or the matrix product computed it (run_packed and ptgo's
+// depthwise kernel apply their own).
+void apply_act(const Step& st, at::Tensor& r) {
+  if (st.act == PTGO_DW_RELU) r.relu_();
+  else if (st.act == PTGO_DW_RELU6) r.clamp_(0, 6);
+  else if (st.act == PTGO_DW_SILU) at::silu_(r);
+}
+
 // run_pointwise runs a pointwise convolution step without bias (every kernel size 1, stride 1,
 // no padding, one group, not transposed) of one contiguous float image at one thread as one
 // matrix product, W[Co, Ci] · x[Ci, positions]: what torch's CPU convolution computes there (its
@@ -1127,11 +1136,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                                       false, ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
                 }
                 if (!y.is_same(out)) bind_extern(bufs, specs, st.outs[0], y);
-                at::Tensor& res = bufs[st.outs[0]];
-                if (act_done) break;
-                if (st.act == PTGO_DW_RELU) res.relu_();
-                else if (st.act == PTGO_DW_RELU6) res.clamp_(0, 6);
-                else if (st.act == PTGO_DW_SILU) at::silu_(res);
+                if (!act_done) apply_act(st, bufs[st.outs[0]]);
                 break;
               }
               default:
@@ -1166,9 +1171,7 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                                     ints_of(st.args[4], syms), ints_of(st.args[5], syms), st.args[6].value == Py_True,
                                     ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
               }
-              if (st.act == PTGO_DW_RELU) r.relu_();
-              else if (st.act == PTGO_DW_RELU6) r.clamp_(0, 6);
-              else if (st.act == PTGO_DW_SILU) at::silu_(r);
+              apply_act(st, r);
               break;
             }
             case ExternKind::Python: {
