@@ -921,3 +921,35 @@ def test_embedding_index_out_of_range_in_a_graph_that_draws_raises_as_eager():
     got, want = run(compiled, good), run(f, good)
     assert_same(got[0], want[0])
     assert torch.equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("use", ["returned", "used"])
+def test_a_multi_view_output_whose_base_was_written_raises_as_eager(backend, use):
+    """Fuzz seed 42844: v2 = v1.chunk(2, 0)[0], then v1.lerp_(x): autograd refuses to rebuild
+    v2's grad_fn ("... is the output of a function that returns multiple views"), in eager at the
+    first use that needs it: the backward of a returned v2, or an op on v2 in the forward. The
+    probe met the error reading the outputs' grad_fn, took the failure for its own and answered
+    nothing, and the compiled region returned a v2 whose backward succeeded."""
+    def f(x):
+        v1 = torch.randn_like(x)
+        v2 = v1.chunk(2, 0)[0]
+        v1.lerp_(x, 0.5)
+        return (v1, v2) if use == "returned" else (v1, v2 * 3)
+
+    def step(x):
+        torch.manual_seed(0)
+        return f(x)[1].sum().backward()
+
+    def compiled_step(x):
+        torch.manual_seed(0)
+        return compiled(x)[1].sum().backward()
+
+    compiled = ptgo.compile(f, backend=backend)
+    x = torch.rand(4, 8).requires_grad_() * 1
+    raises_like_eager(compiled_step, (x,), {}, eager_error(step, (x,), {}))
+    with torch.no_grad():  # nothing records autograd: no refusal
+        torch.manual_seed(0)
+        want = f(x)
+        torch.manual_seed(0)
+        assert_same(compiled(x), want)

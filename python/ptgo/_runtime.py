@@ -1118,6 +1118,14 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
             except Exception:  # noqa: BLE001 - the dummy data, not the structure
                 continue
             top = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+            for o in _flatten(outs):
+                try:
+                    o.grad_fn if isinstance(o, torch.Tensor) else None
+                except RuntimeError as e:
+                    # a view of a multi-view function's output whose base the graph wrote in
+                    # place: autograd refuses to rebuild its grad_fn, in eager at the first use
+                    # that needs it (the backward: fuzz seed 42844): torch's run does the same
+                    return str(e).split("\n")[0], []
             readers, own, reach, shapes, first = _saved_storage_readers(top, {id(fn): i for fn, i in ends.items()}, leaves)
             guards, checks = [], []  # checks: (rank, guard) of saved memory, in the backward's order
             for target, ks in reach.items():
@@ -1162,9 +1170,10 @@ def autograd_probe(graph_json, attrs, grad_enabled, backward=True):
 
 
 # autograd's refusals of an in-place write that depend on the graph's structure, not on its data:
-# a view of a multi-output function's result, a view made in no_grad or inference mode written
-# with grad on, a leaf (or a view of one) that requires grad
+# a view of a multi-output function's result (or one whose base was written), a view made in
+# no_grad or inference mode written with grad on, a leaf (or a view of one) that requires grad
 _STRUCTURAL_INPLACE_ERRORS = ("is a view and is being modified inplace",
+                              "its base or another view of its base has been modified inplace",
                               "leaf Variable that requires grad is being used in an in-place operation")
 
 
