@@ -89,6 +89,18 @@ def _reset():
     ptgo.reset()
 
 
+@pytest.fixture
+def pointwise_way():
+    """Sets how frozen pointwise convolutions run (_fast.force_pointwise: "packed", "unpacked",
+    or "measure", the default, which times both on a shape's first call): a test that counts the
+    ops a compiled graph runs must not depend on a measurement. Restored after the test."""
+    fast = pytest.importorskip("ptgo._fast")
+    before = fast.force_pointwise("measure")
+    fast.force_pointwise(before)
+    yield fast.force_pointwise
+    fast.force_pointwise(before)
+
+
 def _strides_defined(t):
     # eager defines the strides of every strided result (torch's stride propagation); a
     # tensor of 0 or 1 elements has no layout to compare

@@ -304,12 +304,13 @@ def test_kernel_compile_error_is_reported(tmp_path):
 
 # The frozen convolutions packed for oneDNN, by torch version (ptgo_runtime.cpp kPackRules): torch
 # 2.14 packs k×k and grouped ones of any channel count (A159), 1.13 ungrouped k×k ones of 16+
-# channels (A91); pointwise ones neither.
+# channels (A91); pointwise ones both, where measured faster (A226): these tests set the way
+# (the pointwise_way fixture) and count a packed pointwise one where it is "packed".
 PACKS_EVERY_KXK = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 14)
 
 
 class ConvKinds(nn.Module):
-    """A pointwise convolution (BatchNorm folded; torch's convolution), depthwise ones ptgo's
+    """A pointwise convolution (BatchNorm folded; packed or not by the way set), depthwise ones ptgo's
     kernel leaves to torch (5×5 over more than 576 channels on a small plane, A124) with the ReLU /
     ReLU6 they absorb, and a grouped one: those packed on torch 2.14 (the ReLU as oneDNN's
     post-op), torch's convolution on 1.13."""
@@ -328,8 +329,8 @@ class ConvKinds(nn.Module):
 
 
 class ConvChain(nn.Module):
-    """3×3 convolutions of 16+ channels (packed for oneDNN when frozen), a pointwise one (left to
-    torch's convolution), a depthwise one (ptgo's kernel, A124), BatchNorm and a residual add."""
+    """3×3 convolutions of 16+ channels (packed for oneDNN when frozen), a pointwise one (the way
+    set), a depthwise one (ptgo's kernel, A124), BatchNorm and a residual add."""
 
     def __init__(self):
         super().__init__()
@@ -367,12 +368,14 @@ def _frozen(model, x):
     return m, cm, _conv_ops(cm, x)
 
 
-def test_frozen_convolutions_run_packed_and_repack_after_writes():
+@pytest.mark.parametrize("way", ["packed", "unpacked"])
+def test_frozen_convolutions_run_packed_and_repack_after_writes(way, pointwise_way):
+    pointwise_way(way)
     x = torch.randn(2, 3, 12, 12)
     m, cm, ops = _frozen(ConvChain, x)
     # a (BatchNorm folded) and b are packed, the stem (3 channels) too on torch 2.14; the pointwise
-    # one is torch's, the depthwise one ptgo's
-    packed = 3 if PACKS_EVERY_KXK else 2
+    # one as the way says, the depthwise one is ptgo's
+    packed = (3 if PACKS_EVERY_KXK else 2) + (way == "packed")
     assert ops.count("mkldnn_prepacked::conv2d_run") == packed, ops
     assert ops.count("aten::convolution") == 4 - packed, ops
     assert ops.count("ptgo::depthwise_conv2d") == 1, ops
@@ -388,10 +391,12 @@ def test_frozen_convolutions_run_packed_and_repack_after_writes():
         assert_same(cm(x), m(x))
 
 
-def test_frozen_convolutions_with_a_symbolic_batch_run_packed():
+@pytest.mark.parametrize("way", ["packed", "unpacked"])
+def test_frozen_convolutions_with_a_symbolic_batch_run_packed(way, pointwise_way):
     # one symbolic graph for every batch size; the packed convolutions get a context per batch
     # size (the most recent 8), repacked after a weight write, and a non-contiguous input (a
     # channels-last batch) runs torch's convolution
+    pointwise_way(way)
     torch.manual_seed(0)
     m = ConvChain().eval()
     cm = ptgo.compile(m, dynamic=True)
@@ -404,17 +409,19 @@ def test_frozen_convolutions_with_a_symbolic_batch_run_packed():
         assert stats()["compiled"] - before["compiled"] == 1
         x = torch.randn(4, 3, 12, 12)
         ptgo.mark_static(x, (2, 3))
-        assert _conv_ops(cm, x).count("mkldnn_prepacked::conv2d_run") == (3 if PACKS_EVERY_KXK else 2)
+        assert _conv_ops(cm, x).count("mkldnn_prepacked::conv2d_run") == (3 if PACKS_EVERY_KXK else 2) + (way == "packed")
         m.b.weight.mul_(-1.5)
         assert_same(cm(x), m(x))
         xc = torch.randn(3, 3, 12, 12).to(memory_format=torch.channels_last)
         assert_same(cm(xc), m(xc))
 
 
-def test_frozen_convolutions_of_every_kind_pack_by_torch_version():
+@pytest.mark.parametrize("way", ["packed", "unpacked"])
+def test_frozen_convolutions_of_every_kind_pack_by_torch_version(way, pointwise_way):
+    pointwise_way(way)
     x = torch.randn(2, 8, 10, 10)
     m, cm, ops = _frozen(ConvKinds, x)
-    packed = 3 if PACKS_EVERY_KXK else 0
+    packed = (3 if PACKS_EVERY_KXK else 0) + (way == "packed")
     assert ops.count("mkldnn_prepacked::conv2d_run") == packed, ops
     assert ops.count("aten::convolution") == 4 - packed, ops
     assert "ptgo::depthwise_conv2d" not in ops, ops

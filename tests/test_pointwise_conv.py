@@ -1,7 +1,9 @@
 """Pointwise (1×1) convolutions in inference (A223): the bias goes to the kernels after the
 convolution, and at one thread the runtime runs the convolution of one image as one matrix
 product into its planned buffer; at more threads, for batches, strides, padding, groups and
-channels-last inputs it stays torch's convolution. Results equal eager's."""
+channels-last inputs it stays torch's convolution. Frozen ones of a dense float32 input may also
+run through oneDNN with a packed weight, where that measured faster on their first call (A226).
+Results equal eager's."""
 import pytest
 import torch
 import torch.nn as nn
@@ -51,10 +53,12 @@ def threads():
     torch.set_num_threads(before)
 
 
+@pytest.mark.parametrize("way", ["measure", "packed", "unpacked"])
 @pytest.mark.parametrize("nthreads", [1, 2])
 @pytest.mark.parametrize("case", ["one_image", "batch", "channels_last", "odd_size"])
-def test_pointwise_convolutions_equal_eager(case, nthreads, threads):
+def test_pointwise_convolutions_equal_eager(case, nthreads, way, threads, pointwise_way):
     threads(nthreads)
+    pointwise_way(way)
     m = model()
     x = {"one_image": torch.randn(1, 8, 12, 12), "batch": torch.randn(3, 8, 12, 12),
          "channels_last": torch.randn(1, 8, 12, 12).contiguous(memory_format=torch.channels_last),
@@ -68,8 +72,9 @@ def test_pointwise_convolutions_equal_eager(case, nthreads, threads):
             assert got.stride() == want.stride()
 
 
-def test_one_image_at_one_thread_is_a_matrix_product(threads):
+def test_one_image_at_one_thread_is_a_matrix_product(threads, pointwise_way):
     threads(1)
+    pointwise_way("unpacked")
     compiled = ptgo.compile(model())
     x = torch.randn(1, 8, 12, 12)
     with torch.no_grad():
@@ -81,8 +86,9 @@ def test_one_image_at_one_thread_is_a_matrix_product(threads):
     assert "aten::_slow_conv2d_forward" not in ops and "aten::thnn_conv2d" not in ops, ops
 
 
-def test_at_two_threads_pointwise_convolutions_stay_torchs(threads):
+def test_at_two_threads_pointwise_convolutions_stay_torchs(threads, pointwise_way):
     threads(2)
+    pointwise_way("unpacked")
     compiled = ptgo.compile(model())
     x = torch.randn(1, 8, 12, 12)
     with torch.no_grad():
@@ -119,3 +125,44 @@ def test_training_pointwise_convolution_keeps_torchs_convolution():
     assert_same(loss.detach(), loss_ref.detach())
     torch.testing.assert_close(cmp.weight.grad, ref.weight.grad)
     torch.testing.assert_close(cmp.bias.grad, ref.bias.grad)
+
+
+def test_packed_pointwise_convolutions_run_through_onednn(threads, pointwise_way):
+    threads(1)
+    pointwise_way("packed")
+    m = model()
+    compiled = ptgo.compile(model())
+    x = torch.randn(1, 8, 12, 12)
+    with torch.no_grad():
+        compiled(x)
+        ops = ops_of(compiled, x)
+        assert "aten::mm" not in ops and "aten::convolution" not in ops, ops
+        assert "mkldnn_prepacked::conv2d_run" in ops, ops
+        torch.testing.assert_close(compiled(x), m(x), rtol=1e-5, atol=1e-5)
+        m.head.weight.mul_(-2)  # not folded: packed as it is, and packed again after the write
+        compiled.head.weight.mul_(-2)
+        torch.testing.assert_close(compiled(x), m(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_the_measured_way_is_the_one_that_runs(nthreads, threads, pointwise_way):
+    """On a shape's first call at a thread count the runtime times the packed run against the
+    other way and keeps the faster one (_fast.measured_pointwise lists the answers); the ops the
+    next calls run are the chosen ones, and the values equal eager's on every call."""
+    from ptgo import _fast
+
+    threads(nthreads)
+    pointwise_way("measure")
+    m = model()
+    compiled = ptgo.compile(model())
+    x = torch.randn(1, 8, 12, 12)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), m(x), rtol=1e-5, atol=1e-5)
+        answers = {k: v for k, v in _fast.measured_pointwise().items() if k[-1] == nthreads and k[:4] == (1, 8, 12, 12)}
+        # the expand (8 → 24 channels) and the head (8 → 5); its activation and whether it writes
+        # into a planned buffer are part of the key
+        assert {k[4] for k in answers} == {24, 5}, answers
+        ops = ops_of(compiled, x)
+        packed = sum(answers.values())
+        assert ("mkldnn_prepacked::conv2d_run" in ops) == (packed > 0), (answers, ops)
+        torch.testing.assert_close(compiled(x), m(x), rtol=1e-5, atol=1e-5)

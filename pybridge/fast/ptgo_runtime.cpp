@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -240,6 +242,11 @@ struct Prepacked {
   };
   std::vector<Ctx> ctxs;  // most recently used last
   TensorKey w, b;
+  // A pointwise convolution runs packed only where that measured faster than its other way (A226):
+  // the answer for choice_threads threads (1 packed, 2 the other way; 0 not asked yet).
+  bool measured = false;
+  int choice_threads = 0;
+  int8_t choice = 0;
 };
 constexpr size_t kPackedSizes = 8;
 
@@ -647,22 +654,23 @@ at::Tensor run_packed(const Step& st, const std::vector<at::Tensor>& bufs) {
 // through torch's convolution at 1 thread (bench/conv_paths.py). The last row whose version is at
 // most the torch this runtime is built for (PTGO_TORCH_VERSION, major·100 + minor, from setup.py)
 // applies.
+// Pointwise (1×1) convolutions follow no row: which way is faster depends on the shape and the
+// CPU (A226: on an AVX-512 EPYC at 1 thread oneDNN's packed run takes resnet50's 1×1 convolutions
+// in 41 ms where the matrix product takes 70, mobilenet_v2's [1,16,112,112]→96 in 4.7 ms where
+// the product takes 0.7), so each is packed and measured against its other way on its first call
+// (pointwise_packed).
 struct PackRule {
   int version;           // from this torch on
-  bool pointwise;        // 1×1 kernels
   bool grouped;          // groups > 1 (depthwise ones ptgo's kernel takes stay its own, A124)
-  int64_t min_channels;  // input channels at least
+  int64_t min_channels;  // input channels at least (k×k kernels)
 };
 constexpr PackRule kPackRules[] = {
     // torch 1.13: ungrouped k×k (k > 1) of 16+ channels (A91); oneDNN 2.6 on a dense NCHW input
-    // is slower than torch's convolution for pointwise, depthwise and 3-channel stems
-    {100, false, false, 16},
+    // is slower than torch's convolution for depthwise ones and 3-channel stems
+    {100, false, 16},
     // torch 2.14: k×k of any channel count (3-channel stems) and grouped ones too (A159): torch's
-    // convolution reorders the weight for oneDNN on every call. Pointwise ones measured faster
-    // packed alone (resnet50's 44 ms against 63) and in resnet50 (105 ms against 134 unfrozen),
-    // but slower in mobilenet_v2 (24.5 against 21.6) and shufflenet (9.2 against 7.6): no rule
-    // yet, so they stay torch's
-    {214, false, true, 1},
+    // convolution reorders the weight for oneDNN on every call
+    {214, true, 1},
 };
 
 #ifndef PTGO_TORCH_VERSION
@@ -696,7 +704,7 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
       if (!xs.sym_sizes[d].terms.empty()) return false;
   }
   if (xs.dtype != c10::kFloat || ws.dtype != c10::kFloat || ws.sizes.size() != 4) return false;
-  if (xs.sizes[1] < rule.min_channels || (ws.sizes[2] * ws.sizes[3] <= 1 && !rule.pointwise)) return false;
+  if (ws.sizes[2] * ws.sizes[3] > 1 && xs.sizes[1] < rule.min_channels) return false;
   for (size_t i = 0; i < 3; i++)
     if (st.args[i + 3].items.size() != 2 || st.args[i + 3].is_sym) return false;
   for (size_t i = 0; i < 3; i++)
@@ -826,6 +834,82 @@ at::Tensor run_pointwise(const Step& st, const std::vector<at::Tensor>& bufs, co
   at::Tensor y2 = y.view({w.size(0), positions});
   at::mm_out(y2, w.view({w.size(0), w.size(1)}), x.view({x.size(1), positions}));
   return y;
+}
+
+// run_unpacked runs a convolution step the way it runs when not packed: ptgo's depthwise kernel,
+// the matrix product of a pointwise one (into a planned buffer where into is set, PStep.Into, whose
+// step has no bias), else torch's convolution; with the step's activation applied.
+at::Tensor run_unpacked(const Step& st, const std::vector<at::Tensor>& bufs, const std::vector<Buf>& specs,
+                        const std::vector<int64_t>& syms, const at::Tensor* into) {
+  at::Tensor r;
+  if (into == nullptr && st.depthwise) {
+    r = run_depthwise(st, bufs, specs);
+    if (r.defined()) return r;  // the kernel applies the activation itself
+  }
+  r = run_pointwise(st, bufs, syms, into);
+  if (!r.defined()) {
+    c10::optional<at::Tensor> bias;
+    if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
+    r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3], syms),
+                        ints_of(st.args[4], syms), ints_of(st.args[5], syms), st.args[6].value == Py_True,
+                        ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
+  }
+  apply_act(st, r);
+  return r;
+}
+
+// What pointwise_packed measured, by shape, activation and thread count: convolutions of one
+// shape in other steps and graphs (resnet50's repeated blocks, a recompile) ask it once.
+std::mutex measured_mu;
+std::map<std::vector<int64_t>, int8_t> measured_choice;
+// 0: measure; 1, 2: every pointwise convolution packed, or not (_fast.force_pointwise, for tests)
+std::atomic<int> forced_way{0};
+
+// pointwise_packed says whether a packed convolution step runs packed in this call: a k×k one
+// always (PackRule), a pointwise one (Prepacked::measured) where its packed run measured faster
+// than run_unpacked at this thread count. The first call at a thread count measures both ways
+// on the call's tensors (one run each to warm up — packing, first-touch memory — then the best
+// of three), outside any profiler scope of the step's own; the step then runs the chosen way.
+bool pointwise_packed(const Step& st, const std::vector<at::Tensor>& bufs, const std::vector<Buf>& specs,
+                      const std::vector<int64_t>& syms, const at::Tensor* into) {
+  Prepacked& pk = *st.packed;
+  if (!pk.measured) return true;
+  if (const int f = forced_way.load(); f != 0) return f == 1;
+  const int threads = at::get_num_threads();
+  if (pk.choice_threads == threads) return pk.choice == 1;
+  const at::Tensor& x = bufs[st.args[0].buf];
+  const at::Tensor& w = bufs[st.args[1].buf];
+  std::vector<int64_t> key = x.sizes().vec();
+  key.insert(key.end(), w.sizes().begin(), w.sizes().end());
+  key.push_back(st.args[2].buf >= 0);
+  key.push_back(into != nullptr);
+  key.push_back(st.act);
+  key.push_back(threads);
+  int8_t choice = 0;
+  {
+    std::lock_guard<std::mutex> lock(measured_mu);
+    auto it = measured_choice.find(key);
+    if (it != measured_choice.end()) choice = it->second;
+  }
+  if (choice == 0) {
+    using clock = std::chrono::steady_clock;
+    double best[2] = {1e30, 1e30};
+    for (int round = 0; round < 4; round++) {
+      for (int way = 0; way < 2; way++) {
+        const auto t0 = clock::now();
+        if (way == 0) run_packed(st, bufs);
+        else run_unpacked(st, bufs, specs, syms, into);
+        const double t = std::chrono::duration<double>(clock::now() - t0).count();
+        if (round > 0) best[way] = std::min(best[way], t);
+      }
+    }
+    choice = best[0] < best[1] ? 1 : 2;
+    std::lock_guard<std::mutex> lock(measured_mu);
+    measured_choice.emplace(key, choice);
+  }
+  pk.choice_threads = threads;
+  pk.choice = choice;
+  return choice == 1;
 }
 
 // run_graph runs the plan once over the given inputs and returns the outputs as a tuple (a new
@@ -1122,21 +1206,15 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
                 at::addmm_out(out, bufs[st.args[0].buf], bufs[st.args[1].buf], bufs[st.args[2].buf]);
                 break;
               case ExternKind::Convolution: {
-                // a pointwise convolution (inductor's isPointwiseConv): the product into its
-                // buffer at one thread, torch's convolution's result in its place otherwise
-                at::Tensor y = run_pointwise(st, bufs, syms, &out);
-                bool act_done = false;  // run_packed applies the step's activation itself
-                if (!y.defined() && st.packed && packed_input_ok(bufs[st.args[0].buf])) {
+                // a pointwise convolution (inductor's isPointwiseConv): oneDNN's packed run where
+                // measured faster, else the product into its buffer at one thread, torch's
+                // convolution's result in its place otherwise
+                at::Tensor y;
+                if (st.packed && packed_input_ok(bufs[st.args[0].buf]) && pointwise_packed(st, bufs, specs, syms, &out))
                   y = run_packed(st, bufs);
-                  act_done = true;
-                }
-                if (!y.defined()) {
-                  y = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], c10::nullopt,
-                                      ints_of(st.args[3], syms), ints_of(st.args[4], syms), ints_of(st.args[5], syms),
-                                      false, ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
-                }
+                else
+                  y = run_unpacked(st, bufs, specs, syms, &out);
                 if (!y.is_same(out)) bind_extern(bufs, specs, st.outs[0], y);
-                if (!act_done) apply_act(st, bufs[st.outs[0]]);
                 break;
               }
               default:
@@ -1155,23 +1233,10 @@ PyObject* run_graph(GraphObject* g, PyObject* const* all_args, Py_ssize_t nall, 
               r = at::addmm(bufs[st.args[0].buf], bufs[st.args[1].buf], bufs[st.args[2].buf]);
               break;
             case ExternKind::Convolution: {
-              if (st.packed && packed_input_ok(bufs[st.args[0].buf])) {
+              if (st.packed && packed_input_ok(bufs[st.args[0].buf]) && pointwise_packed(st, bufs, specs, syms, nullptr))
                 r = run_packed(st, bufs);
-                break;
-              }
-              if (st.depthwise) {
-                r = run_depthwise(st, bufs, specs);
-                if (r.defined()) break;
-              }
-              r = run_pointwise(st, bufs, syms);
-              if (!r.defined()) {
-                c10::optional<at::Tensor> bias;
-                if (st.args[2].buf >= 0) bias = bufs[st.args[2].buf];
-                r = at::convolution(bufs[st.args[0].buf], bufs[st.args[1].buf], bias, ints_of(st.args[3], syms),
-                                    ints_of(st.args[4], syms), ints_of(st.args[5], syms), st.args[6].value == Py_True,
-                                    ints_of(st.args[7], syms), PyLong_AsLongLong(st.args[8].value));
-              }
-              apply_act(st, r);
+              else
+                r = run_unpacked(st, bufs, specs, syms, nullptr);
               break;
             }
             case ExternKind::Python: {
@@ -1682,6 +1747,8 @@ PyObject* graph_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
     for (Step& st : *g->steps) {
       if (st.op == StepOp::Extern && packable(st, *g->bufs, is_const)) {
         st.packed = std::make_shared<Prepacked>();
+        const Buf& ws = (*g->bufs)[st.args[1].buf];
+        st.packed->measured = ws.sizes[2] * ws.sizes[3] == 1;
       }
     }
   }
@@ -1818,7 +1885,50 @@ PyObject* share_version(PyObject*, PyObject* const* a, Py_ssize_t n) {
   Py_RETURN_NONE;
 }
 
+// measured_pointwise() -> {(input sizes, weight sizes, bias, into, activation, threads): packed}:
+// what pointwise_packed measured in this process.
+PyObject* measured_pointwise(PyObject*, PyObject*) {
+  PyObject* d = PyDict_New();
+  if (d == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(measured_mu);
+  for (const auto& [key, choice] : measured_choice) {
+    PyObject* k = PyTuple_New(static_cast<Py_ssize_t>(key.size()));
+    if (k == nullptr) {
+      Py_DECREF(d);
+      return nullptr;
+    }
+    for (size_t i = 0; i < key.size(); i++) PyTuple_SET_ITEM(k, static_cast<Py_ssize_t>(i), PyLong_FromLongLong(key[i]));
+    const int rc = PyDict_SetItem(d, k, choice == 1 ? Py_True : Py_False);
+    Py_DECREF(k);
+    if (rc < 0) {
+      Py_DECREF(d);
+      return nullptr;
+    }
+  }
+  return d;
+}
+
+// force_pointwise(way) -> the previous way: "measure" (the default), "packed" or "unpacked" for
+// every packed pointwise convolution from the next call on; for tests that count the ops a
+// compiled graph runs.
+PyObject* force_pointwise(PyObject*, PyObject* arg) {
+  static const char* names[] = {"measure", "packed", "unpacked"};
+  const char* way = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : nullptr;
+  int v = -1;
+  for (int i = 0; way != nullptr && i < 3; i++)
+    if (std::string(way) == names[i]) v = i;
+  if (v < 0) {
+    PyErr_SetString(PyExc_ValueError, "force_pointwise(way): way is 'measure', 'packed' or 'unpacked'");
+    return nullptr;
+  }
+  return PyUnicode_FromString(names[forced_way.exchange(v)]);
+}
+
 PyMethodDef runtime_functions[] = {
+    {"measured_pointwise", measured_pointwise, METH_NOARGS,
+     "measured_pointwise() -> dict: the pointwise convolutions measured packed against unpacked, and the answers"},
+    {"force_pointwise", force_pointwise, METH_O,
+     "force_pointwise(way) -> previous: 'measure', 'packed' or 'unpacked' for packed pointwise convolutions (tests)"},
     {"share_version", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(share_version)), METH_FASTCALL,
      "share_version(alias, source): alias shares source's version counter (see _runtime.watch_data)"},
     {"bump_versions", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(bump_versions)), METH_FASTCALL,
