@@ -584,27 +584,26 @@ func (t *Tracer) probeKernel(f *frame, method bool, target string, op *primtorch
 	return f.userError(pyType, "%s (%s, found by running torch's CPU kernel while tracing)", text, target)
 }
 
-// probeBackward asks torch whether eager's backward of a call that mixes floating dtypes among
-// its tensor operands, one requiring grad, accepts it (ptgo._runtime.backward_probe): torch
-// 1.13's mse_loss computes a float32 input against a float64 target and its backward raises
-// "Found dtype Double but expected Float" (fuzz seed 21084), where ptgo's derivatives would
-// give gradients. Such a call is a graph break: it runs with torch, whose backward raises.
+// probeBackward asks torch whether eager's backward of a call that mixes dtypes among its tensor
+// operands, one requiring grad, accepts it (ptgo._runtime.backward_probe): torch 1.13's mse_loss
+// computes a float32 input against a float64 target (fuzz seed 21084) or a bool one (seed 37984)
+// and its backward raises "Found dtype Double but expected Float", where ptgo's derivatives
+// would give gradients. Such a call is a graph break: it runs with torch, whose backward raises.
+// The probe's answers are kept per call signature (a mask times an activation asks once).
 func (t *Tracer) probeBackward(f *frame, method bool, target string, args []Value, kw []kwArg) error {
 	if !t.gradEnabled {
 		return nil
 	}
 	grad := false
-	var float primtorch.DType
+	var first primtorch.DType
 	seen, mixed := false, false
 	for _, in := range tensorsIn(args, kw) {
 		if in.Meta.Device.Type != "" && in.Meta.Device.Type != "cpu" {
 			return nil
 		}
 		grad = grad || in.Meta.RequiresGrad
-		if dt := in.Meta.DType; dt.IsFloatingPoint() {
-			mixed = mixed || seen && float != dt
-			float, seen = dt, true
-		}
+		mixed = mixed || seen && first != in.Meta.DType
+		first, seen = in.Meta.DType, true
 	}
 	if !grad || !mixed {
 		return nil

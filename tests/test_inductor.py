@@ -616,3 +616,14 @@ def test_conversion_of_a_strided_input_keeps_its_stride_order(backend):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.stride() == w.stride(), (g.stride(), w.stride())
         assert torch.equal(g, w)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int32, torch.int64])
+def test_softsign_of_integers_wraps_as_torchs(backend, dtype):
+    """Fuzz seed 43224: torch's softsign takes an integer x's |x| + 1 in x's dtype, where both
+    wrap at its extremes (softsign of int64's minimum is 1.0), before a true division; ptgo
+    converted x to float first and gave -1.0."""
+    info = torch.iinfo(dtype)
+    x = torch.tensor([info.min, info.min + 1, 0, 5, info.max - 1, info.max], dtype=dtype)
+    assert_same(ptgo.compile(nn.functional.softsign, backend=backend)(x), nn.functional.softsign(x))

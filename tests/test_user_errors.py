@@ -692,12 +692,13 @@ def test_index_out_of_range_beside_a_function_the_registry_lacks_raises_as_eager
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
 @pytest.mark.parametrize("loss", ["mse_loss", "huber_loss", "l1_loss"])
-def test_backward_eager_refuses_for_mixed_dtypes_raises_as_eager(backend, loss):
+@pytest.mark.parametrize("target", [torch.float64, torch.bool, torch.int64])
+def test_backward_eager_refuses_for_mixed_dtypes_raises_as_eager(backend, loss, target):
     """Fuzz seed 21084: a float32 prediction against a float64 target (a target from numpy):
     torch 1.13's mse_loss backward and both torches' huber_loss backward raise "Found dtype
-    Double but expected Float", where ptgo's derivatives gave gradients. The tracer asks torch
-    whether the backward of a call mixing floating dtypes accepts it (backward_probe); one that
-    does not runs with torch. l1_loss's backward accepts it, on both."""
+    Double but expected Float", where ptgo's derivatives gave gradients; seed 37984: a bool
+    target ("Found dtype Bool but expected Float"). The tracer asks torch whether the backward of
+    a call mixing dtypes accepts it (backward_probe); one that does not runs with torch."""
     import torch.nn.functional as F
 
     fn = getattr(F, loss)
@@ -707,7 +708,7 @@ def test_backward_eager_refuses_for_mixed_dtypes_raises_as_eager(backend, loss):
 
     def run(g):
         x = torch.ones(8, 1, requires_grad=True)
-        t = torch.zeros((), dtype=torch.float64)
+        t = torch.zeros((), dtype=target)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the broadcast target's UserWarning
             out = g(x, t)
@@ -717,7 +718,13 @@ def test_backward_eager_refuses_for_mixed_dtypes_raises_as_eager(backend, loss):
             return out, None, str(e)
         return out, x.grad, None
 
-    want, want_grad, want_err = run(f)
+    try:
+        want, want_grad, want_err = run(f)
+    except RuntimeError as e:  # a forward eager refuses (huber_loss of an integer target)
+        with pytest.raises(RuntimeError) as got:
+            run(ptgo.compile(f, backend=backend))
+        assert str(got.value) == str(e)
+        return
     got, got_grad, got_err = run(ptgo.compile(f, backend=backend))
     assert got_err == want_err
     assert got.dtype == want.dtype and torch.allclose(got, want)

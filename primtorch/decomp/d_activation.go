@@ -236,8 +236,15 @@ func dLogSigmoid(c *ctx) (any, error) {
 }
 
 // dSoftsign is x / (1 + |x|).
+// dSoftsign is x / (|x| + 1). torch's composite takes an integer x's |x| + 1 in x's dtype, where
+// both wrap at its extremes (softsign of int64's minimum is 1.0, of int8's 127 is 127 / -128:
+// fuzz seed 43224), and only then divides in the default float dtype.
 func dSoftsign(c *ctx) (any, error) {
 	d := c.d
+	if x := c.self(); metaOf(x) != nil && metaOf(x).DType.IsIntegral(false) {
+		den := d.ew(primtorch.PromoteDefault, func(v []val) val { return d.add(d.un("abs", v[0]), int64(1)) }, x)
+		return d.ew(primtorch.PromoteIntToFloat, func(v []val) val { return d.div(v[0], v[1]) }, x, den), nil
+	}
 	return c.unary(func(x val) val { return d.div(x, d.add(d.un("abs", x), 1.0)) }), nil
 }
 
