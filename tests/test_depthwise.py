@@ -103,8 +103,10 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("way", ["packed", "unpacked"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "c%d_k%d_s%d_%s" % (c[0], c[1], c[2], c[3].__name__ if c[3] else "none"))
-def test_compiled_depthwise_blocks_match_eager(case):
+def test_compiled_depthwise_blocks_match_eager(case, way, pointwise_way):
+    pointwise_way(way)  # how the pointwise convolution after it runs (A226): counted below
     c, k, stride, act, bias, bn, (n, h, w) = case
     torch.manual_seed(0)
     m = Block(c, k, stride, act, bias, bn).eval()
@@ -122,8 +124,12 @@ def test_compiled_depthwise_blocks_match_eager(case):
         assert_same(cm(xc), m(xc))
     ops = _ops(cm, x)
     assert ops.count("ptgo::depthwise_conv2d") == 1, ops
-    # the pointwise one: torch's convolution, or for one image at one thread a matrix product (A223)
-    assert ops.count("aten::convolution") + ops.count("aten::mm") == 1, ops
+    # the pointwise one: packed for oneDNN, or torch's convolution, or for one image at one
+    # thread a matrix product (A223)
+    if way == "packed":
+        assert ops.count("mkldnn_prepacked::conv2d_run") == 1 and "aten::convolution" not in ops, ops
+    else:
+        assert ops.count("aten::convolution") + ops.count("aten::mm") == 1, ops
     if act in (nn.ReLU, nn.ReLU6, nn.SiLU):  # absorbed into the convolution: no kernel left
         # (but the pointwise convolution's bias add, A223, where it runs as a matrix product)
         assert not [o for o in ops if o.startswith("cpp_fused") and not o.startswith("cpp_fused_add_")], ops
