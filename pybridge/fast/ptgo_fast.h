@@ -7,7 +7,7 @@
 
 #include "ptgo_abi.h"
 
-#define PTGO_FAST_VERSION 2
+#define PTGO_FAST_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +22,8 @@ typedef struct {
     int (*grad_enabled)(void);
     /* The tensor's version counter (tensor._version). */
     int64_t (*tensor_version)(PyObject *t);
+    /* tensor.data_ptr() where it has one; 0 with *ok 0 where tensor.data_ptr() would raise. */
+    int64_t (*tensor_data_ptr)(PyObject *t, int *ok);
 } ptgo_fast_api;
 
 #ifdef __cplusplus

@@ -1239,9 +1239,14 @@ static int run_guards(const entry_t *e, _PyInterpreterFrame *f, const char **fai
             }
             /* vec[0]: the data pointer (`p.data = t` swaps the storage and keeps the version). */
             if (ok && g->nvec == 1) {
-                PyObject *v = PyObject_CallMethod(t, "data_ptr", NULL);
-                ok = v != NULL && PyLong_AsLongLong(v) == g->vec[0];
-                Py_XDECREF(v);
+                if (fast) {
+                    int has = 0;
+                    ok = fast->tensor_data_ptr(t, &has) == g->vec[0] && has;
+                } else {
+                    PyObject *v = PyObject_CallMethod(t, "data_ptr", NULL);
+                    ok = v != NULL && PyLong_AsLongLong(v) == g->vec[0];
+                    Py_XDECREF(v);
+                }
             }
             break;
         }
