@@ -685,8 +685,10 @@ const PackRule& pack_rule() {
 }
 
 // packable says whether a frozen graph's convolution step runs through oneDNN with a packed
-// weight: a 2-d convolution, not transposed, of a float32 contiguous input, weight and bias (or
-// none) bound to constants, of a kind pack_rule() packs, not one ptgo's depthwise kernel takes.
+// weight: a 2-d convolution, not transposed, of a float32 input dense in NCHW or channels-last
+// order (oneDNN's packed run gives the input's order back, as torch's convolution does: A231),
+// weight and bias (or none) bound to constants, of a kind pack_rule() packs, not one ptgo's
+// depthwise kernel takes.
 bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<bool>& is_const) {
   if (prepack_op(false) == nullptr || st.ext != ExternKind::Convolution || st.depthwise) return false;
   const PackRule& rule = pack_rule();
@@ -712,16 +714,25 @@ bool packable(const Step& st, const std::vector<Buf>& specs, const std::vector<b
       if (a.is_sym) return false;
   if (xs.symbolic_layout) return true;
   int64_t stride = 1;
+  bool nchw = true;
   for (int d = 3; d >= 0; d--) {
+    if (xs.sizes[d] != 1 && xs.strides[d] != stride) nchw = false;
+    stride *= xs.sizes[d];
+  }
+  if (nchw) return true;
+  // channels-last: C, W, H, N from the innermost
+  stride = 1;
+  for (int d : {1, 3, 2, 0}) {
     if (xs.sizes[d] != 1 && xs.strides[d] != stride) return false;
     stride *= xs.sizes[d];
   }
   return true;
 }
 
-// packed_input_ok says whether this call's input of a packed convolution is contiguous (a
-// symbolic layout's is known only per call; oneDNN's packed run reads it dense).
-bool packed_input_ok(const at::Tensor& x) { return x.is_contiguous(); }
+// packed_input_ok says whether this call's input of a packed convolution is dense in NCHW or
+// channels-last order (a symbolic layout's is known only per call; oneDNN's packed run reads it
+// dense).
+bool packed_input_ok(const at::Tensor& x) { return x.is_contiguous() || x.is_contiguous(at::MemoryFormat::ChannelsLast); }
 
 // depthwise_shape reads a convolution step's geometry for ptgo's depthwise kernel from its plan
 // specs (the input's batch may be symbolic: the kernel reads it per call); false where the step
