@@ -154,14 +154,19 @@ def probe_behavior():
     """What the running torch's CPU kernels do where it depends on the CPU they run on, not only
     on torch's version (primtorch.ProbedBehavior): whether gelu of a contiguous float32 tensor
     takes oneDNN's kernel (+0.0 for -0.0, where ATen's gives -0.0), and whether elu's gradient
-    at NaN is grad·scale at every position (else NaN where the vectorised loop takes it)."""
+    at NaN is grad·scale at every position (else NaN where the vectorised loop takes it).
+
+    elu's gradient is asked of the kernel eager's backward calls (`elu_backward` with F.elu's
+    alpha, scale and input_scale), not through autograd: a process's first backward on a CUDA
+    build of torch 2.x starts the autograd engine's device threads and CUDA's lazy init, 0.45 s
+    added to the first compile of every process that never differentiates anything."""
     import torch.nn.functional as F
-    with torch.inference_mode(False), torch.enable_grad():
+    with torch.inference_mode(False):
         gelu = F.gelu(torch.full((64,), -0.0, dtype=torch.float32))
-        x = torch.full((64,), float("nan"), dtype=torch.float32, requires_grad=True)
-        F.elu(x).backward(torch.ones(64, dtype=torch.float32))
+        x = torch.full((64,), float("nan"), dtype=torch.float32)
+        grad = torch.ops.aten.elu_backward(torch.ones(64, dtype=torch.float32), 1.0, 1, 1, False, x)
     return {"gelu_onednn": not bool(torch.signbit(gelu).any()),
-            "elu_grad_nan_positive": bool((x.grad == 1.0).all())}
+            "elu_grad_nan_positive": bool((grad == 1.0).all())}
 
 
 def dropout_draws_mt19937():
