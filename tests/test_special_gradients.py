@@ -334,7 +334,8 @@ def test_an_embedding_gradient_sums_each_row_in_index_order(backend):
         def f(i):
             return emb(i)
 
-        compiled = ptgo.compile(f, backend=backend)
+        # static sizes: under symbolic ones aot_eager still runs torch's index_put (A228)
+        compiled = ptgo.compile(f, backend=backend, dynamic=False)
         emb(idx).backward(g)
         want = emb.weight.grad.clone()
         for _ in range(3):
